@@ -1,0 +1,44 @@
+# Agora: the two commands of the README are `make run` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+# numba's on-disk cache of compiled kernels, kept out of the source tree
+export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
+
+.PHONY: install run test test-all reproduce bench system-deps clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip >/dev/null
+	$(PY) -m pip install -e ".[test]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## the service with its demo data
+run: $(STAMP)
+	$(PY) -m app.cli serve --host $(HOST) --port $(PORT) --demo
+
+## system packages the tests need (PostgreSQL server, Chromium); installed only when missing
+system-deps:
+	bash scripts/system-deps.sh
+
+## every test except the full reproductions (marked slow)
+test: $(STAMP) system-deps
+	$(PY) -m pytest -m "not slow" -n 2 --dist loadfile
+
+## the full reproductions (and the slow tests)
+reproduce: $(STAMP)
+	$(PY) -m pytest -m slow
+	$(PY) reproductions/run_all.py
+
+## benchmark tables (peers installed from the `bench` extra)
+bench: $(STAMP)
+	$(PY) -m pip install -e ".[bench]"
+	$(PY) benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) .numba_cache .pytest_cache

@@ -1,0 +1,1 @@
+"""aggregators package."""

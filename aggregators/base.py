@@ -1,0 +1,100 @@
+"""The estimator shape shared by every pool (scikit-learn conventions).
+
+``__init__`` only stores hyper-parameters; ``fit(log_probs, y)`` learns on a labelled validation set
+and returns ``self``; learnt state ends in ``_`` (``weights_``, ``n_floored_``, ``fit_result_``);
+``predict(log_probs)`` returns the aggregate as normalised log-probabilities of shape
+``(n_items, n_classes)``; ``predict_proba`` returns the same as probabilities; ``score`` is the mean
+log-likelihood of the labels (higher is better).
+
+Inputs go through the one validator (:mod:`aggregators.validation`) with ``kind="log_probs"`` by
+default; pass ``kind="probs"`` for probability tables.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from solvers.progress import ProgressFn
+
+from .validation import DEFAULT_FLOOR, Kind, Predictions, PredictionError, apply_floor, as_log_probs, validate
+
+
+class Pool:
+    """Base class of every pool. Subclasses implement ``_fit`` and ``_predict``.
+
+    ``needs_positive``: pools whose math is undefined at zero probability (log, Rényi) set it, and
+    inputs are then floored with ``floor`` (see :func:`aggregators.validation.apply_floor`).
+    """
+
+    needs_positive: bool = False
+    floor: float | None = DEFAULT_FLOOR
+
+    # -- scikit-learn style parameter access -------------------------------------------------
+    def get_params(self) -> dict[str, Any]:
+        import inspect
+
+        sig = inspect.signature(type(self).__init__)
+        return {p: getattr(self, p) for p in sig.parameters if p != "self"}
+
+    def set_params(self, **params: Any) -> "Pool":
+        for k, v in params.items():
+            if k not in self.get_params():
+                raise ValueError(f"{type(self).__name__} has no parameter {k!r}")
+            setattr(self, k, v)
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    # -- input handling -----------------------------------------------------------------------
+    def _prepare(self, log_probs: Any, kind: Kind) -> Predictions:
+        preds = as_log_probs(log_probs, kind=kind)
+        if self.needs_positive:
+            preds = apply_floor(preds, self.floor)
+        return preds
+
+    def _check_fitted_shape(self, preds: Predictions) -> None:
+        n_agents = getattr(self, "n_agents_", None)
+        if n_agents is not None and (preds.n_agents != n_agents or preds.n_classes != self.n_classes_):
+            raise PredictionError(
+                "predictions",
+                f"pool was fitted on {n_agents} agents x {self.n_classes_} classes; got "
+                f"{preds.n_agents} agents x {preds.n_classes} classes",
+                code="shape_mismatch",
+            )
+
+    # -- public API ---------------------------------------------------------------------------
+    def fit(self, log_probs: Any, y: Any, *, kind: Kind = "log_probs", progress: ProgressFn | None = None) -> "Pool":
+        preds, labels = validate(log_probs, y, kind=kind)
+        if self.needs_positive:
+            preds = apply_floor(preds, self.floor)
+        self.n_agents_ = preds.n_agents
+        self.n_classes_ = preds.n_classes
+        self.n_floored_ = preds.n_floored
+        self._fit(preds.log_probs, labels, progress)
+        return self
+
+    def predict(self, log_probs: Any, *, kind: Kind = "log_probs") -> np.ndarray:
+        preds = self._prepare(log_probs, kind)
+        self._check_fitted_shape(preds)
+        self.n_floored_predict_ = preds.n_floored
+        return self._predict(preds.log_probs)
+
+    def predict_proba(self, log_probs: Any, *, kind: Kind = "log_probs") -> np.ndarray:
+        return np.exp(self.predict(log_probs, kind=kind))
+
+    def score(self, log_probs: Any, y: Any, *, kind: Kind = "log_probs") -> float:
+        """Mean log-likelihood of ``y`` under the aggregate (higher is better)."""
+        preds, labels = validate(log_probs, y, kind=kind)
+        agg = self.predict(preds, kind=kind)
+        return float(agg[np.arange(len(labels)), labels].mean())
+
+    # -- to implement -------------------------------------------------------------------------
+    def _fit(self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None) -> None:
+        raise NotImplementedError
+
+    def _predict(self, log_probs: np.ndarray) -> np.ndarray:
+        raise NotImplementedError

@@ -1,0 +1,26 @@
+"""Agora's shared numerical core: problems, solvers and one result type.
+
+Knows nothing of pools, markets or HTTP. ``minimize(problem, method)`` runs any registered solver
+by name; ``available(problem)`` lists the ones that apply.
+"""
+
+from .problem import Problem, offers
+from .progress import Cancelled, ProgressFn
+from .registry import available, choose, minimize, register
+from .result import SolveResult, Trace
+
+__all__ = [
+    "Problem",
+    "offers",
+    "Cancelled",
+    "ProgressFn",
+    "available",
+    "choose",
+    "minimize",
+    "register",
+    "SolveResult",
+    "Trace",
+]
+
+# Every module of solvers.methods registers its solvers on import.
+from . import methods  # noqa: E402,F401
