@@ -1,0 +1,253 @@
+"""Aggregating the submissions of a competition: the reason Agora exists (seed 000, 2.7.3.1).
+
+The organiser's labelled validation part (the public items: the seed learns the aggregation
+parameters on its 20,000 validation pixels and reports results on the 20,000 test pixels) is used to
+fit every pool on the submissions; each pool is then scored on the private part, split in 10
+subsets for the mean ± std and the one-sided p-value against the linear pool of Table 2.3.
+
+Pools come from :func:`aggregators.registry.make_pool` (``topk``, ``power_bma``, ``linear``,
+``log``, ``renyi``); the isoelastic market comes from :mod:`markets` when it is installed. A method
+that fails is reported as a row with an ``error`` instead of sinking the whole run.
+
+Per-submission credit: the learnt weight of the log pool and of the chosen Rényi pool (Fig. 2.6),
+the leave-one-out gain in private perplexity of the log pool (perplexity without the submission
+minus perplexity with it: positive means the submission helps), and the market wealth.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from solvers.progress import ProgressFn, report
+
+from . import scoring
+
+DEFAULT_ETAS: tuple[float, ...] = (1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0)
+"""η = 1/γ of the Rényi sweep (Fig. 2.5a plots perplexity against η; η = 1 is the linear pool)."""
+
+METHODS: tuple[str, ...] = ("topk", "power_bma", "linear", "log", "renyi", "market")
+LABELS = {
+    "best_single": "Best single entry",
+    "topk": "Top-k average",
+    "power_bma": "Power BMA (heuristic)",
+    "linear": "Linear pool",
+    "log": "Log pool",
+    "renyi": "Rényi pool",
+    "market": "Isoelastic market",
+}
+MAX_LOO_REFITS = 40
+"""Up to this many submissions the leave-one-out gain refits the log pool without each one; above
+it, the fitted weights are renormalised without the submission (no refit)."""
+
+
+def _make_pool(method: str, **params):
+    from aggregators.registry import make_pool
+
+    return make_pool(method, **params)
+
+
+def _log_pool_fixed(lp: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The log pool with given weights, through the registry's stateless pooling (floors zeros)."""
+    from aggregators.registry import aggregate
+
+    return aggregate("log", lp, weights=w)[0]
+
+
+def _public_params(pool) -> dict:
+    """The hyper-parameters a fitted pool chose, JSON-ready (k, alpha, gamma...)."""
+    out = {}
+    for name in ("k_", "alpha_", "gamma_", "k", "alpha", "gamma"):
+        v = getattr(pool, name, None)
+        if v is None or name.rstrip("_") in out:
+            continue
+        if np.ndim(v) == 0 and isinstance(v, (int, float, np.integer, np.floating)):
+            out[name.rstrip("_")] = float(v)
+    return out
+
+
+def _weights(pool) -> list[float] | None:
+    w = getattr(pool, "weights_", None)
+    if w is None:
+        return None
+    w = np.asarray(w, dtype=float).ravel()
+    return [float(x) for x in w]
+
+
+def aggregate_submissions(
+    val_lp: np.ndarray,
+    val_y: np.ndarray,
+    test_lp: np.ndarray,
+    test_y: np.ndarray,
+    *,
+    seed: int = 0,
+    etas: Sequence[float] = DEFAULT_ETAS,
+    methods: Sequence[str] = METHODS,
+    loo: bool = True,
+    progress: ProgressFn | None = None,
+) -> dict[str, Any]:
+    """Fit every pool on ``(val_lp, val_y)`` and score it on ``(test_lp, test_y)``.
+
+    Parameters
+    ----------
+    val_lp, test_lp : normalised log-probabilities ``(n_items, n_agents, n_classes)``; the agents
+        (submissions) are the same columns in both.
+    val_y, test_y : integer labels.
+    seed : fixes the 10 private subsets.
+
+    Returns a JSON-ready dict: ``rows`` (Table 2.3: one per method plus the best single entry, with
+    ``public_perplexity`` on the validation part, ``private_perplexity`` on the whole private
+    part and the subset statistics), ``gamma_sweep`` (Fig. 2.5a), ``credit`` (per submission) and
+    ``market`` (wealth over epochs) when a market ran.
+    """
+    t0 = time.perf_counter()
+    n_agents = val_lp.shape[1]
+    subsets = scoring.private_subsets(len(test_y), seed)
+    steps: list[tuple[str, float]] = []
+    for m in methods:
+        steps.append((m, {"renyi": float(len(etas)), "market": 3.0}.get(m, 1.0)))
+    if loo:
+        steps.append(("loo", float(min(n_agents, MAX_LOO_REFITS)) / 4.0))
+    total = sum(w for _, w in steps) or 1.0
+    done = [0.0]
+
+    def sub(weight: float) -> Callable[[float], None]:
+        start = done[0] / total
+
+        def cb(f: float) -> None:
+            report(progress, start + weight / total * min(1.0, max(0.0, f)))
+
+        return cb
+
+    def finish(weight: float) -> None:
+        done[0] += weight
+        report(progress, done[0] / total)
+
+    results: dict[str, dict] = {}
+    test_preds: dict[str, np.ndarray] = {}
+
+    # the best single entry, ranked on the validation (public) part as the seed does
+    val_ppl_agents = np.array([scoring.perplexity(val_lp[:, a], val_y) for a in range(n_agents)])
+    best = int(np.argmin(val_ppl_agents))
+    test_preds["best_single"] = test_lp[:, best]
+    results["best_single"] = {"params": {"submission_index": best}, "public_perplexity": float(val_ppl_agents[best])}
+
+    gamma_sweep: list[dict] = []
+    fitted: dict[str, Any] = {}
+    for method, weight in steps:
+        if method == "loo":
+            continue
+        t = time.perf_counter()
+        try:
+            if method == "renyi":
+                best_val = np.inf
+                cb = sub(weight)
+                for i, eta in enumerate(etas):
+                    gamma = 1.0 / float(eta)
+                    pool = _make_pool("renyi", gamma=gamma).fit(val_lp, val_y)
+                    pv = float(np.exp(-pool.score(val_lp, val_y)))
+                    pred = pool.predict(test_lp)
+                    pt = scoring.perplexity(pred, test_y)
+                    gamma_sweep.append({"eta": float(eta), "gamma": gamma, "public_perplexity": pv, "private_perplexity": pt})
+                    if pv < best_val:
+                        best_val, fitted["renyi"], test_preds["renyi"] = pv, pool, pred
+                        results["renyi"] = {"params": {"gamma": gamma, "eta": float(eta)}, "public_perplexity": pv}
+                    cb((i + 1) / len(etas))
+            elif method == "market":
+                res = _fit_market(val_lp, val_y, test_lp, progress=sub(weight))
+                if res is None:
+                    results["market"] = {"error": "the markets package offers no isoelastic market yet"}
+                else:
+                    pred, info = res
+                    test_preds["market"] = pred
+                    fitted["market"] = info
+                    results["market"] = {"params": info.get("params", {}), "public_perplexity": info["public_perplexity"]}
+            else:
+                pool = _make_pool(method).fit(val_lp, val_y)
+                fitted[method] = pool
+                test_preds[method] = pool.predict(test_lp)
+                results[method] = {"params": _public_params(pool), "public_perplexity": float(np.exp(-pool.score(val_lp, val_y)))}
+        except Exception as exc:  # noqa: BLE001 - one failing method must not sink the run
+            results[method] = {"error": f"{exc.__class__.__name__}: {exc}"}
+        results[method]["seconds"] = round(time.perf_counter() - t, 3)
+        finish(weight)
+
+    # Table 2.3
+    baseline = None
+    if "linear" in test_preds:
+        baseline = scoring.subset_log_losses(test_preds["linear"], test_y, subsets)
+    rows = []
+    for key in ["best_single", *methods]:
+        if key not in results:
+            continue
+        row = {"method": key, "label": LABELS.get(key, key), **results[key]}
+        if key in test_preds:
+            ll = scoring.subset_log_losses(test_preds[key], test_y, subsets)
+            row["private_perplexity"] = scoring.perplexity(test_preds[key], test_y)
+            row["private_log_loss"] = scoring.log_loss(test_preds[key], test_y)
+            row.update(scoring.table_row(ll, None if key == "linear" else baseline))
+            if key == "linear":
+                row.update(diff_mean=0.0, diff_std=0.0, p_value=None)
+        rows.append(row)
+
+    # credit per submission
+    credit = [{"index": a, "public_perplexity": float(val_ppl_agents[a])} for a in range(n_agents)]
+    for key, name in (("log", "weight_log"), ("renyi", "weight_renyi"), ("linear", "weight_linear")):
+        w = _weights(fitted[key]) if key in fitted else None
+        if w is not None and len(w) == n_agents:
+            for a in range(n_agents):
+                credit[a][name] = w[a]
+    if "market" in fitted and "wealth" in fitted["market"]:
+        for a in range(n_agents):
+            credit[a]["market_wealth"] = float(fitted["market"]["wealth"][a])
+    loo_mode = None
+    if loo and "log" in fitted and n_agents > 1:
+        cb = sub(dict(steps)["loo"])
+        base_ppl = scoring.perplexity(test_preds["log"], test_y)
+        refit = n_agents <= MAX_LOO_REFITS
+        loo_mode = "refit" if refit else "renormalised"
+        w_all = np.asarray(fitted["log"].weights_, dtype=float)
+        keep_all = np.ones(n_agents, dtype=bool)
+        try:
+            for a in range(n_agents):
+                keep = keep_all.copy()
+                keep[a] = False
+                if refit:
+                    p = _make_pool("log").fit(val_lp[:, keep], val_y).predict(test_lp[:, keep])
+                else:
+                    p = _log_pool_fixed(test_lp[:, keep], w_all[keep] / max(w_all[keep].sum(), 1e-300))
+                credit[a]["loo_gain"] = scoring.perplexity(p, test_y) - base_ppl
+                cb((a + 1) / n_agents)
+        except Exception as exc:  # noqa: BLE001
+            loo_mode = f"failed: {exc.__class__.__name__}: {exc}"
+        finish(dict(steps)["loo"])
+
+    out = {
+        "rows": rows,
+        "gamma_sweep": gamma_sweep,
+        "credit": credit,
+        "loo_mode": loo_mode,
+        "n_validation": int(len(val_y)),
+        "n_private": int(len(test_y)),
+        "n_subsets": len(subsets),
+        "n_agents": int(n_agents),
+        "seconds": round(time.perf_counter() - t0, 3),
+    }
+    if "market" in fitted:
+        out["market"] = {k: v for k, v in fitted["market"].items() if k in ("wealth_history", "params")}
+    report(progress, 1.0)
+    return out
+
+
+def _fit_market(val_lp, val_y, test_lp, progress=None):
+    """Train an isoelastic market on the validation part when :mod:`markets` provides one.
+
+    Returns ``(test_predictions, info)`` or ``None`` when the package has no market yet.
+    """
+    try:
+        from . import market_adapter
+    except ImportError:
+        return None
+    return market_adapter.fit_market(val_lp, val_y, test_lp, progress=progress)
