@@ -251,6 +251,10 @@ def apply_floor(preds: Predictions, floor: float | None = DEFAULT_FLOOR, *, fiel
                 code="zero_probability",
             )
         return preds
+    try:
+        floor = float(floor)
+    except (TypeError, ValueError):
+        raise PredictionError("floor", f"must be a number in (0, 1/n_classes) or None; got {floor!r}", code="bad_floor") from None
     if not (0.0 < floor < 1.0 / lp.shape[2]):
         raise PredictionError("floor", f"must lie in (0, 1/n_classes); got {floor!r}", code="bad_floor")
     log_floor = np.log(floor)
@@ -258,8 +262,24 @@ def apply_floor(preds: Predictions, floor: float | None = DEFAULT_FLOOR, *, fiel
     n = int(low.sum())
     if n == 0:
         return Predictions(lp, 0, floor)
-    out = np.where(low, log_floor, lp)
-    out = out - logsumexp(out, axis=2, keepdims=True)
+    # Mass-preserving floor: floored entries get exactly `floor`, the others share the remaining
+    # mass 1 - m*floor in their old proportions. Rescaling can push an entry that was just above the
+    # floor below it, so repeat (at most K times; floor < 1/K keeps it feasible). The result has
+    # every probability >= floor, so flooring again changes nothing (idempotent).
+    # (A plain "raise then renormalise" left floored entries slightly *below* the floor.)
+    rows = low.any(axis=2)
+    sub, fixed = lp[rows], low[rows]  # (R, K): only the rows that need flooring
+    for _ in range(sub.shape[1]):
+        m = fixed.sum(axis=1, keepdims=True)
+        log_rest = logsumexp(np.where(fixed, -np.inf, sub), axis=1, keepdims=True)
+        scaled = sub + (np.log1p(-m * floor) - log_rest)
+        newly = ~fixed & (scaled < log_floor)
+        if not newly.any():
+            break
+        fixed |= newly
+    out = lp.copy()
+    out[rows] = np.where(fixed, log_floor, scaled)
+    n = int(fixed.sum())
     return Predictions(np.ascontiguousarray(out), n, floor)
 
 
@@ -281,17 +301,17 @@ def as_labels(y: Any, n_items: int, n_classes: int, *, field: str = "labels") ->
         if not np.isfinite(arr).all() or (arr != np.round(arr)).any():
             bad = int(np.argwhere(~np.isfinite(arr) | (arr != np.round(arr)))[0][0])
             raise PredictionError(field, "must be integer class labels", item=bad, code="bad_labels")
-    out = arr.astype(np.int64)
-    bad = (out < 0) | (out >= n_classes)
+    # range check before the cast: a huge float or uint64 label would wrap around in int64
+    bad = (arr < 0) | (arr >= n_classes)
     if bad.any():
         i = int(np.argwhere(bad)[0][0])
         raise PredictionError(
             field,
-            f"label {int(out[i])} is outside 0..{n_classes - 1} (unknown class)",
+            f"label {arr[i]:.0f} is outside 0..{n_classes - 1} (unknown class)",
             item=i,
             code="unknown_class",
         )
-    return out
+    return arr.astype(np.int64)
 
 
 def validate(
