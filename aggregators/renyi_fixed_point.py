@@ -1,0 +1,282 @@
+"""The weighted Rényi divergence aggregator: the pooled distribution for given weights and γ.
+
+Seed 000, Definition 2 and Eq. (2.6)-(2.8): for each item the aggregate is
+
+    P = argmin_Q Σ_i w_i γ_i^{-1} D^R_{γ_i}[P_i ‖ Q],
+    D^R_γ[P ‖ Q] = (γ - 1)^{-1} log Σ_y P(y)^γ Q(y)^{1-γ}                         (2.7)
+
+whose solution satisfies the fixed point (Proposition 1, Eq. 2.8)
+
+    P(y) = Σ_i w'_i Q_i(y),   Q_i(y) ∝ P_i(y)^{γ_i} P(y)^{1-γ_i},   w'_i = (w_i/γ_i) / Σ_j (w_j/γ_j).
+
+(The mixture weights are ``w'_i ∝ w_i/γ_i``; Algorithm 2.1's line 6 ``Q ∝ Σ w'_i γ_i Q_i`` is a typo,
+see ``/work/shared/notes/000-ch2-aggregation-markets.md`` and the direct-solve test.)
+
+γ = 1 is the linear pool; γ → 0 is the log pool with weights ``w'`` (Proposition 2). The annealed
+maximum-entropy form (Eq. 2.21-2.22) replaces each belief ``P_i`` by ``P_i^{λ_i}`` (renormalised).
+
+Conventions: log space throughout; predictions ``(n_items, n_agents, n_classes)``; the result is
+``(n_items, n_classes)`` normalised log-probabilities. Convergence is measured by the log-space
+fixed-point residual ``max_y |log F(Q)(y) - log Q(y)|`` per item.
+
+Methods: ``"newton"`` (default; Newton in log coordinates, a K x K Cholesky solve per item, see
+:mod:`aggregators.renyi_kernels`) and ``"plain"`` (the iteration of Eq. 2.8 as written, the baseline).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import logsumexp
+
+from .validation import DEFAULT_FLOOR, Kind, PredictionError, apply_floor, as_log_probs
+
+__all__ = [
+    "renyi_aggregate",
+    "solve_fixed_point",
+    "FixedPointResult",
+    "check_weights",
+    "check_gamma",
+    "check_lam",
+    "anneal",
+    "mixture_weights",
+    "renyi_objective",
+    "GAMMA_LOG_LIMIT",
+]
+
+GAMMA_LOG_LIMIT = 1e-12
+"""When every γ_i is at or below this, the aggregate is the log pool with weights w' (error O(γ))."""
+
+METHODS = ("newton", "plain")
+
+
+@dataclass
+class FixedPointResult:
+    """Solution of the Rényi fixed point for every item.
+
+    ``log_q`` (n, K) normalised log-probabilities; ``sweeps`` (n,) passes over each item's agent data
+    (the setup pass plus every evaluation of the map); ``residual`` (n,) final log-space residual;
+    ``converged`` (n,) bool; ``method`` and ``mode`` ("fast", "stable" or "log_limit").
+    """
+
+    log_q: np.ndarray
+    sweeps: np.ndarray
+    residual: np.ndarray
+    converged: np.ndarray
+    method: str
+    mode: str
+
+    @property
+    def max_sweeps(self) -> int:
+        return int(self.sweeps.max()) if self.sweeps.size else 0
+
+    @property
+    def all_converged(self) -> bool:
+        return bool(self.converged.all())
+
+
+# -- argument checks ------------------------------------------------------------------------------
+def check_weights(weights: Any, n_agents: int, field: str = "weights") -> np.ndarray:
+    """Non-negative finite weights with a positive sum, rescaled onto the simplex (None: uniform)."""
+    if weights is None:
+        return np.full(n_agents, 1.0 / n_agents)
+    try:
+        w = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise PredictionError(field, "must be a numeric vector, one weight per agent", code="bad_weights") from None
+    if w.shape != (n_agents,):
+        raise PredictionError(field, f"must have shape ({n_agents},), one per agent; got {w.shape}", code="bad_shape")
+    if not np.isfinite(w).all():
+        raise PredictionError(field, "must be finite", code="bad_weights")
+    if (w < 0).any():
+        raise PredictionError(field, "must be non-negative", agent=int(np.argmax(w < 0)), code="bad_weights")
+    s = w.sum()
+    if s <= 0:
+        raise PredictionError(field, "must have a positive sum", code="bad_weights")
+    return w / s
+
+
+def check_gamma(gamma: Any, n_agents: int, field: str = "gamma") -> np.ndarray:
+    """γ as a per-agent vector; every entry in (0, 1]."""
+    try:
+        g = np.asarray(gamma, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise PredictionError(field, "must be a number in (0, 1] or one per agent", code="bad_gamma") from None
+    if g.ndim == 0:
+        g = np.full(n_agents, float(g))
+    if g.shape != (n_agents,):
+        raise PredictionError(field, f"must be a scalar or have shape ({n_agents},); got {g.shape}", code="bad_shape")
+    bad = ~(np.isfinite(g) & (g > 0) & (g <= 1))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise PredictionError(field, f"must lie in (0, 1]; got {g[i]!r}", agent=i, code="bad_gamma")
+    return g
+
+
+def check_lam(lam: Any, n_agents: int, field: str = "lam") -> np.ndarray | None:
+    """Annealing exponents λ_i > 0 (Eq. 2.21-2.22) as a per-agent vector, or None."""
+    if lam is None:
+        return None
+    try:
+        a = np.asarray(lam, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise PredictionError(field, "must be a positive number or one per agent", code="bad_lam") from None
+    if a.ndim == 0:
+        a = np.full(n_agents, float(a))
+    if a.shape != (n_agents,):
+        raise PredictionError(field, f"must be a scalar or have shape ({n_agents},); got {a.shape}", code="bad_shape")
+    bad = ~(np.isfinite(a) & (a > 0))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise PredictionError(field, f"must be positive and finite; got {a[i]!r}", agent=i, code="bad_lam")
+    return a
+
+
+def anneal(L: np.ndarray, lam: np.ndarray | None) -> np.ndarray:
+    """Annealed beliefs ``P_i^{λ_i}`` renormalised, in log space (Eq. 2.21-2.22)."""
+    if lam is None or np.all(lam == 1.0):
+        return L
+    La = L * lam[None, :, None]
+    return np.ascontiguousarray(La - logsumexp(La, axis=2, keepdims=True))
+
+
+def mixture_weights(w: np.ndarray, gamma: np.ndarray) -> np.ndarray:
+    """``w'_i = (w_i/γ_i) / Σ_j (w_j/γ_j)``, the mixture weights of Eq. (2.8)."""
+    v = w / gamma
+    return v / v.sum()
+
+
+def renyi_objective(log_q: np.ndarray, L: np.ndarray, w: np.ndarray, gamma: np.ndarray) -> np.ndarray:
+    """``h(Q) = Σ_i w_i γ_i^{-1} D^R_{γ_i}[P_i ‖ Q]`` per item (Eq. 2.6-2.7, the proof of Prop. 1).
+
+    For reference and tests; γ_i = 1 terms use ``KL(P_i ‖ Q)`` (the analytic continuation).
+    """
+    lq = np.asarray(log_q)[:, None, :]
+    out = np.zeros(L.shape[0])
+    for i in range(L.shape[1]):
+        g = gamma[i]
+        Li = L[:, i, :]
+        if g == 1.0:
+            d = np.sum(np.exp(Li) * (Li - lq[:, 0, :]), axis=1)
+        else:
+            d = logsumexp(g * Li + (1 - g) * lq[:, 0, :], axis=1) / (g * (g - 1.0))
+        out += w[i] * d
+    return out
+
+
+# -- the solver -----------------------------------------------------------------------------------
+def solve_fixed_point(
+    L: np.ndarray,
+    w: np.ndarray,
+    gamma: np.ndarray,
+    *,
+    method: str = "newton",
+    tol: float = 1e-10,
+    max_iter: int | None = None,
+    init: np.ndarray | None = None,
+    stable: bool | None = None,
+) -> FixedPointResult:
+    """Solve Eq. (2.8) for every item of validated, finite, normalised log-probs ``L`` (n, A, K).
+
+    ``w`` (A,) on the simplex and ``gamma`` (A,) in (0, 1] are already checked (annealing already
+    applied). ``max_iter`` caps the sweeps per item (default 100 for Newton, 100,000 for plain).
+    ``init`` (n, K) warm-starts from previous solutions. ``stable`` forces (True) or forbids (False)
+    the γ → 0-stable evaluation; by default it is used when ``min γ < 1e-3``.
+    """
+    from . import renyi_kernels as rk
+
+    if method not in METHODS:
+        raise PredictionError("method", f"must be one of {METHODS}; got {method!r}", code="bad_method")
+    if not (tol > 0):
+        raise PredictionError("tol", f"must be positive; got {tol!r}", code="bad_tol")
+    n, A, K = L.shape
+    if not np.isfinite(L).all():
+        raise PredictionError(
+            "predictions", "the Rényi pool needs strictly positive probabilities (apply the floor)", code="zero_probability"
+        )
+    wp = mixture_weights(w, gamma)
+    if gamma.max() <= GAMMA_LOG_LIMIT:
+        lq = np.einsum("nik,i->nk", L, wp)
+        lq -= logsumexp(lq, axis=1, keepdims=True)
+        z = np.zeros(n)
+        return FixedPointResult(lq, np.ones(n, dtype=np.int64), z, np.ones(n, dtype=bool), method, "log_limit")
+    if max_iter is None:
+        max_iter = 100 if method == "newton" else 100_000
+    if stable is None:
+        stable = bool(gamma.min() < rk.STABLE_BELOW)
+    ugam, gidx = np.unique(gamma, return_inverse=True)
+    gidx = gidx.astype(np.int64)
+    gbar = float(np.dot(wp, gamma))
+    if init is not None:
+        R = np.array(init, dtype=np.float64, copy=True)
+        if R.shape != (n, K):
+            raise ValueError(f"init must have shape ({n}, {K}); got {R.shape}")
+        use_init = True
+    else:
+        R = np.empty((n, K))
+        use_init = False
+    sweeps = np.zeros(n, dtype=np.int64)
+    res = np.zeros(n)
+    conv = np.zeros(n, dtype=np.bool_)
+    Lc = np.ascontiguousarray(L, dtype=np.float64)
+    rk.solve_items(
+        Lc, wp, gamma, gidx, ugam, gbar, R, use_init, method == "newton", stable, float(tol), int(max_iter) + 1,
+        sweeps, res, conv,
+    )
+    return FixedPointResult(R, sweeps, res, conv, method, "stable" if stable else "fast")
+
+
+def renyi_aggregate(
+    log_probs: Any,
+    weights: Any = None,
+    gamma: Any = 1.0,
+    *,
+    lam: Any = None,
+    tol: float = 1e-10,
+    max_iter: int | None = None,
+    method: str = "newton",
+    floor: float | None = DEFAULT_FLOOR,
+    kind: Kind = "log_probs",
+    init: np.ndarray | None = None,
+    return_info: bool = False,
+) -> Any:
+    """Weighted Rényi divergence aggregate of each item's agent beliefs (Eq. 2.6-2.8, 2.21-2.22).
+
+    Parameters
+    ----------
+    log_probs : (n_items, n_agents, n_classes) log-probabilities (or probabilities with
+        ``kind="probs"``); validated by :func:`aggregators.validation.as_log_probs` and floored with
+        ``floor`` (zeros leave the Rényi pool undefined for γ < 1).
+    weights : (n_agents,) non-negative, rescaled onto the simplex; ``None`` is uniform. These are the
+        ``w_i`` of Eq. (2.6); the mixture weights of the fixed point are ``w'_i ∝ w_i/γ_i``.
+    gamma : scalar or (n_agents,), each in (0, 1]. γ = 1 is the linear pool, γ → 0 the log pool.
+    lam : optional annealing exponents λ_i > 0 (scalar or per agent): the beliefs become
+        ``P_i^{λ_i}`` renormalised (the maximum-entropy form, Eq. 2.21-2.22).
+    tol : stop when the log-space fixed-point residual is below ``tol`` for the item.
+    max_iter : cap on sweeps per item (default 100 for Newton, 100,000 for plain).
+    method : ``"newton"`` (accelerated, default) or ``"plain"`` (the iteration of Eq. 2.8).
+    init : optional (n_items, n_classes) log-probabilities to warm-start from.
+    return_info : also return the :class:`FixedPointResult` (sweeps, residuals, convergence).
+
+    Returns
+    -------
+    (n_items, n_classes) normalised log-probabilities (and the result when ``return_info``).
+    """
+    preds = as_log_probs(log_probs, kind=kind)
+    preds = apply_floor(preds, floor)
+    L = preds.log_probs
+    n, A, K = L.shape
+    w = check_weights(weights, A)
+    g = check_gamma(gamma, A)
+    a = check_lam(lam, A)
+    La = anneal(L, a)
+    if init is not None:
+        init = np.asarray(init, dtype=np.float64)
+        if init.shape != (n, K) or not np.isfinite(init).all():
+            raise PredictionError("init", f"must be finite with shape ({n}, {K})", code="bad_shape")
+    out = solve_fixed_point(La, w, g, method=method, tol=tol, max_iter=max_iter, init=init)
+    if return_info:
+        return out.log_q, out
+    return out.log_q
