@@ -1,0 +1,312 @@
+"""The quadratic upper bound on a log-partition function (Jebara & Choromanska 2012, Algorithm 1).
+
+For a log-linear model with features ``f(y) in R^d`` and base measure ``h(y) >= 0`` over a finite
+``Omega`` the partition function is (seed 004, Eq. (1))
+
+    Z(theta) = sum_y h(y) exp(theta^T f(y)),
+
+and for every ``theta, theta~`` (seed 004, "Upper bound of partition"; J&C 2012, Thm 1)
+
+    log Z(theta) <= log z + (theta - theta~)^T mu + 1/2 (theta - theta~)^T Sigma (theta - theta~),
+
+with equality at ``theta = theta~``; ``z = Z(theta~)``, ``mu = grad log Z(theta~)`` and
+``Sigma >= Cov_p[f] = hess log Z(theta~)`` (``p(y) ∝ h(y) exp(theta~^T f(y))``).
+
+ComputeBound visits ``Omega`` once, in any order::
+
+    z <- 0+ ; mu <- 0 ; Sigma <- 0
+    for y in Omega:
+        alpha <- h(y) exp(theta~^T f(y))
+        l     <- f(y) - mu                       # the OLD mu  (the slides swap these two lines:
+        Sigma <- Sigma + beta(log(alpha/z)) l l^T  #  that order is NOT a bound, see docs)
+        mu    <- mu + alpha / (z + alpha) l
+        z     <- z + alpha
+
+with ``beta(x) = tanh(x/2) / (2x)`` (``beta(0) = 1/4``, ``beta(+-inf) = 0``). Everything runs in the
+log domain (``log z``, ``log alpha``): the first term (``z = 0+``) gives ``beta = 0``, ``mu = f(y_1)``.
+
+Functions
+---------
+``compute_bound``     one model, features ``(n, d)`` (numba kernel, sequential over ``Omega``).
+``compute_bounds``    many models at once, features ``(N, n, d)``: the loop over ``Omega`` is
+                      sequential, each of its steps is vectorised over the ``N`` items.
+``bound_sums``        as ``compute_bounds`` but returns the (weighted) SUM of the curvatures
+                      without storing ``N`` matrices ``(d, d)`` (what batch majorization needs).
+``class_space_bounds`` the bound of a model whose features are a linear image of ``e_y``
+                      (multinomial logistic: ``f_x(y) = e_y ⊗ x``): returns ``(log z, q, C)`` with
+                      ``mu = q ⊗ x`` and ``Sigma = C ⊗ x x^T``.
+``omega``             the paper's uniform curvature bound ``Sigma <= omega I`` (J&C 2012, Thm 2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+__all__ = [
+    "QuadBound",
+    "beta",
+    "compute_bound",
+    "compute_bounds",
+    "bound_sums",
+    "class_space_bounds",
+    "bound_value",
+    "log_partition",
+    "omega",
+]
+
+
+@dataclass
+class QuadBound:
+    """``log Z(theta) <= log_z + d^T mu + 1/2 d^T sigma d`` with ``d = theta - theta_tilde``."""
+
+    log_z: float
+    mu: np.ndarray
+    sigma: np.ndarray
+    theta_tilde: np.ndarray
+
+    def __call__(self, theta: np.ndarray) -> float:
+        return bound_value(self, theta)
+
+
+def beta(x: np.ndarray | float) -> np.ndarray:
+    """``tanh(x/2) / (2x)`` with ``beta(0) = 1/4`` and ``beta(+-inf) = beta(nan) = 0`` (vectorised)."""
+    x = np.asarray(x, dtype=np.float64)
+    ax = np.abs(x)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(ax < 1e-4, 0.25 - x * x / 48.0, np.tanh(0.5 * x) / (2.0 * x))
+    return np.where(np.isfinite(x), out, 0.0)
+
+
+@njit(cache=True)
+def _beta_scalar(x: float) -> float:
+    if not np.isfinite(x):
+        return 0.0
+    if abs(x) < 1e-4:
+        return 0.25 - x * x / 48.0
+    return np.tanh(0.5 * x) / (2.0 * x)
+
+
+@njit(cache=True)
+def _bound_kernel(log_alpha: np.ndarray, F: np.ndarray, slides_order: bool):
+    """Algorithm 1 for one model; ``log_alpha[j] = log h_j + theta~^T f_j``. Returns log z, mu, Sigma."""
+    n, d = F.shape
+    mu = np.zeros(d)
+    sigma = np.zeros((d, d))
+    logz = -np.inf
+    l = np.empty(d)
+    for j in range(n):
+        la = log_alpha[j]
+        if la == -np.inf:  # h(y) = 0: the term is absent
+            continue
+        if logz == -np.inf:  # first term: z = 0+, beta = 0, mu = f(y)
+            for k in range(d):
+                mu[k] = F[j, k]
+            logz = la
+            continue
+        x = la - logz
+        b = _beta_scalar(x)
+        new_logz = max(logz, la) + np.log1p(np.exp(-abs(la - logz)))
+        kappa = np.exp(la - new_logz)
+        if slides_order:  # the slides' (wrong) order: mu first, then Sigma with f - mu_new
+            for k in range(d):
+                mu[k] += kappa * (F[j, k] - mu[k])
+            for k in range(d):
+                l[k] = F[j, k] - mu[k]
+        else:
+            for k in range(d):
+                l[k] = F[j, k] - mu[k]
+            for k in range(d):
+                mu[k] += kappa * l[k]
+        for a in range(d):
+            bla = b * l[a]
+            for c in range(d):
+                sigma[a, c] += bla * l[c]
+        logz = new_logz
+    return logz, mu, sigma
+
+
+def _as_features(F: np.ndarray, name: str = "features") -> np.ndarray:
+    F = np.asarray(F, dtype=np.float64)
+    if F.ndim != 2:
+        raise ValueError(f"{name} must have shape (n_outcomes, dim); got {F.shape}")
+    if not np.all(np.isfinite(F)):
+        raise ValueError(f"{name} must be finite")
+    return F
+
+
+def _as_log_h(log_h: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
+    if log_h is None:
+        return np.zeros(shape)
+    log_h = np.asarray(log_h, dtype=np.float64)
+    if log_h.shape != shape:
+        raise ValueError(f"log_h must have shape {shape}; got {log_h.shape}")
+    if np.any(np.isnan(log_h)) or np.any(log_h == np.inf):
+        raise ValueError("log_h must be finite or -inf (h(y) = 0)")
+    return log_h
+
+
+def compute_bound(
+    theta_tilde: np.ndarray,
+    F: np.ndarray,
+    log_h: np.ndarray | None = None,
+    *,
+    order: np.ndarray | None = None,
+    slides_order: bool = False,
+) -> QuadBound:
+    """ComputeBound (seed 004 Algorithm 1, paper order) for one model.
+
+    Parameters
+    ----------
+    theta_tilde : (d,) the point where the bound touches ``log Z``.
+    F : (n, d) features ``f(y)`` of the ``n`` outcomes.
+    log_h : (n,) log base measure (``-inf`` for ``h = 0``); default ``h = 1``.
+    order : optional permutation of ``range(n)``: the order in which ``Omega`` is visited
+        (``z`` and ``mu`` do not depend on it, ``Sigma`` does; every order is a valid bound).
+    slides_order : reproduce the slides' misprinted update order (``mu`` before ``Sigma``). It is
+        NOT an upper bound; kept only for the regression test that shows it.
+    """
+    F = _as_features(F)
+    theta = np.asarray(theta_tilde, dtype=np.float64)
+    if theta.shape != (F.shape[1],):
+        raise ValueError(f"theta_tilde must have shape ({F.shape[1]},); got {theta.shape}")
+    lh = _as_log_h(log_h, (F.shape[0],))
+    if order is not None:
+        order = np.asarray(order)
+        if sorted(order.tolist()) != list(range(F.shape[0])):
+            raise ValueError("order must be a permutation of range(n_outcomes)")
+        F, lh = F[order], lh[order]
+    la = lh + F @ theta
+    if not np.any(la > -np.inf):
+        raise ValueError("log_h: the base measure is zero everywhere (Z = 0)")
+    log_z, mu, sigma = _bound_kernel(np.ascontiguousarray(la), np.ascontiguousarray(F), bool(slides_order))
+    return QuadBound(float(log_z), mu, sigma, theta.copy())
+
+
+def bound_value(bound: QuadBound, theta: np.ndarray) -> float:
+    """The bound ``log z + d^T mu + 1/2 d^T Sigma d`` at ``theta``."""
+    d = np.asarray(theta, dtype=np.float64) - bound.theta_tilde
+    return float(bound.log_z + d @ bound.mu + 0.5 * d @ bound.sigma @ d)
+
+
+def log_partition(theta: np.ndarray, F: np.ndarray, log_h: np.ndarray | None = None) -> float:
+    """``log Z(theta) = logsumexp_y(log h(y) + theta^T f(y))`` (the exact value the bound majorizes)."""
+    F = _as_features(F)
+    s = _as_log_h(log_h, (F.shape[0],)) + F @ np.asarray(theta, dtype=np.float64)
+    m = np.max(s)
+    return float(m + np.log(np.sum(np.exp(s - m))))
+
+
+# --------------------------------------------------------------------------------------------
+# many models at once: sequential over Omega, vectorised over items
+# --------------------------------------------------------------------------------------------
+
+
+def _step(logz: np.ndarray, la: np.ndarray):
+    """One step of the recursion for all items: (beta, kappa, new log z)."""
+    with np.errstate(invalid="ignore"):
+        x = la - logz  # +inf for the first term, -inf / nan where alpha = 0
+        b = beta(x)
+        new_logz = np.logaddexp(logz, la)
+        kappa = np.exp(la - new_logz)
+    kappa = np.where(la == -np.inf, 0.0, np.where(logz == -np.inf, 1.0, kappa))
+    return b, kappa, new_logz
+
+
+def compute_bounds(scores: np.ndarray, F: np.ndarray, *, curvature: bool = True):
+    """Algorithm 1 for ``N`` models at once.
+
+    Parameters
+    ----------
+    scores : (N, n) ``log alpha_{i,y} = log h_i(y) + theta~^T f_i(y)``.
+    F : (N, n, d) per-item features, or (n, d) features shared by all items.
+    curvature : also return the per-item ``Sigma_i`` (``(N, d, d)``).
+
+    Returns ``log_z (N,)``, ``mu (N, d)`` and, when asked, ``Sigma (N, d, d)``.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    N, n = scores.shape
+    shared = F.ndim == 2
+    d = F.shape[-1]
+    logz = np.full(N, -np.inf)
+    mu = np.zeros((N, d))
+    S = np.zeros((N, d, d)) if curvature else None
+    for j in range(n):
+        b, kappa, logz = _step(logz, scores[:, j])
+        l = (F[j][None, :] if shared else F[:, j, :]) - mu
+        if S is not None:
+            S += b[:, None, None] * l[:, :, None] * l[:, None, :]
+        mu += kappa[:, None] * l
+    if np.any(logz == -np.inf):
+        raise ValueError("log_h: an item has zero base measure on every outcome (Z = 0)")
+    return (logz, mu, S) if curvature else (logz, mu)
+
+
+def bound_sums(
+    scores: np.ndarray,
+    F: np.ndarray,
+    weights: np.ndarray | None = None,
+    *,
+    curvature: str = "full",
+):
+    """Algorithm 1 for ``N`` items, returning the weighted SUM of their curvatures.
+
+    ``scores`` (N, n), ``F`` (N, n, d) as in :func:`compute_bounds`; ``weights`` (N,) (default 1).
+    ``curvature="full"`` gives ``sum_i w_i Sigma_i`` (d, d) at ``O(N n d^2)`` (one GEMM per outcome);
+    ``curvature="diag"`` gives the diagonal majorant ``sum_i w_i D_i`` (d,) with
+    ``D_i = sum_y beta |l| ||l||_1 >= Sigma_i`` (each rank-one ``l l^T <= diag(|l| ||l||_1)`` by
+    diagonal dominance) at ``O(N n d)``: still an upper bound, so majorization stays monotone.
+
+    Returns ``log_z (N,)``, ``mu (N, d)``, ``S``.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    N, n = scores.shape
+    d = F.shape[-1]
+    w = np.ones(N) if weights is None else np.asarray(weights, dtype=np.float64)
+    logz = np.full(N, -np.inf)
+    mu = np.zeros((N, d))
+    S = np.zeros((d, d)) if curvature == "full" else np.zeros(d)
+    for j in range(n):
+        b, kappa, logz = _step(logz, scores[:, j])
+        l = F[:, j, :] - mu
+        wb = w * b
+        if curvature == "full":
+            S += (l * wb[:, None]).T @ l
+        elif curvature == "diag":
+            al = np.abs(l)
+            S += (wb * al.sum(axis=1)) @ al
+        else:
+            raise ValueError(f"curvature must be 'full' or 'diag'; got {curvature!r}")
+        mu += kappa[:, None] * l
+    if np.any(logz == -np.inf):
+        raise ValueError("log_h: an item has zero base measure on every outcome (Z = 0)")
+    return logz, mu, S
+
+
+def class_space_bounds(scores: np.ndarray):
+    """The bound of ``N`` models whose features are ``f_i(y) = Phi_i e_y`` (e.g. ``e_y ⊗ x_i``).
+
+    ComputeBound commutes with a linear map of the features: with ``f = Phi g``,
+    ``mu = Phi mu_g`` and ``Sigma = Phi Sigma_g Phi^T``. So one run in class space (features
+    ``e_y``, ``K`` outcomes) gives ``(log z (N,), q (N, K), C (N, K, K))`` and, for multinomial
+    logistic regression, ``mu_i = q_i ⊗ x_i`` and ``Sigma_i = C_i ⊗ x_i x_i^T`` without ever
+    materialising ``(N, K, K p)`` features.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    K = scores.shape[1]
+    return compute_bounds(scores, np.eye(K), curvature=True)
+
+
+def omega(r: float, n: int) -> float:
+    """Uniform bound ``Sigma <= omega I`` for ``||f(y)|| <= r``, ``|Omega| <= n`` (J&C 2012, Thm 2).
+
+    ``omega = 2 r^2 sum_{i=1}^{n-1} tanh(log(i)/2) / log(i)`` with the ``i = 1`` term ``1/2``.
+    (The slides sum from ``i = 2`` to ``n``, which is violated already at ``n = 2``.)
+    """
+    i = np.arange(1, n, dtype=np.float64)
+    li = np.log(i)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.where(i == 1, 0.5, np.tanh(0.5 * li) / np.where(li == 0, 1.0, li))
+    return float(2.0 * r * r * t.sum())
