@@ -1,0 +1,146 @@
+"""Arrays at the edge of the service: ``.npy`` bytes at rest, JSON lists or ``.npy`` on the wire.
+
+A posted array (predictions, labels, wealth...) may be
+
+* a JSON nested list of numbers,
+* ``{"npy": "<base64 of .npy bytes>"}`` (binary, no float formatting round trip), or
+* ``{"array_id": "arr_..."}``: an array uploaded before with ``POST /v1/arrays`` (raw ``.npy`` body
+  or a multipart ``file``), stored once and reusable by many requests.
+
+Stored arrays are always ``.npy`` bytes (``np.save`` with ``allow_pickle=False``) in the
+``blobs`` table; reading uses ``allow_pickle=False`` too, so an upload can never carry code.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+from typing import Any
+
+import numpy as np
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from .errors import ProblemError
+from .models import Blob
+
+
+def to_npy(arr: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, np.ascontiguousarray(arr), allow_pickle=False)
+    return buf.getvalue()
+
+
+def from_npy(data: bytes, field: str = "array") -> np.ndarray:
+    try:
+        arr = np.load(io.BytesIO(data), allow_pickle=False)
+    except Exception as exc:  # ValueError, EOFError, OSError, UnpicklingError...
+        raise ProblemError(422, f"{field}: not a readable .npy array ({exc.__class__.__name__})", field=field, reason="not a readable .npy array (object arrays are refused)", code="bad-npy") from None
+    if not isinstance(arr, np.ndarray):
+        raise ProblemError(422, f"{field}: expected one .npy array", field=field, reason="expected one .npy array", code="bad-npy")
+    if arr.dtype.kind not in "biuf":
+        raise ProblemError(422, f"{field}: array dtype {arr.dtype} is not numeric", field=field, reason=f"dtype {arr.dtype} is not numeric", code="bad-npy")
+    return arr
+
+
+def check_size(n: int, limit: int, field: str) -> None:
+    if n > limit:
+        raise ProblemError(413, f"{field}: {n} numbers exceed the limit of {limit}", field=field, reason=f"more than {limit} numbers", code="too-large")
+
+
+def _count_leaves(x: Any, limit: int) -> int:
+    """Rough count of numbers in a nested list, stopping early past ``limit``."""
+    n = 0
+    stack = [x]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, list):
+            if v and not isinstance(v[0], list):
+                n += len(v)
+            else:
+                stack.extend(v)
+        else:
+            n += 1
+        if n > limit:
+            return n
+    return n
+
+
+def resolve(value: Any, field: str, *, session: Session | None = None, limit: int = 20_000_000) -> Any:
+    """The array behind a posted value (a nested list is returned as is: the validator reads it)."""
+    if isinstance(value, dict):
+        if "npy" in value:
+            try:
+                raw = base64.b64decode(value["npy"], validate=True)
+            except (binascii.Error, TypeError, ValueError):
+                raise ProblemError(422, f"{field}.npy: not valid base64", field=f"{field}.npy", reason="not valid base64", code="bad-npy") from None
+            arr = from_npy(raw, field)
+            check_size(arr.size, limit, field)
+            return arr
+        if "array_id" in value:
+            if session is None:
+                raise ProblemError(422, f"{field}: array references are not accepted here", field=field, reason="array references are not accepted here")
+            arr = load_upload(session, str(value["array_id"]), field)
+            check_size(arr.size, limit, field)
+            return arr
+        raise ProblemError(422, f"{field}: an object must be {{'npy': base64}} or {{'array_id': id}}", field=field, reason="unknown array object", code="bad-array")
+    if isinstance(value, list):
+        check_size(_count_leaves(value, limit), limit, field)
+    return value
+
+
+# -- blobs ------------------------------------------------------------------------------------------
+def save_blob(session: Session, owner_type: str, owner_id: str, name: str, arr: np.ndarray) -> None:
+    arr = np.asarray(arr)
+    session.execute(delete(Blob).where(Blob.owner_type == owner_type, Blob.owner_id == owner_id, Blob.name == name))
+    session.add(Blob(owner_type=owner_type, owner_id=owner_id, name=name, dtype=str(arr.dtype), shape=list(arr.shape), data=to_npy(arr)))
+
+
+def load_blobs(session: Session, owner_type: str, owner_id: str) -> dict[str, np.ndarray]:
+    rows = session.scalars(select(Blob).where(Blob.owner_type == owner_type, Blob.owner_id == owner_id)).all()
+    return {r.name: np.load(io.BytesIO(r.data), allow_pickle=False) for r in rows}
+
+
+def load_blob(session: Session, owner_type: str, owner_id: str, name: str) -> np.ndarray | None:
+    row = session.scalars(select(Blob).where(Blob.owner_type == owner_type, Blob.owner_id == owner_id, Blob.name == name)).first()
+    return None if row is None else np.load(io.BytesIO(row.data), allow_pickle=False)
+
+
+def delete_blobs(session: Session, owner_type: str, owner_id: str) -> None:
+    session.execute(delete(Blob).where(Blob.owner_type == owner_type, Blob.owner_id == owner_id))
+
+
+def load_upload(session: Session, array_id: str, field: str = "array_id") -> np.ndarray:
+    arr = load_blob(session, "upload", array_id, "data")
+    if arr is None:
+        raise ProblemError(422, f"{field}: no uploaded array {array_id!r}", field=field, reason=f"no uploaded array {array_id!r}", code="unknown-array")
+    return arr
+
+
+def encode(arr: np.ndarray, fmt: str = "json") -> Any:
+    """An array for a response: nested lists (``json``) or ``{"npy": base64}`` (``npy``)."""
+    arr = np.asarray(arr)
+    if fmt == "npy":
+        return {"npy": base64.b64encode(to_npy(arr)).decode("ascii"), "dtype": str(arr.dtype), "shape": list(arr.shape)}
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        return _tolist_nullable(arr)  # JSON has no inf/nan: -inf log-probabilities become null
+    return arr.tolist()
+
+
+def _tolist_nullable(arr: np.ndarray) -> Any:
+    obj = arr.astype(object)
+    obj[~np.isfinite(arr)] = None
+    return obj.tolist()
+
+
+def decode(value: Any) -> np.ndarray:
+    """Inverse of :func:`encode` (used by the client)."""
+    if isinstance(value, dict) and "npy" in value:
+        return np.load(io.BytesIO(base64.b64decode(value["npy"])), allow_pickle=False)
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except TypeError:  # nulls: -inf log-probabilities
+        arr = np.asarray(value, dtype=object)
+        arr[np.equal(arr, None)] = -np.inf
+        return arr.astype(np.float64)

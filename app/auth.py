@@ -1,0 +1,132 @@
+"""API keys with scopes; keys are stored as SHA-256 hashes, never in clear.
+
+A request presents its key as ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``. Scopes:
+
+``stateless``  POST /v1/aggregate, /v1/markets/equilibrium, /v1/solve (nothing stored)
+``read``       GET pools, markets, jobs, arrays; predict with a stored pool or market
+``write``      create, fit, train, delete pools and markets; upload arrays; cancel jobs
+``admin``      manage API keys (implies every other scope)
+
+Requests without a key get ``Settings.anonymous_scopes`` (default ``stateless``). A wrong key is
+401, a key without the scope 403. ``AGORA_ADMIN_KEY`` is a bootstrap key with every scope, checked
+by hash. Key look-ups are cached for :data:`CACHE_SECONDS` per process, so a revoked key stops
+working within that time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+from dataclasses import dataclass
+
+from fastapi import Depends, Request
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from .errors import ProblemError
+from .models import ApiKey, new_id
+from .settings import SCOPES
+
+CACHE_SECONDS = 5.0
+
+
+def hash_key(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: ``key_id`` (``None`` when anonymous) and the granted scopes."""
+
+    key_id: str | None
+    scopes: frozenset[str]
+
+    @property
+    def anonymous(self) -> bool:
+        return self.key_id is None
+
+    def allows(self, scope: str) -> bool:
+        return scope in self.scopes or "admin" in self.scopes
+
+
+def presented_key(request: Request) -> str | None:
+    auth = request.headers.get("authorization")
+    if auth:
+        scheme, _, value = auth.partition(" ")
+        if scheme.lower() == "bearer" and value.strip():
+            return value.strip()
+    key = request.headers.get("x-api-key")
+    return key.strip() if key and key.strip() else None
+
+
+_cache: dict[str, tuple[float, Principal | None]] = {}
+
+
+def _lookup(request: Request, secret: str) -> Principal | None:
+    h = hash_key(secret)
+    now = time.monotonic()
+    hit = _cache.get(h)
+    if hit is not None and hit[0] > now:
+        return hit[1]
+    settings = request.app.state.settings
+    principal: Principal | None
+    if settings.admin_key and secrets.compare_digest(h, hash_key(settings.admin_key)):
+        principal = Principal("admin-env", frozenset(SCOPES))
+    else:
+        with request.app.state.db.sessions() as s:
+            row = s.scalars(select(ApiKey).where(ApiKey.key_hash == h, ApiKey.revoked.is_(False))).first()
+            principal = None if row is None else Principal(row.id, frozenset(x for x in row.scopes.split(",") if x))
+    if len(_cache) > 10_000:
+        _cache.clear()
+    _cache[h] = (now + CACHE_SECONDS, principal)
+    return principal
+
+
+def principal_of(request: Request) -> Principal:
+    secret = presented_key(request)
+    if secret is None:
+        return Principal(None, request.app.state.settings.anonymous_scope_set)
+    p = _lookup(request, secret)
+    if p is None:
+        raise ProblemError(401, "unknown or revoked API key", field="authorization", reason="unknown or revoked API key", code="bad-key", headers={"WWW-Authenticate": "Bearer"})
+    return p
+
+
+def require(scope: str):
+    """FastAPI dependency factory: the caller must hold ``scope``; returns the :class:`Principal`."""
+    if scope not in SCOPES:
+        raise ValueError(f"unknown scope {scope!r}")
+
+    def dep(request: Request) -> Principal:
+        p = principal_of(request)
+        if not p.allows(scope):
+            if p.anonymous:
+                raise ProblemError(401, f"this endpoint needs an API key with scope {scope!r}", field="authorization", reason=f"missing API key with scope {scope!r}", code="unauthenticated", headers={"WWW-Authenticate": "Bearer"})
+            raise ProblemError(403, f"this API key lacks scope {scope!r}", field="authorization", reason=f"missing scope {scope!r}", code="forbidden")
+        return p
+
+    dep.__name__ = f"require_{scope}"
+    return Depends(dep)
+
+
+def create_key(session: Session, name: str, scopes: list[str]) -> tuple[ApiKey, str]:
+    """Store a new key (hashed) and return its row and the secret, shown once."""
+    bad = [s for s in scopes if s not in SCOPES]
+    if bad or not scopes:
+        raise ValueError(f"scopes must be a non-empty subset of {list(SCOPES)}; got {scopes}")
+    secret = "agora_" + secrets.token_urlsafe(32)
+    row = ApiKey(id=new_id("key"), name=name, key_hash=hash_key(secret), scopes=",".join(dict.fromkeys(scopes)))
+    session.add(row)
+    session.commit()
+    return row, secret
+
+
+def revoke_key(session: Session, key_id: str) -> bool:
+    row = session.get(ApiKey, key_id)
+    if row is None:
+        return False
+    row.revoked = True
+    session.commit()
+    _cache.clear()
+    return True

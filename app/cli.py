@@ -1,0 +1,199 @@
+"""The ``agora`` command line: ``agora serve``, ``agora fit``, ``agora keys``.
+
+``agora serve [--host H] [--port P] [--workers N] [--demo]`` runs migrations then uvicorn;
+``--demo`` loads the demo data through ``app.demo.load_demo`` when that module exists.
+``agora fit --method renyi --predictions val.npy --labels y.npy [--gamma 0.1 | --gamma 0.01,0.1,1]``
+fits a pool locally with a progress bar (or on a server with ``--server URL``, following its job).
+``agora keys create --scopes read,write [--name N]`` prints a new API key once (stored hashed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import logging
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+
+def _settings():
+    from .settings import get_settings
+
+    return get_settings()
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .db import Database
+
+    settings = _settings()
+    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    db = Database.from_url(settings.database_url)
+    db.migrate()  # once, before any worker starts
+    if args.demo:
+        try:
+            demo = importlib.import_module("app.demo")
+        except ModuleNotFoundError as exc:
+            if exc.name != "app.demo":
+                raise
+            print("agora: no demo module (app/demo.py) in this build; starting without demo data", file=sys.stderr)
+        else:
+            demo.load_demo(db)
+            print("agora: demo data loaded", file=sys.stderr)
+    db.dispose()
+    print(f"agora: serving on http://{args.host}:{args.port} (docs at /docs), database {settings.database_url}", file=sys.stderr)
+    uvicorn.run("app.main:create_app", factory=True, host=args.host, port=args.port, workers=args.workers,
+                log_level=settings.log_level.lower(), access_log=args.access_log)
+    return 0
+
+
+def _load_array(path: str) -> np.ndarray:
+    if path.endswith(".npy"):
+        return np.load(path, allow_pickle=False)
+    if path.endswith(".npz"):
+        with np.load(path, allow_pickle=False) as z:
+            return z[z.files[0]]
+    with open(path) as f:
+        return np.asarray(json.load(f))
+
+
+def _gamma(s: str | None) -> Any:
+    if s is None:
+        return None
+    parts = [p for p in s.split(",") if p.strip()]
+    try:
+        vals = [float(p) for p in parts]
+    except ValueError:
+        return s
+    return vals if len(vals) > 1 else vals[0]
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    lp = _load_array(args.predictions)
+    y = _load_array(args.labels)
+    params: dict[str, Any] = json.loads(args.params) if args.params else {}
+    if args.gamma is not None:
+        params["gamma"] = _gamma(args.gamma)
+    if args.solver is not None:
+        params["solver"] = args.solver
+    if args.server:
+        return _fit_remote(args, lp, y, params)
+    from aggregators.registry import make_pool
+    from solvers.progress import tqdm_progress
+
+    from . import state as state_io
+
+    pool = make_pool(args.method, **params)
+    with tqdm_progress(f"fit {args.method}", disable=args.quiet) as cb:
+        pool.fit(lp, y, kind=args.kind, progress=cb)
+        cb(1.0)
+    st, arrays = state_io.dump(pool)
+    out = {"method": args.method, "params": params, "score": pool.score(lp, y, kind=args.kind)}
+    out.update({k: state_io.public(v) for k, v in st.items() if k in ("weights_", "gamma_", "n_floored_")})
+    for k, v in arrays.items():
+        if k in ("weights_", "gamma_"):
+            out[k] = v.tolist()
+    fit = st.get("fit_result_")
+    if fit is not None:
+        f = state_io.public(fit)
+        out["fit"] = {k: f.get(k) for k in ("method", "fun", "n_iter", "n_passes", "converged", "message", "seconds")}
+    text = json.dumps(out, indent=2)
+    if args.out:
+        with open(args.out, "w") as fh:
+            fh.write(text + "\n")
+    print(text)
+    return 0
+
+
+def _fit_remote(args: argparse.Namespace, lp: np.ndarray, y: np.ndarray, params: dict[str, Any]) -> int:
+    from tqdm import tqdm
+
+    from .client import AgoraClient
+
+    with AgoraClient(args.server, api_key=args.api_key or os.environ.get("AGORA_API_KEY")) as c:
+        gamma = params.pop("gamma", None)
+        solver = params.pop("solver", None)
+        res = c.create_pool(args.method, lp, y, kind=args.kind, gamma=gamma, solver=solver, params=params, background=True if args.background else None, wait=False)
+        if res.get("kind") == "pool_fit" and "state" in res:  # a job
+            bar = tqdm(total=100, desc=f"fit {args.method} (server)", disable=args.quiet, bar_format="{l_bar}{bar}| {elapsed}<{remaining}")
+            job = c.wait_job(res["id"], on_progress=lambda j: bar.update(max(0.0, j["percent"] - bar.n)))
+            bar.close()
+            if job["state"] != "succeeded":
+                print(json.dumps(job, indent=2), file=sys.stderr)
+                return 1
+            res = c.get_pool(job["result"]["pool_id"])
+        print(json.dumps({k: res.get(k) for k in ("id", "method", "weights", "gamma", "metrics", "fit")}, indent=2, default=str)[:20000])
+    return 0
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    from .auth import create_key, revoke_key
+    from .db import Database
+    from .models import ApiKey
+
+    db = Database.from_url(_settings().database_url)
+    db.migrate()
+    with db.sessions() as s:
+        if args.action == "create":
+            row, secret = create_key(s, args.name or "", [x.strip() for x in args.scopes.split(",") if x.strip()])
+            print(json.dumps({"id": row.id, "name": row.name, "scopes": row.scopes.split(","), "key": secret}))
+        elif args.action == "list":
+            for r in s.query(ApiKey).order_by(ApiKey.created_at):
+                print(json.dumps({"id": r.id, "name": r.name, "scopes": r.scopes.split(","), "revoked": r.revoked}))
+        elif args.action == "revoke":
+            if not revoke_key(s, args.id):
+                print(f"no key {args.id}", file=sys.stderr)
+                return 1
+    db.dispose()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="agora", description="Agora: pool probabilistic predictions.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("serve", help="run the REST service")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
+    s.add_argument("--demo", action="store_true", help="load the demo data (app.demo) before serving")
+    s.add_argument("--access-log", action="store_true", help="log every request")
+    s.set_defaults(fn=cmd_serve)
+    f = sub.add_parser("fit", help="fit a pool on validation predictions (.npy/.npz/.json) with a progress bar")
+    f.add_argument("--method", required=True, choices=["average", "topk", "bma", "power_bma", "linear", "log", "renyi"])
+    f.add_argument("--predictions", required=True, help="(n_items, n_agents, n_classes) array file")
+    f.add_argument("--labels", required=True, help="(n_items,) integer labels file")
+    f.add_argument("--kind", default="log_probs", choices=["probs", "log_probs"])
+    f.add_argument("--gamma", help="Rényi γ: a value, or comma-separated values to sweep")
+    f.add_argument("--solver", help="solver name (default: the pool's own, usually 'auto')")
+    f.add_argument("--params", help="other hyper-parameters as a JSON object")
+    f.add_argument("--out", help="also write the result (JSON) here")
+    f.add_argument("--server", help="fit on this Agora server instead of locally, following its job")
+    f.add_argument("--api-key", help="API key for --server (default: $AGORA_API_KEY)")
+    f.add_argument("--background", action="store_true", help="with --server: always run as a job")
+    f.add_argument("--quiet", action="store_true", help="no progress bar")
+    f.set_defaults(fn=cmd_fit)
+    k = sub.add_parser("keys", help="manage API keys in the configured database")
+    k.add_argument("action", choices=["create", "list", "revoke"])
+    k.add_argument("--scopes", default="stateless,read,write", help="comma-separated scopes (create)")
+    k.add_argument("--name", help="a label for the key (create)")
+    k.add_argument("--id", help="the key id (revoke)")
+    k.set_defaults(fn=cmd_keys)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except (ValueError, OSError) as exc:
+        print(f"agora: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""Errors as RFC 9457 problem details (``application/problem+json``).
+
+Every 4xx names the field and the reason: ``{"type", "title", "status", "detail", "errors": [{"field",
+"reason", ...}]}``. Library input errors (:class:`aggregators.validation.PredictionError`, and the
+``ValueError``/``TypeError`` raised by estimators and solvers on bad parameters) become 422;
+malformed JSON 400; oversize bodies 413. Anything unexpected is logged with its traceback and
+answered with a 500 problem body that leaks nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from aggregators.validation import PredictionError
+
+log = logging.getLogger("agora.api")
+
+PROBLEM = "application/problem+json"
+TYPE_BASE = "https://agora.invalid/problems/"
+
+_TITLES = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    409: "Conflict",
+    413: "Content Too Large",
+    415: "Unsupported Media Type",
+    422: "Unprocessable Content",
+    500: "Internal Server Error",
+}
+
+
+class ProblemError(Exception):
+    """Raise anywhere in a route to answer with a problem body."""
+
+    def __init__(
+        self,
+        status: int,
+        detail: str,
+        *,
+        field: str | None = None,
+        reason: str | None = None,
+        code: str | None = None,
+        errors: list[dict[str, Any]] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.code = code or _TITLES.get(status, "error").lower().replace(" ", "-")
+        self.errors = errors if errors is not None else (
+            [{"field": field, "reason": reason or detail}] if field else []
+        )
+        self.headers = headers or {}
+
+
+def problem_body(status: int, detail: str, *, code: str | None = None, errors: list[dict[str, Any]] | None = None, instance: str | None = None) -> dict[str, Any]:
+    title = _TITLES.get(status, "Error")
+    body: dict[str, Any] = {
+        "type": TYPE_BASE + (code or title.lower().replace(" ", "-")),
+        "title": title,
+        "status": status,
+        "detail": detail,
+    }
+    if instance:
+        body["instance"] = instance
+    if errors:
+        body["errors"] = errors
+    return body
+
+
+def problem_response(status: int, detail: str, *, code: str | None = None, errors: list[dict[str, Any]] | None = None, instance: str | None = None, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(problem_body(status, detail, code=code, errors=errors, instance=instance), status_code=status, media_type=PROBLEM, headers=headers)
+
+
+def prediction_problem(exc: PredictionError, instance: str | None = None) -> JSONResponse:
+    d = exc.to_dict()
+    return problem_response(422, str(exc), code=d.get("code", "invalid"), errors=[d], instance=instance)
+
+
+def library_error(exc: Exception) -> ProblemError:
+    """A ``ValueError``/``TypeError`` from the library, as a 422 problem."""
+    if isinstance(exc, PredictionError):
+        return ProblemError(422, str(exc), errors=[exc.to_dict()], code=exc.code)
+    msg = str(exc) or exc.__class__.__name__
+    field = getattr(exc, "field", None) or "params"
+    return ProblemError(422, msg, errors=[{"field": field, "reason": msg}], code="invalid-parameters")
+
+
+def _loc_to_field(loc: tuple[Any, ...]) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
+    return ".".join(parts) or (str(loc[0]) if loc else "body")
+
+
+def install(app: FastAPI) -> None:
+    """Register the problem+json handlers on ``app``."""
+
+    @app.exception_handler(ProblemError)
+    async def _problem(request: Request, exc: ProblemError):
+        return problem_response(exc.status, exc.detail, code=exc.code, errors=exc.errors, instance=request.url.path, headers=exc.headers)
+
+    @app.exception_handler(PredictionError)
+    async def _prediction(request: Request, exc: PredictionError):
+        return prediction_problem(exc, request.url.path)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError):
+        errors = []
+        status = 422
+        for e in exc.errors():
+            if e.get("type") == "json_invalid":
+                status = 400
+            errors.append({
+                "field": _loc_to_field(tuple(e.get("loc", ()))),
+                "reason": e.get("msg", "invalid"),
+                "code": e.get("type", "invalid"),
+            })
+        detail = "malformed JSON body" if status == 400 else "; ".join(f"{x['field']}: {x['reason']}" for x in errors[:5])
+        return problem_response(status, detail, code="malformed-json" if status == 400 else "validation-error", errors=errors, instance=request.url.path)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException):
+        detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+        return problem_response(exc.status_code, detail, instance=request.url.path, headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception):
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return problem_response(500, "internal error; it has been logged", code="internal", instance=request.url.path)

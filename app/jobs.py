@@ -1,0 +1,329 @@
+"""Background jobs: fits, sweeps, trainings and solves too big to answer within the request.
+
+The database is the queue. Creating a job stores its spec (JSON) and input arrays (``.npy`` blobs)
+and answers 202 with ``Location: /v1/jobs/{id}``. In every server process a :class:`JobRunner`
+polls for queued jobs, claims one atomically (``UPDATE ... WHERE state='queued'``), and runs its
+handler in a worker thread with a progress callback (:mod:`solvers.progress`) that
+
+* stores the fraction done, an ETA (elapsed x (1 - f) / f) and a heartbeat (throttled), and
+* raises :class:`solvers.progress.Cancelled` once a cancel was requested (``POST /v1/jobs/{id}/cancel``).
+
+States: ``queued -> running -> succeeded | failed | cancelled``. The result (JSON, plus whatever the
+handler stored, e.g. a pool) is kept. A job interrupted by a shutdown goes back to ``queued``; a job
+whose process died (no heartbeat for ``STALE_SECONDS``) is re-queued by any live process; so a
+restart loses no acknowledged job. Handlers are registered by kind with :func:`handler`; other
+parts of the service (competitions) register theirs the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable
+
+import numpy as np
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from solvers.progress import Cancelled
+
+from .arrays import delete_blobs, load_blobs, save_blob
+from .db import Database
+from .errors import ProblemError
+from .models import JobRow, new_id, utcnow
+
+log = logging.getLogger("agora.jobs")
+
+STALE_SECONDS = 20.0
+HEARTBEAT_SECONDS = 2.0
+FLUSH_SECONDS = 0.25
+MAX_ATTEMPTS = 3
+TERMINAL = ("succeeded", "failed", "cancelled")
+
+
+@dataclass
+class JobContext:
+    """What a handler gets: the spec, the input arrays, the database, a progress callback."""
+
+    job_id: str | None
+    spec: dict[str, Any]
+    inputs: dict[str, np.ndarray]
+    db: Database
+    progress: Callable[[float], None] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+Handler = Callable[[JobContext], dict[str, Any]]
+_HANDLERS: dict[str, Handler] = {}
+
+
+def handler(kind: str) -> Callable[[Handler], Handler]:
+    """Register the function that runs jobs of ``kind`` (also used for the synchronous path)."""
+
+    def deco(fn: Handler) -> Handler:
+        _HANDLERS[kind] = fn
+        return fn
+
+    return deco
+
+
+def run_inline(kind: str, spec: dict[str, Any], inputs: dict[str, np.ndarray], db: Database) -> dict[str, Any]:
+    """Run a handler now, in the caller's thread (small requests)."""
+    return _HANDLERS[kind](JobContext(None, spec, inputs, db, None))
+
+
+def _aware(dt: datetime | None) -> datetime | None:
+    if dt is None:
+        return None
+    return dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
+
+
+class _Stop(Cancelled):
+    """Internal: the runner is shutting down; the job goes back to the queue."""
+
+
+class JobRunner:
+    """Runs queued jobs of one database in a thread pool; one per server process."""
+
+    def __init__(self, db: Database, workers: int = 2, poll_seconds: float = 0.5) -> None:
+        self.db = db
+        self.workers = max(1, workers)
+        self.poll_seconds = poll_seconds
+        self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="agora-job")
+        self._running: set[str] = set()
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- creation -----------------------------------------------------------------------------------
+    def submit(self, session: Session, kind: str, spec: dict[str, Any], inputs: dict[str, np.ndarray], *, resource_type: str | None = None, resource_id: str | None = None, job_id: str | None = None) -> JobRow:
+        """Persist a queued job (commits ``session``) and wake the poller."""
+        if kind not in _HANDLERS:
+            raise ValueError(f"no handler for job kind {kind!r}")
+        job = JobRow(id=job_id or new_id("job"), kind=kind, state="queued", spec=spec, resource_type=resource_type, resource_id=resource_id)
+        session.add(job)
+        for name, arr in inputs.items():
+            save_blob(session, "job", job.id, name, arr)
+        session.commit()
+        self._wake.set()
+        return job
+
+    # -- the poller ---------------------------------------------------------------------------------
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="agora-job-poller", daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop claiming, interrupt running jobs (they return to the queue), wait for threads."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def _loop(self) -> None:
+        last_beat = 0.0
+        while not self._stop.is_set():
+            try:
+                now = time.monotonic()
+                if now - last_beat > HEARTBEAT_SECONDS:
+                    self._heartbeat()
+                    self._requeue_stale()
+                    last_beat = now
+                self._claim_some()
+            except Exception:  # the database may be briefly unavailable; keep polling
+                log.exception("job poller")
+            self._wake.wait(self.poll_seconds)
+            self._wake.clear()
+
+    def _heartbeat(self) -> None:
+        with self._lock:
+            ids = list(self._running)
+        if not ids:
+            return
+        with self.db.sessions() as s:
+            s.execute(update(JobRow).where(JobRow.id.in_(ids), JobRow.state == "running").values(heartbeat=utcnow()))
+            s.commit()
+
+    def _requeue_stale(self) -> None:
+        cutoff = utcnow() - timedelta(seconds=STALE_SECONDS)
+        with self._lock:
+            mine = set(self._running)
+        with self.db.sessions() as s:
+            stale = s.scalars(select(JobRow.id).where(JobRow.state == "running", JobRow.heartbeat < cutoff)).all()
+            for jid in stale:
+                if jid not in mine:
+                    s.execute(update(JobRow).where(JobRow.id == jid, JobRow.state == "running", JobRow.heartbeat < cutoff).values(state="queued"))
+            s.commit()
+
+    def _claim_some(self) -> None:
+        with self._lock:
+            free = self.workers - len(self._running)
+        if free <= 0:
+            return
+        with self.db.sessions() as s:
+            queued = s.scalars(select(JobRow.id).where(JobRow.state == "queued").order_by(JobRow.created_at).limit(free)).all()
+        for jid in queued:
+            if self._stop.is_set():
+                return
+            with self.db.sessions() as s:
+                res = s.execute(
+                    update(JobRow).where(JobRow.id == jid, JobRow.state == "queued")
+                    .values(state="running", started_at=utcnow(), heartbeat=utcnow(), attempts=JobRow.attempts + 1)
+                )
+                s.commit()
+                if res.rowcount != 1:
+                    continue
+            with self._lock:
+                self._running.add(jid)
+            self.pool.submit(self._run, jid)
+
+    # -- running one job ----------------------------------------------------------------------------
+    def _run(self, jid: str) -> None:
+        try:
+            self._execute(jid)
+        except Exception:
+            log.exception("job %s", jid)
+        finally:
+            with self._lock:
+                self._running.discard(jid)
+            self._wake.set()
+
+    def _finish(self, jid: str, **values: Any) -> None:
+        with self.db.sessions() as s:
+            s.execute(update(JobRow).where(JobRow.id == jid).values(**values))
+            s.commit()
+
+    def _execute(self, jid: str) -> None:
+        with self.db.sessions() as s:
+            job = s.get(JobRow, jid)
+            if job is None:
+                return
+            if job.cancel_requested:
+                self._finish(jid, state="cancelled", finished_at=utcnow(), eta_seconds=None)
+                return
+            if job.attempts > MAX_ATTEMPTS:
+                self._finish(jid, state="failed", finished_at=utcnow(), error={"detail": f"gave up after {MAX_ATTEMPTS} attempts (the server stopped during each)"})
+                return
+            kind, spec = job.kind, dict(job.spec or {})
+            inputs = load_blobs(s, "job", jid)
+        fn = _HANDLERS.get(kind)
+        if fn is None:
+            self._finish(jid, state="failed", finished_at=utcnow(), error={"detail": f"no handler for job kind {kind!r}"})
+            return
+        t0 = time.monotonic()
+        last = [0.0]
+
+        def progress(f: float) -> None:
+            if self._stop.is_set():
+                raise _Stop()
+            now = time.monotonic()
+            if now - last[0] < FLUSH_SECONDS and f < 1.0:
+                return
+            last[0] = now
+            f = min(1.0, max(0.0, float(f)))
+            elapsed = now - t0
+            eta = elapsed * (1.0 - f) / f if f > 0.005 else None
+            with self.db.sessions() as s2:
+                cancel = s2.scalar(select(JobRow.cancel_requested).where(JobRow.id == jid))
+                s2.execute(update(JobRow).where(JobRow.id == jid).values(progress=f, eta_seconds=eta, heartbeat=utcnow()))
+                s2.commit()
+            if cancel:
+                raise Cancelled(f"job {jid} cancelled")
+
+        ctx = JobContext(jid, spec, inputs, self.db, progress)
+        try:
+            result = fn(ctx)
+        except _Stop:
+            self._finish(jid, state="queued", progress=0.0, eta_seconds=None)
+            return
+        except Cancelled:
+            self._finish(jid, state="cancelled", finished_at=utcnow(), eta_seconds=None)
+            _on_end(self.db, jid, kind, spec, "cancelled", None)
+            return
+        except ProblemError as exc:
+            err = {"status": exc.status, "detail": exc.detail, "errors": exc.errors}
+            self._finish(jid, state="failed", finished_at=utcnow(), eta_seconds=None, error=err)
+            _on_end(self.db, jid, kind, spec, "failed", err)
+            return
+        except (ValueError, TypeError, ArithmeticError, np.linalg.LinAlgError) as exc:
+            err = {"status": 422, "detail": str(exc) or exc.__class__.__name__}
+            if hasattr(exc, "to_dict"):
+                err["errors"] = [exc.to_dict()]
+            self._finish(jid, state="failed", finished_at=utcnow(), eta_seconds=None, error=err)
+            _on_end(self.db, jid, kind, spec, "failed", err)
+            return
+        except Exception as exc:
+            log.exception("job %s (%s) crashed", jid, kind)
+            err = {"status": 500, "detail": f"internal error ({exc.__class__.__name__}); it has been logged"}
+            self._finish(jid, state="failed", finished_at=utcnow(), eta_seconds=None, error=err)
+            _on_end(self.db, jid, kind, spec, "failed", err)
+            return
+        self._finish(jid, state="succeeded", progress=1.0, eta_seconds=0.0, finished_at=utcnow(), result=result)
+        with self.db.sessions() as s:
+            delete_blobs(s, "job", jid)  # inputs are no longer needed once the result is kept
+            s.commit()
+
+
+_END_HOOKS: dict[str, Callable[[Database, str, dict[str, Any], str, dict[str, Any] | None], None]] = {}
+
+
+def on_end(kind: str):
+    """Register a hook called when a job of ``kind`` fails or is cancelled (to mark its resource)."""
+
+    def deco(fn):
+        _END_HOOKS[kind] = fn
+        return fn
+
+    return deco
+
+
+def _on_end(db: Database, jid: str, kind: str, spec: dict[str, Any], state: str, error: dict[str, Any] | None) -> None:
+    fn = _END_HOOKS.get(kind)
+    if fn is not None:
+        try:
+            fn(db, jid, spec, state, error)
+        except Exception:
+            log.exception("end hook of job %s", jid)
+
+
+def request_cancel(session: Session, jid: str) -> JobRow:
+    job = session.get(JobRow, jid)
+    if job is None:
+        raise ProblemError(404, f"no job {jid!r}", field="job_id", reason="not found")
+    if job.state == "queued":
+        job.state = "cancelled"
+        job.finished_at = utcnow()
+        job.cancel_requested = True
+    elif job.state == "running":
+        job.cancel_requested = True
+    session.commit()
+    return job
+
+
+def job_view(job: JobRow) -> dict[str, Any]:
+    """The public representation of a job."""
+    return {
+        "id": job.id,
+        "kind": job.kind,
+        "state": job.state,
+        "progress": float(job.progress or 0.0),
+        "percent": round(100.0 * float(job.progress or 0.0), 1),
+        "eta_seconds": job.eta_seconds,
+        "cancel_requested": bool(job.cancel_requested),
+        "resource_type": job.resource_type,
+        "resource_id": job.resource_id,
+        "created_at": _aware(job.created_at),
+        "started_at": _aware(job.started_at),
+        "finished_at": _aware(job.finished_at),
+        "result": job.result,
+        "error": job.error,
+        "links": {"self": f"/v1/jobs/{job.id}", "cancel": f"/v1/jobs/{job.id}/cancel",
+                  **({"resource": f"/v1/{job.resource_type}s/{job.resource_id}"} if job.resource_type else {})},
+    }

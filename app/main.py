@@ -1,0 +1,88 @@
+"""The FastAPI application: ``create_app()`` wires settings, database, jobs, errors and routers.
+
+Start it with ``agora serve`` (or ``uvicorn app.main:create_app --factory``). OpenAPI at ``/docs``;
+the dashboard (``static/``) at ``/`` and ``/static``.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from fastapi.responses import FileResponse, HTMLResponse
+from fastapi.staticfiles import StaticFiles
+
+from . import __version__, errors
+from .db import Database
+from .idempotency import IdempotencyMiddleware
+from .jobs import JobRunner
+from .limits import BodyLimitMiddleware
+from .routes import aggregate, arrays, health, jobs, keys, markets, pools, solve
+from .settings import Settings, get_settings
+
+log = logging.getLogger("agora.api")
+
+DESCRIPTION = """Agora pools probabilistic predictions (opinion pools, Rényi aggregators, machine-learning
+markets) and learns their weights with a shared solver core.
+
+Errors are `application/problem+json` (RFC 9457). Authenticate with `Authorization: Bearer <key>`
+or `X-API-Key`; anonymous callers get the scopes of `AGORA_ANONYMOUS_SCOPES`. Every creating POST
+honours `Idempotency-Key`. Large work answers 202 with `Location: /v1/jobs/{id}`."""
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the application (one database engine and one job runner per app)."""
+    settings = settings or get_settings()
+    db = Database.from_url(settings.database_url)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        if settings.migrate_on_startup:
+            db.migrate()
+        runner.start()
+        try:
+            yield
+        finally:
+            runner.stop()
+            db.dispose()
+
+    app = FastAPI(title="Agora", version=__version__, description=DESCRIPTION, lifespan=lifespan,
+                  docs_url="/docs", redoc_url="/redoc", openapi_url="/openapi.json")
+    runner = JobRunner(db, settings.job_workers)
+    app.state.settings = settings
+    app.state.db = db
+    app.state.jobs = runner
+
+    errors.install(app)
+    app.add_middleware(IdempotencyMiddleware)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+
+    app.include_router(health.router)
+    app.include_router(aggregate.router)
+    app.include_router(pools.router)
+    app.include_router(markets.router)
+    app.include_router(solve.router)
+    app.include_router(jobs.router)
+    app.include_router(arrays.router)
+    app.include_router(keys.router)
+    # -- other parts of the service register their routers below (one line each) ----------------------
+    from .routes import competitions as _competitions  # competitions (H8)
+    app.include_router(_competitions.router)
+
+    _mount_static(app, settings)
+    return app
+
+
+def _mount_static(app: FastAPI, settings: Settings) -> None:
+    static = settings.static_path
+    if static.is_dir():
+        app.mount("/static", StaticFiles(directory=static, html=True), name="static")
+
+    @app.get("/", include_in_schema=False)
+    def index():
+        page = static / "index.html"
+        if page.is_file():
+            return FileResponse(page)
+        return HTMLResponse("<!doctype html><title>Agora</title><h1>Agora</h1><p>The API is documented at "
+                            "<a href='/docs'>/docs</a>.</p>")

@@ -1,0 +1,181 @@
+"""Pools as stored resources: fit (inline or as a job), restore, predict, views.
+
+The numerical work is the library's (:func:`aggregators.registry.make_pool`, the estimators'
+``fit``/``predict``, :mod:`aggregators.metrics`); this module moves data between HTTP, the
+database and the estimators.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+from sqlalchemy.orm import Session
+
+from . import state as state_io
+from .arrays import delete_blobs, load_blobs, save_blob
+from .db import Database
+from .errors import ProblemError
+from .jobs import JobContext, handler, on_end
+from .models import JobRow, PoolRow, utcnow
+
+
+def metrics_of(agg: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    from aggregators.metrics import brier_score, log_loss, perplexity
+
+    out = {"log_loss": float(log_loss(agg, y)), "perplexity": float(perplexity(agg, y)), "brier_score": float(brier_score(agg, y))}
+    out["accuracy"] = float((agg.argmax(axis=1) == y).mean())
+    return out
+
+
+def build_params(method: str, gamma: Any, solver: str | None, params: dict[str, Any]) -> dict[str, Any]:
+    p = dict(params)
+    if gamma is not None:
+        p["gamma"] = gamma
+    if solver is not None:
+        p["solver"] = solver
+    return p
+
+
+def work_size(n_items: int, n_agents: int, n_classes: int, params: dict[str, Any]) -> int:
+    g = params.get("gamma")
+    sweep = len(g) if isinstance(g, (list, tuple)) else 1
+    return int(n_items) * int(n_agents) * int(n_classes) * max(1, sweep)
+
+
+@handler("pool_fit")
+def fit_pool(ctx: JobContext) -> dict[str, Any]:
+    """Fit the pool described by ``ctx.spec`` on ``ctx.inputs`` and store it under ``spec['pool_id']``."""
+    from aggregators.registry import make_pool
+
+    spec = ctx.spec
+    pool = make_pool(spec["method"], **spec.get("params", {}))
+    lp = ctx.inputs["predictions"]
+    y = ctx.inputs["labels"]
+    pool.fit(lp, y, kind=spec.get("kind", "log_probs"), progress=ctx.progress)
+    agg = pool.predict(lp, kind=spec.get("kind", "log_probs"))
+    metrics = {"validation": metrics_of(agg, np.asarray(pool_labels(y, agg)))}
+    st, arrays = state_io.dump(pool)
+    fit = st.get("fit_result_")
+    with ctx.db.sessions() as s:
+        row = s.get(PoolRow, spec["pool_id"])
+        if row is None:  # deleted while fitting
+            return {"pool_id": spec["pool_id"], "deleted": True}
+        row.status = "ready"
+        row.state = st
+        row.metrics = metrics
+        row.fit = state_io.public(fit) if fit is not None else {}
+        row.n_items, row.n_agents, row.n_classes = int(agg.shape[0]), int(pool.n_agents_), int(pool.n_classes_)
+        for name, arr in arrays.items():
+            save_blob(s, "pool", row.id, name, arr)
+        s.commit()
+    _cache_put(spec["pool_id"], pool)
+    return {"pool_id": spec["pool_id"]}
+
+
+def pool_labels(y: Any, agg: np.ndarray) -> np.ndarray:
+    from aggregators.validation import as_labels
+
+    return as_labels(y, agg.shape[0], agg.shape[1])
+
+
+@on_end("pool_fit")
+def _pool_fit_ended(db: Database, jid: str, spec: dict[str, Any], state: str, error: dict[str, Any] | None) -> None:
+    with db.sessions() as s:
+        row = s.get(PoolRow, spec["pool_id"])
+        if row is not None:
+            row.status = "failed"
+            row.error = error or {"detail": f"fit {state}"}
+            s.commit()
+
+
+# -- restoring fitted pools (cached: a pool never changes once fitted) ---------------------------------
+_CACHE: OrderedDict[str, Any] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+_CACHE_SIZE = 64
+
+
+def _cache_put(pid: str, pool: Any) -> None:
+    with _CACHE_LOCK:
+        _CACHE[pid] = pool
+        _CACHE.move_to_end(pid)
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+
+
+def cache_drop(pid: str) -> None:
+    with _CACHE_LOCK:
+        _CACHE.pop(pid, None)
+
+
+def restore_pool(session: Session, row: PoolRow) -> Any:
+    with _CACHE_LOCK:
+        hit = _CACHE.get(row.id)
+    if hit is not None:
+        return hit
+    from aggregators.registry import make_pool
+
+    pool = make_pool(row.method, **(row.params or {}))
+    state_io.restore(pool, row.state or {}, load_blobs(session, "pool", row.id))
+    _cache_put(row.id, pool)
+    return pool
+
+
+def delete_pool(session: Session, row: PoolRow) -> None:
+    delete_blobs(session, "pool", row.id)
+    session.delete(row)
+    if row.job_id:
+        job = session.get(JobRow, row.job_id)
+        if job is not None and job.state in ("queued", "running"):
+            job.cancel_requested = True
+            if job.state == "queued":
+                job.state = "cancelled"
+                job.finished_at = utcnow()
+    session.commit()
+    cache_drop(row.id)
+
+
+def _learnt(row: PoolRow, arrays: dict[str, np.ndarray], name: str) -> Any:
+    if name in arrays:
+        return arrays[name].tolist()
+    v = (row.state or {}).get(name)
+    return state_io.public(v)
+
+
+def pool_view(session: Session, row: PoolRow) -> dict[str, Any]:
+    arrays = load_blobs(session, "pool", row.id) if row.status == "ready" else {}
+    w = _learnt(row, arrays, "weights_")
+    shown = {"weights_", "gamma_", "validation_curve_", "fit_result_", "_skipped"}
+    other = {k: state_io.public(v) for k, v in (row.state or {}).items() if k not in shown}
+    for k, v in arrays.items():
+        if k not in shown:
+            other[k] = {"shape": list(v.shape), "dtype": str(v.dtype)}
+    links = {"self": f"/v1/pools/{row.id}", "predict": f"/v1/pools/{row.id}/predict"}
+    if row.job_id:
+        links["job"] = f"/v1/jobs/{row.job_id}"
+    return {
+        "id": row.id, "name": row.name, "method": row.method, "status": row.status, "params": row.params or {},
+        "kind": row.kind, "n_items": row.n_items, "n_agents": row.n_agents, "n_classes": row.n_classes,
+        "weights": None if w is None else list(np.ravel(np.asarray(w, dtype=float)).tolist()),
+        "gamma": _learnt(row, arrays, "gamma_"), "validation_curve": _learnt(row, arrays, "validation_curve_"),
+        "fit": row.fit or {}, "metrics": row.metrics or {}, "state": other, "job_id": row.job_id, "error": row.error,
+        "created_at": state_io_aware(row.created_at), "links": links,
+    }
+
+
+def state_io_aware(dt):
+    from datetime import timezone
+
+    return dt if dt is None or dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
+
+
+def require_ready(row: PoolRow | None, pid: str) -> PoolRow:
+    if row is None:
+        raise ProblemError(404, f"no pool {pid!r}", field="pool_id", reason="not found", code="not-found")
+    if row.status == "pending":
+        raise ProblemError(409, f"pool {pid!r} is still being fitted (job {row.job_id})", field="pool_id", reason="not fitted yet", code="not-ready")
+    if row.status == "failed":
+        raise ProblemError(409, f"pool {pid!r} failed to fit: {(row.error or {}).get('detail', '')}", field="pool_id", reason="fit failed", code="fit-failed")
+    return row

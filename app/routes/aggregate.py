@@ -1,0 +1,75 @@
+"""POST /v1/aggregate: stateless pooling with given parameters (nothing is stored)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import numpy as np
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from ..arrays import encode, resolve
+from ..auth import require
+from ..errors import library_error
+from ..schemas import AggregateRequest, AggregateResponse, Problem
+
+router = APIRouter(prefix="/v1", tags=["aggregate"])
+
+PROBLEMS = {400: {"model": Problem}, 401: {"model": Problem}, 413: {"model": Problem}, 422: {"model": Problem}}
+
+
+def json_response(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    body = json.dumps(payload, separators=(",", ":"), allow_nan=False).encode()
+    return Response(body, status_code=status, media_type="application/json", headers=headers)
+
+
+def approx_size(x: list[Any]) -> int:
+    """n_items x n_agents x n_classes read from the first entries of a nested list."""
+    n = 1
+    while isinstance(x, list) and x:
+        n *= len(x)
+        x = x[0]
+    return n
+
+
+def _run(body: AggregateRequest, preds: Any) -> dict[str, Any]:
+    from aggregators.registry import aggregate
+
+    try:
+        agg, info = aggregate(body.method, preds, kind=body.kind, **body.params)
+    except TypeError as exc:
+        raise library_error(ValueError(f"params: {exc}")) from None
+    except (ValueError, ArithmeticError) as exc:
+        raise library_error(exc) from None
+    out = body.output or body.kind
+    arr = np.exp(agg) if out == "probs" else agg
+    return {"method": body.method, "kind": out, "aggregate": encode(arr, body.format), "info": info}
+
+
+@router.post("/aggregate", response_model=AggregateResponse, responses=PROBLEMS, summary="Pool posted predictions (stateless)",
+             dependencies=[require("stateless")])
+async def aggregate(body: AggregateRequest, request: Request) -> Response:
+    """Pool ``predictions`` ``(n_items, n_agents, n_classes)`` with ``method`` and the given ``params``.
+
+    Nothing is learnt or stored: weights, γ... are given (uniform weights by default). The answer is
+    the ``(n_items, n_classes)`` aggregate in ``output`` kind (default: the input kind)."""
+    settings = request.app.state.settings
+    preds = body.predictions
+    if isinstance(preds, list):
+        preds = resolve(preds, "predictions", limit=settings.max_array_elements)
+        small = approx_size(preds) <= settings.sync_offload_elements
+    else:
+        small = False
+    if small:
+        return json_response(_run(body, preds))
+
+    def work():
+        p = preds
+        if not isinstance(p, list):
+            with request.app.state.db.sessions() as s:
+                p = resolve(p.model_dump(), "predictions", session=s, limit=settings.max_array_elements)
+        return _run(body, p)
+
+    return json_response(await anyio.to_thread.run_sync(work))

@@ -1,0 +1,89 @@
+"""/v1/arrays: upload a large array once as ``.npy`` and refer to it as ``{"array_id": ...}``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request, Response
+from sqlalchemy.orm import Session
+
+from ..arrays import check_size, delete_blobs, from_npy, load_blob, save_blob, to_npy
+from ..auth import require
+from ..db import get_session
+from ..errors import ProblemError
+from ..models import Blob, new_id
+from ..schemas import ArrayInfo, Problem
+
+router = APIRouter(prefix="/v1/arrays", tags=["arrays"])
+P = {400: {"model": Problem}, 401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 413: {"model": Problem}, 415: {"model": Problem}, 422: {"model": Problem}}
+
+NPY_BODY = {"requestBody": {"required": True, "content": {
+    "application/x-npy": {"schema": {"type": "string", "format": "binary"}},
+    "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+    "multipart/form-data": {"schema": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}, "required": ["file"]}},
+}}}
+
+
+def _info(b: Blob) -> dict[str, Any]:
+    n = 1
+    for s in b.shape:
+        n *= s
+    return {"id": b.owner_id, "dtype": b.dtype, "shape": b.shape, "nbytes": len(b.data),
+            "links": {"self": f"/v1/arrays/{b.owner_id}", "data": f"/v1/arrays/{b.owner_id}/data"}}
+
+
+@router.post("", status_code=201, response_model=ArrayInfo, responses=P, openapi_extra=NPY_BODY, summary="Upload an array (.npy)")
+async def upload(request: Request, _=require("write")) -> Any:
+    """The body is the ``.npy`` file (``application/x-npy`` or ``application/octet-stream``) or a
+    multipart form with a ``file`` part. Object arrays are refused (no pickles)."""
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype in ("application/x-npy", "application/octet-stream", "application/npy"):
+        data = await request.body()
+    elif ctype == "multipart/form-data":
+        form = await request.form()
+        f = form.get("file")
+        if f is None or isinstance(f, str):
+            raise ProblemError(422, "file: a multipart 'file' part with the .npy bytes is required", field="file", reason="missing")
+        data = await f.read()
+    else:
+        raise ProblemError(415, f"send the .npy bytes as application/x-npy, application/octet-stream or multipart/form-data; got {ctype or 'nothing'}",
+                           field="content-type", reason="unsupported media type", code="unsupported-media-type")
+    arr = from_npy(data, "body")
+    check_size(arr.size, request.app.state.settings.max_array_elements, "body")
+    aid = new_id("arr")
+
+    def store():
+        with request.app.state.db.sessions() as s:
+            save_blob(s, "upload", aid, "data", arr)
+            s.commit()
+            return s.query(Blob).filter_by(owner_type="upload", owner_id=aid).one()
+
+    import anyio
+
+    b = await anyio.to_thread.run_sync(store)
+    return Response(content=__import__("json").dumps(_info(b)), status_code=201, media_type="application/json", headers={"Location": f"/v1/arrays/{aid}"})
+
+
+def _get(session: Session, aid: str) -> Blob:
+    b = session.query(Blob).filter_by(owner_type="upload", owner_id=aid).first()
+    if b is None:
+        raise ProblemError(404, f"no array {aid!r}", field="array_id", reason="not found", code="not-found")
+    return b
+
+
+@router.get("/{array_id}", response_model=ArrayInfo, responses=P, summary="An uploaded array's dtype and shape")
+def info(array_id: str, session: Session = Depends(get_session), _=require("read")) -> Any:
+    return _info(_get(session, array_id))
+
+
+@router.get("/{array_id}/data", responses={200: {"content": {"application/x-npy": {}}}, **P}, summary="An uploaded array's .npy bytes")
+def data(array_id: str, session: Session = Depends(get_session), _=require("read")) -> Response:
+    return Response(_get(session, array_id).data, media_type="application/x-npy")
+
+
+@router.delete("/{array_id}", status_code=204, responses=P, summary="Delete an uploaded array")
+def delete(array_id: str, session: Session = Depends(get_session), _=require("write")) -> Response:
+    _get(session, array_id)
+    delete_blobs(session, "upload", array_id)
+    session.commit()
+    return Response(status_code=204)

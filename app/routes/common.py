@@ -1,0 +1,48 @@
+"""Helpers shared by the routers: reading posted arrays, deciding between inline work and a job."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from fastapi import Request
+from pydantic import BaseModel
+from sqlalchemy.orm import Session
+
+from aggregators.validation import PredictionError, as_labels, as_log_probs
+
+from ..arrays import resolve
+from ..errors import ProblemError, library_error
+
+
+def array_in(request: Request, session: Session | None, value: Any, field: str) -> Any:
+    if isinstance(value, BaseModel):
+        value = value.model_dump()
+    return resolve(value, field, session=session, limit=request.app.state.settings.max_array_elements)
+
+
+def predictions_in(request: Request, session: Session | None, value: Any, kind: str, field: str = "predictions") -> np.ndarray:
+    """Posted predictions, validated by the one validator, as normalised log-probabilities."""
+    raw = array_in(request, session, value, field)
+    try:
+        return as_log_probs(raw, kind=kind, field=field).log_probs
+    except PredictionError as exc:
+        raise library_error(exc) from None
+
+
+def labels_in(request: Request, session: Session | None, value: Any, n_items: int, n_classes: int, field: str = "labels") -> np.ndarray:
+    raw = array_in(request, session, value, field)
+    try:
+        return as_labels(raw, n_items, n_classes, field=field)
+    except PredictionError as exc:
+        raise library_error(exc) from None
+
+
+def run_in_background(request: Request, background: bool | None, size: int) -> bool:
+    if background is not None:
+        return background
+    return size > request.app.state.settings.job_threshold
+
+
+def not_found(what: str, rid: str) -> ProblemError:
+    return ProblemError(404, f"no {what} {rid!r}", field=f"{what}_id", reason="not found", code="not-found")

@@ -1,0 +1,42 @@
+"""/v1/jobs: background work's state, percent done, ETA, result; cancel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Query, Request
+from sqlalchemy.orm import Session
+
+from ..auth import require
+from ..db import get_session
+from ..jobs import job_view, request_cancel
+from ..models import JobRow
+from ..pagination import page
+from ..schemas import JobList, JobView, Problem
+from .common import not_found
+
+router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+P = {401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 422: {"model": Problem}}
+
+
+@router.get("", response_model=JobList, responses=P, summary="List jobs (newest first)")
+def list_jobs(request: Request, limit: int = Query(None, ge=1, le=500), cursor: str | None = Query(None, max_length=200),
+              state: str | None = Query(None, pattern="^(queued|running|succeeded|failed|cancelled)$"),
+              session: Session = Depends(get_session), _=require("read")) -> Any:
+    where = [] if state is None else [JobRow.state == state]
+    rows, nxt = page(session, JobRow, limit or request.app.state.settings.page_size, cursor, *where)
+    return {"items": [job_view(r) for r in rows], "next_cursor": nxt}
+
+
+@router.get("/{job_id}", response_model=JobView, responses=P, summary="A job: state, percent done, ETA, result")
+def get_job(job_id: str, session: Session = Depends(get_session), _=require("read")) -> Any:
+    job = session.get(JobRow, job_id)
+    if job is None:
+        raise not_found("job", job_id)
+    return job_view(job)
+
+
+@router.post("/{job_id}/cancel", status_code=202, response_model=JobView, responses=P, summary="Ask a job to stop")
+def cancel_job(job_id: str, session: Session = Depends(get_session), _=require("write")) -> Any:
+    """A queued job is cancelled at once; a running one stops at its next progress report."""
+    return job_view(request_cancel(session, job_id))

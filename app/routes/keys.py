@@ -1,0 +1,42 @@
+"""/v1/keys: API key management (scope ``admin``). Secrets are shown once and stored hashed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Response
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..auth import create_key, require, revoke_key
+from ..db import get_session
+from ..models import ApiKey
+from ..schemas import KeyCreate, KeyView, Problem
+from .common import not_found
+
+router = APIRouter(prefix="/v1/keys", tags=["keys"])
+P = {401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 422: {"model": Problem}}
+
+
+def _view(row: ApiKey, secret: str | None = None) -> dict[str, Any]:
+    from ..pool_service import state_io_aware
+
+    return {"id": row.id, "name": row.name, "scopes": [s for s in row.scopes.split(",") if s], "created_at": state_io_aware(row.created_at), "revoked": row.revoked, "key": secret}
+
+
+@router.post("", status_code=201, response_model=KeyView, responses=P, summary="Create an API key")
+def create(body: KeyCreate, session: Session = Depends(get_session), _=require("admin")) -> Any:
+    row, secret = create_key(session, body.name, list(body.scopes))
+    return _view(row, secret)
+
+
+@router.get("", response_model=list[KeyView], responses=P, summary="List API keys (without secrets)")
+def list_keys(session: Session = Depends(get_session), _=require("admin")) -> Any:
+    return [_view(r) for r in session.scalars(select(ApiKey).order_by(ApiKey.created_at)).all()]
+
+
+@router.delete("/{key_id}", status_code=204, responses=P, summary="Revoke an API key")
+def revoke(key_id: str, session: Session = Depends(get_session), _=require("admin")) -> Response:
+    if not revoke_key(session, key_id):
+        raise not_found("key", key_id)
+    return Response(status_code=204)

@@ -1,0 +1,86 @@
+"""/v1/solve: run any registered solver on any problem of the core with posted data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from fastapi import APIRouter, Request
+from pydantic import BaseModel
+
+from .. import solve_service as svc
+from ..auth import Principal, require
+from ..errors import library_error
+from ..jobs import job_view, run_inline
+from ..models import new_id
+from ..schemas import JobView, ProblemInfoView, Problem, SolverInfoView, SolveRequest, SolveResponse
+from .aggregate import json_response
+from .common import array_in, run_in_background
+
+router = APIRouter(prefix="/v1", tags=["solve"])
+P = {401: {"model": Problem}, 403: {"model": Problem}, 413: {"model": Problem}, 422: {"model": Problem}}
+
+
+@router.get("/solvers", response_model=list[SolverInfoView], summary="Registered solvers")
+def solvers(_=require("stateless")) -> Any:
+    return svc.solvers_view()
+
+
+@router.get("/solve/problems", response_model=list[ProblemInfoView], summary="Problems /v1/solve can build")
+def problems(_=require("stateless")) -> Any:
+    return svc.problems_view()
+
+
+@router.post("/solve", response_model=SolveResponse, responses={**P, 202: {"model": JobView, "description": "running as a background job"}},
+             summary="Run a solver on a problem built from posted data")
+def solve(body: SolveRequest, request: Request, p: Principal = require("stateless")) -> Any:
+    """Build ``problem`` from ``data`` (its constructor's arguments), run ``method`` (``auto`` picks
+    one) and return the result with its trace (objective, passes over the data, seconds). Large
+    problems (or ``background: true``) run as a job, which needs scope ``write``."""
+    arrays: dict[str, np.ndarray] = {}
+    scalars: dict[str, Any] = {}
+    with request.app.state.db.sessions() as s:
+        for k, v in body.data.items():
+            v = array_in(request, s, v, f"data.{k}") if isinstance(v, (list, dict, BaseModel)) else v
+            if isinstance(v, list):
+                try:
+                    v = np.asarray(v)
+                except (ValueError, TypeError):
+                    v = None
+                if v is None or v.dtype.kind not in "biuf":
+                    from ..errors import ProblemError
+
+                    raise ProblemError(422, f"data.{k}: not a rectangular numeric array", field=f"data.{k}", reason="not a rectangular numeric array")
+            (arrays if isinstance(v, np.ndarray) else scalars)[k] = v
+        x0 = None
+        if body.x0 is not None:
+            try:
+                x0 = np.asarray(array_in(request, s, body.x0, "x0"), dtype=np.float64)
+            except (ValueError, TypeError):
+                raise library_error(ValueError("x0: must be a list of numbers")) from None
+    spec = {"problem": body.problem, "method": body.method, "tol": body.tol, "max_iter": body.max_iter, "options": body.options, "scalars": scalars}
+    inputs = {f"data.{k}": v for k, v in arrays.items()}
+    if x0 is not None:
+        inputs["x0"] = x0
+    if run_in_background(request, body.background, sum(a.size for a in arrays.values())):
+        if not p.allows("write"):
+            from ..errors import ProblemError
+
+            raise ProblemError(403 if not p.anonymous else 401, "background solves are stored as jobs and need scope 'write'", field="authorization", reason="missing scope 'write'")
+        # validate now so that bad input is a 422 here, not a failed job
+        _check(body.problem, scalars, arrays)
+        with request.app.state.db.sessions() as s:
+            job = request.app.state.jobs.submit(s, "solve", spec, inputs, job_id=new_id("job"))
+            view = job_view(job)
+        return json_response({k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in view.items()}, 202, {"Location": f"/v1/jobs/{job.id}"})
+    try:
+        return json_response(run_inline("solve", spec, inputs, request.app.state.db))
+    except (ValueError, TypeError, ArithmeticError, np.linalg.LinAlgError) as exc:
+        raise library_error(exc) from None
+
+
+def _check(name: str, scalars: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    try:
+        svc.build_problem(name, {**scalars, **arrays})
+    except (ValueError, TypeError, ArithmeticError) as exc:
+        raise library_error(exc) from None

@@ -1,0 +1,245 @@
+"""Request and response bodies (pydantic), separate from the tables in :mod:`app.models`.
+
+Arrays (:data:`ArrayIn`) are JSON nested lists, ``{"npy": base64}`` or ``{"array_id": "arr_..."}``
+(see :mod:`app.arrays`). Responses carry arrays as nested lists by default, or as ``{"npy": ...}``
+when the request says ``"format": "npy"``; JSON cannot hold ``-inf``, so a zero probability's log
+appears as ``null``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class NpyArray(BaseModel):
+    """An array as base64-encoded ``.npy`` bytes."""
+
+    model_config = ConfigDict(extra="forbid")
+    npy: str = Field(..., description="base64 of the bytes written by numpy.save (no pickles)")
+
+
+class ArrayRef(BaseModel):
+    """An array uploaded earlier with ``POST /v1/arrays``."""
+
+    model_config = ConfigDict(extra="forbid")
+    array_id: str = Field(..., max_length=40)
+
+
+ArrayIn = list[Any] | NpyArray | ArrayRef
+Kind = Literal["probs", "log_probs"]
+Format = Literal["json", "npy"]
+PoolMethod = Literal["average", "topk", "bma", "power_bma", "linear", "log", "renyi"]
+
+
+class Problem(BaseModel):
+    """RFC 9457 problem details."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    instance: str | None = None
+    errors: list[dict[str, Any]] | None = None
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    version: str
+    database: str
+    pool_methods: list[str]
+    solvers: list[str]
+    markets: bool
+
+
+# -- aggregate ---------------------------------------------------------------------------------------
+class AggregateRequest(BaseModel):
+    """Stateless pooling: ``predictions`` ``(n_items, n_agents, n_classes)`` pooled by ``method``."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
+        "method": "log", "kind": "probs", "predictions": [[[0.7, 0.2, 0.1], [0.5, 0.3, 0.2]]]}]})
+    method: PoolMethod = "average"
+    kind: Kind = Field("log_probs", description="what `predictions` holds")
+    predictions: ArrayIn
+    params: dict[str, Any] = Field(default_factory=dict, description="weights, gamma, lam, floor, k, alpha, agents, ranking, log_evidence (see docs/api.md)")
+    output: Kind | None = Field(None, description="kind of the returned aggregate (default: the input kind)")
+    format: Format = "json"
+
+
+class AggregateResponse(BaseModel):
+    method: str
+    kind: Kind
+    aggregate: Any = Field(..., description="(n_items, n_classes)")
+    info: dict[str, Any]
+
+
+# -- pools -------------------------------------------------------------------------------------------
+class PoolCreate(BaseModel):
+    """Fit a pool on validation predictions and labels."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
+        "method": "log", "kind": "probs", "predictions": [[[0.7, 0.3], [0.6, 0.4]], [[0.2, 0.8], [0.4, 0.6]]],
+        "labels": [0, 1]}]})
+    method: PoolMethod
+    name: str = Field("", max_length=200)
+    kind: Kind = "log_probs"
+    predictions: ArrayIn
+    labels: ArrayIn
+    gamma: float | list[float] | str | None = Field(None, description="Rényi γ: a value, a list to sweep, or what the estimator accepts (e.g. 'learn')")
+    solver: str | None = Field(None, description="solver name for the weight fit ('auto' by default)")
+    params: dict[str, Any] = Field(default_factory=dict, description="other estimator hyper-parameters")
+    background: bool | None = Field(None, description="force (true) or forbid (false) a background job; default: by size")
+
+
+class FitInfo(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class PoolView(BaseModel):
+    id: str
+    name: str
+    method: str
+    status: Literal["pending", "ready", "failed"]
+    params: dict[str, Any]
+    kind: Kind
+    n_items: int
+    n_agents: int
+    n_classes: int
+    weights: list[float] | None = None
+    gamma: Any = None
+    validation_curve: Any = None
+    fit: dict[str, Any] = Field(default_factory=dict, description="solver result: method, fun, n_iter, converged, message, seconds, trace")
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    state: dict[str, Any] = Field(default_factory=dict, description="other learnt scalars")
+    job_id: str | None = None
+    error: dict[str, Any] | None = None
+    created_at: datetime
+    links: dict[str, str]
+
+
+class PoolSummary(BaseModel):
+    id: str
+    name: str
+    method: str
+    status: str
+    n_agents: int
+    n_classes: int
+    created_at: datetime
+    links: dict[str, str]
+
+
+class PoolList(BaseModel):
+    items: list[PoolSummary]
+    next_cursor: str | None
+
+
+class PredictRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Kind = "log_probs"
+    predictions: ArrayIn
+    labels: ArrayIn | None = Field(None, description="optional: also report metrics on these labels")
+    output: Kind | None = None
+    format: Format = "json"
+
+
+class PredictResponse(BaseModel):
+    kind: Kind
+    aggregate: Any
+    n_floored: int = 0
+    metrics: dict[str, Any] | None = None
+
+
+# -- jobs --------------------------------------------------------------------------------------------
+class JobView(BaseModel):
+    id: str
+    kind: str
+    state: Literal["queued", "running", "succeeded", "failed", "cancelled"]
+    progress: float = Field(..., description="fraction done, 0..1")
+    percent: float
+    eta_seconds: float | None
+    cancel_requested: bool
+    resource_type: str | None
+    resource_id: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    result: dict[str, Any] | None
+    error: dict[str, Any] | None
+    links: dict[str, str]
+
+
+class JobList(BaseModel):
+    items: list[JobView]
+    next_cursor: str | None
+
+
+# -- arrays ------------------------------------------------------------------------------------------
+class ArrayInfo(BaseModel):
+    id: str
+    dtype: str
+    shape: list[int]
+    nbytes: int
+    links: dict[str, str]
+
+
+# -- solve -------------------------------------------------------------------------------------------
+class SolveRequest(BaseModel):
+    """Run solver ``method`` on problem ``problem`` built from ``data``."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
+        "problem": "ConditionalLogLinear.from_log_probs", "method": "auto",
+        "data": {"log_probs": [[[-0.1, -2.4], [-0.5, -0.9]], [[-1.6, -0.2], [-0.9, -0.5]]], "labels": [0, 1]}}]})
+    problem: str = Field(..., max_length=100, description="a name from GET /v1/solve/problems")
+    data: dict[str, Any] = Field(default_factory=dict, description="the problem's constructor arguments (arrays as lists, npy or array_id)")
+    method: str = Field("auto", max_length=100, description="a name from GET /v1/solvers, or 'auto'")
+    x0: ArrayIn | None = None
+    tol: float | None = Field(None, gt=0)
+    max_iter: int | None = Field(None, ge=1, le=1_000_000)
+    options: dict[str, Any] = Field(default_factory=dict, description="solver-specific options")
+    background: bool | None = None
+
+
+class SolveResponse(BaseModel):
+    problem: str
+    method: str
+    x: list[float]
+    fun: float
+    n_iter: int
+    n_passes: float
+    converged: bool
+    message: str
+    seconds: float
+    trace: dict[str, Any]
+    available: list[str]
+
+
+class SolverInfoView(BaseModel):
+    name: str
+    needs: list[str]
+    constraints: list[str]
+    summary: str
+
+
+class ProblemInfoView(BaseModel):
+    name: str
+    module: str
+    summary: str
+    parameters: list[dict[str, Any]]
+
+
+# -- keys --------------------------------------------------------------------------------------------
+class KeyCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field("", max_length=200)
+    scopes: list[Literal["stateless", "read", "write", "admin"]] = Field(..., min_length=1)
+
+
+class KeyView(BaseModel):
+    id: str
+    name: str
+    scopes: list[str]
+    created_at: datetime
+    revoked: bool
+    key: str | None = Field(None, description="the secret, shown only in the creation response")

@@ -1,0 +1,147 @@
+"""Saving and restoring a fitted estimator's learnt state without pickles.
+
+An estimator (pool or market) is rebuilt from its method and hyper-parameters, then given back its
+learnt attributes (the scikit-learn ``name_`` convention): numeric arrays are stored as ``.npy``
+blobs, scalars and small containers as JSON (non-finite floats tagged), solver results as their
+``to_dict()`` plus the ``x`` array. Attributes of any other type are not stored and are listed
+under ``"_skipped"``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from solvers.result import SolveResult, Trace
+
+
+def jsonable(v: Any) -> Any:
+    """A JSON-ready copy of ``v`` (numpy to Python, non-finite floats tagged); raises TypeError."""
+    if v is None or isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return int(v)
+    if isinstance(v, np.bool_):
+        return bool(v)
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        return f if math.isfinite(f) else {"__float__": repr(f)}
+    if isinstance(v, np.ndarray):
+        if v.dtype.kind not in "biuf":
+            raise TypeError("non-numeric array")
+        return [jsonable(x) for x in v.tolist()] if v.ndim else jsonable(v.item())
+    if isinstance(v, (list, tuple)):
+        return [jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    if isinstance(v, SolveResult):
+        return {"__solve_result__": result_dict(v)}
+    if isinstance(v, Trace):
+        return {"__trace__": jsonable(v.to_dict())}
+    raise TypeError(f"cannot store {type(v).__name__}")
+
+
+def unjson(v: Any) -> Any:
+    if isinstance(v, dict):
+        if set(v) == {"__float__"}:
+            return float(v["__float__"])
+        if set(v) == {"__solve_result__"}:
+            return solve_result_from(v["__solve_result__"])
+        if set(v) == {"__trace__"}:
+            return _trace_from(v["__trace__"])
+        return {k: unjson(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [unjson(x) for x in v]
+    return v
+
+
+def public(v: Any) -> Any:
+    """A JSON value for responses: tags removed (non-finite floats become null)."""
+    if isinstance(v, dict):
+        if set(v) == {"__float__"}:
+            return None
+        if set(v) == {"__solve_result__"}:
+            return public(v["__solve_result__"])
+        if set(v) == {"__trace__"}:
+            return public(v["__trace__"])
+        return {k: public(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [public(x) for x in v]
+    return v
+
+
+def result_dict(r: SolveResult) -> dict[str, Any]:
+    d = r.to_dict()
+    d["x"] = jsonable(np.asarray(r.x))
+    d["fun"] = jsonable(r.fun)
+    d["trace"] = jsonable(d["trace"])
+    d["extra"] = {}
+    for k, x in (r.extra or {}).items():
+        try:
+            d["extra"][k] = jsonable(x)
+        except TypeError:
+            pass
+    return d
+
+
+def _trace_from(d: dict[str, Any]) -> Trace:
+    d = unjson(d)
+    t = Trace(list(d.get("objective", [])), list(d.get("passes", [])), list(d.get("seconds", [])))
+    t.extra = {k: list(v) for k, v in d.items() if k not in ("objective", "passes", "seconds") and isinstance(v, list)}
+    return t
+
+
+def solve_result_from(d: dict[str, Any]) -> SolveResult:
+    return SolveResult(
+        x=np.asarray(unjson(d.get("x", [])), dtype=np.float64),
+        fun=float(unjson(d.get("fun", float("nan")))),
+        n_iter=int(d.get("n_iter", 0)),
+        n_passes=float(d.get("n_passes", 0.0)),
+        converged=bool(d.get("converged", False)),
+        message=str(d.get("message", "")),
+        method=str(d.get("method", "")),
+        seconds=float(d.get("seconds", 0.0)),
+        trace=_trace_from(d.get("trace", {})),
+        extra=unjson(d.get("extra", {})),
+    )
+
+
+def dump(est: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """(JSON state, arrays) of ``est``'s learnt attributes."""
+    state: dict[str, Any] = {}
+    arrays: dict[str, np.ndarray] = {}
+    skipped: list[str] = []
+    for k, v in vars(est).items():
+        if not k.endswith("_") or k.startswith("_"):
+            continue
+        if isinstance(v, np.ndarray) and v.dtype.kind in "biuf" and v.size > 64:
+            arrays[k] = v
+            continue
+        try:
+            state[k] = jsonable(v)
+        except TypeError:
+            skipped.append(k)
+    if skipped:
+        state["_skipped"] = skipped
+    return state, arrays
+
+
+def restore(est: Any, state: dict[str, Any], arrays: dict[str, np.ndarray]) -> Any:
+    """Give ``est`` back the attributes saved by :func:`dump`."""
+    for k, v in state.items():
+        if k == "_skipped":
+            continue
+        val = unjson(v)
+        if isinstance(val, list):
+            try:
+                arr = np.asarray(val)
+                if arr.dtype.kind in "biuf":
+                    val = arr
+            except ValueError:
+                pass
+        setattr(est, k, val)
+    for k, v in arrays.items():
+        setattr(est, k, v)
+    return est
