@@ -1,0 +1,191 @@
+"""Scalar losses phi(u, y) of the linear models, their derivatives, 1-D proxes and conjugates.
+
+Loss ids: 0 logistic ``log(1 + exp(-y u))``, 1 squared ``(u - y)^2 / 2``, 2 smoothed hinge
+(Shalev-Shwartz & Zhang's quadratic smoothing with width ``gam``), 3 hinge ``max(0, 1 - y u)``.
+Labels of the classification losses are in {-1, +1}.
+
+Conjugates are written for the dual variable ``beta`` of SDCA in the seed's sign convention
+(seed 001 Alg 2.1, L436-459: ``x = -(1/(mu n)) sum_i beta_i a_i``); for the classification losses
+``beta = -y p`` with ``p`` in [0, 1].
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+LOGISTIC, SQUARED, SMOOTH_HINGE, HINGE = 0, 1, 2, 3
+
+
+@njit(cache=True, inline="always")
+def loss_value(loss: int, u: float, y: float, gam: float) -> float:
+    if loss == LOGISTIC:
+        z = -y * u
+        if z > 0:
+            return z + math.log1p(math.exp(-z))
+        return math.log1p(math.exp(z))
+    if loss == SQUARED:
+        return 0.5 * (u - y) * (u - y)
+    z = y * u
+    if loss == SMOOTH_HINGE:
+        if z >= 1.0:
+            return 0.0
+        if z <= 1.0 - gam:
+            return 1.0 - z - 0.5 * gam
+        return (1.0 - z) * (1.0 - z) / (2.0 * gam)
+    return max(0.0, 1.0 - z)
+
+
+@njit(cache=True, inline="always")
+def loss_deriv(loss: int, u: float, y: float, gam: float) -> float:
+    """phi'(u) (for the hinge: the subgradient -y on z < 1, 0 otherwise)."""
+    if loss == LOGISTIC:
+        z = y * u
+        if z > 0:
+            e = math.exp(-z)
+            return -y * e / (1.0 + e)
+        return -y / (1.0 + math.exp(z))
+    if loss == SQUARED:
+        return u - y
+    z = y * u
+    if loss == SMOOTH_HINGE:
+        if z >= 1.0:
+            return 0.0
+        if z <= 1.0 - gam:
+            return -y
+        return -y * (1.0 - z) / gam
+    if z < 1.0:
+        return -y
+    return 0.0
+
+
+@njit(cache=True)
+def loss_prox(loss: int, v: float, y: float, t: float, gam: float) -> float:
+    """argmin_u phi(u) + (u - v)^2 / (2 t)."""
+    if loss == SQUARED:
+        return (v + t * y) / (1.0 + t)
+    if loss == LOGISTIC:
+        # safeguarded Newton on h(u) = phi'(u) + (u - v)/t, increasing in u; the root lies in
+        # [v, v + t] when y = +1 and in [v - t, v] when y = -1 (|phi'| <= 1).
+        lo = min(v, v + y * t)
+        hi = max(v, v + y * t)
+        u = v
+        for _ in range(60):
+            z = y * u
+            if z > 0:
+                e = math.exp(-z)
+                sig = e / (1.0 + e)  # sigma(-z)
+            else:
+                sig = 1.0 / (1.0 + math.exp(z))
+            h = -y * sig + (u - v) / t
+            if h > 0:
+                hi = u
+            else:
+                lo = u
+            dh = sig * (1.0 - sig) + 1.0 / t
+            un = u - h / dh
+            if un <= lo or un >= hi:
+                un = 0.5 * (lo + hi)
+            if abs(un - u) <= 1e-15 * (1.0 + abs(u)):
+                u = un
+                break
+            u = un
+        return u
+    # (smoothed) hinge, in z = y u with w = y v (y^2 = 1)
+    w = y * v
+    if w >= 1.0:
+        z = w
+    elif loss == SMOOTH_HINGE:
+        if w <= 1.0 - gam - t:
+            z = w + t
+        else:
+            z = (t + gam * w) / (t + gam)
+    else:
+        if w <= 1.0 - t:
+            z = w + t
+        else:
+            z = 1.0
+    return y * z
+
+
+@njit(cache=True, inline="always")
+def loss_conj(loss: int, beta: float, y: float, gam: float) -> float:
+    """phi*(beta) (+inf outside the domain, returned as a large number)."""
+    if loss == SQUARED:
+        return 0.5 * beta * beta + beta * y
+    p = -y * beta
+    if p < -1e-12 or p > 1.0 + 1e-12:
+        return 1e300
+    p = min(1.0, max(0.0, p))
+    if loss == LOGISTIC:
+        r = 0.0
+        if p > 0.0:
+            r += p * math.log(p)
+        if p < 1.0:
+            r += (1.0 - p) * math.log(1.0 - p)
+        return r
+    if loss == SMOOTH_HINGE:
+        return -p + 0.5 * gam * p * p
+    return -p
+
+
+@njit(cache=True, inline="always")
+def loss_conj_deriv(loss: int, beta: float, y: float, gam: float) -> float:
+    """d phi*/d beta, clipped at the boundary of the domain."""
+    if loss == SQUARED:
+        return beta + y
+    p = -y * beta
+    if loss == LOGISTIC:
+        p = min(1.0 - 1e-16, max(1e-16, p))
+        return -y * math.log(p / (1.0 - p))
+    if loss == SMOOTH_HINGE:
+        return y * (1.0 - gam * p)
+    return y
+
+
+@njit(cache=True, inline="always")
+def soft(v: float, t: float) -> float:
+    """Soft threshold: the prox of t |.|."""
+    if v > t:
+        return v - t
+    if v < -t:
+        return v + t
+    return 0.0
+
+
+@njit(cache=True)
+def row_dot(X, data, indices, indptr, sparse: bool, i: int, w) -> float:
+    s = 0.0
+    if sparse:
+        for p in range(indptr[i], indptr[i + 1]):
+            s += data[p] * w[indices[p]]
+    else:
+        for c in range(X.shape[1]):
+            s += X[i, c] * w[c]
+    return s
+
+
+@njit(cache=True)
+def row_axpy(X, data, indices, indptr, sparse: bool, i: int, alpha: float, w) -> None:
+    """w += alpha * a_i."""
+    if sparse:
+        for p in range(indptr[i], indptr[i + 1]):
+            w[indices[p]] += alpha * data[p]
+    else:
+        for c in range(X.shape[1]):
+            w[c] += alpha * X[i, c]
+
+
+@njit(cache=True)
+def all_derivs(loss, X, data, indices, indptr, sparse, y, x, gam, out) -> None:
+    """out[i] = phi'(a_i . x, y_i) for every term (one pass)."""
+    n = out.shape[0]
+    for i in range(n):
+        out[i] = loss_deriv(loss, row_dot(X, data, indices, indptr, sparse, i, x), y[i], gam)
+
+
+DUMMY2 = np.zeros((0, 0))
+DUMMY_F = np.zeros(0)
+DUMMY_I = np.zeros(0, dtype=np.int32)

@@ -1,0 +1,167 @@
+"""SAGA / SAG and SVRG / S2GD epochs for linear models, dense and sparse (just-in-time updates).
+
+Updates (seed 001): SAGA Alg 4.1 in the explicit-L2 form of L1522-1525,
+
+    x <- prox_{step l1 |.|}( (1 - step l2) x - step [ theta (s_new - s_old) a_j + gbar ] ),
+
+with ``gbar = (1/n) sum_i s_i a_i`` the mean of the stored scalars times rows, read BEFORE the table
+update (Eq. 4.1). ``theta = 1`` is SAGA; ``theta = 1/n`` is SAG in the SAGA-comparable form Eq. 4.4
+(L1457), whose step is ``x - step * gbar_new``. SVRG Alg 2.3 (L560-580) is the same update with
+the snapshot scalars ``s_snap`` in place of the table and a fixed ``g`` (mean gradient at the
+snapshot, L2 part excluded).
+
+Sparse rows use just-in-time updates (L1524 "as for SAG"; [ext] sklearn ``lagged_update``): a
+coordinate not touched for ``s`` steps sees ``gbar_c`` constant, so the missed steps are applied in
+closed form ``x_c <- rho^s x_c - step gbar_c (1 - rho^s)/(1 - rho)`` (tables ``pw[s] = rho^s``,
+``geo[s] = sum_{t<s} rho^t``) when ``l1 = 0``, or one missed prox step at a time when ``l1 > 0``
+(stopping as soon as the coordinate is stuck at 0). Everything is flushed at the end of an epoch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .losses import loss_deriv, soft
+
+
+@njit(cache=True, fastmath=True)
+def saga_dense_epoch(loss, X, y, gam, idx, x, table, gbar, step, l2, l1, theta):
+    n, d = X.shape
+    rho = 1.0 - step * l2
+    inv_n = 1.0 / n
+    tl1 = step * l1
+    for t in range(idx.shape[0]):
+        j = idx[t]
+        u = 0.0
+        for c in range(d):
+            u += X[j, c] * x[c]
+        s_new = loss_deriv(loss, u, y[j], gam)
+        delta = s_new - table[j]
+        c1 = step * theta * delta
+        c2 = delta * inv_n
+        if tl1 > 0.0:
+            for c in range(d):
+                a = X[j, c]
+                x[c] = soft(rho * x[c] - c1 * a - step * gbar[c], tl1)
+                gbar[c] += c2 * a
+        else:
+            for c in range(d):
+                a = X[j, c]
+                x[c] = rho * x[c] - c1 * a - step * gbar[c]
+                gbar[c] += c2 * a
+        table[j] = s_new
+
+
+@njit(cache=True)
+def _catch_up(x, c, s, rho, step, g, tl1, pw, geo):
+    if s <= 0:
+        return
+    if tl1 <= 0.0:
+        x[c] = pw[s] * x[c] - step * g * geo[s]
+        return
+    v = x[c]
+    for _ in range(s):
+        if v == 0.0 and abs(step * g) <= tl1:
+            break
+        v = soft(rho * v - step * g, tl1)
+    x[c] = v
+
+
+def geometric_tables(rho: float, length: int) -> tuple[np.ndarray, np.ndarray]:
+    """``pw[s] = rho^s`` and ``geo[s] = sum_{t<s} rho^t`` for s = 0..length."""
+    s = np.arange(length + 1, dtype=np.float64)
+    pw = rho**s
+    geo = s.copy() if rho == 1.0 else (1.0 - pw) / (1.0 - rho)
+    return pw, geo
+
+
+@njit(cache=True)
+def saga_sparse_epoch(loss, data, indices, indptr, y, gam, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo):
+    n = table.shape[0]
+    d = x.shape[0]
+    rho = 1.0 - step * l2
+    inv_n = 1.0 / n
+    tl1 = step * l1
+    m = idx.shape[0]
+    for k in range(m):
+        j = idx[k]
+        p0 = indptr[j]
+        p1 = indptr[j + 1]
+        u = 0.0
+        for p in range(p0, p1):
+            c = indices[p]
+            _catch_up(x, c, k - last[c], rho, step, gbar[c], tl1, pw, geo)
+            last[c] = k
+            u += data[p] * x[c]
+        s_new = loss_deriv(loss, u, y[j], gam)
+        delta = s_new - table[j]
+        c1 = step * theta * delta
+        c2 = delta * inv_n
+        for p in range(p0, p1):
+            c = indices[p]
+            a = data[p]
+            v = rho * x[c] - c1 * a - step * gbar[c]
+            if tl1 > 0.0:
+                v = soft(v, tl1)
+            x[c] = v
+            gbar[c] += c2 * a
+            last[c] = k + 1
+        table[j] = s_new
+    for c in range(d):
+        _catch_up(x, c, m - last[c], rho, step, gbar[c], tl1, pw, geo)
+        last[c] = 0
+
+
+@njit(cache=True, fastmath=True)
+def svrg_dense_inner(loss, X, y, gam, idx, x, s_snap, g, step, l2, l1, xsum):
+    """One inner loop of SVRG; ``xsum`` (length 0 to skip) accumulates the iterates."""
+    n, d = X.shape
+    rho = 1.0 - step * l2
+    tl1 = step * l1
+    acc = xsum.shape[0] > 0
+    for t in range(idx.shape[0]):
+        j = idx[t]
+        u = 0.0
+        for c in range(d):
+            u += X[j, c] * x[c]
+        delta = loss_deriv(loss, u, y[j], gam) - s_snap[j]
+        c1 = step * delta
+        if tl1 > 0.0:
+            for c in range(d):
+                x[c] = soft(rho * x[c] - c1 * X[j, c] - step * g[c], tl1)
+        else:
+            for c in range(d):
+                x[c] = rho * x[c] - c1 * X[j, c] - step * g[c]
+        if acc:
+            for c in range(d):
+                xsum[c] += x[c]
+
+
+@njit(cache=True)
+def svrg_sparse_inner(loss, data, indices, indptr, y, gam, idx, x, s_snap, g, step, l2, l1, last, pw, geo):
+    d = x.shape[0]
+    rho = 1.0 - step * l2
+    tl1 = step * l1
+    m = idx.shape[0]
+    for k in range(m):
+        j = idx[k]
+        p0 = indptr[j]
+        p1 = indptr[j + 1]
+        u = 0.0
+        for p in range(p0, p1):
+            c = indices[p]
+            _catch_up(x, c, k - last[c], rho, step, g[c], tl1, pw, geo)
+            last[c] = k
+            u += data[p] * x[c]
+        c1 = step * (loss_deriv(loss, u, y[j], gam) - s_snap[j])
+        for p in range(p0, p1):
+            c = indices[p]
+            v = rho * x[c] - c1 * data[p] - step * g[c]
+            if tl1 > 0.0:
+                v = soft(v, tl1)
+            x[c] = v
+            last[c] = k + 1
+    for c in range(d):
+        _catch_up(x, c, m - last[c], rho, step, g[c], tl1, pw, geo)
+        last[c] = 0

@@ -1,0 +1,152 @@
+"""Finito, MISO and Prox-Finito (seed 001 Algs 3.1 and 3.3, Eqs. 3.1, 3.2 and 3.11).
+
+Finito (each f_i mu-strongly convex, no prox):
+
+    w = phibar - (1/(alpha mu n)) sum_i f'_i(phi_i);  pick j;  phi_j <- w;  store f'_j(w).
+
+alpha is an INVERSE step: default ``alpha = 2`` when the big-data condition ``n >= 2 L/mu`` holds
+(Thm 3.1); otherwise the seed's conjecture that the step shrinks in proportion (L706),
+``alpha = min(L/mu, 4 L/(mu n))`` (never past MISO's ``alpha = L/mu``). Default order "permuted"
+(a fresh permutation every epoch; the seed's fastest, L694-700; cyclic order diverges).
+MISO (Mairal 2013, Eq. 3.2) is Finito with ``alpha = L/mu`` (works with any order).
+
+Prox-Finito: ``eta = mu (n-1)``, ``z = (1/(n-1)) sum_{i!=j} phi_i - (1/eta) sum_{i!=j} f'_i(phi_i)``,
+``phi_j = prox_eta^{f_j}(z) = argmin f_j(x) + (eta/2)|x - z|^2`` (the L260 convention), returning
+``phibar - (1/(mu n)) sum f'_i(phi_i)``. It needs the prox of a term, so only linear models.
+
+Storage: the points phi_i (``n x dim``) plus one scalar per term for linear models; the generic
+path (any problem with ``term_grad`` and ``mu > 0``) keeps full gradient tables.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels_incremental.losses import all_derivs
+from ..kernels_incremental.table_methods import finito_epoch, prox_finito_epoch
+from ..registry import register
+from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start
+
+MAX_TABLE_BYTES = 4 * 2**30
+
+
+def _mu_L(problem, method):
+    mu = constant(problem, "mu", 0.0) or 0.0
+    if mu <= 0:
+        raise ValueError(f"solver {method!r} needs a strongly convex problem (mu > 0); add an l2 term")
+    L = constant(problem, "L_max") or constant(problem, "L")
+    if L is None:
+        raise ValueError(f"solver {method!r} needs L_max (or L)")
+    return mu, L
+
+
+def finito_default_alpha(n: int, mu: float, L: float) -> float:
+    if n >= 2.0 * L / mu:
+        return 2.0
+    return max(2.0, min(L / mu, 4.0 * L / (mu * n)))
+
+
+def _table(problem, method):
+    n, d = problem.n_terms, problem.dim
+    if 8.0 * n * d > MAX_TABLE_BYTES:
+        raise ValueError(f"{method}: the point table needs {8.0 * n * d / 2**30:.1f} GiB (n x dim); use 'saga' or 'svrg'")
+    return np.empty((n, d))
+
+
+def _run_finito(problem, x0, *, method, alpha, tol, max_iter, callback, progress, order, seed, off_clock):
+    check_common(order, max_iter, tol)
+    require_smooth(problem, method)
+    if getattr(problem, "l1", 0.0):
+        raise ValueError(f"solver {method!r} has no prox; the problem has an l1 term (use 'saga' or 'svrg')")
+    mu, L = _mu_L(problem, method)
+    if not alpha > 0:
+        raise ValueError(f"alpha: must be > 0; got {alpha}")
+    mon = Monitor(problem, method, tol=tol, max_iter=max_iter, callback=callback, progress=progress)
+    mon.off_clock = off_clock
+    rng = rng_of(seed)
+    x = start(problem, x0)
+    n = problem.n_terms
+    phi = _table(problem, method)
+    phi[:] = x
+    Sphi = n * x
+    lt = getattr(problem, "linear_terms", None)
+    if lt is not None:
+        s = np.empty(n)
+        all_derivs(lt.loss, *lt.args(), lt.y, x, lt.gam, s)
+        Sg = np.asarray(problem.A.T @ s, dtype=np.float64)
+    else:
+        G = np.array([problem.term_grad(i, x) for i in range(n)])
+        SG = G.sum(axis=0)
+    mon.passes += 1
+    w = x.copy()
+    epoch = 0
+    while not mon.check(w, epoch):
+        idx = indices(rng, n, order)
+        if lt is not None:
+            finito_epoch(lt.loss, *lt.args(), lt.y, lt.gam, idx, phi, s, Sphi, Sg, w, alpha, mu)
+        else:
+            for j in idx:
+                w = Sphi / n - SG / (alpha * mu * n)
+                g = problem.term_grad(int(j), w)
+                Sphi += w - phi[j]
+                phi[j] = w
+                SG += g - G[j]
+                G[j] = g
+            w = Sphi / n - SG / (alpha * mu * n)
+        mon.passes += 1
+        epoch += 1
+    return mon.result(w, epoch, alpha=alpha, phibar=Sphi / n, compiled=lt is not None)
+
+
+@register("finito", needs=("term_grad", "mu"), constraints=("none",))
+def finito(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
+           alpha: float | None = None, order: str = "permuted", seed=0, off_clock: bool = False):
+    """Finito (seed 001 Alg 3.1): inverse step ``alpha`` (default 2 under the big-data condition), permuted order."""
+    mu, L = _mu_L(problem, "finito")
+    if alpha is None:
+        alpha = finito_default_alpha(problem.n_terms, mu, L)
+    return _run_finito(problem, x0, method="finito", alpha=alpha, tol=tol, max_iter=max_iter, callback=callback,
+                       progress=progress, order=order, seed=seed, off_clock=off_clock)
+
+
+@register("miso", needs=("term_grad", "mu"), constraints=("none",))
+def miso(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
+         order: str = "random", seed=0, off_clock: bool = False):
+    """MISO (Mairal 2013; seed 001 Eq. 3.2): Finito with ``alpha = L/mu``."""
+    mu, L = _mu_L(problem, "miso")
+    return _run_finito(problem, x0, method="miso", alpha=L / mu, tol=tol, max_iter=max_iter, callback=callback,
+                       progress=progress, order=order, seed=seed, off_clock=off_clock)
+
+
+@register("prox_finito", needs=("linear_terms", "mu"), constraints=("none",))
+def prox_finito(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
+                order: str = "random", seed=0, off_clock: bool = False):
+    """Prox-Finito (seed 001 Alg 3.3): each step solves the prox of one term (a 1-D problem here)."""
+    check_common(order, max_iter, tol)
+    if getattr(problem, "l1", 0.0):
+        raise ValueError("solver 'prox_finito' has no prox for h; the problem has an l1 term")
+    mu, _ = _mu_L(problem, "prox_finito")
+    n = problem.n_terms
+    if n < 2:
+        raise ValueError("prox_finito: needs at least two terms")
+    lt = problem.linear_terms
+    mon = Monitor(problem, "prox_finito", tol=tol, max_iter=max_iter, callback=callback, progress=progress)
+    mon.off_clock = off_clock
+    rng = rng_of(seed)
+    x = start(problem, x0)
+    phi = _table(problem, "prox_finito")
+    phi[:] = x
+    Sphi = n * x
+    s = np.empty(n)
+    all_derivs(lt.loss, *lt.args(), lt.y, x, lt.gam, s)
+    Sg = np.asarray(problem.A.T @ s, dtype=np.float64)
+    mon.passes += 1
+    z = np.empty(problem.dim)
+    xr = Sphi / n - (Sg + mu * Sphi) / (mu * n)
+    epoch = 0
+    while not mon.check(xr, epoch):
+        prox_finito_epoch(lt.loss, *lt.args(), lt.y, lt.gam, indices(rng, n, order), phi, s, Sphi, Sg, lt.sqnorms, z, mu)
+        xr = Sphi / n - (Sg + mu * Sphi) / (mu * n)
+        mon.passes += 1
+        epoch += 1
+    return mon.result(xr, epoch, compiled=True)

@@ -1,0 +1,82 @@
+"""Gradient descent and proximal gradient (seed 003 section 6.4: theta+ = prox_{t h}(theta - t grad f)).
+
+Step ``t = 1/L`` by default (seed 003: convergence for t <= 1/L, rate O(1/k); linear when
+strongly convex, seed 001 App. A.17 with 2/(L+mu)); ``step="2/(L+mu)"`` selects the strongly
+convex choice; when the problem offers no L, Beck-Teboulle backtracking (halve t until
+``f(x+) <= f(x) + <g, x+ - x> + |x+ - x|^2/(2t)``). Works on any protocol problem: the prox is the
+problem's ``prox`` or ``project`` (projected gradient on the simplex), the identity otherwise.
+``gd`` and ``proximal_gradient`` are the same function (GD when there is no prox).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import register
+from ._incremental_common import Monitor, constant, require_smooth, smooth_value, start
+
+DEFAULT_TOL = 1e-10
+
+
+def _gd(problem, x0, *, method, tol, max_iter, callback, progress, step, off_clock=False):
+    require_smooth(problem, method)
+    mon = Monitor(problem, method, tol=tol, max_iter=max_iter, callback=callback, progress=progress)
+    mon.off_clock = off_clock
+    prox = mon.prox
+    L = constant(problem, "L")
+    mu = constant(problem, "mu", 0.0) or 0.0
+    backtrack = False
+    if step is None:
+        if L is None:
+            backtrack, t = True, 1.0
+        else:
+            t = 1.0 / L
+    elif step == "2/(L+mu)":
+        if L is None:
+            raise ValueError("step '2/(L+mu)' needs the problem's L")
+        t = 2.0 / (L + mu)
+    else:
+        t = float(step)
+        if not t > 0:
+            raise ValueError(f"step: must be > 0; got {step}")
+    x = start(problem, x0)
+    x = prox(x, t)
+    it = 0
+    vg = problem.value_and_grad(x)
+    mon.passes += 1
+    while not mon.check(x, it, value_grad=vg):
+        g = vg[1]
+        if backtrack:
+            fx = smooth_value(problem, x)
+            while True:
+                xn = prox(x - t * g, t)
+                dx = xn - x
+                if smooth_value(problem, xn) <= fx + g @ dx + (dx @ dx) / (2 * t) + 1e-12 * abs(fx):
+                    break
+                t *= 0.5
+                mon.passes += 1
+                if t < 1e-20:
+                    break
+        else:
+            xn = prox(x - t * g, t)
+        x = xn
+        vg = problem.value_and_grad(x)
+        mon.passes += 1
+        it += 1
+    return mon.result(x, it, step=t)
+
+
+@register("gd", constraints=("none", "simplex", "box"))
+def gd(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 5000, callback=None, progress=None,
+       step=None, off_clock: bool = False):
+    """Gradient descent / projected gradient, step 1/L by default (seed 003 section 6.4)."""
+    return _gd(problem, x0, method="gd", tol=tol, max_iter=max_iter, callback=callback, progress=progress, step=step,
+               off_clock=off_clock)
+
+
+@register("proximal_gradient", constraints=("none", "simplex", "box"))
+def proximal_gradient(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 5000, callback=None,
+                      progress=None, step=None, off_clock: bool = False):
+    """Proximal gradient / ISTA ``prox_{t h}(x - t grad f)``, t = 1/L (seed 003 section 6.4)."""
+    return _gd(problem, x0, method="proximal_gradient", tol=tol, max_iter=max_iter, callback=callback,
+               progress=progress, step=step, off_clock=off_clock)

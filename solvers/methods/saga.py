@@ -1,0 +1,101 @@
+"""SAGA (seed 001 Alg 4.1, Eq. 4.1) with prox, and the shared SAG/SAGA driver.
+
+    w = x - step [ f'_j(x) - f'_j(phi_j) + mean_i f'_i(phi_i) ],   x+ = prox_{step h}(w)
+
+(prox in the L260 convention: ``prox_{1/step}^h(w) = argmin h(x) + |x - w|^2/(2 step)``, L1579).
+SAGA's ``step`` is the seed's gamma, a TRUE step size. Default (Thm 4.7 / L1416): the larger of
+``1/(2(mu n + L))`` (each f_i mu-strongly convex) and ``1/(3L)`` (adaptive to mu), with L the
+largest term constant ``L_max``; both have a linear-rate theorem.
+
+Linear models (:class:`~solvers.problems.linear_models.LinearModel`) run compiled epochs with one
+stored scalar per term, the explicit-L2 update of L1522 and just-in-time (lazy) updates on sparse
+rows (:mod:`solvers.kernels_incremental.variance_reduced`). Any other problem offering
+``term_grad`` runs the same update in Python (a full gradient table, ``n x dim``), with its
+``prox`` or ``project`` (e.g. the simplex-constrained log-pool problem).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels_incremental.losses import all_derivs
+from ..kernels_incremental.variance_reduced import geometric_tables, saga_dense_epoch, saga_sparse_epoch
+from ..registry import register
+from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start
+
+
+def saga_default_step(problem) -> float:
+    L = constant(problem, "L_max") or constant(problem, "L")
+    if L is None:
+        raise ValueError("step: the problem offers no L_max/L, so give a step size")
+    mu = constant(problem, "mu", 0.0) or 0.0
+    n = problem.n_terms
+    return max(1.0 / (3.0 * L), 1.0 / (2.0 * (mu * n + L)) if mu > 0 else 0.0)
+
+
+def run_table_method(problem, x0, *, method, theta, step, tol, max_iter, callback, progress, order, seed, off_clock=False):
+    """SAGA (theta = 1) or SAG in the form of Eq. 4.4 (theta = 1/n); see the module docstring."""
+    check_common(order, max_iter, tol)
+    require_smooth(problem, method)
+    if not step > 0:
+        raise ValueError(f"step: must be > 0; got {step}")
+    mon = Monitor(problem, method, tol=tol, max_iter=max_iter, callback=callback, progress=progress)
+    mon.off_clock = off_clock
+    rng = rng_of(seed)
+    x = start(problem, x0)
+    n = problem.n_terms
+    lt = getattr(problem, "linear_terms", None)
+    if lt is not None:
+        l2, l1 = problem.l2, problem.l1
+        table = np.empty(n)
+        all_derivs(lt.loss, *lt.args(), lt.y, x, lt.gam, table)
+        gbar = np.asarray(problem.A.T @ table, dtype=np.float64) / n
+        mon.passes += 1
+        if lt.sparse:
+            last = np.zeros(problem.dim, dtype=np.int64)
+            pw, geo = geometric_tables(1.0 - step * l2, n)
+        epoch = 0
+        stop = mon.check(x, epoch)
+        while not stop:
+            idx = indices(rng, n, order)
+            if lt.sparse:
+                saga_sparse_epoch(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.gam, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo)
+            else:
+                saga_dense_epoch(lt.loss, lt.X, lt.y, lt.gam, idx, x, table, gbar, step, l2, l1, theta)
+            mon.passes += 1
+            epoch += 1
+            stop = mon.check(x, epoch)
+        return mon.result(x, epoch, step=step, compiled=True)
+    # generic path: any problem with term_grad
+    prox = mon.prox
+    G = np.array([problem.term_grad(i, x) for i in range(n)], dtype=np.float64)
+    gbar = G.mean(axis=0)
+    mon.passes += 1
+    epoch = 0
+    stop = mon.check(x, epoch)
+    while not stop:
+        for j in indices(rng, n, order):
+            g = problem.term_grad(int(j), x)
+            dg = g - G[j]
+            x = prox(x - step * (theta * dg + gbar), step)
+            gbar += dg / n
+            G[j] = g
+        mon.passes += 1
+        epoch += 1
+        stop = mon.check(x, epoch)
+    return mon.result(x, epoch, step=step, compiled=False)
+
+
+@register("saga", needs=("term_grad",), constraints=("none", "simplex", "box"))
+def saga(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
+         step: float | None = None, order: str = "random", seed=0, off_clock: bool = False):
+    """SAGA with prox (seed 001 Alg 4.1); compiled for linear models, lazy updates on sparse rows.
+
+    ``step`` (the seed's gamma, a step size) defaults to ``max(1/(3 L_max), 1/(2(mu n + L_max)))``;
+    ``order`` is "random" (the theory), "permuted" or "cyclic"; ``max_iter`` counts epochs; the
+    run stops when the gradient-mapping norm is ``<= tol``.
+    """
+    if step is None:
+        step = saga_default_step(problem)
+    return run_table_method(problem, x0, method="saga", theta=1.0, step=step, tol=tol, max_iter=max_iter,
+                            callback=callback, progress=progress, order=order, seed=seed, off_clock=off_clock)

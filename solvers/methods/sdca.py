@@ -1,0 +1,69 @@
+"""SDCA (seed 001 Alg 2.1, L438-503) for L2-regularised linear models, three step variants.
+
+Problem ``(1/n) sum_i phi(a_i . x, y_i) + (mu/2)|x|^2`` with ``mu = l2 > 0`` and no l1 term. One dual
+scalar per term (L493-503) in the seed's sign convention ``x = -(1/(mu n)) sum_i beta_i a_i``:
+
+- ``variant="exact"``: ``beta_j = argmin phi_j*(b) + (mu n/2)|x - (b - beta_j) a_j/(mu n)|^2``,
+  computed as the prox of ``phi_j`` (Primal SDCA, Alg 3.2 / Eq. 3.6; closed form for the squared and
+  (smoothed) hinge losses, safeguarded Newton for the logistic loss);
+- ``variant="line_search"``: the interval line search (a) of L479-491 between ``beta_j`` and
+  ``phi'(a_j . x)``;
+- ``variant="constant"``: the same with the constant ``s = mu n/(mu n + L)`` (b), L the largest
+  smoothness constant of the terms without the ridge (not for the hinge).
+
+Stops when the duality gap ``P(x) - D(beta)`` (L465-467) is ``<= tol``. Hinge losses are allowed
+(non-smooth; the seed returns a tail average then, we return the last iterate and certify it by
+the gap).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels_incremental.table_methods import sdca_dual_terms, sdca_epoch
+from ..registry import register
+from ._incremental_common import DEFAULT_TOL, Monitor, check_common, indices, rng_of
+
+VARIANTS = {"exact": 0, "line_search": 1, "constant": 2}
+
+
+@register("sdca", needs=("linear_terms",), constraints=("none",))
+def sdca(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
+         variant: str = "exact", order: str = "random", seed=0, off_clock: bool = False):
+    """SDCA (seed 001 Alg 2.1): ``variant`` "exact" | "line_search" | "constant"; stops on the duality gap.
+
+    Starts from ``beta = 0`` (so ``x = 0``; an ``x0`` is not used: SDCA's start is set by the duals).
+    """
+    check_common(order, max_iter, tol)
+    if variant not in VARIANTS:
+        raise ValueError(f"variant: must be one of {sorted(VARIANTS)}; got {variant!r}")
+    mu = float(problem.l2)
+    if mu <= 0 or getattr(problem, "l1", 0.0):
+        raise ValueError("solver 'sdca' needs l2 > 0 and l1 = 0")
+    if variant == "constant" and not np.isfinite(problem.curvature):
+        raise ValueError("sdca variant 'constant' needs a smooth loss (the hinge has no L); use 'exact'")
+    lt = problem.linear_terms
+    n = problem.n_terms
+    Lphi = problem.curvature * float(lt.sqnorms.max()) if np.isfinite(problem.curvature) else np.inf
+    sconst = mu * n / (mu * n + Lphi) if np.isfinite(Lphi) else 0.0
+    mon = Monitor(problem, "sdca", tol=tol, max_iter=max_iter, callback=callback, progress=progress)
+    mon.off_clock = off_clock
+    rng = rng_of(seed)
+    beta = np.zeros(n)
+    x = np.zeros(problem.dim)
+    v = VARIANTS[variant]
+    epoch = 0
+    while True:
+        if off_clock:
+            mon.clock.pause()
+        P = problem.value(x)
+        D = -sdca_dual_terms(lt.loss, beta, lt.y, lt.gam) / n - 0.5 * mu * float(x @ x)
+        if off_clock:
+            mon.clock.resume()
+        gap = P - D
+        mon.passes += 0 if epoch == 0 else 1
+        if mon.check(x, epoch, value_grad=(P, None), measure=gap, dual=D):
+            break
+        sdca_epoch(lt.loss, *lt.args(), lt.y, lt.gam, indices(rng, n, order), beta, x, lt.sqnorms, mu, v, sconst)
+        epoch += 1
+    return mon.result(x, epoch, dual=beta, duality_gap=gap, variant=variant, compiled=True)

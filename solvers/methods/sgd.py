@@ -1,0 +1,69 @@
+"""Stochastic gradient descent with the classical decreasing step schedules (seed 001 L392-404;
+seed 003 section 6.3, Robbins-Monro).
+
+    x_{k+1} = prox_{g_k h}( x_k - g_k f'_j(x_k) )
+
+Schedules: ``"inverse"`` ``g_k = g0/(1 + g0 mu k)`` (the seed's theta/k with theta = 1/mu, shifted
+so that ``g_0 = g0``; needs mu > 0), ``"inverse_sqrt"`` ``g0/sqrt(1 + k)``, ``"constant"``.
+Default ``g0 = 1/L_max`` and "inverse" when mu > 0, else "inverse_sqrt". ``average=True`` returns
+the Polyak-Ruppert average of the iterates of the second half of the run. The rate is sublinear
+(E f - f* <= L|x0 - x*|^2/(2k), L400), so SGD is stopped by epochs; the gradient-mapping norm is
+still recorded and a ``tol`` can stop it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels_incremental.table_methods import sgd_epoch
+from ..registry import register
+from ._incremental_common import Monitor, check_common, constant, indices, rng_of, start
+
+SCHEDULES = {"constant": 0, "inverse": 1, "inverse_sqrt": 2}
+
+
+@register("sgd", needs=("term_grad",), constraints=("none", "simplex", "box"))
+def sgd(problem, x0=None, *, tol: float = 0.0, max_iter: int = 50, callback=None, progress=None,
+        step: float | None = None, schedule: str | None = None, average: bool = False, order: str = "random",
+        seed=0, off_clock: bool = False):
+    """SGD: ``step`` is g0; ``schedule`` "inverse" | "inverse_sqrt" | "constant"; ``max_iter`` epochs."""
+    check_common(order, max_iter, tol)
+    mu = constant(problem, "mu", 0.0) or 0.0
+    if schedule is None:
+        schedule = "inverse" if mu > 0 else "inverse_sqrt"
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule: must be one of {sorted(SCHEDULES)}; got {schedule!r}")
+    if schedule == "inverse" and mu <= 0:
+        raise ValueError("schedule 'inverse' needs mu > 0")
+    if step is None:
+        L = constant(problem, "L_max") or constant(problem, "L")
+        if L is None:
+            raise ValueError("step: the problem offers no L_max/L, so give a step size")
+        step = 1.0 / L
+    mon = Monitor(problem, "sgd", tol=tol, max_iter=max_iter, callback=callback, progress=progress)
+    mon.off_clock = off_clock
+    rng = rng_of(seed)
+    x = start(problem, x0)
+    n = problem.n_terms
+    lt = getattr(problem, "linear_terms", None)
+    avg_from = (max_iter * n) // 2
+    xavg = np.zeros(problem.dim) if average else np.zeros(0)
+    k = 0
+    epoch = 0
+    sch = SCHEDULES[schedule]
+    prox = mon.prox
+    while not mon.check(xavg if average and k > avg_from else x, epoch):
+        idx = indices(rng, n, order)
+        if lt is not None:
+            k = sgd_epoch(lt.loss, *lt.args(), lt.y, lt.gam, idx, x, k, sch, step, problem.l2, problem.l1, xavg, avg_from)
+        else:
+            for j in idx:
+                st = step if sch == 0 else (step / (1 + step * mu * k) if sch == 1 else step / np.sqrt(1 + k))
+                x = prox(x - st * problem.term_grad(int(j), x), st)
+                k += 1
+                if average and k > avg_from:
+                    xavg += (x - xavg) / (k - avg_from)
+        mon.passes += 1
+        epoch += 1
+    xr = xavg.copy() if average and k > avg_from else x
+    return mon.result(xr, epoch, step=step, schedule=schedule, compiled=lt is not None)

@@ -1,0 +1,140 @@
+"""SVRG and S2GD (seed 001 Alg 2.3, L560-603).
+
+    x+ = prox( x - (1/eta) [ f'_j(x) - f'_j(x_snap) + g ] ),   g = mean_i f'_i(x_snap),
+
+with a new snapshot every ``m`` steps. The seed's eta is an INVERSE step: ``step = 1/eta``, default
+``1/(4 L_max)`` (eta = 4L, the analysis of section 4.7, Thm 4.10), and ``m = n`` (the experiments
+recalibrate every n steps, L1537). Snapshot (L589-603): ``"last"`` (practice), ``"average"``
+(Johnson & Zhang) or ``"random"`` (one of the last m iterates, as in S2GD).
+
+``s2gd``: Konecny & Richtarik's semi-stochastic GD, an SVRG whose inner loop has a random length
+``t in 1..m`` drawn with ``P(t) ~ (1 - mu step)^(m - t)``, snapshot at its last iterate.
+
+Linear models: one stored scalar per term for the snapshot, ``s_i = phi'(a_i . x_snap)``, so a step
+costs one row pass (term-gradient evaluations counted: 1 per step plus n per snapshot); sparse rows
+use just-in-time updates. Other problems with ``term_grad`` run in Python (2 term gradients a step).
+The snapshot's full gradient doubles as the stopping test (gradient-mapping norm at the snapshot).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels_incremental.losses import all_derivs
+from ..kernels_incremental.variance_reduced import geometric_tables, svrg_dense_inner, svrg_sparse_inner
+from ..registry import register
+from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start
+
+SNAPSHOTS = ("last", "average", "random")
+
+
+def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, progress, order, seed, s2gd, off_clock):
+    check_common(order, max_iter, tol)
+    require_smooth(problem, method)
+    if snapshot not in SNAPSHOTS:
+        raise ValueError(f"snapshot: must be one of {SNAPSHOTS}; got {snapshot!r}")
+    n = problem.n_terms
+    if step is None:
+        L = constant(problem, "L_max") or constant(problem, "L")
+        if L is None:
+            raise ValueError("step: the problem offers no L_max/L, so give a step size")
+        step = 1.0 / (4.0 * L)
+    if not step > 0:
+        raise ValueError(f"step: must be > 0; got {step}")
+    m = n if m is None else int(m)
+    if m < 1:
+        raise ValueError(f"m: must be >= 1; got {m}")
+    mu = constant(problem, "mu", 0.0) or 0.0
+    mon = Monitor(problem, method, tol=tol, max_iter=max_iter, callback=callback, progress=progress)
+    mon.off_clock = off_clock
+    rng = rng_of(seed)
+    x = start(problem, x0)
+    lt = getattr(problem, "linear_terms", None)
+    prox = mon.prox
+    if lt is not None and lt.sparse and snapshot == "average":
+        raise ValueError("snapshot='average' is not implemented for sparse rows; use 'last' or 'random'")
+    if lt is not None and lt.sparse:
+        last = np.zeros(problem.dim, dtype=np.int64)
+        pw, geo = geometric_tables(1.0 - step * problem.l2, m)
+    weights = None
+    if s2gd:
+        w = (1.0 - min(mu * step, 0.999)) ** (m - np.arange(1, m + 1))
+        weights = w / w.sum()
+    it = 0
+    while True:
+        # snapshot: full gradient at x (also the stopping test)
+        if lt is not None:
+            s_snap = np.empty(n)
+            all_derivs(lt.loss, *lt.args(), lt.y, x, lt.gam, s_snap)
+            gdata = np.asarray(problem.A.T @ s_snap, dtype=np.float64) / n
+            g = gdata + problem.l2 * x
+            fx = problem.value(x)
+        else:
+            fx, g = problem.value_and_grad(x)
+        mon.passes += 1
+        if mon.check(x, it, value_grad=(fx, g)):
+            break
+        length = m if weights is None else int(rng.choice(m, p=weights)) + 1
+        idx = indices(rng, n, order, length)
+        record = int(rng.integers(0, length)) if snapshot == "random" else -1
+        if lt is not None:
+            l2, l1 = problem.l2, problem.l1
+            if record >= 0:
+                # run up to the recorded iterate, keep it, then finish the loop from it (same iterates)
+                parts = [idx[: record + 1], idx[record + 1 :]]
+            else:
+                parts = [idx]
+            xs = x.copy() if record >= 0 else None
+            xsum = np.zeros(problem.dim) if snapshot == "average" else np.zeros(0)
+            for pi, part in enumerate(parts):
+                if lt.sparse:
+                    svrg_sparse_inner(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.gam, part, x, s_snap, gdata, step, l2, l1, last, pw, geo)
+                else:
+                    svrg_dense_inner(lt.loss, lt.X, lt.y, lt.gam, part, x, s_snap, gdata, step, l2, l1, xsum)
+                if record >= 0 and pi == 0:
+                    xs = x.copy()
+            if snapshot == "average":
+                x = xsum / length
+            elif record >= 0:
+                x = xs
+            mon.passes += length / n
+        else:
+            xt = x.copy()
+            xsum = np.zeros_like(x)
+            xs = x
+            for k, j in enumerate(idx):
+                j = int(j)
+                d = problem.term_grad(j, x) - problem.term_grad(j, xt)
+                x = prox(x - step * (d + g), step)
+                if snapshot == "average":
+                    xsum += x
+                if k == record:
+                    xs = x.copy()
+            if snapshot == "average":
+                x = xsum / length
+            elif record >= 0:
+                x = xs
+            mon.passes += 2 * length / n
+        it += 1
+    return mon.result(x, it, step=step, m=m, compiled=lt is not None)
+
+
+@register("svrg", needs=("term_grad",), constraints=("none", "simplex", "box"))
+def svrg(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
+         step: float | None = None, m: int | None = None, snapshot: str = "last", order: str = "random", seed=0,
+         off_clock: bool = False):
+    """SVRG / prox-SVRG (seed 001 Alg 2.3): ``step = 1/eta`` defaults to ``1/(4 L_max)``, ``m = n``.
+
+    ``max_iter`` counts snapshots (outer iterations); stops on the gradient-mapping norm at the
+    snapshot.
+    """
+    return _run(problem, x0, method="svrg", step=step, m=m, snapshot=snapshot, tol=tol, max_iter=max_iter,
+                callback=callback, progress=progress, order=order, seed=seed, s2gd=False, off_clock=off_clock)
+
+
+@register("s2gd", needs=("term_grad",), constraints=("none", "simplex", "box"))
+def s2gd(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
+         step: float | None = None, m: int | None = None, order: str = "random", seed=0, off_clock: bool = False):
+    """S2GD: SVRG with a random inner-loop length ``P(t) ~ (1 - mu step)^(m - t)`` (seed 001 L589-603)."""
+    return _run(problem, x0, method="s2gd", step=step, m=m, snapshot="last", tol=tol, max_iter=max_iter,
+                callback=callback, progress=progress, order=order, seed=seed, s2gd=True, off_clock=off_clock)
