@@ -1,0 +1,81 @@
+"""Tables of competitions (SQLAlchemy 2, on the service's :class:`app.db.Base`).
+
+Hidden data (the labels, the server's split seed, private scores) live in columns that only
+:mod:`app.competitions.service` reads; the views in :mod:`app.competitions.schemas` decide what a
+caller may see. Arrays are stored as ``.npy`` bytes in the competition's own tables (not in the
+shared ``blobs`` table, so no generic array route can ever serve them).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, LargeBinary, String, Text
+from sqlalchemy.orm import Mapped, deferred, mapped_column
+
+from app.db import Base
+from app.models import utcnow
+
+
+class Competition(Base):
+    __tablename__ = "competitions"
+    __table_args__ = (Index("ix_competitions_created", "created_at", "id"),)
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    title: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    n_classes: Mapped[int] = mapped_column(Integer)
+    n_items: Mapped[int] = mapped_column(Integer)
+    public_fraction: Mapped[float] = mapped_column(Float, default=0.5)
+    split_seed: Mapped[int] = mapped_column(Integer)  # hidden: it fixes which items are public
+    daily_cap: Mapped[int] = mapped_column(Integer, default=5)
+    n_select: Mapped[int] = mapped_column(Integer, default=2)
+    deadline: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    owner_key_id: Mapped[str] = mapped_column(String(40))
+    item_ids: Mapped[bytes] = deferred(mapped_column(LargeBinary))  # .npy int64, public
+    labels: Mapped[bytes] = deferred(mapped_column(LargeBinary))  # .npy int16, HIDDEN
+    extra: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # public data links, demo notes
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Participant(Base):
+    __tablename__ = "competition_participants"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    competition_id: Mapped[str] = mapped_column(String(40), ForeignKey("competitions.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(100))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True, index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Submission(Base):
+    __tablename__ = "competition_submissions"
+    __table_args__ = (Index("ix_submissions_comp_part", "competition_id", "participant_id", "created_at"),)
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    competition_id: Mapped[str] = mapped_column(String(40), ForeignKey("competitions.id", ondelete="CASCADE"), index=True)
+    participant_id: Mapped[str] = mapped_column(String(40), ForeignKey("competition_participants.id", ondelete="CASCADE"))
+    description: Mapped[str] = mapped_column(String(500), default="")
+    filename: Mapped[str] = mapped_column(String(200), default="")
+    public_perplexity: Mapped[float] = mapped_column(Float)
+    public_log_loss: Mapped[float] = mapped_column(Float)
+    private_perplexity: Mapped[float] = mapped_column(Float)  # HIDDEN until the deadline
+    private_log_loss: Mapped[float] = mapped_column(Float)  # HIDDEN until the deadline
+    selected: Mapped[bool] = mapped_column(Boolean, default=False)
+    warnings: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    data: Mapped[bytes] = deferred(mapped_column(LargeBinary))  # .npy float32 (n_items, K), normalised
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class AggregationRun(Base):
+    """One run of 'fit every pool on the submissions'; its result holds Table 2.3 and the credit."""
+
+    __tablename__ = "competition_aggregations"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    competition_id: Mapped[str] = mapped_column(String(40), ForeignKey("competitions.id", ondelete="CASCADE"), index=True)
+    job_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    state: Mapped[str] = mapped_column(String(20), default="queued")  # queued | running | succeeded | failed | cancelled
+    params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    submission_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # contains private scores: HIDDEN
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

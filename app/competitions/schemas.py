@@ -1,0 +1,143 @@
+"""Request bodies and the views of competitions: the one place that decides what a caller sees.
+
+Rules (the leak-proof design):
+
+* hidden labels and the split seed are never in any view;
+* private scores appear only when the competition is closed (deadline passed) or the caller is the
+  organiser (who owns the labels and needs Table 2.3 in the aggregation lab);
+* a participant sees only their own submissions; other people appear only as leaderboard rows
+  (name, best public score, number of entries, time of the last one);
+* aggregation results (whose rows and credit hold private scores) follow the same rule as private
+  scores; before the deadline others see only the public columns of the aggregate rows.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.schemas import ArrayIn
+
+from .models import AggregationRun, Competition, Submission
+from .service import aware
+
+
+class CompetitionCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: str = Field(..., min_length=1, max_length=200)
+    description: str = Field("", max_length=5000)
+    n_classes: int = Field(..., ge=2, le=1000, description="K, the number of classes")
+    labels: ArrayIn = Field(..., description="hidden labels of the test items (integers in 0..K-1); never shown")
+    item_ids: ArrayIn | None = Field(None, description="integer ids of the test items (default 0..n-1)")
+    public_fraction: float = Field(0.5, gt=0.0, lt=1.0, description="share of items scored publicly; the split is drawn by the server")
+    daily_cap: int = Field(5, ge=1, le=1000, description="submissions per participant per UTC day")
+    n_select: int = Field(2, ge=1, le=100, description="submissions a participant may select for the final ranking")
+    deadline: datetime = Field(..., description="ISO 8601; naive times are UTC")
+
+
+class JoinRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(..., min_length=1, max_length=100)
+
+
+class SelectRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    selected: bool
+
+
+class AggregationCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    etas: list[float] | None = Field(None, min_length=1, max_length=20, description="η = 1/γ of the Rényi sweep (each ≥ 1)")
+    methods: list[Literal["topk", "power_bma", "linear", "log", "renyi", "market"]] | None = None
+
+
+def iso(dt: datetime | None) -> str | None:
+    dt = aware(dt)
+    return dt.isoformat() if dt is not None else None
+
+
+def competition_view(comp: Competition, *, closed: bool, role: str, n_participants: int, n_submissions: int) -> dict[str, Any]:
+    return {
+        "id": comp.id,
+        "title": comp.title,
+        "description": comp.description,
+        "n_classes": comp.n_classes,
+        "n_items": comp.n_items,
+        "n_public": int(round(comp.public_fraction * comp.n_items)),
+        "public_fraction": comp.public_fraction,
+        "daily_cap": comp.daily_cap,
+        "n_select": comp.n_select,
+        "deadline": iso(comp.deadline),
+        "closed": closed,
+        "role": role,
+        "n_participants": n_participants,
+        "n_submissions": n_submissions,
+        "extra": {k: v for k, v in (comp.extra or {}).items() if k in ("demo", "task", "files", "notes")},
+        "created_at": iso(comp.created_at),
+        "links": {"self": f"/v1/competitions/{comp.id}", "leaderboard": f"/v1/competitions/{comp.id}/leaderboard",
+                  "items": f"/v1/competitions/{comp.id}/items", "submissions": f"/v1/competitions/{comp.id}/submissions"},
+    }
+
+
+def submission_view(sub: Submission, *, reveal_private: bool, participant_name: str | None = None) -> dict[str, Any]:
+    d = {
+        "id": sub.id,
+        "participant_id": sub.participant_id,
+        "description": sub.description,
+        "filename": sub.filename,
+        "public_perplexity": sub.public_perplexity,
+        "public_log_loss": sub.public_log_loss,
+        "selected": bool(sub.selected),
+        "warnings": sub.warnings or [],
+        "created_at": iso(sub.created_at),
+    }
+    if participant_name is not None:
+        d["participant"] = participant_name
+    if reveal_private:
+        d["private_perplexity"] = sub.private_perplexity
+        d["private_log_loss"] = sub.private_log_loss
+    return d
+
+
+PUBLIC_ROW_KEYS = ("method", "label", "params", "public_perplexity", "error", "seconds")
+
+
+def aggregation_rows(run: AggregationRun | None, *, reveal_private: bool) -> list[dict[str, Any]]:
+    """The aggregate rows of a leaderboard (from the latest succeeded run)."""
+    if run is None or not run.result:
+        return []
+    out = []
+    for r in run.result.get("rows", []):
+        if r.get("error"):
+            continue
+        row = dict(r) if reveal_private else {k: r[k] for k in PUBLIC_ROW_KEYS if k in r}
+        if not reveal_private and r["method"] == "best_single":
+            row["params"] = {k: v for k, v in r["params"].items() if k in ("submission_id", "participant")}
+        out.append(row)
+    return out
+
+
+def aggregation_view(run: AggregationRun, *, reveal_private: bool, job_view: dict | None = None) -> dict[str, Any]:
+    d = {
+        "id": run.id,
+        "competition_id": run.competition_id,
+        "state": run.state,
+        "job_id": run.job_id,
+        "params": run.params,
+        "n_submissions": len(run.submission_ids or []),
+        "error": run.error,
+        "created_at": iso(run.created_at),
+        "finished_at": iso(run.finished_at),
+        "links": {"job": f"/v1/jobs/{run.job_id}" if run.job_id else None},
+        "private_revealed": reveal_private,
+    }
+    if job_view is not None:
+        d["progress"] = job_view.get("progress")
+        d["eta_seconds"] = job_view.get("eta_seconds")
+    if run.result and reveal_private:
+        d["result"] = run.result
+    elif run.result:
+        d["result"] = {"rows": aggregation_rows(run, reveal_private=False)}
+    return d

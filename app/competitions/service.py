@@ -1,0 +1,370 @@
+"""Operations on competitions, called by the routes, the demo and the job runner.
+
+Everything that touches hidden data (labels, the split seed, private scores) happens here; what a
+caller may *see* is decided by :mod:`app.competitions.schemas`. Errors are
+:class:`app.errors.ProblemError` (problem+json in the API), and their messages never quote hidden
+values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import numpy as np
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, undefer
+
+from aggregators.validation import PredictionError, as_labels
+from app.errors import ProblemError
+from app.models import new_id, utcnow
+
+from . import aggregation, leaderboard, scoring
+from .models import AggregationRun, Competition, Participant, Submission
+from .parsing import SubmissionRejected, parse_submission
+
+log = logging.getLogger("agora.competitions")
+
+JOB_KIND = "competition_aggregate"
+MAX_AGENTS = 100
+"""At most this many submissions (the best on the public part) enter an aggregation run."""
+MAX_ITEMS = 200_000
+MAX_CLASSES = 1000
+
+
+def aware(dt: datetime | None) -> datetime | None:
+    if dt is None:
+        return None
+    return dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _npy(arr: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, np.ascontiguousarray(arr), allow_pickle=False)
+    return buf.getvalue()
+
+
+def _load(b: bytes) -> np.ndarray:
+    return np.load(io.BytesIO(b), allow_pickle=False)
+
+
+# -- who is calling ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Caller:
+    """An API-key principal (``key_id``/``scopes``; None when anonymous) and/or a participant."""
+
+    key_id: str | None = None
+    scopes: frozenset[str] = frozenset()
+    participant: Participant | None = None
+
+    def allows(self, scope: str) -> bool:
+        return scope in self.scopes or "admin" in self.scopes
+
+    def is_organiser(self, comp: Competition) -> bool:
+        return self.participant is None and self.key_id is not None and (
+            self.key_id == comp.owner_key_id or "admin" in self.scopes
+        )
+
+    def participant_of(self, comp: Competition) -> Participant | None:
+        p = self.participant
+        return p if p is not None and p.competition_id == comp.id else None
+
+
+def participant_by_token(session: Session, token: str) -> Participant | None:
+    if not token.startswith("agp_"):
+        return None
+    return session.scalars(select(Participant).where(Participant.token_hash == hash_token(token))).first()
+
+
+# -- competitions ----------------------------------------------------------------------------------
+def is_closed(comp: Competition, now: datetime | None = None) -> bool:
+    """True once the deadline has passed: private scores become visible, uploads stop."""
+    return (now or utcnow()) >= aware(comp.deadline)
+
+
+def create_competition(
+    session: Session,
+    *,
+    owner_key_id: str,
+    title: str,
+    n_classes: int,
+    labels: Any,
+    item_ids: Any | None = None,
+    public_fraction: float = 0.5,
+    daily_cap: int = 5,
+    n_select: int = 2,
+    deadline: datetime,
+    description: str = "",
+    extra: dict | None = None,
+    split_seed: int | None = None,
+) -> Competition:
+    """Store a competition. The split seed is drawn by the server (never returned)."""
+    if not isinstance(n_classes, int) or not 2 <= n_classes <= MAX_CLASSES:
+        raise ProblemError(422, f"n_classes must be an integer in 2..{MAX_CLASSES}", field="n_classes", reason="out of range")
+    try:
+        y_arr = np.asarray(labels)
+        y = as_labels(y_arr, int(y_arr.shape[0]) if y_arr.ndim == 1 else -1, n_classes, field="labels")
+    except PredictionError as exc:
+        # the message names the rule and the position, never echoes a label value
+        where = f" (first at position {exc.item})" if exc.item is not None else ""
+        reason = {"unknown_class": f"labels must be integers in 0..{n_classes - 1}"}.get(exc.code, exc.reason) + where
+        raise ProblemError(422, f"labels: {reason}", field="labels", reason=reason, code="bad-labels") from None
+    n = len(y)
+    if not 2 <= n <= MAX_ITEMS:
+        raise ProblemError(422, f"a competition needs 2..{MAX_ITEMS} test items; got {n}", field="labels", reason="wrong number of items")
+    if item_ids is None:
+        ids = np.arange(n, dtype=np.int64)
+    else:
+        try:
+            ids_f = np.asarray(item_ids, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ProblemError(422, "item_ids must be integers", field="item_ids", reason="not integers") from None
+        if ids_f.shape != (n,) or not np.isfinite(ids_f).all() or (ids_f != np.round(ids_f)).any():
+            raise ProblemError(422, f"item_ids must be {n} integers, one per label", field="item_ids", reason="wrong shape or not integers")
+        ids = ids_f.astype(np.int64)
+        if len(np.unique(ids)) != n:
+            raise ProblemError(422, "item_ids must be distinct", field="item_ids", reason="duplicates")
+    if not 0.0 < float(public_fraction) < 1.0:
+        raise ProblemError(422, "public_fraction must lie in (0, 1)", field="public_fraction", reason="out of range")
+    if daily_cap < 1 or n_select < 1:
+        raise ProblemError(422, "daily_cap and n_select must be at least 1", field="daily_cap" if daily_cap < 1 else "n_select", reason="must be >= 1")
+    comp = Competition(
+        id=new_id("cmp"), title=title.strip()[:200] or "untitled", description=description[:5000],
+        n_classes=n_classes, n_items=n, public_fraction=float(public_fraction),
+        split_seed=int(split_seed if split_seed is not None else secrets.randbelow(2**31 - 1)),
+        daily_cap=int(daily_cap), n_select=int(n_select), deadline=aware(deadline), owner_key_id=owner_key_id,
+        item_ids=_npy(ids), labels=_npy(y.astype(np.int16)), extra=extra or {}, created_at=utcnow(),
+    )
+    session.add(comp)
+    session.commit()
+    log.info("competition %s created (%d items, %d classes)", comp.id, n, n_classes)
+    return comp
+
+
+def get_competition(session: Session, comp_id: str) -> Competition:
+    comp = session.get(Competition, comp_id)
+    if comp is None:
+        raise ProblemError(404, f"no competition {comp_id!r}", field="competition_id", reason="not found")
+    return comp
+
+
+def list_competitions(session: Session) -> list[Competition]:
+    return list(session.scalars(select(Competition).order_by(Competition.created_at.desc(), Competition.id)))
+
+
+def item_ids(session: Session, comp: Competition) -> np.ndarray:
+    session.refresh(comp, attribute_names=["item_ids"])
+    return _load(comp.item_ids)
+
+
+def _hidden(session: Session, comp: Competition) -> tuple[np.ndarray, np.ndarray]:
+    """(labels, public mask): the hidden part, for scoring only."""
+    session.refresh(comp, attribute_names=["labels"])
+    y = _load(comp.labels).astype(np.int64)
+    return y, scoring.public_private_split(comp.n_items, comp.public_fraction, comp.split_seed)
+
+
+# -- participants ----------------------------------------------------------------------------------
+def join(session: Session, comp: Competition, name: str) -> tuple[Participant, str]:
+    """A new participant and its token (returned once, stored hashed)."""
+    name = (name or "").strip()
+    if not 1 <= len(name) <= 100:
+        raise ProblemError(422, "name must be 1..100 characters", field="name", reason="length")
+    if is_closed(comp):
+        raise ProblemError(409, "the competition is closed (deadline passed)", field="competition_id", reason="closed", code="closed")
+    taken = session.scalar(select(func.count()).select_from(Participant).where(Participant.competition_id == comp.id, Participant.name == name))
+    if taken:
+        raise ProblemError(409, f"the name {name!r} is taken in this competition", field="name", reason="taken", code="name-taken")
+    token = "agp_" + secrets.token_urlsafe(32)
+    p = Participant(id=new_id("cpa"), competition_id=comp.id, name=name, token_hash=hash_token(token), created_at=utcnow())
+    session.add(p)
+    session.commit()
+    return p, token
+
+
+def participants(session: Session, comp: Competition) -> dict[str, Participant]:
+    return {p.id: p for p in session.scalars(select(Participant).where(Participant.competition_id == comp.id))}
+
+
+# -- submissions -----------------------------------------------------------------------------------
+def submissions_today(session: Session, participant: Participant, now: datetime) -> int:
+    day = now.astimezone(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    return int(session.scalar(
+        select(func.count()).select_from(Submission).where(Submission.participant_id == participant.id, Submission.created_at >= day)
+    ) or 0)
+
+
+def submit(
+    session: Session,
+    comp: Competition,
+    participant: Participant,
+    data: bytes,
+    *,
+    kind: str = "log_probs",
+    description: str = "",
+    filename: str = "",
+    now: datetime | None = None,
+) -> Submission:
+    """Validate, score and store one submission. Nothing is stored when it is rejected.
+
+    Raises :class:`~app.competitions.parsing.SubmissionRejected` (with the validation report), or
+    ProblemError 409 after the deadline and 429 past the daily cap.
+    """
+    now = now or utcnow()
+    if participant.competition_id != comp.id:
+        raise ProblemError(403, "this participant token belongs to another competition", field="authorization", reason="wrong competition", code="forbidden")
+    if is_closed(comp, now):
+        raise ProblemError(409, "the deadline has passed; submissions are closed", field="competition_id", reason="closed", code="closed")
+    used = submissions_today(session, participant, now)
+    if used >= comp.daily_cap:
+        raise ProblemError(429, f"daily cap reached: {comp.daily_cap} submissions per UTC day", field="file", reason="daily cap reached", code="daily-cap")
+    parsed = parse_submission(data, item_ids(session, comp), comp.n_classes, kind=kind)
+    y, public = _hidden(session, comp)
+    lp = parsed.log_probs
+    sub = Submission(
+        id=new_id("sub"), competition_id=comp.id, participant_id=participant.id,
+        description=(description or "")[:500], filename=(filename or "")[:200],
+        public_perplexity=scoring.perplexity(lp[public], y[public]), public_log_loss=scoring.log_loss(lp[public], y[public]),
+        private_perplexity=scoring.perplexity(lp[~public], y[~public]), private_log_loss=scoring.log_loss(lp[~public], y[~public]),
+        selected=False, warnings=parsed.report.warnings, data=_npy(lp.astype(np.float32)), created_at=now,
+    )
+    session.add(sub)
+    session.commit()
+    log.info("submission %s accepted for competition %s", sub.id, comp.id)  # no scores in logs
+    sub._report = parsed.report  # type: ignore[attr-defined]
+    return sub
+
+
+def list_submissions(session: Session, comp: Competition, participant_id: str | None = None) -> list[Submission]:
+    q = select(Submission).where(Submission.competition_id == comp.id)
+    if participant_id is not None:
+        q = q.where(Submission.participant_id == participant_id)
+    return list(session.scalars(q.order_by(Submission.created_at.desc(), Submission.id)))
+
+
+def set_selected(session: Session, comp: Competition, participant: Participant, sub_id: str, selected: bool) -> Submission:
+    sub = session.get(Submission, sub_id)
+    # someone else's submission is reported exactly like a missing one
+    if sub is None or sub.competition_id != comp.id or sub.participant_id != participant.id:
+        raise ProblemError(404, f"no submission {sub_id!r} of yours", field="submission_id", reason="not found")
+    if is_closed(comp):
+        raise ProblemError(409, "the deadline has passed; the selection is final", field="selected", reason="closed", code="closed")
+    if selected and not sub.selected:
+        n = sum(1 for s in list_submissions(session, comp, participant.id) if s.selected)
+        if n >= comp.n_select:
+            raise ProblemError(409, f"at most {comp.n_select} submissions may be selected; unselect one first", field="selected", reason="too many selected", code="too-many-selected")
+    sub.selected = bool(selected)
+    session.commit()
+    return sub
+
+
+def leaderboard_rows(session: Session, comp: Competition, *, private: bool) -> list[dict]:
+    people = participants(session, comp)
+    recs = [
+        dict(participant_id=s.participant_id, participant=people[s.participant_id].name, submission_id=s.id,
+             created_at=aware(s.created_at), public_perplexity=s.public_perplexity,
+             private_perplexity=s.private_perplexity, selected=s.selected)
+        for s in list_submissions(session, comp)
+    ]
+    return leaderboard.leaderboard(recs, private=private, n_select=comp.n_select)
+
+
+# -- aggregation -----------------------------------------------------------------------------------
+def latest_aggregation(session: Session, comp: Competition, *, succeeded: bool = False) -> AggregationRun | None:
+    q = select(AggregationRun).where(AggregationRun.competition_id == comp.id)
+    if succeeded:
+        q = q.where(AggregationRun.state == "succeeded")
+    return session.scalars(q.order_by(AggregationRun.created_at.desc(), AggregationRun.id.desc())).first()
+
+
+def get_aggregation(session: Session, comp: Competition, agg_id: str) -> AggregationRun:
+    run = session.get(AggregationRun, agg_id)
+    if run is None or run.competition_id != comp.id:
+        raise ProblemError(404, f"no aggregation {agg_id!r} in this competition", field="aggregation_id", reason="not found")
+    return run
+
+
+def new_aggregation(session: Session, comp: Competition, params: dict | None = None) -> AggregationRun:
+    run = AggregationRun(id=new_id("agg"), competition_id=comp.id, state="queued", params=params or {}, submission_ids=[], created_at=utcnow())
+    session.add(run)
+    session.commit()
+    return run
+
+
+def run_aggregation(db, agg_id: str, progress=None) -> dict:
+    """Fit every pool on the competition's submissions and store Table 2.3 and the credit.
+
+    ``db`` is an :class:`app.db.Database`. The returned dict (the job result) holds only ids: the
+    private scores stay in the run's row, served by the routes to whoever may see them.
+    """
+    with db.sessions() as s:
+        run = s.get(AggregationRun, agg_id)
+        comp = s.get(Competition, run.competition_id)
+        run.state = "running"
+        s.commit()
+        y, public = _hidden(s, comp)
+        people = participants(s, comp)
+        subs = [x for x in list_submissions(s, comp) if x.public_perplexity < comp.n_classes]
+        subs.sort(key=lambda x: (x.public_perplexity, aware(x.created_at)))
+        subs = subs[:MAX_AGENTS]
+        if len(subs) < 2:
+            raise ProblemError(422, "aggregation needs at least 2 submissions better than a uniform prediction", field="submissions", reason="too few", code="too-few-submissions")
+        s.execute(select(Submission).where(Submission.id.in_([x.id for x in subs])).options(undefer(Submission.data))).all()
+        lp = np.stack([_load(x.data).astype(np.float64) for x in subs], axis=1)  # (n_items, A, K)
+        meta = [dict(submission_id=x.id, participant=people[x.participant_id].name, participant_id=x.participant_id,
+                     description=x.description) for x in subs]
+        params = dict(run.params or {})
+        seed, comp_id = comp.split_seed, comp.id
+    etas = params.get("etas") or aggregation.DEFAULT_ETAS
+    result = aggregation.aggregate_submissions(
+        lp[public], y[public], lp[~public], y[~public], seed=seed, etas=etas,
+        methods=params.get("methods") or aggregation.METHODS, progress=progress,
+    )
+    for c in result["credit"]:
+        c.update(meta[c["index"]])
+    for row in result["rows"]:
+        if row["method"] == "best_single":
+            row["params"].update(meta[row["params"]["submission_index"]])
+    with db.sessions() as s:
+        run = s.get(AggregationRun, agg_id)
+        run.state, run.result, run.finished_at = "succeeded", result, utcnow()
+        run.submission_ids = [m["submission_id"] for m in meta]
+        s.commit()
+    return {"aggregation_id": agg_id, "competition_id": comp_id}
+
+
+def _register_job() -> None:
+    from app import jobs
+
+    @jobs.handler(JOB_KIND)
+    def _handle(ctx):  # noqa: ANN001
+        return run_aggregation(ctx.db, ctx.spec["aggregation_id"], ctx.progress)
+
+    @jobs.on_end(JOB_KIND)
+    def _ended(db, jid, spec, state, error):  # noqa: ANN001
+        with db.sessions() as s:
+            run = s.get(AggregationRun, spec["aggregation_id"])
+            if run is not None:
+                run.state, run.error, run.finished_at = state, error, utcnow()
+                s.commit()
+
+
+_register_job()
+
+
+def start_aggregation(session: Session, comp: Competition, runner, params: dict | None = None):
+    """Queue an aggregation run as a background job; returns ``(run, job)``."""
+    run = new_aggregation(session, comp, params)
+    job = runner.submit(session, JOB_KIND, {"aggregation_id": run.id}, {}, resource_type="competition", resource_id=comp.id)
+    run.job_id = job.id
+    session.commit()
+    return run, job

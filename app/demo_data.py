@@ -1,0 +1,238 @@
+"""The demo competition's data: Algorithm 2.3 of seed 000 on scikit-image's bundled images.
+
+The task: predict the 6-bit grey level (64 classes) of a pixel from the patch above and to its
+left. The seed used 35 x 30 patches of van Hateren images; here the patch is 9 pixels wide and 5
+tall (4 full rows above the pixel, and the 4 pixels to its left on its own row), cut from the
+natural images that ship inside the scikit-image wheel (so the demo works offline), converted to
+grey and quantised to 64 levels.
+
+The field of agents is deliberately diverse: different model families (linear predictors with a
+discretised Laplace or Gaussian residual, the median edge detector of LOCO-I, context histograms,
+nearest neighbours, a global histogram), different features (left pixel only, above only, the four
+causal neighbours, the whole patch), different training subsets (random fractions, single images,
+dark images only) and some biased ones (over- or under-confident, shifted by a grey level). All
+are fast closed-form fits, so the whole field is built in a few seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import logsumexp
+
+K = 64
+PATCH_W, PATCH_ROWS = 9, 4  # 4 rows above (9 wide, centred) + 4 pixels to the left
+MARGIN = 6
+IMAGES = ("camera", "astronaut", "coffee", "chelsea", "rocket", "coins", "moon", "clock", "brick",
+          "grass", "gravel", "cat")
+
+
+def load_images() -> list[np.ndarray]:
+    """The bundled images as 6-bit grey levels (uint8 in 0..63); those that fail to load are skipped."""
+    import skimage.data
+    from skimage.color import rgb2gray, rgba2rgb
+
+    out = []
+    for name in IMAGES:
+        try:
+            im = getattr(skimage.data, name)()
+        except Exception:  # noqa: BLE001 - an image missing from this wheel is simply skipped
+            continue
+        im = np.asarray(im)
+        if im.ndim == 3:
+            if im.shape[2] == 4:
+                im = rgba2rgb(im)
+            g = rgb2gray(im)
+        else:
+            g = im.astype(np.float64) / (255.0 if im.dtype == np.uint8 else max(1.0, im.max()))
+        out.append(np.clip((g * K).astype(np.int64), 0, K - 1).astype(np.uint8))
+    return out
+
+
+@dataclass
+class PixelData:
+    x: np.ndarray  # (n, 40) causal patch, raster order
+    y: np.ndarray  # (n,) grey level of the pixel
+    img: np.ndarray  # (n,) image number
+
+    def __len__(self) -> int:
+        return len(self.y)
+
+
+def sample_pixels(images: list[np.ndarray], n: int, rng: np.random.Generator) -> PixelData:
+    """Algorithm 2.3: random image, random pixel away from the edge, the patch before it."""
+    half = PATCH_W // 2
+    xs, ys, ims = [], [], []
+    which = rng.integers(0, len(images), n)
+    for j, im in enumerate(images):
+        m = int((which == j).sum())
+        if m == 0:
+            continue
+        h, w = im.shape
+        r = rng.integers(MARGIN, h - MARGIN, m)
+        c = rng.integers(MARGIN, w - MARGIN, m)
+        above = [im[r - dr, c + dc] for dr in range(PATCH_ROWS, 0, -1) for dc in range(-half, half + 1)]
+        left = [im[r, c - dc] for dc in range(half, 0, -1)]
+        xs.append(np.stack(above + left, axis=1))
+        ys.append(im[r, c])
+        ims.append(np.full(m, j))
+    x = np.concatenate(xs).astype(np.float64)
+    perm = rng.permutation(len(x))
+    return PixelData(x[perm], np.concatenate(ys).astype(np.int64)[perm], np.concatenate(ims)[perm])
+
+
+# named causal neighbours (column indices into the patch)
+_half = PATCH_W // 2
+W_ = PATCH_ROWS * PATCH_W + _half - 1          # left
+N_ = (PATCH_ROWS - 1) * PATCH_W + _half         # above
+NW_ = N_ - 1
+NE_ = N_ + 1
+WW_ = W_ - 1
+NN_ = N_ - PATCH_W
+FEATURES = {
+    "left": [W_],
+    "above": [N_],
+    "four": [W_, N_, NW_, NE_],
+    "six": [W_, N_, NW_, NE_, WW_, NN_],
+    "patch": list(range(PATCH_ROWS * PATCH_W + _half)),
+}
+LEVELS = np.arange(K, dtype=np.float64)
+
+
+def _norm(s: np.ndarray) -> np.ndarray:
+    return s - logsumexp(s, axis=1, keepdims=True)
+
+
+def _activity(x: np.ndarray) -> np.ndarray:
+    """Local gradient magnitude from the causal neighbours (the context of LOCO-I)."""
+    return (np.abs(x[:, W_] - x[:, NW_]) + np.abs(x[:, N_] - x[:, NW_]) + np.abs(x[:, N_] - x[:, NE_])) / 3.0
+
+
+def _scale_model(train_x, resid, kind):
+    """Fit ``scale = a + b * activity`` to the absolute (Laplace) or squared (Gaussian) residual."""
+    act = _activity(train_x)
+    target = np.abs(resid) if kind == "laplace" else resid ** 2
+    A = np.column_stack([np.ones_like(act), act])
+    coef, *_ = np.linalg.lstsq(A, target, rcond=None)
+    return coef
+
+
+def _residual_logp(mu, scale, kind):
+    d = LEVELS[None, :] - mu[:, None]
+    if kind == "laplace":
+        return _norm(-np.abs(d) / scale[:, None] - np.log(scale)[:, None])
+    return _norm(-0.5 * d ** 2 / scale[:, None] ** 2)
+
+
+def linear_agent(tr: PixelData, te: PixelData, feats, kind="laplace", temp=1.0, shift=0.0, adaptive=True):
+    """Least-squares predictor of the grey level + discretised Laplace/Gaussian residual."""
+    A = np.column_stack([tr.x[:, feats], np.ones(len(tr))])
+    coef, *_ = np.linalg.lstsq(A, tr.y.astype(float), rcond=None)
+    mu_tr = A @ coef
+    resid = tr.y - mu_tr
+    mu = np.column_stack([te.x[:, feats], np.ones(len(te))]) @ coef + shift
+    if adaptive:
+        c = _scale_model(tr.x, resid, kind)
+        s = c[0] + c[1] * _activity(te.x)
+        s = np.sqrt(np.maximum(s, 0.09)) if kind == "gauss" else np.maximum(s, 0.3)
+    else:
+        s = np.full(len(te), max(np.abs(resid).mean() if kind == "laplace" else resid.std(), 0.3))
+    return _residual_logp(mu, s * temp, kind)
+
+
+def med_agent(tr: PixelData, te: PixelData, temp=1.0):
+    """Median edge detector (LOCO-I / JPEG-LS) + Laplace residual whose scale depends on activity."""
+    def med(x):
+        a, b, c = x[:, W_], x[:, N_], x[:, NW_]
+        return np.where(c >= np.maximum(a, b), np.minimum(a, b), np.where(c <= np.minimum(a, b), np.maximum(a, b), a + b - c))
+    resid = tr.y - med(tr.x)
+    c = _scale_model(tr.x, resid, "laplace")
+    s = np.maximum(c[0] + c[1] * _activity(te.x), 0.3)
+    return _residual_logp(med(te.x), s * temp, "laplace")
+
+
+def histogram_agent(tr: PixelData, te: PixelData, feats, bins=64, alpha=0.5):
+    """Counts of the grey level in each context (the quantised features), add-alpha smoothed."""
+    q = lambda x: np.minimum((x[:, feats] * bins / K).astype(np.int64), bins - 1)  # noqa: E731
+    mult = bins ** np.arange(len(feats))
+    ctx_tr, ctx_te = q(tr.x) @ mult, q(te.x) @ mult
+    n_ctx = bins ** len(feats)
+    counts = np.zeros((n_ctx, K))
+    np.add.at(counts, (ctx_tr, tr.y), 1.0)
+    prior = np.bincount(tr.y, minlength=K) + 1.0
+    prior /= prior.sum()
+    tab = counts + alpha * K * prior[None, :]
+    return _norm(np.log(tab[ctx_te]))
+
+
+def knn_agent(tr: PixelData, te: PixelData, feats, k=40, bandwidth=1.0):
+    """Histogram of the k nearest training patches' grey levels, smoothed by a Gaussian kernel."""
+    from sklearn.neighbors import KNeighborsRegressor
+
+    nn = KNeighborsRegressor(n_neighbors=k).fit(tr.x[:, feats], tr.y)
+    idx = nn.kneighbors(te.x[:, feats], return_distance=False)
+    ny = tr.y[idx]  # (n, k)
+    kern = np.exp(-0.5 * ((LEVELS[None, None, :] - ny[:, :, None]) / bandwidth) ** 2).sum(1)
+    p = kern / kern.sum(1, keepdims=True)
+    return np.log(0.98 * p + 0.02 / K)
+
+
+def marginal_agent(tr: PixelData, te: PixelData):
+    p = np.bincount(tr.y, minlength=K) + 1.0
+    return np.tile(np.log(p / p.sum()), (len(te), 1))
+
+
+def _subset(tr: PixelData, mask) -> PixelData:
+    return PixelData(tr.x[mask], tr.y[mask], tr.img[mask])
+
+
+def build_agents(tr: PixelData, te: PixelData, seed: int = 0) -> list[tuple[str, str, np.ndarray]]:
+    """The demo field: ``(participant, description, unnormalised log-probs (n_test, 64))``."""
+    rng = np.random.default_rng(seed)
+    frac = lambda f: _subset(tr, rng.random(len(tr)) < f)  # noqa: E731
+    dark = _subset(tr, tr.y < 24)
+    one_img = lambda j: _subset(tr, tr.img == j)  # noqa: E731
+    n_img = int(tr.img.max()) + 1
+    A = []
+    add = lambda who, what, lp: A.append((who, what, lp))  # noqa: E731
+    add("ada", "linear, 4 neighbours, adaptive Laplace", linear_agent(tr, te, FEATURES["four"]))
+    add("ada", "linear, whole patch, adaptive Laplace", linear_agent(tr, te, FEATURES["patch"]))
+    add("ada", "linear, whole patch, adaptive Gaussian", linear_agent(tr, te, FEATURES["patch"], kind="gauss"))
+    add("bruno", "median edge detector + Laplace", med_agent(tr, te))
+    add("bruno", "median edge detector, overconfident", med_agent(tr, te, temp=0.6))
+    add("chen", "left pixel only, Laplace", linear_agent(tr, te, FEATURES["left"]))
+    add("chen", "above pixel only, Laplace", linear_agent(tr, te, FEATURES["above"]))
+    add("dara", "histogram given (left, above), 16 bins", histogram_agent(tr, te, [W_, N_], bins=16))
+    add("dara", "histogram given left pixel", histogram_agent(tr, te, [W_], bins=64))
+    add("dara", "histogram given (left, above, up-right), 8 bins", histogram_agent(frac(0.5), te, [W_, N_, NE_], bins=8))
+    add("eli", "40 nearest neighbours on 4 neighbours", knn_agent(frac(0.5), te, FEATURES["four"]))
+    add("eli", "15 nearest neighbours on 6 neighbours", knn_agent(frac(0.5), te, FEATURES["six"], k=15, bandwidth=1.5))
+    add("fatou", "linear on 6 neighbours, 10% of the data", linear_agent(frac(0.1), te, FEATURES["six"]))
+    add("fatou", "linear on 6 neighbours, fixed Gaussian", linear_agent(tr, te, FEATURES["six"], kind="gauss", adaptive=False))
+    add("gus", "trained on dark pixels only (biased)", linear_agent(dark, te, FEATURES["four"]))
+    add("gus", "trained on one image only (biased)", linear_agent(one_img(0), te, FEATURES["four"]))
+    add("hana", "linear, 4 neighbours, one level too bright (biased)", linear_agent(tr, te, FEATURES["four"], shift=1.0))
+    add("hana", "linear, 4 neighbours, underconfident", linear_agent(tr, te, FEATURES["four"], temp=2.0))
+    add("ivo", "global grey-level histogram", marginal_agent(tr, te))
+    add("ivo", "linear on the whole patch, images 2-5 only", linear_agent(_subset(tr, (tr.img >= 2) & (tr.img <= 5)), te, FEATURES["patch"]))
+    add("jun", "median edge detector, fixed scale", _residual_logp_med_fixed(tr, te))
+    add("jun", f"linear, 4 neighbours, image {n_img - 1} only (biased)", linear_agent(one_img(n_img - 1), te, FEATURES["four"]))
+    return A
+
+
+def _residual_logp_med_fixed(tr, te):
+    def med(x):
+        a, b, c = x[:, W_], x[:, N_], x[:, NW_]
+        return np.where(c >= np.maximum(a, b), np.minimum(a, b), np.where(c <= np.minimum(a, b), np.maximum(a, b), a + b - c))
+    b = max(np.abs(tr.y - med(tr.x)).mean(), 0.3)
+    return _residual_logp(med(te.x), np.full(len(te), b), "laplace")
+
+
+def make_demo_data(n_train: int = 30000, n_test: int = 4000, seed: int = 2026):
+    """Training pixels, test pixels and the agents' predictions on the test pixels."""
+    rng = np.random.default_rng(seed)
+    images = load_images()
+    tr = sample_pixels(images, n_train, rng)
+    te = sample_pixels(images, n_test, rng)
+    return tr, te, build_agents(tr, te, seed)

@@ -1,0 +1,287 @@
+"""/v1/competitions: competitions whose submissions are aggregated (seed 000, section 2.7.3).
+
+Authentication: organisers use an API key (``write`` scope to create a competition; the key that
+created it is its organiser; an ``admin`` key is organiser of every competition). Participants
+use the token returned once by ``POST /v1/competitions/{id}/participants`` (prefix ``agp_``), in
+the same ``Authorization: Bearer`` header. Reading a competition and its public leaderboard needs
+no key. What each caller sees is decided in :mod:`app.competitions.schemas`.
+"""
+
+from __future__ import annotations
+
+import io
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.responses import JSONResponse, PlainTextResponse
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from ..auth import presented_key, principal_of
+from ..competitions import schemas as views
+from ..competitions import service as svc
+from ..competitions.models import Participant, Submission
+from ..competitions.parsing import SubmissionRejected
+from ..db import get_session
+from ..errors import ProblemError, problem_response
+from ..jobs import job_view
+from ..models import JobRow
+from ..schemas import Problem
+from .common import array_in
+
+router = APIRouter(prefix="/v1/competitions", tags=["competitions"])
+P = {401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 409: {"model": Problem},
+     413: {"model": Problem}, 422: {"model": Problem}, 429: {"model": Problem}}
+MAX_UPLOAD_BYTES = 256 * 1024 * 1024
+
+
+def get_caller(request: Request, session: Session = Depends(get_session)) -> svc.Caller:
+    secret = presented_key(request)
+    if secret is not None and secret.startswith("agp_"):
+        p = svc.participant_by_token(session, secret)
+        if p is None:
+            raise ProblemError(401, "unknown participant token", field="authorization", reason="unknown participant token", code="bad-key", headers={"WWW-Authenticate": "Bearer"})
+        return svc.Caller(participant=p)
+    pr = principal_of(request)
+    return svc.Caller(key_id=pr.key_id, scopes=pr.scopes)
+
+
+def _role(caller: svc.Caller, comp) -> str:
+    if caller.is_organiser(comp):
+        return "organiser"
+    if caller.participant_of(comp) is not None:
+        return "participant"
+    return "visitor"
+
+
+def _reveal(caller: svc.Caller, comp) -> bool:
+    return svc.is_closed(comp) or caller.is_organiser(comp)
+
+
+def _counts(session: Session, comp) -> tuple[int, int]:
+    n_p = session.scalar(select(func.count()).select_from(Participant).where(Participant.competition_id == comp.id)) or 0
+    n_s = session.scalar(select(func.count()).select_from(Submission).where(Submission.competition_id == comp.id)) or 0
+    return int(n_p), int(n_s)
+
+
+def _view(session, comp, caller):
+    n_p, n_s = _counts(session, comp)
+    v = views.competition_view(comp, closed=svc.is_closed(comp), role=_role(caller, comp), n_participants=n_p, n_submissions=n_s)
+    me = caller.participant_of(comp)
+    if me is not None:
+        v["me"] = {"participant_id": me.id, "name": me.name}
+    return v
+
+
+@router.post("", status_code=201, responses=P, summary="Create a competition (organiser)")
+def create_competition(body: views.CompetitionCreate, request: Request, response: Response,
+                       session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)) -> Any:
+    """Test items with hidden labels, K classes, the public share (the split itself is drawn by
+    the server and never shown), a daily cap, a deadline and how many entries count at the end."""
+    if caller.participant is not None or not caller.allows("write") or caller.key_id is None:
+        raise ProblemError(401 if caller.key_id is None else 403, "creating a competition needs an API key with scope 'write'",
+                           field="authorization", reason="missing API key with scope 'write'", code="forbidden")
+    labels = array_in(request, session, body.labels, "labels")
+    ids = None if body.item_ids is None else array_in(request, session, body.item_ids, "item_ids")
+    comp = svc.create_competition(session, owner_key_id=caller.key_id, title=body.title, description=body.description,
+                                  n_classes=body.n_classes, labels=labels, item_ids=ids, public_fraction=body.public_fraction,
+                                  daily_cap=body.daily_cap, n_select=body.n_select, deadline=body.deadline)
+    response.headers["Location"] = f"/v1/competitions/{comp.id}"
+    return _view(session, comp, caller)
+
+
+@router.get("", responses=P, summary="List competitions")
+def list_competitions(session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)) -> Any:
+    return {"items": [_view(session, c, caller) for c in svc.list_competitions(session)]}
+
+
+@router.get("/{competition_id}", responses=P, summary="One competition (your role in it included)")
+def get_competition(competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)) -> Any:
+    return _view(session, svc.get_competition(session, competition_id), caller)
+
+
+@router.get("/{competition_id}/items", responses=P, summary="The test item ids to predict (CSV template or JSON)")
+def get_items(competition_id: str, format: str = Query("json", pattern="^(json|csv)$"), session: Session = Depends(get_session)) -> Any:
+    comp = svc.get_competition(session, competition_id)
+    ids = svc.item_ids(session, comp)
+    if format == "csv":
+        head = "id," + ",".join(f"c{k}" for k in range(comp.n_classes)) + "\n"
+        return PlainTextResponse(head + "\n".join(str(int(i)) for i in ids) + "\n", media_type="text/csv")
+    return {"n_classes": comp.n_classes, "item_ids": [int(i) for i in ids]}
+
+
+@router.post("/{competition_id}/participants", status_code=201, responses=P, summary="Join: get a participant token (shown once)")
+def join(competition_id: str, body: views.JoinRequest, session: Session = Depends(get_session)) -> Any:
+    comp = svc.get_competition(session, competition_id)
+    p, token = svc.join(session, comp, body.name)
+    return {"participant_id": p.id, "name": p.name, "competition_id": comp.id, "token": token,
+            "note": "keep this token: it is shown once and identifies you in this competition"}
+
+
+def _need_participant(caller: svc.Caller, comp) -> Participant:
+    p = caller.participant_of(comp)
+    if p is None:
+        if caller.participant is not None:
+            raise ProblemError(403, "this participant token belongs to another competition", field="authorization", reason="wrong competition", code="forbidden")
+        raise ProblemError(401, "this action needs your participant token (join the competition first)", field="authorization",
+                           reason="missing participant token", code="unauthenticated", headers={"WWW-Authenticate": "Bearer"})
+    return p
+
+
+def _need_organiser(caller: svc.Caller, comp) -> None:
+    if not caller.is_organiser(comp):
+        if caller.key_id is None and caller.participant is None:
+            raise ProblemError(401, "this action needs the organiser's API key", field="authorization", reason="missing API key", code="unauthenticated", headers={"WWW-Authenticate": "Bearer"})
+        raise ProblemError(403, "only the organiser of this competition may do this", field="authorization", reason="not the organiser", code="forbidden")
+
+
+@router.post("/{competition_id}/submissions", status_code=201, responses=P, summary="Upload a submission (participant)")
+async def submit(competition_id: str, request: Request, kind: str = Query("log_probs", pattern="^(log_probs|probs)$"),
+                 description: str = Query("", max_length=500), session: Session = Depends(get_session),
+                 caller: svc.Caller = Depends(get_caller)) -> Any:
+    """The body is the file itself (CSV, ``.npy`` or ``.npz``; see docs/competitions.md) or a
+    multipart form with a ``file`` field. Rejected uploads answer 422 with the validation report
+    and store nothing; the public score is returned at once, the private one stays hidden."""
+    comp = svc.get_competition(session, competition_id)
+    me = _need_participant(caller, comp)
+    ctype = request.headers.get("content-type", "")
+    filename = ""
+    if ctype.startswith("multipart/form-data"):
+        form = await request.form()
+        f = form.get("file")
+        if f is None or not hasattr(f, "read"):
+            raise ProblemError(422, "multipart upload needs a 'file' field", field="file", reason="missing")
+        data = await f.read()
+        filename = getattr(f, "filename", "") or ""
+        description = description or str(form.get("description") or "")
+        kind = str(form.get("kind") or kind)
+    else:
+        data = await request.body()
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise ProblemError(413, "submission file too large", field="file", reason="too large", code="too-large")
+    try:
+        sub = svc.submit(session, comp, me, data, kind=kind, description=description, filename=filename)
+    except SubmissionRejected as exc:
+        rep = exc.report.to_dict()
+        errors = [dict(e) for e in rep["errors"]]
+        body_errors = [{k: v for k, v in e.items()} for e in errors]
+        resp = problem_response(422, str(exc), code="submission-rejected", errors=body_errors, instance=request.url.path)
+        import json as _json
+
+        payload = _json.loads(resp.body)
+        payload["report"] = rep
+        return JSONResponse(payload, status_code=422, media_type="application/problem+json")
+    v = views.submission_view(sub, reveal_private=False)
+    v["report"] = sub._report.to_dict()  # type: ignore[attr-defined]
+    return JSONResponse(v, status_code=201, headers={"Location": f"/v1/competitions/{comp.id}/submissions/{sub.id}"})
+
+
+@router.get("/{competition_id}/submissions", responses=P, summary="Your submissions (participant) or all (organiser)")
+def list_submissions(competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)) -> Any:
+    comp = svc.get_competition(session, competition_id)
+    closed = svc.is_closed(comp)
+    if caller.is_organiser(comp):
+        people = svc.participants(session, comp)
+        subs = svc.list_submissions(session, comp)
+        return {"items": [views.submission_view(s, reveal_private=True, participant_name=people[s.participant_id].name) for s in subs]}
+    me = _need_participant(caller, comp)
+    subs = svc.list_submissions(session, comp, me.id)
+    return {"items": [views.submission_view(s, reveal_private=closed, participant_name=me.name) for s in subs]}
+
+
+@router.get("/{competition_id}/submissions/{submission_id}", responses=P, summary="One of your submissions")
+def get_submission(competition_id: str, submission_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)) -> Any:
+    comp = svc.get_competition(session, competition_id)
+    sub = session.get(Submission, submission_id)
+    org = caller.is_organiser(comp)
+    me = None if org else _need_participant(caller, comp)
+    if sub is None or sub.competition_id != comp.id or (me is not None and sub.participant_id != me.id):
+        raise ProblemError(404, f"no submission {submission_id!r} of yours", field="submission_id", reason="not found")
+    return views.submission_view(sub, reveal_private=org or svc.is_closed(comp))
+
+
+@router.post("/{competition_id}/submissions/{submission_id}/selection", responses=P, summary="Select (or unselect) a submission for the final ranking")
+def select_submission(competition_id: str, submission_id: str, body: views.SelectRequest, session: Session = Depends(get_session),
+                      caller: svc.Caller = Depends(get_caller)) -> Any:
+    comp = svc.get_competition(session, competition_id)
+    me = _need_participant(caller, comp)
+    sub = svc.set_selected(session, comp, me, submission_id, body.selected)
+    return views.submission_view(sub, reveal_private=svc.is_closed(comp))
+
+
+@router.get("/{competition_id}/leaderboard", responses=P, summary="Leaderboard (public; private after the deadline)")
+def get_leaderboard(competition_id: str, which: str = Query("auto", pattern="^(auto|public|private)$"),
+                    session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)) -> Any:
+    """``which=auto`` is the private leaderboard once the deadline has passed, the public one before.
+    The private leaderboard before the deadline is for the organiser only. Aggregate rows come from
+    the latest successful aggregation run."""
+    comp = svc.get_competition(session, competition_id)
+    closed = svc.is_closed(comp)
+    reveal = _reveal(caller, comp)
+    private = closed if which == "auto" else which == "private"
+    if private and not reveal:
+        raise ProblemError(403, "the private leaderboard is hidden until the deadline", field="which", reason="hidden until the deadline", code="hidden")
+    rows = svc.leaderboard_rows(session, comp, private=private)
+    run = svc.latest_aggregation(session, comp, succeeded=True)
+    return {"competition_id": comp.id, "which": "private" if private else "public", "closed": closed,
+            "private_revealed": reveal, "rows": rows,
+            "aggregates": views.aggregation_rows(run, reveal_private=reveal),
+            "aggregation_id": run.id if run else None}
+
+
+@router.post("/{competition_id}/aggregations", status_code=202, responses=P, summary="Fit every pool on the submissions (organiser; background job)")
+def start_aggregation(competition_id: str, request: Request, body: views.AggregationCreate | None = None,
+                      session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)) -> Any:
+    comp = svc.get_competition(session, competition_id)
+    _need_organiser(caller, comp)
+    params = {}
+    if body is not None:
+        if body.etas is not None:
+            if any(not (1.0 <= e <= 1e6) for e in body.etas):
+                raise ProblemError(422, "each eta (1/gamma) must lie in [1, 1e6]", field="etas", reason="out of range")
+            params["etas"] = body.etas
+        if body.methods is not None:
+            params["methods"] = list(dict.fromkeys(body.methods))
+    n_ok = session.scalar(select(func.count()).select_from(Submission).where(
+        Submission.competition_id == comp.id, Submission.public_perplexity < comp.n_classes)) or 0
+    if n_ok < 2:
+        raise ProblemError(409, "aggregation needs at least 2 submissions better than a uniform prediction", field="submissions", reason="too few", code="too-few-submissions")
+    run, job = svc.start_aggregation(session, comp, request.app.state.jobs, params)
+    v = views.aggregation_view(run, reveal_private=True)
+    return JSONResponse(v, status_code=202, headers={"Location": f"/v1/jobs/{job.id}"})
+
+
+def _job(session, run):
+    if not run.job_id:
+        return None
+    j = session.get(JobRow, run.job_id)
+    return None if j is None else {"progress": float(j.progress or 0.0), "eta_seconds": j.eta_seconds}
+
+
+@router.get("/{competition_id}/aggregations", responses=P, summary="Aggregation runs (organiser; everyone after the deadline)")
+def list_aggregations(competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)) -> Any:
+    comp = svc.get_competition(session, competition_id)
+    reveal = _reveal(caller, comp)
+    from ..competitions.models import AggregationRun
+
+    runs = session.scalars(select(AggregationRun).where(AggregationRun.competition_id == comp.id).order_by(AggregationRun.created_at.desc())).all()
+    out = []
+    for r in runs:
+        v = views.aggregation_view(r, reveal_private=reveal, job_view=_job(session, r))
+        v.pop("result", None)
+        out.append(v)
+    return {"items": out}
+
+
+@router.get("/{competition_id}/aggregations/{aggregation_id}", responses=P, summary="One aggregation run: Table 2.3, γ sweep, credit")
+def get_aggregation(competition_id: str, aggregation_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)) -> Any:
+    comp = svc.get_competition(session, competition_id)
+    if aggregation_id == "latest":
+        run = svc.latest_aggregation(session, comp)
+        if run is None:
+            raise ProblemError(404, "no aggregation run yet", field="aggregation_id", reason="not found")
+    else:
+        run = svc.get_aggregation(session, comp, aggregation_id)
+    return views.aggregation_view(run, reveal_private=_reveal(caller, comp), job_view=_job(session, run))
