@@ -1,0 +1,300 @@
+"""A typed Python client for the Agora REST service (httpx, synchronous).
+
+    from app.client import AgoraClient
+    with AgoraClient("http://127.0.0.1:8000", api_key="agora_...") as c:
+        agg = c.aggregate(log_probs, method="log")                 # (n_items, n_classes) ndarray
+        pool = c.create_pool("renyi", lp_val, y_val, gamma=[0.01, 0.1, 1.0])
+        out = c.predict(pool["id"], lp_test)
+
+Arrays go out as ``.npy`` (base64 inside JSON, or uploaded once with :meth:`upload_array` and
+referenced by id) and come back as NumPy arrays. Errors raise :class:`AgoraError` carrying the
+problem+json body. Creating calls send an ``Idempotency-Key`` (a fresh UUID unless given) and
+retry on connection errors and 5xx with the same key, so a retry never creates twice. Calls that
+may become background jobs wait for the job by default (``wait=True``).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import time
+import uuid
+from typing import Any, Callable, Iterator, Literal, TypedDict
+
+import httpx
+import numpy as np
+
+Kind = Literal["probs", "log_probs"]
+
+
+class AgoraError(Exception):
+    """An error answer from the service: ``status`` and the RFC 9457 ``problem`` body."""
+
+    def __init__(self, status: int, problem: dict[str, Any]) -> None:
+        self.status = status
+        self.problem = problem
+        self.errors: list[dict[str, Any]] = problem.get("errors") or []
+        super().__init__(f"{status}: {problem.get('detail', problem)}")
+
+
+class JobFailed(AgoraError):
+    """A background job ended ``failed`` or ``cancelled``."""
+
+
+class Job(TypedDict, total=False):
+    id: str
+    kind: str
+    state: str
+    progress: float
+    percent: float
+    eta_seconds: float | None
+    result: dict[str, Any] | None
+    error: dict[str, Any] | None
+
+
+def npy_b64(arr: Any) -> dict[str, str]:
+    buf = io.BytesIO()
+    np.save(buf, np.ascontiguousarray(np.asarray(arr)), allow_pickle=False)
+    return {"npy": base64.b64encode(buf.getvalue()).decode("ascii")}
+
+
+def _array_out(value: Any) -> np.ndarray:
+    if isinstance(value, dict) and "npy" in value:
+        return np.load(io.BytesIO(base64.b64decode(value["npy"])), allow_pickle=False)
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except TypeError:  # nulls stand for -inf log-probabilities
+        arr = np.asarray(value, dtype=object)
+        arr[np.equal(arr, None)] = -np.inf
+        return arr.astype(np.float64)
+
+
+def _array_in(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith("arr_"):
+        return {"array_id": value}
+    if isinstance(value, dict):
+        return value
+    return npy_b64(value)
+
+
+class AgoraClient:
+    """Synchronous client. ``api_key`` defaults to none (anonymous scopes only)."""
+
+    def __init__(self, base_url: str = "http://127.0.0.1:8000", *, api_key: str | None = None, timeout: float = 120.0,
+                 retries: int = 3, transport: httpx.BaseTransport | None = None) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout, transport=transport)
+        self.retries = retries
+
+    # -- plumbing ---------------------------------------------------------------------------------------
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> "AgoraClient":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _request(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None, content: bytes | None = None,
+                 headers: dict[str, str] | None = None, idempotent: bool = False) -> httpx.Response:
+        headers = dict(headers or {})
+        if method == "POST" and idempotent:
+            headers.setdefault("Idempotency-Key", str(uuid.uuid4()))
+        attempts = self.retries if (method in ("GET", "DELETE") or "Idempotency-Key" in headers) else 1
+        last: Exception | None = None
+        for i in range(max(1, attempts)):
+            try:
+                r = self._http.request(method, path, json=json, params=params, content=content, headers=headers)
+            except httpx.TransportError as exc:
+                last = exc
+                time.sleep(0.2 * 2**i)
+                continue
+            if (r.status_code >= 500 or r.status_code == 409 and "Idempotency-Key" in headers) and i + 1 < attempts:
+                time.sleep(0.2 * 2**i)
+                continue
+            if r.status_code >= 400:
+                try:
+                    body = r.json()
+                except ValueError:
+                    body = {"detail": r.text}
+                raise AgoraError(r.status_code, body)
+            return r
+        raise last if last is not None else RuntimeError("unreachable")
+
+    # -- service ----------------------------------------------------------------------------------------
+    def health(self) -> dict[str, Any]:
+        return self._request("GET", "/health").json()
+
+    def upload_array(self, arr: Any) -> str:
+        """Upload an array once (``.npy``); returns its id, usable wherever an array is expected."""
+        buf = io.BytesIO()
+        np.save(buf, np.ascontiguousarray(np.asarray(arr)), allow_pickle=False)
+        r = self._request("POST", "/v1/arrays", content=buf.getvalue(), headers={"Content-Type": "application/x-npy"}, idempotent=True)
+        return r.json()["id"]
+
+    def download_array(self, array_id: str) -> np.ndarray:
+        return np.load(io.BytesIO(self._request("GET", f"/v1/arrays/{array_id}/data").content), allow_pickle=False)
+
+    def aggregate(self, predictions: Any, *, method: str = "average", kind: Kind = "log_probs", output: Kind | None = None,
+                  info: bool = False, **params: Any) -> np.ndarray | tuple[np.ndarray, dict[str, Any]]:
+        """Stateless pooling; returns the ``(n_items, n_classes)`` aggregate (and ``info`` if asked)."""
+        params = {k: (np.asarray(v).tolist() if isinstance(v, np.ndarray) else v) for k, v in params.items()}
+        body = {"method": method, "kind": kind, "predictions": _array_in(predictions), "params": params, "format": "npy"}
+        if output:
+            body["output"] = output
+        d = self._request("POST", "/v1/aggregate", json=body).json()
+        agg = _array_out(d["aggregate"])
+        return (agg, d["info"]) if info else agg
+
+    # -- jobs -------------------------------------------------------------------------------------------
+    def get_job(self, job_id: str) -> Job:
+        return self._request("GET", f"/v1/jobs/{job_id}").json()
+
+    def cancel_job(self, job_id: str) -> Job:
+        return self._request("POST", f"/v1/jobs/{job_id}/cancel").json()
+
+    def wait_job(self, job_id: str, *, timeout: float = 3600.0, poll: float = 0.2, on_progress: Callable[[Job], None] | None = None) -> Job:
+        """Poll until the job ends; returns it (whatever its final state)."""
+        t0 = time.monotonic()
+        while True:
+            job = self.get_job(job_id)
+            if on_progress is not None:
+                on_progress(job)
+            if job["state"] in ("succeeded", "failed", "cancelled"):
+                return job
+            if time.monotonic() - t0 > timeout:
+                raise TimeoutError(f"job {job_id} still {job['state']} after {timeout} s")
+            time.sleep(poll)
+
+    def _finish(self, r: httpx.Response, wait: bool, fetch: Callable[[dict[str, Any]], Any]) -> Any:
+        d = r.json()
+        if r.status_code != 202:
+            return d
+        if not wait:
+            return d
+        job = self.wait_job(d["id"])
+        if job["state"] != "succeeded":
+            raise JobFailed(422 if job["state"] == "failed" else 409, {"detail": f"job {job['id']} {job['state']}", **(job.get("error") or {}), "job": job})
+        return fetch(job)
+
+    # -- pools ------------------------------------------------------------------------------------------
+    def create_pool(self, method: str, predictions: Any, labels: Any, *, kind: Kind = "log_probs", gamma: Any = None,
+                    solver: str | None = None, name: str = "", params: dict[str, Any] | None = None,
+                    background: bool | None = None, wait: bool = True, idempotency_key: str | None = None) -> dict[str, Any]:
+        """Fit a pool; returns the pool (waiting for its job if the server ran it in the background)."""
+        body: dict[str, Any] = {"method": method, "kind": kind, "name": name, "predictions": _array_in(predictions),
+                                "labels": _array_in(np.asarray(labels) if not isinstance(labels, str) else labels), "params": params or {}}
+        if gamma is not None:
+            body["gamma"] = np.asarray(gamma).tolist() if isinstance(gamma, np.ndarray) else gamma
+        if solver is not None:
+            body["solver"] = solver
+        if background is not None:
+            body["background"] = background
+        hdr = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+        r = self._request("POST", "/v1/pools", json=body, headers=hdr, idempotent=True)
+        return self._finish(r, wait, lambda job: self.get_pool(job["result"]["pool_id"]))
+
+    def get_pool(self, pool_id: str) -> dict[str, Any]:
+        return self._request("GET", f"/v1/pools/{pool_id}").json()
+
+    def list_pools(self, *, page_size: int = 100) -> Iterator[dict[str, Any]]:
+        """Every pool, newest first (follows the cursors)."""
+        cursor = None
+        while True:
+            params: dict[str, Any] = {"limit": page_size}
+            if cursor:
+                params["cursor"] = cursor
+            d = self._request("GET", "/v1/pools", params=params).json()
+            yield from d["items"]
+            cursor = d["next_cursor"]
+            if not cursor:
+                return
+
+    def predict(self, pool_id: str, predictions: Any, *, kind: Kind = "log_probs", output: Kind = "log_probs",
+                labels: Any = None) -> np.ndarray | tuple[np.ndarray, dict[str, Any]]:
+        """Pool new predictions with a stored pool; with ``labels`` also returns the metrics."""
+        body: dict[str, Any] = {"kind": kind, "predictions": _array_in(predictions), "output": output, "format": "npy"}
+        if labels is not None:
+            body["labels"] = _array_in(np.asarray(labels))
+        d = self._request("POST", f"/v1/pools/{pool_id}/predict", json=body).json()
+        agg = _array_out(d["aggregate"])
+        return (agg, d["metrics"]) if labels is not None else agg
+
+    def delete_pool(self, pool_id: str) -> None:
+        self._request("DELETE", f"/v1/pools/{pool_id}")
+
+    # -- markets ----------------------------------------------------------------------------------------
+    def equilibrium(self, predictions: Any, *, kind: Kind = "log_probs", utility: str | list[Any] = "isoelastic",
+                    eta: Any = None, wealth: Any = None, output: Kind = "log_probs") -> dict[str, Any]:
+        body: dict[str, Any] = {"kind": kind, "predictions": _array_in(predictions), "utility": utility, "output": output, "format": "npy"}
+        if eta is not None:
+            body["eta"] = np.asarray(eta).tolist()
+        if wealth is not None:
+            body["wealth"] = np.asarray(wealth).tolist()
+        d = self._request("POST", "/v1/markets/equilibrium", json=body).json()
+        d["prices"] = _array_out(d["prices"])
+        return d
+
+    def create_market(self, n_agents: int, n_classes: int, *, utility: str | list[Any] = "isoelastic", eta: Any = None,
+                      wealth: Any = None, name: str = "", idempotency_key: str | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"n_agents": n_agents, "n_classes": n_classes, "utility": utility, "name": name}
+        if eta is not None:
+            body["eta"] = np.asarray(eta).tolist()
+        if wealth is not None:
+            body["wealth"] = np.asarray(wealth).tolist()
+        hdr = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+        return self._request("POST", "/v1/markets", json=body, headers=hdr, idempotent=True).json()
+
+    def get_market(self, market_id: str) -> dict[str, Any]:
+        return self._request("GET", f"/v1/markets/{market_id}").json()
+
+    def train_market(self, market_id: str, predictions: Any, labels: Any, *, kind: Kind = "log_probs", mode: str = "online",
+                     epochs: int = 1, batch_size: int | None = None, background: bool | None = None, wait: bool = True,
+                     idempotency_key: str | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"kind": kind, "predictions": _array_in(predictions), "labels": _array_in(np.asarray(labels)),
+                                "mode": mode, "epochs": epochs}
+        if batch_size is not None:
+            body["batch_size"] = batch_size
+        if background is not None:
+            body["background"] = background
+        hdr = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+        r = self._request("POST", f"/v1/markets/{market_id}/train", json=body, headers=hdr, idempotent=True)
+        return self._finish(r, wait, lambda job: self.get_market(market_id))
+
+    def market_predict(self, market_id: str, predictions: Any, *, kind: Kind = "log_probs", output: Kind = "log_probs") -> np.ndarray:
+        body = {"kind": kind, "predictions": _array_in(predictions), "output": output, "format": "npy"}
+        return _array_out(self._request("POST", f"/v1/markets/{market_id}/predict", json=body).json()["prices"])
+
+    def wealth_history(self, market_id: str) -> np.ndarray:
+        d = self._request("GET", f"/v1/markets/{market_id}/wealth", params={"format": "npy"}).json()
+        return _array_out(d["history"])
+
+    def delete_market(self, market_id: str) -> None:
+        self._request("DELETE", f"/v1/markets/{market_id}")
+
+    # -- solve ------------------------------------------------------------------------------------------
+    def solvers(self) -> list[dict[str, Any]]:
+        return self._request("GET", "/v1/solvers").json()
+
+    def problems(self) -> list[dict[str, Any]]:
+        return self._request("GET", "/v1/solve/problems").json()
+
+    def solve(self, problem: str, data: dict[str, Any], *, method: str = "auto", x0: Any = None, tol: float | None = None,
+              max_iter: int | None = None, background: bool | None = None, wait: bool = True, **options: Any) -> dict[str, Any]:
+        """Run ``method`` on ``problem`` built from ``data``; returns the result with its trace."""
+        body: dict[str, Any] = {"problem": problem, "method": method, "options": options,
+                                "data": {k: (_array_in(v) if isinstance(v, np.ndarray) else v) for k, v in data.items()}}
+        if x0 is not None:
+            body["x0"] = np.asarray(x0, dtype=float).tolist()
+        if tol is not None:
+            body["tol"] = tol
+        if max_iter is not None:
+            body["max_iter"] = max_iter
+        if background is not None:
+            body["background"] = background
+        r = self._request("POST", "/v1/solve", json=body, idempotent=background is True)
+        out = self._finish(r, wait, lambda job: job["result"])
+        if isinstance(out, dict) and "x" in out:
+            out["x"] = np.asarray(out["x"], dtype=float)
+        return out
