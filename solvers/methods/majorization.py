@@ -399,44 +399,67 @@ def _sherman_morrison_direction(theta, Fb, scores, labels, w, lam):
     ``lam`` is not divided by ``t``.
     """
     m, K, d = Fb.shape
-    M = np.eye(d) / lam
-    grad = lam * theta.copy()
+    M = np.zeros((d, d))
+    for k in range(d):
+        M[k, k] = 1.0 / lam
+    grad = lam * theta
     phi = theta.copy()  # M grad
-    gbar = np.empty(d)
-    l = np.empty(d)
+    gbar = np.zeros(d)
+    l = np.zeros(d)
+    Ml = np.zeros(d)
     for i in range(m):
         c = w[i] / m
         logz = -np.inf
-        gbar[:] = 0.0
-        for j in range(K):
-            la = scores[i, j]
-            if la == -np.inf:
-                continue
-            for k in range(d):
-                l[k] = Fb[i, j, k] - gbar[k]
-            if logz == -np.inf:
-                b = 0.0
-                kappa = 1.0
-                logz = la
-            else:
-                b = _beta_scalar(la - logz)
-                new = max(logz, la) + np.log1p(np.exp(-abs(la - logz)))
-                kappa = np.exp(la - new)
-                logz = new
-            if b > 0.0:
-                Ml = M @ l
-                s = c * b
-                coef = s / (1.0 + s * (l @ Ml))
-                phi -= (coef * (Ml @ grad)) * Ml  # - U grad_old, U = coef Ml Ml^T (old M)
-                M -= coef * np.outer(Ml, Ml)
-            # delta = c kappa l ; phi += M_new delta ; grad += delta
-            phi += (c * kappa) * (M @ l)
-            for k in range(d):
-                grad[k] += c * kappa * l[k]
-                gbar[k] += kappa * l[k]
-        fy = Fb[i, labels[i]]
-        phi -= c * (M @ fy)
-        grad -= c * fy
+        for k in range(d):
+            gbar[k] = 0.0
+        for j in range(K + 1):
+            if j < K:
+                la = scores[i, j]
+                if la == -np.inf:
+                    continue
+                for k in range(d):
+                    l[k] = Fb[i, j, k] - gbar[k]
+                if logz == -np.inf:
+                    b = 0.0
+                    kappa = 1.0
+                    logz = la
+                else:
+                    b = _beta_scalar(la - logz)
+                    new = max(logz, la) + np.log1p(np.exp(-abs(la - logz)))
+                    kappa = np.exp(la - new)
+                    logz = new
+                if b > 0.0:
+                    # U = coef (M l)(M l)^T with the OLD M; phi <- phi - U grad_old; M <- M - U
+                    lMl = 0.0
+                    Mlg = 0.0
+                    for r in range(d):
+                        acc = 0.0
+                        for q in range(d):
+                            acc += M[r, q] * l[q]
+                        Ml[r] = acc
+                        lMl += l[r] * acc
+                        Mlg += acc * grad[r]
+                    s = c * b
+                    coef = s / (1.0 + s * lMl)
+                    for r in range(d):
+                        phi[r] -= coef * Mlg * Ml[r]
+                        cr = coef * Ml[r]
+                        for q in range(d):
+                            M[r, q] -= cr * Ml[q]
+                sc = c * kappa  # delta = c kappa l
+                for k in range(d):
+                    gbar[k] += kappa * l[k]
+            else:  # the observed outcome, once per item: delta = -c f_i(y_i)
+                sc = -c
+                for k in range(d):
+                    l[k] = Fb[i, labels[i], k]
+            # phi <- phi + M_new delta ; grad <- grad + delta
+            for r in range(d):
+                acc = 0.0
+                for q in range(d):
+                    acc += M[r, q] * l[q]
+                phi[r] += sc * acc
+                grad[r] += sc * l[r]
     return phi, grad, M
 
 
@@ -517,10 +540,9 @@ def stochastic_bound_majorization(
     clock.pause()
     trace.record(problem.value(x), 0.0, 0.0)
     clock.resume()
-    passes, epoch, it = 0.0, 0, 0
+    seen, epoch, it = 0, 0, 0  # items processed, epochs completed, iterations
     converged, message = False, "max_iter (epochs) reached"
     x_epoch = x.copy()
-    next_epoch_mark = 1.0
     stop = False
     while not stop:
         it += 1
@@ -549,7 +571,8 @@ def stochastic_bound_majorization(
                 x_new = v if constraint == "none" else simplex_metric_projection(H, v, x)
         step_norm = float(np.linalg.norm(x_new - x))
         x = x_new
-        passes += min(p, n) / n
+        seen += min(p, n)
+        passes = seen / n
         if not np.all(np.isfinite(x)):
             message = "non-finite iterate"
             break
@@ -560,9 +583,8 @@ def stochastic_bound_majorization(
         if full and step_norm <= tol:
             converged, message = True, f"step norm {step_norm:.3g} <= tol (full batch)"
             stop = True
-        if passes >= next_epoch_mark - 1e-12 or stop:
-            epoch += 1
-            next_epoch_mark = math.floor(passes + 1e-12) + 1.0
+        if seen // n > epoch or stop:
+            epoch = seen // n
             seconds = clock()
             clock.pause()
             trace.record(problem.value(x), passes, seconds, batch=min(p, n), eta=eta)
@@ -572,7 +594,7 @@ def stochastic_bound_majorization(
                 converged, message = True, "epoch change <= tol"
                 stop = True
             x_epoch = x.copy()
-            if passes >= max_iter:
+            if seen >= int(max_iter) * n:
                 stop = True
         if growth > 1.0 and p < n:
             pf = min(float(n), pf * growth)
