@@ -1,0 +1,101 @@
+"""Linear opinion pool with learnt weights (seed 000 Eq. 2.4).
+
+``P(y|n) = sum_i w_i P_i(y|n)``, ``w`` on the simplex, fitted by maximum likelihood on a labelled
+validation set. The fit is the mixture problem :class:`solvers.problems.mixture.MixtureLikelihood`
+(reduced to the ``(n_items, n_agents)`` matrix of the probabilities the agents gave to the true
+labels) solved through :func:`solvers.minimize`: ``solver="em"`` (default, SQUAREM-accelerated EM)
+or any applicable solver name (``"newton"``, ``"lbfgs"``, ``"auto"``...). By convexity EM and a
+simplex-constrained solver reach the same optimum.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.special import logsumexp
+
+from solvers import minimize
+from solvers.problems.mixture import MixtureLikelihood
+from solvers.progress import ProgressFn
+
+from .base import Pool
+from .validation import PredictionError, as_log_probs
+
+__all__ = ["linear_pool", "LinearPool", "check_weights"]
+
+
+def check_weights(weights: Any, n_agents: int, *, field: str = "weights") -> np.ndarray:
+    """Validate pool weights: finite, non-negative, one per agent, summing to one (within 1e-6)."""
+    try:
+        w = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise PredictionError(field, "must be a 1-D numeric array", code="bad_weights") from None
+    if w.shape != (n_agents,):
+        raise PredictionError(field, f"must have one weight per agent ({n_agents}); got shape {w.shape}",
+                              code="shape_mismatch")
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise PredictionError(field, "must be finite and non-negative", code="bad_weights")
+    if abs(w.sum() - 1.0) > 1e-6:
+        raise PredictionError(field, f"must sum to one (simplex); they sum to {w.sum():.9g}", code="bad_weights")
+    return w / w.sum()
+
+
+def linear_pool(log_probs: Any, weights: Any) -> np.ndarray:
+    """Eq. (2.4): ``log sum_i w_i P_i(y|n)``; returns normalised log-probabilities ``(n_items, n_classes)``.
+
+    ``log_probs``: ``(n_items, n_agents, n_classes)`` (validated and normalised on the way in);
+    zero probabilities (``-inf``) are legal.
+    """
+    lp = as_log_probs(log_probs, kind="log_probs").log_probs
+    w = check_weights(weights, lp.shape[1])
+    keep = w > 0
+    out = logsumexp(lp[:, keep, :], axis=1, b=w[keep][None, :, None])
+    if np.isneginf(out).all(axis=1).any():
+        i = int(np.flatnonzero(np.isneginf(out).all(axis=1))[0])
+        raise PredictionError("predictions", "every weighted agent gives probability 0 to every class", item=i)
+    return out - logsumexp(out, axis=1, keepdims=True)
+
+
+class LinearPool(Pool):
+    """Linear opinion pool with maximum-likelihood weights (Eq. 2.4).
+
+    Parameters
+    ----------
+    solver : ``"em"`` (default), ``"newton"``, ``"lbfgs"``, ``"auto"`` or any solver of
+        :func:`solvers.available` that applies to a simplex-constrained mixture.
+    tol : relative gap at which the solver stops (see ``docs/solvers-core.md``).
+    max_iter : passed to the solver when given.
+    solver_options : extra keyword arguments for the solver.
+
+    Attributes
+    ----------
+    weights_ : ``(n_agents,)`` on the simplex.  fit_result_ : :class:`solvers.SolveResult`.
+    n_iter_ : solver iterations.
+    """
+
+    needs_positive = False
+
+    def __init__(self, solver: str = "em", tol: float = 1e-10, max_iter: int | None = None,
+                 solver_options: dict | None = None) -> None:
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.solver_options = solver_options
+
+    def _fit(self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None) -> None:
+        try:
+            problem = MixtureLikelihood.from_log_probs(log_probs, y)
+        except ValueError as exc:
+            raise PredictionError("predictions", str(exc), code="zero_likelihood") from None
+        opts = dict(self.solver_options or {})
+        if self.max_iter is not None:
+            opts["max_iter"] = self.max_iter
+        res = minimize(problem, self.solver, tol=self.tol, progress=progress, **opts)
+        w = np.clip(np.asarray(res.x, dtype=np.float64), 0.0, None)
+        self.weights_ = w / w.sum()
+        self.fit_result_ = res
+        self.n_iter_ = res.n_iter
+
+    def _predict(self, log_probs: np.ndarray) -> np.ndarray:
+        return linear_pool(log_probs, self.weights_)

@@ -1,0 +1,106 @@
+"""EM for mixture weights on the simplex (the linear opinion pool, seed 000 Eq. 2.4).
+
+E-step: responsibilities ``r_ni = w_i Q_ni / (Qw)_n``; M-step: ``w_i <- mean_n r_ni``, i.e.
+``w_i <- w_i * mean_n Q_ni / (Qw)_n`` (one pass: ``Qw`` and ``Qᵀ(1/Qw)``). The likelihood never
+decreases, and the fixed points that keep every weight positive are the KKT points of Eq. (2.4);
+by convexity EM and a constrained solver reach the same optimum (the seed's claim, tested).
+
+``accelerate=True`` (the default) applies SQUAREM (Varadhan & Roland 2008, scheme S3): from two EM
+steps ``r = F(w) - w``, ``v = F(F(w)) - 2F(w) + w``, extrapolate ``w' = w - 2a r + a² v`` with
+``a = -||r|| / ||v||`` (capped at -1), project onto the simplex, take one EM step from there, and
+fall back to the plain double step if the objective got worse (so the iteration stays monotone).
+
+Stops when the Frank-Wolfe gap ``max_i mean_n Q_ni/(Qw)_n - 1`` (an upper bound on
+``f(w) - f*``) is ``<= tol * max(1, |f|)``. Needs a problem offering ``responsibilities`` and
+``mixture`` (:class:`solvers.problems.mixture.MixtureLikelihood`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..linesearch import gap_progress, rel_tol_scale, stop_requested
+from ..problem import start_point
+from ..progress import report
+from ..registry import register
+from ..result import Clock, SolveResult, Trace
+from ..simplex import project_simplex
+
+
+def _em_map(problem, w):
+    """One EM step; returns (new w, f(w), gap(w))."""
+    m = problem.mixture(w)
+    if np.any(m <= 0):
+        raise ValueError("EM reached a point where some item has zero mixture probability; start inside the simplex")
+    ratio = (problem.Q.T @ (1.0 / m)) / problem.n_terms
+    f = float(-np.mean(np.log(m)) + problem.offset)
+    w_new = w * ratio
+    w_new /= w_new.sum()
+    return w_new, f, float(ratio.max() - 1.0)
+
+
+@register("em", needs=("responsibilities", "mixture"), constraints=("simplex",))
+def em(
+    problem,
+    x0=None,
+    *,
+    tol: float = 1e-10,
+    max_iter: int = 100_000,
+    callback=None,
+    progress=None,
+    accelerate: bool = True,
+) -> SolveResult:
+    """EM for a mixture's weights (Eq. 2.4), optionally SQUAREM-accelerated; stops on the FW gap."""
+    clock = Clock()
+    w = start_point(problem, x0)
+    if np.any(w < 0) or not np.isclose(w.sum(), 1.0):
+        w = project_simplex(w)
+    if np.any(w <= 0):  # EM cannot revive a zero weight: start in the relative interior
+        w = 0.5 * w + 0.5 / w.size
+    trace = Trace()
+    passes = 0.0
+    w1, f, gap = _em_map(problem, w)
+    passes += 1
+    gap0 = gap
+    trace.record(f, passes, clock(), gap=gap)
+    converged, message, it = False, "maximum number of iterations reached", 0
+    for it in range(1, max_iter + 1):
+        target = tol * rel_tol_scale(f)
+        gap_progress(progress, gap0, gap, target)
+        if gap <= target:
+            converged, message, it = True, "gap below tolerance", it - 1
+            break
+        if not accelerate:
+            w = w1
+            w1, f, gap = _em_map(problem, w)
+            passes += 1
+        else:
+            w2, f1, _ = _em_map(problem, w1)
+            r = w1 - w
+            v = w2 - 2 * w1 + w
+            nv = float(np.linalg.norm(v))
+            a = -float(np.linalg.norm(r)) / nv if nv > 0 else -1.0
+            a = min(a, -1.0)
+            wx = project_simplex(w - 2 * a * r + a * a * v)
+            wx = np.maximum(wx, 1e-16 * wx.max())  # keep EM able to move every weight
+            wx /= wx.sum()
+            passes += 1
+            try:
+                w_try, f_try, gap_try = _em_map(problem, wx)
+                passes += 1
+            except ValueError:
+                f_try = np.inf
+            w3, f2, gap2 = _em_map(problem, w2)
+            passes += 1
+            if f_try <= f2:
+                w, w1, f, gap = wx, w_try, f_try, gap_try
+            else:
+                w, w1, f, gap = w2, w3, f2, gap2
+        trace.record(f, passes, clock(), gap=gap)
+        if stop_requested(callback, w):
+            message = "stopped by callback"
+            break
+    if converged:
+        report(progress, 1.0)
+    # weights that EM drives towards zero only geometrically: report them exactly as they are
+    return SolveResult(w, f, it, passes, converged, message, "em", clock(), trace, {"gap": gap})

@@ -1,0 +1,232 @@
+"""Newton's method with backtracking (seed 003 §6.2), unconstrained or on the simplex.
+
+Unconstrained: damped Newton, ``d = -(H + δI)^{-1} g`` (Cholesky; δ grows only when H is not
+positive definite), Armijo backtracking; stop when half the squared Newton decrement
+``λ²/2 = -<g, d>/2`` (the estimate of ``f(x) - f*``) is ``<= tol * max(1, |f|)``.
+
+Simplex (projected / SQP Newton): the step solves the quadratic model in the Hessian metric on the
+simplex, ``z = argmin_{z in Δ} <g, z - x> + ½ (z - x)ᵀ H (z - x)`` (active-set QP,
+:func:`solvers.simplex.solve_simplex_qp`), then backtracks along ``d = z - x`` (feasible for
+``t in [0, 1]``). Coordinates the QP puts on the boundary are exactly zero. Stop when the smaller
+of the Frank-Wolfe gap ``<g, x> - min_i g_i`` (a certified upper bound on ``f(x) - f*``) and the
+decrease predicted by the quadratic model ``-(<g, d> + ½ dᵀHd)`` (the simplex analogue of ``λ²/2``,
+which estimates ``f(x) - f*`` to second order near the optimum) is ``<= tol * max(1, |f|)``.
+
+Working set (simplex problems that offer ``restrict(idx)``, dimension above ``ws_min``): Newton
+runs on a small set ``S`` of coordinates (the others at zero); a full pass then gives the gradient
+of every coordinate; the coordinates violating the KKT condition ``g_i >= nu`` (``nu = <g, x>``)
+most are added to ``S``, until the gap of the full problem is below the tolerance. Pool optima are
+sparse, so most Newton iterations touch only a few agents' data and the Hessians stay small.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..linesearch import armijo, gap_progress, rel_tol_scale, stop_requested
+from ..problem import constraint_of, offers, start_point
+from ..progress import report
+from ..registry import register, register_auto_rule
+from ..result import Clock, SolveResult, Trace
+from ..simplex import fw_gap, solve_simplex_qp
+
+
+def _newton_direction(H: np.ndarray, g: np.ndarray) -> np.ndarray:
+    d = H.shape[0]
+    scale = max(float(np.max(np.abs(np.diag(H)))), 1e-300)
+    delta = 0.0
+    for _ in range(30):
+        try:
+            C = np.linalg.cholesky(H + delta * np.eye(d))
+            return -np.linalg.solve(C.T, np.linalg.solve(C, g))
+        except np.linalg.LinAlgError:
+            delta = max(1e-12 * scale, 10 * delta)
+    return -g / scale
+
+
+@register("newton", needs=("hessian",), constraints=("none", "simplex"))
+def newton(
+    problem,
+    x0=None,
+    *,
+    tol: float = 1e-10,
+    max_iter: int = 200,
+    callback=None,
+    progress=None,
+    alpha: float = 0.01,
+    beta: float = 0.5,
+    working_set: bool | None = None,
+    ws_min: int = 40,
+    ws_init: int | None = None,
+    ws_add: int | None = None,
+) -> SolveResult:
+    """Newton with Armijo backtracking; projected (SQP) Newton on the simplex; working set when offered.
+
+    Options: ``alpha``, ``beta`` (Armijo constants, seed 003 §6.2), ``working_set`` (``None``: use it
+    on simplex problems offering ``restrict`` with ``dim > ws_min``), ``ws_init`` (initial working-set
+    size, default ``max(20, dim // 8)``), ``ws_add`` (most coordinates added per round, default
+    ``max(10, |S| // 2)``).
+    """
+    simplex = constraint_of(problem) == "simplex"
+    if working_set is None:
+        working_set = simplex and offers(problem, "restrict") and problem.dim > ws_min
+    if working_set:
+        if not (simplex and offers(problem, "restrict")):
+            raise ValueError("working_set=True needs a simplex problem offering restrict(idx)")
+        return _newton_working_set(
+            problem, x0, tol=tol, max_iter=max_iter, callback=callback, progress=progress,
+            alpha=alpha, beta=beta, ws_init=ws_init, ws_add=ws_add,
+        )
+    return _newton_plain(problem, x0, tol=tol, max_iter=max_iter, callback=callback, progress=progress,
+                         alpha=alpha, beta=beta)
+
+
+def _newton_plain(problem, x0, *, tol, max_iter, callback, progress, alpha, beta, clock=None) -> SolveResult:
+    clock = clock or Clock()
+    simplex = constraint_of(problem) == "simplex"
+    x = start_point(problem, x0)
+    if simplex:
+        x = problem.project(x) if offers(problem, "project") else x
+    trace = Trace()
+    f, g = problem.value_and_grad(x)
+    passes = 1.0
+    trace.record(f, passes, clock())
+    gap0 = None
+    converged, message, it, gap = False, "maximum number of iterations reached", 0, float("inf")
+    for it in range(1, max_iter + 1):
+        if simplex:
+            gap = fw_gap(x, g)
+        H = problem.hessian(x)
+        passes += 1
+        if simplex:
+            z, _ = solve_simplex_qp(H, g - H @ x, x)
+            d = z - x
+        else:
+            d = _newton_direction(H, g)
+        slope = float(g @ d)
+        model_dec = max(0.0, -(slope + 0.5 * float(d @ H @ d)))  # λ²/2 for the pure Newton step
+        gap = min(gap, model_dec) if simplex else model_dec
+        gap0 = gap if gap0 is None else gap0
+        target = tol * rel_tol_scale(f)
+        gap_progress(progress, gap0, gap, target)
+        if gap <= target:
+            converged, message, it = True, "gap below tolerance", it - 1
+            break
+        if slope >= 0:
+            converged = gap <= 10 * target
+            message, it = "no descent direction (precision limit)", it - 1
+            break
+        t, f_new, n_ev, ok = armijo(lambda t: problem.value(x + t * d), f, slope, alpha=alpha, beta=beta)
+        passes += n_ev
+        if t == 0.0:
+            converged = gap <= 10 * target
+            message = "line search made no progress (precision limit)"
+            break
+        x = x + t * d
+        if simplex:
+            x[x < 0] = 0.0
+            x /= x.sum()
+        f, g = problem.value_and_grad(x)
+        passes += 1
+        trace.record(f, passes, clock(), gap=gap, step=t)
+        if stop_requested(callback, x):
+            message = "stopped by callback"
+            break
+    else:
+        converged = gap <= tol * rel_tol_scale(f)
+        if converged:
+            message = "gap below tolerance"
+    if converged:
+        report(progress, 1.0)
+    fw = fw_gap(x, g) if simplex else float("nan")
+    return SolveResult(x, f, it, passes, converged, message, "newton", clock(), trace,
+                       {"gap": float(gap), "fw_gap": fw, "grad": g})
+
+
+def _newton_working_set(problem, x0, *, tol, max_iter, callback, progress, alpha, beta, ws_init, ws_add) -> SolveResult:
+    clock = Clock()
+    d = problem.dim
+    x = start_point(problem, x0)
+    x = problem.project(x) if offers(problem, "project") else x
+    trace = Trace()
+    f, g = problem.value_and_grad(x)
+    passes = 1.0
+    trace.record(f, passes, clock())
+    k0 = min(d, ws_init or max(20, d // 8))
+    support = np.flatnonzero(x > 0)
+    if support.size <= k0:
+        S = np.union1d(support, np.argsort(g)[: k0 - support.size])
+    else:
+        S = np.sort(np.argsort(g)[:k0])
+    final_inner = tol / 10
+    inner_tol = max(final_inner, min(1e-4, 0.1 * fw_gap(x, g) / rel_tol_scale(f)))
+    converged, message = False, "maximum number of iterations reached"
+    n_iter, rounds, gap, gap0 = 0, 0, fw_gap(x, g), None
+    sizes = []
+    while True:
+        rounds += 1
+        sub = problem.restrict(S)
+        passes += S.size / d  # gathering the restricted data
+        xs = x[S]
+        xs = xs / xs.sum() if xs.sum() > 0 else np.full(S.size, 1.0 / S.size)
+        res = _newton_plain(sub, xs, tol=inner_tol, max_iter=max(1, max_iter - n_iter), callback=None,
+                            progress=None, alpha=alpha, beta=beta)
+        n_iter += res.n_iter
+        passes += res.n_passes * S.size / d
+        sizes.append(int(S.size))
+        x = np.zeros(d)
+        x[S] = res.x
+        f, g = problem.value_and_grad(x)
+        passes += 1
+        # the part inside S from the exact restricted gradient, violations outside from the full pass
+        gs = res.extra["grad"]
+        nu = float(gs @ res.x)
+        out = np.ones(d, dtype=bool)
+        out[S] = False
+        viol = nu - g
+        viol[~out] = -np.inf
+        vmax = max(0.0, float(viol.max())) if out.any() else 0.0
+        gap = max(0.0, float(res.extra["gap"])) + vmax
+        gap0 = gap if gap0 is None else gap0
+        trace.record(f, passes, clock(), gap=gap, ws_size=S.size)
+        target = tol * rel_tol_scale(f)
+        gap_progress(progress, gap0, gap, target)
+        if gap <= target:
+            converged, message = True, "gap below tolerance"
+            break
+        if stop_requested(callback, x):
+            message = "stopped by callback"
+            break
+        if n_iter >= max_iter:
+            break
+        cand = np.flatnonzero(viol > 0.5 * target)
+        if cand.size == 0:
+            if inner_tol <= final_inner:
+                converged = gap <= 10 * target
+                message = "restricted solve at its precision limit"
+                break
+            inner_tol = final_inner  # only the restricted solve is short: tighten it
+            continue
+        m = ws_add or max(10, S.size // 2)
+        add = cand[np.argsort(-viol[cand])[:m]]
+        S = np.union1d(np.flatnonzero(x > 0), add)
+        inner_tol = max(final_inner, min(inner_tol, 0.1 * vmax / rel_tol_scale(f)))
+    if converged:
+        report(progress, 1.0)
+    return SolveResult(x, f, n_iter, passes, converged, message, "newton", clock(), trace,
+                       {"gap": float(gap), "rounds": rounds, "working_set_sizes": sizes, "grad": g})
+
+
+def _auto_rule(problem) -> str | None:
+    """``auto``: Newton for simplex problems with a Hessian (small dense QPs, working sets when
+    offered), and for unconstrained ones of moderate dimension; otherwise defer."""
+    if not offers(problem, "hessian"):
+        return None
+    if constraint_of(problem) == "simplex":
+        return "newton" if (offers(problem, "restrict") or problem.dim <= 500) else None
+    if constraint_of(problem) == "none" and problem.dim <= 1000:
+        return "newton"
+    return None
+
+
+register_auto_rule(_auto_rule)

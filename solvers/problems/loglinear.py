@@ -1,0 +1,275 @@
+"""Conditional log-linear model: the log opinion pool's weight-learning problem, and more.
+
+Model (seed 000 Eq. 2.5 read as a log-linear model; seed 004 §1.1):
+
+    log P(y | n; w) = <w, f_n(y)> - log Z_n(w),    Z_n(w) = sum_y exp <w, f_n(y)>,
+
+with one feature vector ``f_n(y) in R^dim`` per item and class. Objective (minimised), the mean
+negative log-likelihood of the labels plus an optional ridge:
+
+    f(w) = (1/N) sum_n [ log Z_n(w) - <w, f_n(y_n)> ] + (l2/2) ||w||^2.
+
+Exact derivatives (the "exact gradient" of seed 000 §2.2.2.2):
+
+    grad f  = (1/N) sum_n ( E_{p_n}[f_n] - f_n(y_n) ) + l2 w,
+    hess f  = (1/N) sum_n Cov_{p_n}[f_n] + l2 I,     p_n = softmax_y <w, f_n(y)>.
+
+The log pool is the case ``f_n(y) = (log P_1(y|n), ..., log P_A(y|n))`` with ``w`` on the simplex
+(:meth:`ConditionalLogLinear.from_log_probs`); multinomial logistic regression is the case
+``f_n(y) = e_y ⊗ x_n`` with ``constraint="none"``.
+
+Storage: the features are held as ``(n_items, dim, n_classes)`` ("agent-major", the layout of
+``log_probs[n, i, k]``, so a pool's input is used without a copy), optionally in float32; every
+kernel accumulates in float64 (:mod:`solvers.kernels.loglinear`). The documented public view is
+:attr:`ConditionalLogLinear.features`, shape ``(n_items, n_classes, dim)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..kernels import loglinear as _k
+from ..simplex import project_simplex
+
+
+def _as_labels(labels: Any, n_items: int, n_classes: int) -> np.ndarray:
+    y = np.asarray(labels)
+    if y.ndim != 1 or y.shape[0] != n_items:
+        raise ValueError(f"labels must be 1-D with {n_items} entries; got shape {y.shape}")
+    if y.dtype.kind not in "iu":
+        if y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
+            y = y.astype(np.int64)
+        else:
+            raise ValueError("labels must be integer class indices")
+    y = y.astype(np.int64)
+    if y.size and (y.min() < 0 or y.max() >= n_classes):
+        raise ValueError(f"labels must lie in 0..{n_classes - 1}")
+    return np.ascontiguousarray(y)
+
+
+class ConditionalLogLinear:
+    """Mean NLL of a conditional log-linear model; implements the :mod:`solvers.problem` protocol.
+
+    Parameters
+    ----------
+    features : array, shape ``(n_items, n_classes, dim)`` (``layout="nkd"``, the documented
+        convention) or ``(n_items, dim, n_classes)`` (``layout="ndk"``, used without a copy when
+        C-contiguous and of the storage dtype).
+    labels : int array, shape ``(n_items,)``, values in ``0..n_classes-1``.
+    constraint : ``"none"`` or ``"simplex"`` (weights of a pool).
+    l2 : ridge coefficient (adds ``l2/2 ||w||^2``; then ``mu = l2``).
+    dtype : storage precision, ``np.float64`` (default) or ``np.float32`` (half the bytes per pass;
+        all sums stay float64).
+    source : optional float64 array ``(n_items, dim, n_classes)`` with the exact features; when the
+        storage is float32, :meth:`restrict` gathers from it so that small restricted problems are
+        solved on exact data.
+
+    Attributes
+    ----------
+    features : view ``(n_items, n_classes, dim)`` of the stored features (for bound majorization).
+    features_ndk : the stored C-contiguous array ``(n_items, dim, n_classes)``.
+    labels : int64 ``(n_items,)``.
+    dim, n_terms (= n_items), n_classes, constraint, l2, mu, L, L_max.
+    """
+
+    def __init__(
+        self,
+        features: Any,
+        labels: Any,
+        *,
+        layout: str = "nkd",
+        constraint: str = "none",
+        l2: float = 0.0,
+        dtype: Any = np.float64,
+        source: np.ndarray | None = None,
+    ) -> None:
+        dtype = np.dtype(dtype)
+        if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+            raise ValueError(f"dtype must be float32 or float64; got {dtype}")
+        F = np.asarray(features)
+        if F.ndim != 3:
+            raise ValueError(f"features must be 3-D; got shape {F.shape}")
+        if layout == "nkd":
+            F = np.swapaxes(F, 1, 2)
+        elif layout != "ndk":
+            raise ValueError(f"layout must be 'nkd' or 'ndk'; got {layout!r}")
+        F = np.ascontiguousarray(F, dtype=dtype)
+        N, d, K = F.shape
+        if N < 1 or d < 1 or K < 2:
+            raise ValueError(f"need >= 1 item, >= 1 feature and >= 2 classes; got {(N, K, d)} (items, classes, dim)")
+        if not np.isfinite(F).all():
+            raise ValueError("features must be finite (floor log-probabilities before building a log pool)")
+        if constraint not in ("none", "simplex"):
+            raise ValueError(f"constraint must be 'none' or 'simplex'; got {constraint!r}")
+        if not (l2 >= 0 and np.isfinite(l2)):
+            raise ValueError(f"l2 must be a non-negative number; got {l2!r}")
+        self.features_ndk = F
+        self.labels = _as_labels(labels, N, K)
+        self.dim = d
+        self.n_terms = N
+        self.n_classes = K
+        self.constraint = constraint
+        self.l2 = float(l2)
+        self.mu = self.l2 if self.l2 > 0 else None
+        self.dtype = dtype
+        if source is not None and (source.shape != F.shape or source.dtype != np.float64):
+            raise ValueError("source must be float64 with the shape (n_items, dim, n_classes) of the features")
+        self._source = source if source is not None else (F if dtype == np.float64 else None)
+        self._L: tuple[float, float] | None = None
+        if constraint == "simplex":
+            self.project = project_simplex
+            self.prox = lambda x, step=1.0: project_simplex(x)
+
+    # -- construction ---------------------------------------------------------------------------
+    @classmethod
+    def from_log_probs(
+        cls, log_probs: np.ndarray, labels: Any, *, dtype: Any = np.float64, constraint: str = "simplex"
+    ) -> "ConditionalLogLinear":
+        """The log pool's problem: features ``f_n(y)_i = log P_i(y | n)`` from ``(n_items, n_agents, n_classes)``.
+
+        ``log_probs`` must be finite (floored); with ``dtype=float64`` and a C-contiguous float64
+        input no copy is made.
+        """
+        lp = np.asarray(log_probs)
+        src = lp if (lp.dtype == np.float64 and lp.flags.c_contiguous) else None
+        return cls(lp, labels, layout="ndk", constraint=constraint, dtype=dtype, source=src)
+
+    @property
+    def features(self) -> np.ndarray:
+        """Features as a view of shape ``(n_items, n_classes, dim)``: ``features[n, y] = f_n(y)``."""
+        return np.swapaxes(self.features_ndk, 1, 2)
+
+    def x0(self) -> np.ndarray:
+        return np.full(self.dim, 1.0 / self.dim) if self.constraint == "simplex" else np.zeros(self.dim)
+
+    # -- objective ------------------------------------------------------------------------------
+    def _w(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        w = np.ascontiguousarray(x, dtype=np.float64)
+        if w.shape != (self.dim,):
+            raise ValueError(f"x must have shape ({self.dim},); got {w.shape}")
+        return w, np.flatnonzero(w).astype(np.int64)
+
+    def value(self, x: np.ndarray) -> float:
+        w, nz = self._w(x)
+        f = _k.value_sum(self.features_ndk, self.labels, w, nz) / self.n_terms
+        return float(f + 0.5 * self.l2 * np.dot(w, w))
+
+    def value_and_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        w, nz = self._w(x)
+        g = np.empty(self.dim)
+        f = _k.value_grad_sum(self.features_ndk, self.labels, w, nz, g) / self.n_terms
+        g /= self.n_terms
+        if self.l2:
+            f += 0.5 * self.l2 * np.dot(w, w)
+            g += self.l2 * w
+        return float(f), g
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        return self.value_and_grad(x)[1]
+
+    def hvp(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+        w, nz = self._w(x)
+        v = np.ascontiguousarray(v, dtype=np.float64)
+        out = np.empty(self.dim)
+        _k.hvp_sum(self.features_ndk, self.labels, w, nz, v, out)
+        out /= self.n_terms
+        if self.l2:
+            out += self.l2 * v
+        return out
+
+    def probs(self, x: np.ndarray, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """Model probabilities ``p_n(y)`` for items ``start..stop-1``, shape ``(items, n_classes)``."""
+        w, nz = self._w(x)
+        stop = self.n_terms if stop is None else stop
+        P = np.empty((stop - start, self.n_classes))
+        _k.probs_chunk(self.features_ndk, self.labels, w, nz, start, stop, P)
+        return P
+
+    def hessian(self, x: np.ndarray, *, chunk: int = 256) -> np.ndarray:
+        """Exact dense Hessian ``(1/N) sum_n Cov_{p_n}[f_n] + l2 I`` (BLAS over item chunks).
+
+        Costs ``O(n_items * n_classes * dim^2)`` flops: meant for small ``dim`` (restricted
+        problems), or occasional use.
+        """
+        w, nz = self._w(x)
+        d, K = self.dim, self.n_classes
+        H = np.zeros((d, d))
+        G = np.empty((d, chunk * K))
+        M = np.empty((chunk, d))
+        for start in range(0, self.n_terms, chunk):
+            stop = min(self.n_terms, start + chunk)
+            c = stop - start
+            _k.hessian_chunk(self.features_ndk, self.labels, w, nz, start, stop, G, M)
+            Gc, Mc = G[:, : c * K], M[:c]
+            H += Gc @ Gc.T
+            H -= Mc.T @ Mc
+        H /= self.n_terms
+        H = 0.5 * (H + H.T)
+        if self.l2:
+            H[np.diag_indices(d)] += self.l2
+        return H
+
+    def term_grad(self, i: int, x: np.ndarray) -> np.ndarray:
+        """Gradient of term ``i``: ``E_{p_i}[f_i] - f_i(y_i) + l2 x``."""
+        Fi = self.features_ndk[i].astype(np.float64, copy=False)
+        x = np.asarray(x, dtype=np.float64)
+        s = x @ Fi
+        p = np.exp(s - s.max())
+        p /= p.sum()
+        g = Fi @ p - Fi[:, self.labels[i]]
+        if self.l2:
+            g = g + self.l2 * x
+        return g
+
+    def term_value(self, i: int, x: np.ndarray) -> float:
+        Fi = self.features_ndk[i].astype(np.float64, copy=False)
+        s = np.asarray(x, dtype=np.float64) @ Fi
+        m = s.max()
+        return float(m + np.log(np.exp(s - m).sum()) - s[self.labels[i]] + 0.5 * self.l2 * np.dot(x, x))
+
+    # -- constants ------------------------------------------------------------------------------
+    def _constants(self) -> tuple[float, float]:
+        """Per-term smoothness ``L_n = max_y ||f_n(y) - mean_y f_n(y)||^2 (+ l2)``, since
+        ``||Cov_p[f]|| <= E_p ||f - c||^2 <= max_y ||f(y) - c||^2`` for any centre ``c``."""
+        if self._L is None:
+            Ls = np.empty(self.n_terms)
+            for start in range(0, self.n_terms, 1024):
+                Fc = self.features_ndk[start : start + 1024].astype(np.float64, copy=False)
+                D = Fc - Fc.mean(axis=2, keepdims=True)
+                Ls[start : start + 1024] = np.einsum("cik,cik->ck", D, D).max(axis=1)
+            self._L = (float(Ls.mean()) + self.l2, float(Ls.max()) + self.l2)
+        return self._L
+
+    @property
+    def L(self) -> float:
+        """Upper bound on the Lipschitz constant of the gradient of ``f`` (mean of the term bounds)."""
+        return self._constants()[0]
+
+    @property
+    def L_max(self) -> float:
+        """Max over terms of the term smoothness bounds."""
+        return self._constants()[1]
+
+    # -- working sets ---------------------------------------------------------------------------
+    def restrict(self, idx: Any) -> "ConditionalLogLinear":
+        """The same problem on the coordinates ``idx`` (the others fixed at zero).
+
+        The restricted features are gathered from the exact float64 ``source`` when there is one,
+        so the small problem is solved on exact data. Used by the working-set Newton solver.
+        """
+        idx = np.asarray(idx, dtype=np.int64)
+        if idx.ndim != 1 or (idx.size and (idx.min() < 0 or idx.max() >= self.dim)):
+            raise ValueError(f"idx must be 1-D indices in 0..{self.dim - 1}")
+        src = self._source if self._source is not None else self.features_ndk
+        sub = np.empty((self.n_terms, idx.size, self.n_classes))
+        _k.gather_rows(src, idx, sub)
+        out = ConditionalLogLinear.__new__(ConditionalLogLinear)
+        out.__dict__.update(self.__dict__)
+        out.features_ndk = sub
+        out.dim = int(idx.size)
+        out.dtype = np.dtype(np.float64)
+        out._source = sub
+        out._L = None
+        return out

@@ -1,0 +1,119 @@
+"""Mixture likelihood on the simplex: the linear opinion pool's weight-learning problem.
+
+Seed 000 Eq. (2.4): the linear pool ``P(y|n) = sum_i w_i P_i(y|n)`` with ``w`` on the simplex,
+fitted by maximum likelihood. Only the probability each agent gave to the *true* label matters, so
+the problem is reduced to its sufficient statistic, the matrix ``Q[n, i] = P_i(y_n | n)``
+(``n_items x n_agents``):
+
+    f(w) = -(1/N) sum_n log (Q w)_n,                w in the simplex,
+    grad f = -(1/N) Qᵀ (1 / Qw),    hess f = (1/N) Qᵀ diag(1/(Qw)^2) Q.
+
+Each row of ``Q`` is stored divided by its maximum (the objective changes by a constant, which is
+added back in :meth:`MixtureLikelihood.value`), so tiny probabilities cannot underflow ``Qw``.
+At a feasible ``w``, ``<grad f, w> = -1`` exactly, so the Frank-Wolfe gap is
+``max_i mean_n Q_ni/(Qw)_n - 1``; EM's update (:mod:`solvers.methods.em`) is
+``w_i <- w_i mean_n Q_ni/(Qw)_n``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..simplex import project_simplex
+
+
+class MixtureLikelihood:
+    """Negative mean log-likelihood of a mixture with fixed components; simplex-constrained.
+
+    Parameters
+    ----------
+    probs_true : array ``(n_items, n_agents)``, non-negative: ``Q[n, i] = P_i(y_n | n)``.
+        Every item needs at least one agent with positive probability for its label.
+    """
+
+    constraint = "simplex"
+
+    def __init__(self, probs_true: Any) -> None:
+        Q = np.asarray(probs_true, dtype=np.float64)
+        if Q.ndim != 2 or Q.shape[0] < 1 or Q.shape[1] < 1:
+            raise ValueError(f"probs_true must be 2-D (n_items, n_agents) and non-empty; got shape {Q.shape}")
+        if not np.isfinite(Q).all() or (Q < 0).any():
+            raise ValueError("probs_true must be finite and non-negative")
+        rmax = Q.max(axis=1)
+        bad = np.flatnonzero(rmax <= 0)
+        if bad.size:
+            raise ValueError(
+                f"item {int(bad[0])}: every agent gives probability 0 to the true label, so every linear pool "
+                "has log-likelihood -inf there"
+            )
+        self.Q = np.ascontiguousarray(Q / rmax[:, None])
+        self.offset = float(-np.mean(np.log(rmax)))
+        self.n_terms, self.dim = self.Q.shape
+        self.project = project_simplex
+        self.prox = lambda x, step=1.0: project_simplex(x)
+
+    @classmethod
+    def from_log_probs(cls, log_probs: np.ndarray, labels: Any) -> "MixtureLikelihood":
+        """Build ``Q[n, i] = exp(log_probs[n, i, y_n])`` from ``(n_items, n_agents, n_classes)``."""
+        lp = np.asarray(log_probs)
+        y = np.asarray(labels, dtype=np.int64)
+        if lp.ndim != 3 or y.shape != (lp.shape[0],):
+            raise ValueError("log_probs must be (n_items, n_agents, n_classes) with one label per item")
+        return cls(np.exp(lp[np.arange(lp.shape[0]), :, y]))
+
+    def x0(self) -> np.ndarray:
+        return np.full(self.dim, 1.0 / self.dim)
+
+    def mixture(self, x: np.ndarray) -> np.ndarray:
+        """``(Q w)_n`` in the scaled units (row maxima divided out)."""
+        return self.Q @ np.asarray(x, dtype=np.float64)
+
+    def value(self, x: np.ndarray) -> float:
+        m = self.mixture(x)
+        if np.any(m <= 0):
+            return float("inf")
+        return float(-np.mean(np.log(m)) + self.offset)
+
+    def value_and_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        m = self.mixture(x)
+        if np.any(m <= 0):
+            return float("inf"), np.full(self.dim, np.nan)
+        r = 1.0 / m
+        return float(-np.mean(np.log(m)) + self.offset), -(self.Q.T @ r) / self.n_terms
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        return self.value_and_grad(x)[1]
+
+    def hessian(self, x: np.ndarray) -> np.ndarray:
+        r = 1.0 / self.mixture(x)
+        B = self.Q * r[:, None]
+        return (B.T @ B) / self.n_terms
+
+    def hvp(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+        r = 1.0 / self.mixture(x)
+        return self.Q.T @ ((self.Q @ v) * r * r) / self.n_terms
+
+    def term_grad(self, i: int, x: np.ndarray) -> np.ndarray:
+        q = self.Q[i]
+        return -q / float(q @ x)
+
+    def responsibilities(self, x: np.ndarray) -> np.ndarray:
+        """EM's E-step: ``r[n, i] = w_i Q_ni / (Qw)_n`` (seed 000 Eq. 2.4 as a mixture)."""
+        x = np.asarray(x, dtype=np.float64)
+        return self.Q * x[None, :] / self.mixture(x)[:, None]
+
+    def restrict(self, idx: Any) -> "MixtureLikelihood":
+        sub = MixtureLikelihood.__new__(MixtureLikelihood)
+        idx = np.asarray(idx, dtype=np.int64)
+        Q = self.Q[:, idx]
+        rmax = Q.max(axis=1)
+        if np.any(rmax <= 0):
+            raise ValueError("restricted problem has an item with zero probability under every kept agent")
+        sub.Q = np.ascontiguousarray(Q / rmax[:, None])
+        sub.offset = self.offset - float(np.mean(np.log(rmax)))
+        sub.n_terms, sub.dim = sub.Q.shape
+        sub.project = project_simplex
+        sub.prox = lambda x, step=1.0: project_simplex(x)
+        return sub
