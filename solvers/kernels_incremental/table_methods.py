@@ -16,16 +16,17 @@ from .losses import loss_conj, loss_conj_deriv, loss_deriv, loss_prox, row_axpy,
 
 
 @njit(cache=True)
-def finito_epoch(loss, X, data, indices, indptr, sparse, y, gam, idx, phi, s, Sphi, Sg, w, alpha, mu):
+def finito_epoch(loss, X, data, indices, indptr, sparse, y, gam, idx, phi, s, Sphi, Sg, w, alpha, mu, l2):
     """Finito (seed 001 Alg 3.1, Eq. 3.1), MISO when ``alpha = L/mu`` (Eq. 3.2).
 
     w = phibar - (1/(alpha mu n)) sum_i f'_i(phi_i); phi_j <- w; store f'_j(w). ``w`` holds the
-    point computed from the final state on exit.
+    point computed from the final state on exit. ``mu`` sets the step, ``l2`` is the ridge inside
+    the terms (``f'_i(phi_i) = s_i a_i + l2 phi_i``).
     """
     n = phi.shape[0]
     d = w.shape[0]
-    c_phi = (1.0 - 1.0 / alpha) / n
     c_g = 1.0 / (alpha * mu * n)
+    c_phi = 1.0 / n - l2 * c_g
     for t in range(idx.shape[0]):
         j = idx[t]
         for c in range(d):

@@ -66,6 +66,14 @@ def constant(problem: object, name: str, default: float | None = None) -> float 
     return v if math.isfinite(v) else default
 
 
+def term_mu(problem: object) -> float:
+    """Strong-convexity constant of EACH term (what Finito/SAGA's theory needs): ``l2`` for the
+    linear models (the data part of a term is not strongly convex), else the problem's ``mu``."""
+    if getattr(problem, "linear_terms", None) is not None or hasattr(problem, "l2") and getattr(problem, "mu", None) is None:
+        return float(getattr(problem, "l2", 0.0) or 0.0)
+    return constant(problem, "mu", 0.0) or 0.0
+
+
 def require_smooth(problem: object, method: str) -> None:
     if getattr(problem, "smooth", True) is False:
         raise ValueError(f"solver {method!r} needs a smooth objective; {getattr(problem, 'loss', type(problem).__name__)!r} is not (use 'sdca' or 'sgd')")

@@ -25,13 +25,13 @@ import numpy as np
 from ..kernels_incremental.losses import all_derivs
 from ..kernels_incremental.table_methods import finito_epoch, prox_finito_epoch
 from ..registry import register
-from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start
+from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start, term_mu
 
 MAX_TABLE_BYTES = 4 * 2**30
 
 
 def _mu_L(problem, method):
-    mu = constant(problem, "mu", 0.0) or 0.0
+    mu = term_mu(problem)
     if mu <= 0:
         raise ValueError(f"solver {method!r} needs a strongly convex problem (mu > 0); add an l2 term")
     L = constant(problem, "L_max") or constant(problem, "L")
@@ -83,7 +83,7 @@ def _run_finito(problem, x0, *, method, alpha, tol, max_iter, callback, progress
     while not mon.check(w, epoch):
         idx = indices(rng, n, order)
         if lt is not None:
-            finito_epoch(lt.loss, *lt.args(), lt.y, lt.gam, idx, phi, s, Sphi, Sg, w, alpha, mu)
+            finito_epoch(lt.loss, *lt.args(), lt.y, lt.gam, idx, phi, s, Sphi, Sg, w, alpha, mu, problem.l2)
         else:
             for j in idx:
                 w = Sphi / n - SG / (alpha * mu * n)
@@ -102,6 +102,7 @@ def _run_finito(problem, x0, *, method, alpha, tol, max_iter, callback, progress
 def finito(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
            alpha: float | None = None, order: str = "permuted", seed=0, off_clock: bool = False):
     """Finito (seed 001 Alg 3.1): inverse step ``alpha`` (default 2 under the big-data condition), permuted order."""
+    require_smooth(problem, "finito")
     mu, L = _mu_L(problem, "finito")
     if alpha is None:
         alpha = finito_default_alpha(problem.n_terms, mu, L)
@@ -113,6 +114,7 @@ def finito(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, c
 def miso(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
          order: str = "random", seed=0, off_clock: bool = False):
     """MISO (Mairal 2013; seed 001 Eq. 3.2): Finito with ``alpha = L/mu``."""
+    require_smooth(problem, "miso")
     mu, L = _mu_L(problem, "miso")
     return _run_finito(problem, x0, method="miso", alpha=L / mu, tol=tol, max_iter=max_iter, callback=callback,
                        progress=progress, order=order, seed=seed, off_clock=off_clock)

@@ -10,7 +10,7 @@ The seed's SAG parameter gamma is an INVERSE step (``x - (1/(gamma n)) sum_i y_i
 from __future__ import annotations
 
 from ..registry import register
-from ._incremental_common import DEFAULT_TOL, constant
+from ._incremental_common import DEFAULT_TOL, constant, require_smooth
 from .saga import run_table_method
 
 
@@ -18,6 +18,7 @@ from .saga import run_table_method
 def sag(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
         step: float | None = None, order: str = "random", seed=0, off_clock: bool = False):
     """SAG (seed 001 Alg 2.2 / Eq. 4.4); ``step = 1/gamma`` defaults to ``1/L_max``."""
+    require_smooth(problem, "sag")
     if step is None:
         L = constant(problem, "L_max") or constant(problem, "L")
         if L is None:

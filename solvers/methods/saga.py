@@ -21,14 +21,14 @@ import numpy as np
 from ..kernels_incremental.losses import all_derivs
 from ..kernels_incremental.variance_reduced import geometric_tables, saga_dense_epoch, saga_sparse_epoch
 from ..registry import register
-from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start
+from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start, term_mu
 
 
 def saga_default_step(problem) -> float:
     L = constant(problem, "L_max") or constant(problem, "L")
     if L is None:
         raise ValueError("step: the problem offers no L_max/L, so give a step size")
-    mu = constant(problem, "mu", 0.0) or 0.0
+    mu = term_mu(problem)
     n = problem.n_terms
     return max(1.0 / (3.0 * L), 1.0 / (2.0 * (mu * n + L)) if mu > 0 else 0.0)
 
@@ -95,6 +95,7 @@ def saga(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, cal
     ``order`` is "random" (the theory), "permuted" or "cyclic"; ``max_iter`` counts epochs; the
     run stops when the gradient-mapping norm is ``<= tol``.
     """
+    require_smooth(problem, "saga")
     if step is None:
         step = saga_default_step(problem)
     return run_table_method(problem, x0, method="saga", theta=1.0, step=step, tol=tol, max_iter=max_iter,

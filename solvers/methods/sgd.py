@@ -37,6 +37,8 @@ def sgd(problem, x0=None, *, tol: float = 0.0, max_iter: int = 50, callback=None
         raise ValueError("schedule 'inverse' needs mu > 0")
     if step is None:
         L = constant(problem, "L_max") or constant(problem, "L")
+        if L is None and getattr(problem, "linear_terms", None) is not None:
+            L = float(problem.sqnorms.max()) + problem.l2  # hinge: a subgradient step of the same scale
         if L is None:
             raise ValueError("step: the problem offers no L_max/L, so give a step size")
         step = 1.0 / L

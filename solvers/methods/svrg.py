@@ -30,9 +30,9 @@ SNAPSHOTS = ("last", "average", "random")
 
 def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, progress, order, seed, s2gd, off_clock):
     check_common(order, max_iter, tol)
-    require_smooth(problem, method)
     if snapshot not in SNAPSHOTS:
         raise ValueError(f"snapshot: must be one of {SNAPSHOTS}; got {snapshot!r}")
+    require_smooth(problem, method)
     n = problem.n_terms
     if step is None:
         L = constant(problem, "L_max") or constant(problem, "L")
