@@ -1,0 +1,169 @@
+"""Market agents: a utility and a wealth each; their beliefs arrive per item (seed 000, section 2.8.1).
+
+:class:`Agents` holds the utilities and the wealth of ``A`` agents; beliefs are the usual
+predictions array ``(n_items, n_agents, n_classes)`` validated by the one validator
+(:func:`aggregators.validation.as_log_probs`). Decisions (documented in ``docs/markets.md``):
+
+* Wealth must be finite and > 0 for every agent when given; it is normalised to sum to one (the
+  seed's ``sum_i W_i = 1``). Equilibrium prices depend only on the normalised wealth for
+  isoelastic/log markets; exponential agents' investments use the normalised wealth.
+* Trained exponential agents may end with zero or negative wealth (CARA utility is defined on the
+  whole real line); :meth:`Agents.with_wealth` accepts that for them only.
+* A market needs at least two agents.
+* Zero beliefs: by default beliefs are floored (``floor=DEFAULT_FLOOR``, counted in
+  ``n_floored``) like the log and Rényi pools. With ``floor=None``, zeros are accepted for log and
+  isoelastic agents (they simply do not buy that good) but rejected for exponential agents (their
+  investment contains ``log P``), and a good that every agent believes impossible is rejected (its
+  price would be zero).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from aggregators.validation import DEFAULT_FLOOR, PredictionError, Predictions, apply_floor, as_log_probs
+
+from .utilities import EXPONENTIAL, GENERIC, ISOELASTIC, Utility, make_utility
+
+
+@dataclass
+class Agents:
+    """``A`` agents: ``utilities`` (list of :class:`~markets.utilities.Utility`) and ``wealth`` (A,).
+
+    Build with :func:`make_agents`. ``kind`` and ``gamma`` are the arrays the compiled kernels read.
+    """
+
+    utilities: list[Utility]
+    wealth: np.ndarray
+    kind: np.ndarray = field(init=False)
+    gamma: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.kind = np.array([u.kind for u in self.utilities], dtype=np.int64)
+        self.gamma = np.array(
+            [u.gamma if u.kind == ISOELASTIC else 0.0 for u in self.utilities], dtype=np.float64
+        )
+
+    @property
+    def n_agents(self) -> int:
+        return len(self.utilities)
+
+    @property
+    def eta(self) -> np.ndarray:
+        """Risk aversion per agent (``inf`` for exponential, ``nan`` for generic utilities)."""
+        return np.array(
+            [1.0 / u.gamma if u.kind == ISOELASTIC else (np.inf if u.kind == EXPONENTIAL else np.nan)
+             for u in self.utilities]
+        )
+
+    @property
+    def has_exponential(self) -> bool:
+        return bool((self.kind == EXPONENTIAL).any())
+
+    @property
+    def has_generic(self) -> bool:
+        return bool((self.kind == GENERIC).any())
+
+    def with_wealth(self, wealth: Any) -> "Agents":
+        """Same utilities, new wealth (validated; exponential agents may hold any finite wealth)."""
+        return Agents(list(self.utilities), check_wealth(wealth, self.n_agents, self.kind))
+
+
+def check_wealth(wealth: Any, n_agents: int, kind: np.ndarray | None = None) -> np.ndarray:
+    """Validate wealth: finite, shape (n_agents,), > 0 (except exponential agents after trading,
+    which may hold any finite amount), positive total; returns it normalised to sum to one."""
+    try:
+        w = np.asarray(wealth, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"wealth: must be a 1-D array of {n_agents} positive numbers") from None
+    if w.ndim == 0:
+        raise ValueError(f"wealth: must be a 1-D array of {n_agents} positive numbers; got a scalar")
+    if w.ndim != 1 or w.shape[0] != n_agents:
+        raise ValueError(f"wealth: must have shape ({n_agents},), one per agent; got {tuple(w.shape)}")
+    if not np.isfinite(w).all():
+        i = int(np.argwhere(~np.isfinite(w))[0][0])
+        raise ValueError(f"wealth: must be finite; agent {i} has {w[i]!r}")
+    must_be_positive = np.ones(n_agents, bool) if kind is None else (kind != EXPONENTIAL)
+    bad = must_be_positive & (w <= 0)
+    if bad.any():
+        i = int(np.argwhere(bad)[0][0])
+        raise ValueError(f"wealth: must be > 0; agent {i} has {w[i]!r}")
+    tot = w.sum()
+    if not tot > 0:
+        raise ValueError(f"wealth: the total must be > 0; got {tot!r}")
+    return w / tot
+
+
+def make_agents(utilities: Any, wealth: Any = None, n_agents: int | None = None) -> Agents:
+    """Agents from a utility spec (one for all, or one per agent) and a wealth vector.
+
+    ``utilities``: a :class:`Utility`, ``"log"``, ``"exp"``, a number ``eta`` (isoelastic), or a
+    sequence of those, one per agent. ``wealth``: positive numbers (normalised to sum 1); default
+    equal wealth. ``n_agents`` is required when neither argument fixes it.
+    """
+    if isinstance(utilities, (str, Utility, int, float, np.integer, np.floating)) or utilities is None:
+        if n_agents is None:
+            if wealth is None:
+                raise ValueError("n_agents: needed when one utility is given and no wealth")
+            n_agents = int(np.size(wealth))
+        spec = "log" if utilities is None else utilities
+        utils = [make_utility(spec) for _ in range(n_agents)]
+    else:
+        seq = list(utilities) if isinstance(utilities, (Sequence, np.ndarray)) else None
+        if seq is None:
+            raise ValueError(f"utilities: expected a utility or a sequence of them; got {utilities!r}")
+        utils = [make_utility(s) for s in seq]
+        if n_agents is not None and len(utils) != n_agents:
+            raise ValueError(f"utilities: got {len(utils)} utilities for {n_agents} agents")
+        n_agents = len(utils)
+    if n_agents < 2:
+        raise ValueError(f"n_agents: a market needs at least two agents; got {n_agents}")
+    w = np.full(n_agents, 1.0 / n_agents) if wealth is None else check_wealth(wealth, n_agents)
+    return Agents(utils, w)
+
+
+def prepare_beliefs(
+    beliefs: Any,
+    agents: Agents,
+    *,
+    kind: str = "log_probs",
+    floor: float | None = DEFAULT_FLOOR,
+    field: str = "beliefs",
+) -> Predictions:
+    """Validate beliefs for a market of ``agents`` (shape, zeros policy, at least two agents)."""
+    preds = as_log_probs(beliefs, kind=kind, field=field)  # type: ignore[arg-type]
+    if preds.n_agents < 2:
+        raise PredictionError(field, "a market needs at least two agents; got 1", code="one_agent")
+    if preds.n_agents != agents.n_agents:
+        raise PredictionError(
+            field,
+            f"has {preds.n_agents} agents but the market has {agents.n_agents}",
+            code="shape_mismatch",
+        )
+    if floor is not None:
+        return apply_floor(preds, floor, field=field)
+    lp = preds.log_probs
+    zeros = np.isneginf(lp)
+    if zeros.any():
+        no_zero_ok = np.array([not u.allows_zero_belief for u in agents.utilities])
+        bad = zeros & no_zero_ok[None, :, None]
+        if bad.any():
+            i, a = (int(v) for v in np.argwhere(bad)[0][:2])
+            raise PredictionError(
+                field,
+                "zero belief is undefined for an exponential (or generic) agent and flooring is off",
+                item=i,
+                agent=a,
+                code="zero_probability",
+            )
+        dead = zeros.all(axis=1)  # (n, K): a good every agent believes impossible
+        if dead.any():
+            i = int(np.argwhere(dead)[0][0])
+            raise PredictionError(
+                field, "a good has zero belief from every agent (its price would be zero)", item=i,
+                code="zero_probability",
+            )
+    return preds

@@ -1,0 +1,265 @@
+"""Market equilibrium prices for any mix of agents, vectorised over items (seed 000, section 2.8.1.2).
+
+At equilibrium (Eq. 2.27-2.29) prices sum to one, each agent spends exactly its wealth and the
+market clears: ``sum_i r_ik = c_k`` (with total wealth one). Methods:
+
+``"closed_form"``
+    Table 2.4: all-logarithmic markets give the wealth-weighted linear pool; all-exponential markets
+    give the unweighted log pool (geometric mean), whatever the wealth.
+``"newton"``
+    Any mix of isoelastic (own ``eta_i``), logarithmic and exponential agents. Newton's method on
+    the normalised log-prices, maximising the concave potential
+    ``Phi(c) = -sum_iso W_i D_{1/eta_i}(P_i || c) - sum_exp KL(c || P_i)`` whose gradient is the excess
+    spending; exact Hessian, Armijo line search on ``Phi`` with a mirror-gradient fall-back when the
+    Hessian is indefinite, so every iteration increases ``Phi`` and the iteration converges to the
+    unique equilibrium (``Phi`` is strictly concave on the simplex). Stops when the relative
+    clearing error ``max_k |sum_i r_ik - c_k| / c_k`` is at most ``tol`` (default ``1e-10``).
+``"fixed_point"``
+    The seed's method (Storkey et al. 2012): ``c <- sum_i r_i(c)``, i.e. alternating minimisation of
+    ``KL(c || sum_i r_i)``; isoelastic/log agents only. Linear rate about ``1 - min_i 1/eta_i``.
+``"tatonnement"``
+    For utilities known only through ``U'`` and its inverse (Eq. 2.31): price adjustment
+    ``log c <- log c + t (sum_i r_i - c)/c`` with a step halved whenever the clearing error does not
+    decrease. No convergence guarantee is claimed for arbitrary utilities; ``converged`` says.
+``"auto"``
+    closed form when one exists, else Newton, else tâtonnement (generic utilities).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import logsumexp
+
+from aggregators.validation import DEFAULT_FLOOR
+
+from . import kernels
+from .agents import Agents, make_agents, prepare_beliefs
+from .utilities import EXPONENTIAL, GENERIC, ISOELASTIC
+
+METHODS = ("auto", "closed_form", "newton", "fixed_point", "tatonnement")
+
+
+@dataclass
+class EquilibriumResult:
+    """Equilibrium prices and the checks made at the solution (one entry per item).
+
+    ``clearing_error``: ``max_k |sum_i r_ik - c_k| / c_k``; ``budget_error``: ``max_i |sum_k r_ik -
+    W_i|``; ``price_sum_error``: ``|sum_k c_k - 1|``; ``n_negative_positions``: number of negative
+    investments (short sales by exponential agents; reported, never clipped).
+    """
+
+    log_prices: np.ndarray
+    method: str
+    n_iter: np.ndarray
+    converged: np.ndarray
+    clearing_error: np.ndarray
+    budget_error: np.ndarray
+    price_sum_error: np.ndarray
+    n_negative_positions: np.ndarray
+    tol: float
+    seconds: float
+    n_floored: int = 0
+
+    @property
+    def prices(self) -> np.ndarray:
+        return np.exp(self.log_prices)
+
+    @property
+    def all_converged(self) -> bool:
+        return bool(np.all(self.converged))
+
+    def summary(self) -> dict[str, Any]:
+        """Worst-case checks over items, JSON-ready."""
+        return {
+            "method": self.method,
+            "n_items": int(self.log_prices.shape[0]),
+            "all_converged": self.all_converged,
+            "max_iter_used": int(self.n_iter.max(initial=0)),
+            "mean_iter": float(self.n_iter.mean()) if self.n_iter.size else 0.0,
+            "max_clearing_error": float(np.nanmax(self.clearing_error, initial=0.0)),
+            "max_budget_error": float(np.nanmax(self.budget_error, initial=0.0)),
+            "max_price_sum_error": float(np.max(self.price_sum_error, initial=0.0)),
+            "n_negative_positions": int(self.n_negative_positions.sum()),
+            "n_floored": int(self.n_floored),
+            "tol": self.tol,
+            "seconds": self.seconds,
+        }
+
+
+def investments(log_probs: np.ndarray, log_prices: np.ndarray, agents: Agents) -> np.ndarray:
+    """Optimal investments ``r`` (n, A, K) of every agent at the given prices (Table 2.4, Eq. 2.31).
+
+    ``log_probs`` must already be validated normalised log-beliefs (n, A, K); ``log_prices`` (n, K).
+    """
+    n, A, K = log_probs.shape
+    r = np.empty((n, A, K))
+    for i, u in enumerate(agents.utilities):
+        r[:, i, :] = u.investment(log_probs[:, i, :], log_prices, np.full(n, agents.wealth[i]))
+    return r
+
+
+def check_equilibrium(log_probs: np.ndarray, log_prices: np.ndarray, agents: Agents, chunk: int = 8192):
+    """The three equilibrium conditions, per item: (clearing_error, budget_error, price_sum_error,
+    n_negative_positions). Computed in chunks of items to bound memory."""
+    n = log_probs.shape[0]
+    clear = np.empty(n)
+    budget = np.empty(n)
+    nneg = np.empty(n, np.int64)
+    wsum = agents.wealth.sum()
+    for s in range(0, n, chunk):
+        sl = slice(s, min(n, s + chunk))
+        r = investments(log_probs[sl], log_prices[sl], agents)
+        c = np.exp(log_prices[sl])
+        clear[sl] = np.max(np.abs(r.sum(axis=1) - wsum * c) / c, axis=1)
+        budget[sl] = np.max(np.abs(r.sum(axis=2) - agents.wealth[None, :]), axis=1)
+        nneg[sl] = (r < 0).sum(axis=(1, 2))
+    psum = np.abs(np.exp(log_prices).sum(axis=1) - 1.0)
+    return clear, budget, psum, nneg
+
+
+def _closed_form(lp: np.ndarray, agents: Agents) -> np.ndarray | None:
+    kind, gam = agents.kind, agents.gamma
+    if np.all((kind == ISOELASTIC) & (gam == 1.0)):
+        z = logsumexp(lp + np.log(agents.wealth)[None, :, None], axis=1)
+        return z - logsumexp(z, axis=1, keepdims=True)
+    if np.all(kind == EXPONENTIAL):
+        z = lp.mean(axis=1)
+        return z - logsumexp(z, axis=1, keepdims=True)
+    return None
+
+
+def _tatonnement(lp: np.ndarray, agents: Agents, tol: float, max_iter: int):
+    n, A, K = lp.shape
+    w = agents.wealth
+    u = logsumexp(lp + np.log(np.abs(w) + 1.0 / A)[None, :, None], axis=1)
+    u -= logsumexp(u, axis=1, keepdims=True)
+
+    def resid(u):
+        r = investments(lp, u, agents)
+        c = np.exp(u)
+        g = r.sum(axis=1) - w.sum() * c
+        return g, np.max(np.abs(g) / c, axis=1)
+
+    g, res = resid(u)
+    t = np.ones(n)
+    iters = np.zeros(n, np.int64)
+    for _ in range(max_iter):
+        active = res > tol
+        if not active.any():
+            break
+        iters += active
+        step = np.where(active[:, None], t[:, None] * g / np.exp(u), 0.0)
+        un = u + step
+        un -= logsumexp(un, axis=1, keepdims=True)
+        gn, resn = resid(un)
+        better = active & (resn < res)
+        u = np.where(better[:, None], un, u)
+        g = np.where(better[:, None], gn, g)
+        res = np.where(better, resn, res)
+        t = np.where(better, np.minimum(1.0, 2 * t), np.where(active, 0.5 * t, t))
+    return u, iters, res <= tol
+
+
+def equilibrium(
+    beliefs: Any,
+    utilities: Any = "log",
+    wealth: Any = None,
+    *,
+    method: str = "auto",
+    tol: float = 1e-10,
+    max_iter: int | None = None,
+    kind: str = "log_probs",
+    floor: float | None = DEFAULT_FLOOR,
+    check: bool = True,
+    start: np.ndarray | None = None,
+) -> EquilibriumResult:
+    """Equilibrium prices of the market of ``utilities`` with ``wealth`` for each item of ``beliefs``.
+
+    Parameters
+    ----------
+    beliefs : (n_items, n_agents, n_classes) log-probabilities (or probabilities with
+        ``kind="probs"``), validated by :func:`aggregators.validation.as_log_probs`.
+    utilities : an :class:`~markets.agents.Agents` (then ``wealth`` overrides its wealth if given),
+        a utility spec for all agents (``"log"``, ``"exp"``, a number ``eta``) or one per agent.
+    wealth : (n_agents,) positive; normalised to sum to one. Default: equal wealth.
+    method : one of :data:`METHODS`.
+    tol : relative clearing tolerance ``max_k |sum_i r_ik - c_k| / c_k``.
+    max_iter : iteration cap (default 100 for Newton, 100,000 for the fixed point and tâtonnement).
+    floor : probability floor (see :func:`markets.agents.prepare_beliefs`).
+    check : recompute and report the equilibrium conditions from the investments.
+    start : optional (n_items, n_classes) starting log-prices (warm start).
+    """
+    if method not in METHODS:
+        raise ValueError(f"method: must be one of {METHODS}; got {method!r}")
+    if not (np.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol: must be a positive number; got {tol!r}")
+    if isinstance(utilities, Agents):
+        agents = utilities if wealth is None else utilities.with_wealth(wealth)
+    else:
+        n_agents = np.shape(beliefs)[1] if np.ndim(beliefs) == 3 else None
+        agents = make_agents(utilities, wealth, n_agents)
+    preds = prepare_beliefs(beliefs, agents, kind=kind, floor=floor)
+    lp = preds.log_probs
+    n, A, K = lp.shape
+    t0 = time.perf_counter()
+
+    if method == "auto":
+        if _closed_form(lp, agents) is not None:
+            method = "closed_form"
+        elif agents.has_generic:
+            method = "tatonnement"
+        else:
+            method = "newton"
+
+    if method == "closed_form":
+        log_c = _closed_form(lp, agents)
+        if log_c is None:
+            raise ValueError(
+                "method: no closed form for this market (only all-logarithmic or all-exponential markets)"
+            )
+        iters = np.zeros(n, np.int64)
+        conv = np.ones(n, bool)
+        res = None
+    elif method == "tatonnement":
+        log_c, iters, conv = _tatonnement(lp, agents, tol, max_iter or 100_000)
+        res = None
+    else:
+        if agents.has_generic:
+            raise ValueError(f"method: {method!r} needs exponential/log/isoelastic agents; use 'tatonnement'")
+        if method == "fixed_point" and agents.has_exponential:
+            raise ValueError("method: the fixed point (Storkey et al.) is for isoelastic and log agents only")
+        code = 0 if method == "newton" else 1
+        mi = max_iter or (100 if method == "newton" else 100_000)
+        U = np.zeros((n, K)) if start is None else np.array(start, dtype=np.float64, copy=True)
+        if U.shape != (n, K):
+            raise ValueError(f"start: must have shape ({n}, {K}); got {U.shape}")
+        iters, conv, res, nneg = kernels.solve_items(
+            np.ascontiguousarray(lp), agents.kind, agents.gamma, agents.wealth, float(tol), int(mi), code, U,
+            start is not None,
+        )
+        log_c = U
+    seconds = time.perf_counter() - t0
+    if check:
+        clear, budget, psum, nneg = check_equilibrium(lp, log_c, agents)
+    else:
+        clear = res if res is not None else np.full(n, np.nan)
+        budget = np.full(n, np.nan)
+        psum = np.abs(np.exp(log_c).sum(axis=1) - 1.0)
+        nneg = np.zeros(n, np.int64) if res is None else nneg
+    return EquilibriumResult(
+        log_prices=log_c,
+        method=method,
+        n_iter=np.asarray(iters),
+        converged=np.asarray(conv, bool),
+        clearing_error=clear,
+        budget_error=budget,
+        price_sum_error=psum,
+        n_negative_positions=np.asarray(nneg),
+        tol=float(tol),
+        seconds=seconds,
+        n_floored=preds.n_floored,
+    )

@@ -1,0 +1,125 @@
+"""``MarketPool``: a machine learning market as a scikit-learn-shaped estimator (Algorithm 2.4).
+
+``fit(log_probs, y)`` trains the wealth on labelled items (market training); ``predict(log_probs)``
+returns the equilibrium prices under the trained wealth as normalised log-probabilities
+``(n_items, n_classes)`` (market test). Same shape as :class:`aggregators.base.Pool`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.special import logsumexp
+
+from aggregators.validation import DEFAULT_FLOOR, PredictionError, as_labels, as_log_probs
+from solvers.progress import ProgressFn
+
+from .agents import Agents, make_agents, prepare_beliefs
+from .equilibrium import EquilibriumResult, equilibrium
+from .training import train_market
+
+
+class MarketPool:
+    """Machine learning market aggregator (Storkey et al. 2012; seed 000 section 2.8).
+
+    Parameters
+    ----------
+    utilities : ``"log"``, ``"exp"``, a number ``eta`` (isoelastic) or one spec per agent.
+    wealth : initial wealth (default equal); normalised to sum to one.
+    mode, batch_size, max_epochs, wealth_tol : market training options (:func:`train_market`).
+    tol : equilibrium clearing tolerance; method : ``"newton"`` or the seed's ``"fixed_point"``.
+    floor : probability floor for beliefs (``None`` rejects zeros where a utility cannot take them).
+
+    Learnt state: ``wealth_``, ``wealth_history_`` (per epoch), ``n_epochs_``, ``converged_``,
+    ``training_`` (the :class:`~markets.training.TrainingResult`), ``n_agents_``, ``n_floored_``,
+    ``last_equilibrium_`` (checks of the last :meth:`predict`).
+    """
+
+    def __init__(
+        self,
+        utilities: Any = "log",
+        wealth: Any = None,
+        *,
+        mode: str = "batch",
+        batch_size: int | None = None,
+        max_epochs: int = 100,
+        wealth_tol: float = 1e-10,
+        tol: float = 1e-10,
+        method: str = "newton",
+        floor: float | None = DEFAULT_FLOOR,
+    ) -> None:
+        self.utilities = utilities
+        self.wealth = wealth
+        self.mode = mode
+        self.batch_size = batch_size
+        self.max_epochs = max_epochs
+        self.wealth_tol = wealth_tol
+        self.tol = tol
+        self.method = method
+        self.floor = floor
+
+    def get_params(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in (
+            "utilities", "wealth", "mode", "batch_size", "max_epochs", "wealth_tol", "tol", "method", "floor")}
+
+    def set_params(self, **params: Any) -> "MarketPool":
+        for k, v in params.items():
+            if k not in self.get_params():
+                raise ValueError(f"MarketPool has no parameter {k!r}")
+            setattr(self, k, v)
+        return self
+
+    def __repr__(self) -> str:
+        return "MarketPool(" + ", ".join(f"{k}={v!r}" for k, v in self.get_params().items()) + ")"
+
+    def _agents(self, n_agents: int) -> Agents:
+        return make_agents(self.utilities, self.wealth, n_agents)
+
+    def fit(self, log_probs: Any, y: Any, *, kind: str = "log_probs", progress: ProgressFn | None = None) -> "MarketPool":
+        preds = as_log_probs(log_probs, kind=kind)  # shape errors first, naming the argument
+        if preds.n_agents < 2:
+            raise PredictionError("predictions", "a market needs at least two agents; got 1", code="one_agent")
+        agents = self._agents(preds.n_agents)
+        res = train_market(
+            preds, y, agents, mode=self.mode, batch_size=self.batch_size, max_epochs=self.max_epochs,
+            wealth_tol=self.wealth_tol, tol=self.tol, method=self.method, floor=self.floor,
+            progress=progress,
+        )
+        self.agents_ = agents.with_wealth(res.wealth)
+        self.wealth_ = res.wealth
+        self.wealth_history_ = res.wealth_history
+        self.n_epochs_ = res.n_epochs
+        self.converged_ = res.converged
+        self.training_ = res
+        self.n_agents_ = agents.n_agents
+        self.n_floored_ = res.n_floored
+        return self
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "wealth_"):
+            raise RuntimeError("MarketPool: call fit before predict")
+
+    def equilibrium(self, log_probs: Any, *, kind: str = "log_probs") -> EquilibriumResult:
+        """The market test phase with all checks (prices, iterations, clearing, budgets)."""
+        self._check_fitted()
+        res = equilibrium(
+            log_probs, self.agents_, method="auto" if self.method == "newton" else self.method,
+            tol=self.tol, kind=kind, floor=self.floor,
+        )
+        self.last_equilibrium_ = res
+        return res
+
+    def predict(self, log_probs: Any, *, kind: str = "log_probs") -> np.ndarray:
+        """Equilibrium log-prices under the trained wealth, (n_items, n_classes)."""
+        return self.equilibrium(log_probs, kind=kind).log_prices
+
+    def predict_proba(self, log_probs: Any, *, kind: str = "log_probs") -> np.ndarray:
+        return np.exp(self.predict(log_probs, kind=kind))
+
+    def score(self, log_probs: Any, y: Any, *, kind: str = "log_probs") -> float:
+        """Mean log-likelihood of the labels under the equilibrium prices (higher is better)."""
+        lp = self.predict(log_probs, kind=kind)
+        lab = as_labels(y, lp.shape[0], lp.shape[1], field="y")
+        lp = lp - logsumexp(lp, axis=1, keepdims=True)
+        return float(lp[np.arange(lp.shape[0]), lab].mean())

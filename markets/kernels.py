@@ -1,0 +1,407 @@
+"""Compiled per-item kernels: market spending, the equilibrium potential, its Hessian, and the solvers.
+
+Everything works on one item at a time (beliefs ``L`` of shape ``(A, K)`` in log space) and the
+drivers loop over items in parallel (``prange``). Agent ``i`` is described by ``kind[i]``
+(``0`` exponential, ``1`` isoelastic; logarithmic is isoelastic with ``gamma == 1``), ``gam[i]``
+(``1/eta_i``) and its wealth ``W[i]``.
+
+Prices are parametrised by normalised log-prices ``u`` (``c = exp(u)``, ``logsumexp(u) = 0``). The
+equilibrium is the unique maximiser over the simplex of the concave potential (derived in
+``docs/markets.md``; seed 000 Eq. 2.34-2.36)
+
+    Phi(c) = - sum_{iso i} W_i D_{gamma_i}(P_i || c)  -  sum_{exp i} KL(c || P_i)
+
+whose gradient in ``u`` is the excess spending ``sum_i r_i(c) - (sum_i W_i) c``. ``newton`` runs
+Newton's method in ``u`` with an exact Hessian, a Cholesky solve after a diagonal scaling, a
+mirror-gradient fall-back when the Hessian is not negative definite, and an Armijo line search on
+``Phi`` (rounding-aware); ``fixed_point`` is the seed's iteration ``c <- sum_i r_i(c)`` (the
+alternating minimisation of ``KL(c || sum_i r_i)``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+EXP = 0
+ISO = 1
+
+
+@njit(cache=True, error_model="numpy")
+def _powers(L, kind, gam, Pg):
+    """Pg[i, k] = P_ik^{gamma_i} for isoelastic agents (0 where P_ik = 0)."""
+    A, K = L.shape
+    for i in range(A):
+        if kind[i] == ISO:
+            g = gam[i]
+            for k in range(K):
+                Pg[i, k] = np.exp(g * L[i, k])
+
+
+@njit(cache=True, error_model="numpy")
+def _evaluate(L, kind, gam, W, Wsum, u, Pg, Q, B, T, cp):
+    """Spending, potential and residual at normalised log-prices ``u``.
+
+    Fills ``Q`` (effective beliefs of isoelastic agents, Eq. 2.35), ``B`` (``log(P/c) - S_i`` of
+    exponential agents), ``T`` (total spending per good). Returns ``(phi, residual, n_negative)``
+    with ``residual = max_k |T_k - Wsum c_k| / c_k``.
+    """
+    A, K = L.shape
+    for k in range(K):
+        T[k] = 0.0
+    phi = 0.0
+    prev = -1.0
+    nneg = 0
+    for i in range(A):
+        w = W[i]
+        if kind[i] == ISO:
+            g = gam[i]
+            if g == 1.0:
+                for k in range(K):
+                    p = Pg[i, k]
+                    Q[i, k] = p
+                    T[k] += w * p
+                    if p > 0.0:
+                        phi += w * p * u[k]
+            else:
+                if g != prev:
+                    for k in range(K):
+                        cp[k] = np.exp((1.0 - g) * u[k])
+                    prev = g
+                z = 0.0
+                for k in range(K):
+                    v = Pg[i, k] * cp[k]
+                    Q[i, k] = v
+                    z += v
+                for k in range(K):
+                    Q[i, k] /= z
+                    T[k] += w * Q[i, k]
+                phi += w / (1.0 - g) * np.log(z)
+        else:
+            s = 0.0
+            for k in range(K):
+                a = L[i, k] - u[k]
+                B[i, k] = a
+                s += np.exp(u[k]) * a
+            phi += s
+            for k in range(K):
+                B[i, k] -= s
+                r = np.exp(u[k]) * (w + B[i, k])
+                if r < 0.0:
+                    nneg += 1
+                T[k] += r
+    res = 0.0
+    for k in range(K):
+        ck = np.exp(u[k])
+        e = abs(T[k] - Wsum * ck) / ck
+        if e > res:
+            res = e
+    return phi, res, nneg
+
+
+@njit(cache=True, error_model="numpy")
+def _newton_direction(kind, gam, W, u, Q, B, T, Wsum, d, H, Lc, tmp):
+    """Newton direction for maximising Phi in ``u``; returns False when -H is not positive definite."""
+    A, K = Q.shape
+    c = np.exp(u)
+    for k in range(K):
+        for l in range(K):
+            H[k, l] = 0.0
+    w_iso = 0.0
+    n_exp = 0
+    Bs = tmp  # sum over exponential agents of B[i, :]
+    for k in range(K):
+        Bs[k] = 0.0
+    for i in range(A):
+        if kind[i] == ISO:
+            w_iso += W[i]
+            g = gam[i]
+            if g != 1.0:
+                wp = W[i] * (1.0 - g)
+                for k in range(K):
+                    qk = wp * Q[i, k]
+                    H[k, k] += qk
+                    for l in range(k + 1):
+                        H[k, l] -= qk * Q[i, l]
+        else:
+            n_exp += 1
+            for k in range(K):
+                Bs[k] += B[i, k]
+    # iso market part: - w_iso (diag c - c c^T); exponential part; symmetric fill
+    for k in range(K):
+        H[k, k] += -w_iso * c[k] + c[k] * Bs[k] - n_exp * c[k]
+        for l in range(k + 1):
+            H[k, l] += w_iso * c[k] * c[l] - c[k] * c[l] * (Bs[k] + Bs[l]) + n_exp * c[k] * c[l]
+    # M = D^{-1/2} (-H + Wsum' c c^T) D^{-1/2}, D = diag(c); lower triangle only
+    reg = Wsum if Wsum > 0 else 1.0
+    if n_exp > 0:
+        reg += n_exp
+    for k in range(K):
+        sk = np.sqrt(c[k])
+        for l in range(k + 1):
+            sl = np.sqrt(c[l])
+            H[k, l] = (-H[k, l] + reg * c[k] * c[l]) / (sk * sl)
+    # Cholesky of the lower triangle of H into Lc
+    for j in range(K):
+        s = H[j, j]
+        for p in range(j):
+            s -= Lc[j, p] * Lc[j, p]
+        if not (s > 1e-13 * abs(H[j, j])) or not (s > 0.0):
+            return False
+        Lc[j, j] = np.sqrt(s)
+        for i2 in range(j + 1, K):
+            v = H[i2, j]
+            for p in range(j):
+                v -= Lc[i2, p] * Lc[j, p]
+            Lc[i2, j] = v / Lc[j, j]
+    # rhs: D^{-1/2} g, g = T - Wsum c
+    for k in range(K):
+        d[k] = (T[k] - Wsum * c[k]) / np.sqrt(c[k])
+    for k in range(K):  # forward
+        v = d[k]
+        for p in range(k):
+            v -= Lc[k, p] * d[p]
+        d[k] = v / Lc[k, k]
+    for k in range(K - 1, -1, -1):  # backward
+        v = d[k]
+        for p in range(k + 1, K):
+            v -= Lc[p, k] * d[p]
+        d[k] = v / Lc[k, k]
+    for k in range(K):
+        d[k] /= np.sqrt(c[k])
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def _normalise(u):
+    m = u.max()
+    s = 0.0
+    for k in range(u.shape[0]):
+        s += np.exp(u[k] - m)
+    lse = m + np.log(s)
+    for k in range(u.shape[0]):
+        u[k] -= lse
+
+
+@njit(cache=True, error_model="numpy")
+def _init_prices(L, W, u):
+    """Start from the mixture of beliefs with weights |W_i| + 1/A (positive wherever a belief is)."""
+    A, K = L.shape
+    tot = 0.0
+    for i in range(A):
+        tot += abs(W[i]) + 1.0 / A
+    for k in range(K):
+        s = 0.0
+        for i in range(A):
+            s += (abs(W[i]) + 1.0 / A) / tot * np.exp(L[i, k])
+        u[k] = np.log(s)
+    _normalise(u)
+
+
+@njit(cache=True, error_model="numpy")
+def item_newton(L, kind, gam, W, tol, max_iter, u, warm):
+    """Equilibrium of one item by safeguarded Newton. ``u`` (K,) is the start if ``warm`` and the
+    answer on return. Returns ``(n_iter, converged, residual, n_negative)``."""
+    A, K = L.shape
+    Wsum = 0.0
+    for i in range(A):
+        Wsum += W[i]
+    Pg = np.zeros((A, K))
+    Q = np.zeros((A, K))
+    B = np.zeros((A, K))
+    T = np.zeros(K)
+    cp = np.zeros(K)
+    d = np.zeros(K)
+    H = np.zeros((K, K))
+    Lc = np.zeros((K, K))
+    tmp = np.zeros(K)
+    un = np.zeros(K)
+    _powers(L, kind, gam, Pg)
+    if not warm:
+        _init_prices(L, W, u)
+    phi, res, nneg = _evaluate(L, kind, gam, W, Wsum, u, Pg, Q, B, T, cp)
+    it = 0
+    while res > tol and it < max_iter:
+        it += 1
+        ok = _newton_direction(kind, gam, W, u, Q, B, T, Wsum, d, H, Lc, tmp)
+        accepted = False
+        for attempt in range(2):
+            if not ok or attempt == 1:
+                # mirror-gradient fall-back: d = g / c (an ascent direction: g.d = sum g^2/c)
+                for k in range(K):
+                    ck = np.exp(u[k])
+                    d[k] = (T[k] - Wsum * ck) / ck
+            gd = 0.0
+            for k in range(K):
+                gd += (T[k] - Wsum * np.exp(u[k])) * d[k]
+            if not (gd > 0.0):
+                if attempt == 0:
+                    continue
+                break
+            t = 1.0
+            for ls in range(60):
+                for k in range(K):
+                    un[k] = u[k] + t * d[k]
+                _normalise(un)
+                # evaluate into scratch via the shared buffers; on rejection they are recomputed
+                phin, resn, nnegn = _evaluate(L, kind, gam, W, Wsum, un, Pg, Q, B, T, cp)
+                gain = phin - phi
+                noise = 1e-13 * (1.0 + abs(phi))
+                if gain >= 1e-4 * t * gd or (abs(gain) <= noise and resn < res):
+                    accepted = True
+                    break
+                t *= 0.5
+            if accepted:
+                break
+            # restore the buffers at u (the line search overwrote them) before the fall-back
+            phi, res, nneg = _evaluate(L, kind, gam, W, Wsum, u, Pg, Q, B, T, cp)
+            if not ok:
+                break
+        if not accepted:
+            # no progress possible at working precision: stop (buffers already hold u)
+            break
+        for k in range(K):
+            u[k] = un[k]
+        phi, res, nneg = phin, resn, nnegn
+    return it, res <= tol, res, nneg
+
+
+@njit(cache=True, error_model="numpy")
+def item_fixed_point(L, kind, gam, W, tol, max_iter, u, warm):
+    """The seed's iteration (Storkey et al. 2012): ``c <- sum_i r_i(c) / sum_i W_i``.
+
+    For fixed positions ``r`` the minimiser of ``KL(c || sum_i r_i)`` over the simplex is the
+    normalised total spending, so this is alternating minimisation of that KL. Isoelastic and
+    logarithmic agents only. Returns ``(n_iter, converged, residual, n_negative)``.
+    """
+    A, K = L.shape
+    Wsum = 0.0
+    for i in range(A):
+        Wsum += W[i]
+    Pg = np.zeros((A, K))
+    Q = np.zeros((A, K))
+    B = np.zeros((A, K))
+    T = np.zeros(K)
+    cp = np.zeros(K)
+    _powers(L, kind, gam, Pg)
+    if not warm:
+        _init_prices(L, W, u)
+    phi, res, nneg = _evaluate(L, kind, gam, W, Wsum, u, Pg, Q, B, T, cp)
+    it = 0
+    while res > tol and it < max_iter:
+        it += 1
+        for k in range(K):
+            u[k] = np.log(T[k] / Wsum)
+        _normalise(u)
+        phi, res, nneg = _evaluate(L, kind, gam, W, Wsum, u, Pg, Q, B, T, cp)
+    return it, res <= tol, res, nneg
+
+
+@njit(cache=True, error_model="numpy")
+def item_spending(L, kind, gam, W, u, r):
+    """Investments ``r[i, k]`` of every agent at normalised log-prices ``u`` (Table 2.4 / Eq. 2.31)."""
+    A, K = L.shape
+    for i in range(A):
+        if kind[i] == ISO:
+            g = gam[i]
+            m = -np.inf
+            for k in range(K):
+                z = g * L[i, k] + (1.0 - g) * u[k]
+                r[i, k] = z
+                if z > m:
+                    m = z
+            s = 0.0
+            for k in range(K):
+                r[i, k] = np.exp(r[i, k] - m)
+                s += r[i, k]
+            for k in range(K):
+                r[i, k] *= W[i] / s
+        else:
+            s = 0.0
+            for k in range(K):
+                s += np.exp(u[k]) * (L[i, k] - u[k])
+            for k in range(K):
+                r[i, k] = np.exp(u[k]) * (W[i] + L[i, k] - u[k] - s)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def solve_items(L, kind, gam, W, tol, max_iter, method, U, warm):
+    """Equilibria of all items. ``L`` (n, A, K); ``W`` (A,); ``U`` (n, K) start/answer.
+    ``method`` 0 = Newton, 1 = fixed point. Returns per-item (n_iter, converged, residual, n_negative)."""
+    n = L.shape[0]
+    iters = np.zeros(n, np.int64)
+    conv = np.zeros(n, np.bool_)
+    res = np.zeros(n)
+    nneg = np.zeros(n, np.int64)
+    for j in prange(n):
+        u = U[j].copy()
+        if method == 0:
+            a, b, c, d = item_newton(L[j], kind, gam, W, tol, max_iter, u, warm)
+        else:
+            a, b, c, d = item_fixed_point(L[j], kind, gam, W, tol, max_iter, u, warm)
+        U[j] = u
+        iters[j] = a
+        conv[j] = b
+        res[j] = c
+        nneg[j] = d
+    return iters, conv, res, nneg
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def batch_payouts(L, y, kind, gam, W, tol, max_iter, method, U, warm, P):
+    """Equilibrium of every item at wealth ``W``, then each agent's payout if label ``y`` occurs:
+    ``P[j, i] = r_{i,y_j} / sum_l r_{l,y_j}`` (the realised clearing price, equal to ``c_y`` within
+    ``tol``; it makes total wealth conserved to rounding). Returns per-item iterations and flags."""
+    n, A, K = L.shape
+    iters = np.zeros(n, np.int64)
+    conv = np.zeros(n, np.bool_)
+    res = np.zeros(n)
+    for j in prange(n):
+        u = U[j].copy()
+        if method == 0:
+            a, b, c, d = item_newton(L[j], kind, gam, W, tol, max_iter, u, warm)
+        else:
+            a, b, c, d = item_fixed_point(L[j], kind, gam, W, tol, max_iter, u, warm)
+        U[j] = u
+        iters[j] = a
+        conv[j] = b
+        res[j] = c
+        r = np.zeros((A, K))
+        item_spending(L[j], kind, gam, W, u, r)
+        yj = y[j]
+        s = 0.0
+        for i in range(A):
+            s += r[i, yj]
+        for i in range(A):
+            P[j, i] = r[i, yj] / s
+    return iters, conv, res
+
+
+@njit(cache=True, error_model="numpy")
+def online_epoch(L, y, kind, gam, W, tol, max_iter, method, U, warm, history):
+    """One online epoch (Algorithm 2.4): for each item in order, clear the market at the current
+    wealth, reveal ``y``, pay ``W_i <- r_{i,y} / sum_l r_{l,y}``. ``W`` is updated in place;
+    ``history[j]`` receives the wealth after item ``j``. Returns (total iterations, all converged)."""
+    n, A, K = L.shape
+    r = np.zeros((A, K))
+    tot = 0
+    allconv = True
+    for j in range(n):
+        u = U[j].copy()
+        if method == 0:
+            a, b, c, d = item_newton(L[j], kind, gam, W, tol, max_iter, u, warm)
+        else:
+            a, b, c, d = item_fixed_point(L[j], kind, gam, W, tol, max_iter, u, warm)
+        U[j] = u
+        tot += a
+        allconv = allconv and b
+        item_spending(L[j], kind, gam, W, u, r)
+        yj = y[j]
+        s = 0.0
+        for i in range(A):
+            s += r[i, yj]
+        for i in range(A):
+            W[i] = r[i, yj] / s
+        for i in range(A):
+            history[j, i] = W[i]
+    return tot, allconv

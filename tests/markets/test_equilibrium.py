@@ -1,0 +1,208 @@
+"""Equilibrium identities (seed 000 section 2.8; note 000-ch2, market half), each against an
+independent reference: closed forms computed here, a direct convex solve of the Rényi objective
+(Eq. 2.6), the seed's own fixed point, and the implicit homogeneous form (Eq. 2.32-2.33)."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize, root
+from scipy.special import logsumexp, softmax
+
+from markets import equilibrium, investments, make_agents
+from markets.utilities import Isoelastic
+
+from .conftest import random_beliefs
+
+TIGHT = 1e-9
+
+
+def _renyi_direct(lp_item, w, gamma):
+    """Direct solve of Eq. (2.6): argmin_Q sum_i w_i/gamma_i * D_{gamma_i}(P_i || Q), Q on the simplex
+    (softmax parametrisation, BFGS with an analytic gradient, gtol 1e-13). Independent of markets."""
+    A, K = lp_item.shape
+
+    def f(v):
+        lq = v - logsumexp(v)
+        z = gamma[:, None] * lp_item + (1 - gamma[:, None]) * lq[None, :]
+        lz = logsumexp(z, axis=1)
+        one = gamma == 1.0  # D_1 = KL(P_i || Q): -sum_k P_ik log Q_k up to a constant
+        coef = np.where(one, 0.0, w / gamma / np.where(one, 2.0, gamma - 1))
+        val = np.sum(coef * lz) - np.sum(w[one][:, None] * np.exp(lp_item[one]) * lq[None, :])
+        qi = np.exp(z - lz[:, None])
+        qi[one] = np.exp(lp_item[one])
+        # d val / d lq_k = sum_i w_i/gamma_i/(gamma_i-1) (1-gamma_i) Q_ik = -sum_i (w_i/gamma_i) Q_ik
+        dlq = -np.sum((w / gamma)[:, None] * qi, axis=0)
+        q = np.exp(lq)
+        grad = dlq - q * dlq.sum()
+        return val, grad
+
+    best = None
+    for v0 in (lp_item.mean(axis=0), np.log(np.exp(lp_item).mean(axis=0))):
+        out = minimize(f, v0, jac=True, method="BFGS", options={"gtol": 1e-13, "maxiter": 10_000})
+        if best is None or out.fun < best.fun:
+            best = out
+    return best.x - logsumexp(best.x)
+
+
+def test_log_utility_equilibrium_is_wealth_weighted_linear_pool(rng):
+    lp = random_beliefs(rng, 200, 5, 7)
+    W = rng.uniform(0.1, 3.0, 5)
+    ref = np.log(np.einsum("i,nik->nk", W / W.sum(), np.exp(lp)))
+    for method in ("closed_form", "newton", "fixed_point"):
+        res = equilibrium(lp, "log", W, method=method, floor=None)
+        np.testing.assert_allclose(res.log_prices, ref, atol=TIGHT)
+        assert res.all_converged
+
+
+def test_exponential_equilibrium_is_unweighted_log_pool_whatever_the_wealth(rng):
+    lp = random_beliefs(rng, 200, 6, 5)
+    ref = lp.mean(axis=1)
+    ref -= logsumexp(ref, axis=1, keepdims=True)
+    for W in (np.ones(6), rng.uniform(0.01, 10.0, 6), np.array([100.0, 1, 1, 1, 1, 0.001])):
+        for method in ("closed_form", "newton"):
+            res = equilibrium(lp, "exp", W, method=method)
+            np.testing.assert_allclose(res.log_prices, ref, atol=TIGHT)
+            s = res.summary()
+            assert s["max_clearing_error"] < 1e-9 and s["max_budget_error"] < 1e-12
+            assert s["n_negative_positions"] > 0  # short sales are reported, not clipped
+    r = investments(lp, ref, make_agents("exp", np.ones(6)))
+    assert (r < 0).any()
+
+
+@pytest.mark.parametrize("etas", [[3.0] * 4, [1.0, 2.0, 5.0, 30.0], [0.5, 1.5, 4.0, 12.0]])
+def test_isoelastic_equilibrium_is_renyi_aggregate_direct_solve(etas, rng):
+    """Eq. (2.36): gamma_i = 1/eta_i, mixture coefficient W_i/sum W, i.e. w_i ∝ W_i gamma_i in Eq. (2.6)."""
+    A, K = len(etas), 6
+    lp = random_beliefs(rng, 6, A, K)
+    W = rng.uniform(0.2, 2.0, A)
+    gamma = 1.0 / np.array(etas)
+    res = equilibrium(lp, etas, W, method="newton", floor=None)
+    assert res.all_converged
+    w = W * gamma / np.sum(W * gamma)
+    for n in range(lp.shape[0]):
+        ref = _renyi_direct(lp[n], w, gamma)
+        np.testing.assert_allclose(res.log_prices[n], ref, atol=2e-8)
+    if len(set(etas)) > 1:  # the uncorrected weights w_i ∝ W_i are measurably wrong
+        wrong = _renyi_direct(lp[0], W / W.sum(), gamma)
+        assert np.max(np.abs(wrong - res.log_prices[0])) > 1e-4
+
+
+def test_isoelastic_equilibrium_matches_renyi_aggregate_of_aggregators(rng):
+    renyi = pytest.importorskip("aggregators.renyi")
+    etas = np.array([1.5, 2.0, 6.0, 20.0, 3.0])
+    lp = random_beliefs(rng, 50, 5, 8)
+    W = rng.uniform(0.2, 2.0, 5)
+    gamma = 1.0 / etas
+    res = equilibrium(lp, list(etas), W, floor=None)
+    w = W * gamma / np.sum(W * gamma)  # Eq. (2.8) mixes with w'_i ∝ w_i/gamma_i = W_i
+    agg = renyi.renyi_aggregate(lp, w, gamma, tol=1e-12)
+    np.testing.assert_allclose(res.log_prices, agg, atol=1e-8)
+
+
+@pytest.mark.parametrize("eta", [2.0, 10.0, 30.0])
+def test_newton_agrees_with_the_seeds_fixed_point(eta, rng):
+    lp = random_beliefs(rng, 300, 10, 8)
+    W = rng.uniform(0.1, 1.0, 10)
+    a = equilibrium(lp, eta, W, method="newton", tol=1e-12)
+    b = equilibrium(lp, eta, W, method="fixed_point", tol=1e-12)
+    assert a.all_converged and b.all_converged
+    np.testing.assert_allclose(a.log_prices, b.log_prices, atol=1e-10)
+    assert a.n_iter.max() < b.n_iter.max()
+
+
+def test_homogeneous_implicit_form_eq_2_32_2_33(rng):
+    eta = 4.0
+    lp = random_beliefs(rng, 20, 6, 5)
+    W = rng.uniform(0.1, 1.0, 6)
+    W = W / W.sum()
+    res = equilibrium(lp, eta, W, floor=None)
+    c = res.prices
+    P = np.exp(lp)
+    # Z_i from (2.33), V_i = W_i / Z_i, then (2.32)
+    inner = c ** (1.0 / eta)  # at the fixed point, sum_j V_j P_j^{1/eta} = c^{1/eta}
+    Z = np.einsum("nk,nik->ni", inner ** (eta - 1.0), P ** (1.0 / eta))
+    V = W[None, :] / Z
+    c232 = np.einsum("ni,nik->nk", V, P ** (1.0 / eta)) ** eta
+    np.testing.assert_allclose(c232, c, rtol=1e-9)
+    # and Z solves (2.33) with V defined from it
+    lhs = np.einsum("nk,nik->ni", np.einsum("ni,nik->nk", V, P ** (1.0 / eta)) ** (eta - 1.0), P ** (1.0 / eta))
+    np.testing.assert_allclose(lhs, Z, rtol=1e-9)
+
+
+def test_mixed_market_conditions_and_independent_root_find(rng):
+    utils = [1.0, 2.0, "exp", 7.0, "exp", 0.5, 30.0]
+    lp = random_beliefs(rng, 100, len(utils), 6)
+    W = rng.uniform(0.1, 1.0, len(utils))
+    res = equilibrium(lp, utils, W, method="newton")
+    s = res.summary()
+    assert s["all_converged"]
+    assert s["max_clearing_error"] < 1e-9
+    assert s["max_budget_error"] < 1e-13
+    assert s["max_price_sum_error"] < 1e-13
+    assert s["n_negative_positions"] >= 0
+    # independent reference: scipy's hybrid root finder on the clearing conditions of the first
+    # K-1 goods (the last follows from the budgets), investments from markets.utilities only
+    ag = make_agents(utils, W)
+    for n in range(8):
+        def excess(v):
+            lc = np.append(v, 0.0)
+            lc = lc - logsumexp(lc)
+            r = investments(lp[n : n + 1], lc[None], ag)[0]
+            return (r.sum(axis=0) - np.exp(lc))[:-1] / np.exp(lc[:-1])
+
+        v0 = lp[n].mean(axis=0)
+        out = root(excess, v0[:-1] - v0[-1], method="hybr", tol=1e-13)
+        assert np.max(np.abs(excess(out.x))) < 1e-10  # (hybr may stop with "xtol too small")
+        ref = np.append(out.x, 0.0)
+        ref -= logsumexp(ref)
+        np.testing.assert_allclose(res.log_prices[n], ref, atol=1e-9)
+
+
+def test_tatonnement_for_generic_utilities(rng):
+    from .test_utilities import _GenericIso
+
+    utils = [_GenericIso(2.0), _GenericIso(4.0), 3.0]
+    lp = random_beliefs(rng, 20, 3, 4)
+    W = np.array([0.2, 0.5, 0.3])
+    tat = equilibrium(lp, utils, W)
+    assert tat.method == "tatonnement" and tat.all_converged
+    ref = equilibrium(lp, [2.0, 4.0, 3.0], W, method="newton")
+    np.testing.assert_allclose(tat.log_prices, ref.log_prices, atol=1e-9)
+
+
+def test_potential_gradient_is_excess_spending(rng):
+    """The potential maximised by Newton has the excess spending as gradient (finite differences)."""
+    utils = [2.0, "exp", 5.0, 1.0]
+    ag = make_agents(utils, rng.uniform(0.2, 1, 4))
+    lp = random_beliefs(rng, 1, 4, 5)[0]
+    gam = np.array([0.5, 0, 0.2, 1.0])
+
+    def phi(u):
+        lc = u - logsumexp(u)
+        c = np.exp(lc)
+        tot = 0.0
+        for i, g in enumerate(gam):
+            if utils[i] == "exp":
+                tot -= np.sum(c * (lc - lp[i]))
+            elif g == 1.0:
+                tot += ag.wealth[i] * np.sum(np.exp(lp[i]) * lc)
+            else:
+                tot += ag.wealth[i] / (1 - g) * logsumexp(g * lp[i] + (1 - g) * lc)
+        return tot
+
+    u = rng.normal(size=5)
+    lc = u - logsumexp(u)
+    r = investments(lp[None], lc[None], ag)[0]
+    g = r.sum(axis=0) - np.exp(lc) * ag.wealth.sum()
+    eps = 1e-6
+    fd = np.array([(phi(u + eps * e) - phi(u - eps * e)) / (2 * eps) for e in np.eye(5)])
+    np.testing.assert_allclose(fd, g, atol=1e-8)
+
+
+def test_zero_beliefs_allowed_for_isoelastic_without_floor(rng):
+    lp = random_beliefs(rng, 30, 4, 5)
+    lp[:, 0, 2] = -np.inf
+    lp[:, 1, 3] = -np.inf
+    res = equilibrium(lp, [2.0, 3.0, 1.0, 5.0], floor=None)
+    assert res.all_converged and res.summary()["max_clearing_error"] < 1e-9
+    r = investments(lp, res.log_prices, make_agents([2.0, 3.0, 1.0, 5.0], None))
+    assert np.all(r[:, 0, 2] == 0)

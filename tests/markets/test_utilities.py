@@ -1,0 +1,108 @@
+"""Optimal investments (Eq. 2.30-2.31, Table 2.4) against a direct numerical maximisation."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from markets.utilities import Exponential, Isoelastic, Logarithmic, Utility, make_utility
+
+from .conftest import random_beliefs
+
+
+def _argmax_investment(util, p, c, w):
+    """Solve Eq. (2.30) directly: maximise sum_k P_k U(r_k / c_k) s.t. sum_k r_k = W (SLSQP)."""
+    K = p.size
+    r0 = w * c
+
+    def f(r):
+        return -float(np.sum(p * util.value(r / c)))
+
+    bounds = None if isinstance(util, Exponential) else [(1e-12, None)] * K
+    cons = ({"type": "eq", "fun": lambda r: r.sum() - w},)
+    out = minimize(f, r0, method="SLSQP", bounds=bounds, constraints=cons, options={"ftol": 1e-15, "maxiter": 500})
+    return out.x
+
+
+@pytest.mark.parametrize("util", [Exponential(), Logarithmic(), Isoelastic(2.0), Isoelastic(0.5), Isoelastic(7.0)])
+def test_closed_form_investment_maximises_expected_utility(util, rng):
+    for _ in range(3):
+        p = rng.dirichlet(np.ones(5))
+        c = rng.dirichlet(np.ones(5))
+        w = 0.3
+        r = util.investment(np.log(p), np.log(c), w)
+        assert abs(r.sum() - w) < 1e-14
+        ref = _argmax_investment(util, p, c, w)
+        np.testing.assert_allclose(r, ref, atol=2e-6)
+        # and it is at least as good as the numerical optimum
+        assert util.expected_utility(r, np.log(p), np.log(c)) >= util.expected_utility(ref, np.log(p), np.log(c)) - 1e-12
+
+
+class _GenericIso(Utility):
+    """An isoelastic utility given only through U, U' and (U')^{-1}: exercises Eq. (2.31)."""
+
+    def __init__(self, eta):
+        self.eta = eta
+
+    def value(self, w):
+        return (w ** (1 - self.eta) - 1) / (1 - self.eta)
+
+    def marginal(self, w):
+        return w ** (-self.eta)
+
+    def inverse_marginal(self, y):
+        return y ** (-1.0 / self.eta)
+
+
+class _GenericExp(Utility):
+    def value(self, w):
+        return -np.exp(-w)
+
+    def marginal(self, w):
+        return np.exp(-w)
+
+    def inverse_marginal(self, y):
+        return -np.log(y)
+
+
+@pytest.mark.parametrize("generic,closed", [(_GenericIso(3.0), Isoelastic(3.0)), (_GenericExp(), Exponential()),
+                                            (_GenericIso(1.7), Isoelastic(1.7))])
+def test_general_eq_2_31_matches_closed_forms(generic, closed, rng):
+    lp = random_beliefs(rng, 20, 1, 6)[:, 0, :]
+    lc = random_beliefs(rng, 20, 1, 6)[:, 0, :]
+    w = rng.uniform(0.1, 2.0, 20)
+    r_gen = Utility.investment(generic, lp, lc, w)
+    r_cf = closed.investment(lp, lc, w)
+    np.testing.assert_allclose(r_gen, r_cf, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(r_gen.sum(axis=1), w, rtol=1e-12)
+
+
+def test_table_2_4_exponential_formula_is_a_typo(rng):
+    """The table's exponential investment spends W but violates the first-order condition (2.31)
+    and does not clear the market at the table's own equilibrium; the derived one does both."""
+    A, K = 4, 5
+    lp = random_beliefs(rng, 1, A, K)[0]
+    W = np.full(A, 1.0 / A)
+    lc = lp.mean(axis=0)
+    lc -= np.log(np.exp(lc).sum())  # the log-pool equilibrium of Table 2.4
+    c = np.exp(lc)
+    a = lp - lc
+    table = W[:, None] / K + c * a - (c * a).sum(axis=1, keepdims=True) / K
+    ours = Exponential().investment(lp, lc[None, :], W)
+    np.testing.assert_allclose(ours.sum(axis=0), c, atol=1e-14)  # clears
+    np.testing.assert_allclose(table.sum(axis=1), W, atol=1e-14)  # table spends W ...
+    assert np.max(np.abs(table.sum(axis=0) - c)) > 1e-3  # ... but does not clear
+    # first-order condition of (2.30): P_k U'(r_k/c_k) / c_k equal across k
+    foc = lambda r: np.exp(lp) * np.exp(-r / c) / c
+    f_ours, f_tab = foc(ours), foc(table)
+    assert np.max(np.ptp(np.log(f_ours), axis=1)) < 1e-12
+    assert np.max(np.ptp(np.log(f_tab), axis=1)) > 1e-3
+
+
+def test_make_utility_specs():
+    assert isinstance(make_utility("log"), Logarithmic)
+    assert isinstance(make_utility("exponential"), Exponential)
+    assert make_utility(4).eta == 4.0
+    assert isinstance(make_utility(1.0), Logarithmic)
+    for bad in (0, -1.0, float("nan"), float("inf"), "iso", "banana", True, None):
+        with pytest.raises(ValueError, match="eta|utility"):
+            make_utility(bad)
