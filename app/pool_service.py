@@ -31,16 +31,27 @@ def metrics_of(agg: np.ndarray, y: np.ndarray) -> dict[str, float]:
 
 
 def build_params(method: str, gamma: Any, solver: str | None, params: dict[str, Any]) -> dict[str, Any]:
+    """Estimator hyper-parameters from the request: ``gamma`` a number (fixed), a list (a sweep:
+    the estimator's grid mode over those values) or a mode name; ``solver`` by name."""
     p = dict(params)
     if gamma is not None:
-        p["gamma"] = gamma
+        if isinstance(gamma, list):
+            p["gamma"] = "grid"
+            p["gamma_grid"] = gamma
+        else:
+            p["gamma"] = gamma
     if solver is not None:
         p["solver"] = solver
     return p
 
 
 def work_size(n_items: int, n_agents: int, n_classes: int, params: dict[str, Any]) -> int:
-    g = params.get("gamma")
+    g = params.get("gamma_grid")
+    if g is None and isinstance(params.get("gamma"), str):
+        try:
+            from aggregators.renyi_pool import DEFAULT_GAMMA_GRID as g
+        except ImportError:
+            g = None
     sweep = len(g) if isinstance(g, (list, tuple)) else 1
     return int(n_items) * int(n_agents) * int(n_classes) * max(1, sweep)
 

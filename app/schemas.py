@@ -87,7 +87,7 @@ class PoolCreate(BaseModel):
     kind: Kind = "log_probs"
     predictions: ArrayIn
     labels: ArrayIn
-    gamma: float | list[float] | str | None = Field(None, description="Rényi γ: a value, a list to sweep, or what the estimator accepts (e.g. 'learn')")
+    gamma: float | list[float] | str | None = Field(None, description="Rényi γ: a number (fixed), a list of values to sweep (the best is kept, the curve is returned), or 'grid' / 'learn' / 'learn_per_agent'; a fixed γ per agent goes in params.gamma")
     solver: str | None = Field(None, description="solver name for the weight fit ('auto' by default)")
     params: dict[str, Any] = Field(default_factory=dict, description="other estimator hyper-parameters")
     background: bool | None = Field(None, description="force (true) or forbid (false) a background job; default: by size")
