@@ -28,7 +28,7 @@ class MarketPool:
     utilities : ``"log"``, ``"exp"``, a number ``eta`` (isoelastic) or one spec per agent.
     wealth : initial wealth (default equal); normalised to sum to one.
     mode, batch_size, max_epochs, wealth_tol : market training options (:func:`train_market`).
-    tol : equilibrium clearing tolerance; method : ``"newton"`` or the seed's ``"fixed_point"``.
+    tol : equilibrium clearing tolerance; method : ``"auto"``, ``"newton"`` or the seed's ``"fixed_point"``.
     floor : probability floor for beliefs (``None`` rejects zeros where a utility cannot take them).
 
     Learnt state: ``wealth_``, ``wealth_history_`` (per epoch), ``n_epochs_``, ``converged_``,
@@ -46,7 +46,7 @@ class MarketPool:
         max_epochs: int = 100,
         wealth_tol: float = 1e-10,
         tol: float = 1e-10,
-        method: str = "newton",
+        method: str = "auto",
         floor: float | None = DEFAULT_FLOOR,
     ) -> None:
         self.utilities = utilities
@@ -104,7 +104,7 @@ class MarketPool:
         """The market test phase with all checks (prices, iterations, clearing, budgets)."""
         self._check_fitted()
         res = equilibrium(
-            log_probs, self.agents_, method="auto" if self.method == "newton" else self.method,
+            log_probs, self.agents_, method="fixed_point" if self.method == "fixed_point" else "auto",
             tol=self.tol, kind=kind, floor=self.floor,
         )
         self.last_equilibrium_ = res

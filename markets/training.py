@@ -73,8 +73,8 @@ def _check_options(mode, batch_size, max_epochs, wealth_tol, tol, method):
         raise ValueError(f"wealth_tol: must be a non-negative number; got {wealth_tol!r}")
     if not (np.isfinite(tol) and tol > 0):
         raise ValueError(f"tol: must be a positive number; got {tol!r}")
-    if method not in ("newton", "fixed_point"):
-        raise ValueError(f"method: must be 'newton' or 'fixed_point'; got {method!r}")
+    if method not in ("auto", "newton", "fixed_point"):
+        raise ValueError(f"method: must be 'auto', 'newton' or 'fixed_point'; got {method!r}")
 
 
 def train_market(
@@ -88,7 +88,7 @@ def train_market(
     max_epochs: int = 100,
     wealth_tol: float = 1e-10,
     tol: float = 1e-10,
-    method: str = "newton",
+    method: str = "auto",
     kind: str = "log_probs",
     floor: float | None = DEFAULT_FLOOR,
     record_steps: bool = False,
@@ -103,7 +103,8 @@ def train_market(
     utilities, wealth : as in :func:`markets.equilibrium.equilibrium` (an :class:`Agents` works too).
     mode : ``"batch"`` or ``"online"``; ``batch_size`` (batch mode): items per wealth update.
     max_epochs, wealth_tol : stop when the wealth changes by at most ``wealth_tol`` over an epoch.
-    tol, method : equilibrium tolerance and solver (``"newton"`` or the seed's ``"fixed_point"``).
+    tol, method : equilibrium tolerance and solver: ``"auto"`` (closed form for all-log markets,
+        else Newton), ``"newton"``, or the seed's ``"fixed_point"``.
     record_steps : keep the wealth after every update (``step_history``).
     progress : callback receiving the fraction of ``max_epochs`` done (:mod:`solvers.progress`).
     """
@@ -121,8 +122,9 @@ def train_market(
     lp = np.ascontiguousarray(preds.log_probs)
     n, A, K = lp.shape
     labels = as_labels(y, n, K, field="y")
-    code = 0 if method == "newton" else 1
-    all_log = bool(np.all((agents.kind == ISOELASTIC) & (agents.gamma == 1.0)))
+    code = 1 if method == "fixed_point" else 0
+    # all-log markets: the closed form (Bayes' rule / EM step) unless a solver is asked for by name
+    all_log = method == "auto" and bool(np.all((agents.kind == ISOELASTIC) & (agents.gamma == 1.0)))
 
     W = agents.wealth.copy()
     hist = [W.copy()]

@@ -1,0 +1,50 @@
+"""Property tests (hypothesis): random markets clear, spend their wealth, and conserve it."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from markets import equilibrium, train_market
+
+utility = st.one_of(
+    st.just("log"), st.just("exp"), st.floats(min_value=0.3, max_value=50.0, allow_nan=False)
+)
+
+
+@st.composite
+def markets(draw):
+    A = draw(st.integers(2, 6))
+    K = draw(st.integers(2, 7))
+    n = draw(st.integers(1, 6))
+    seed = draw(st.integers(0, 2**31 - 1))
+    conc = draw(st.floats(0.1, 5.0))
+    rng = np.random.default_rng(seed)
+    lp = np.log(np.clip(rng.dirichlet(np.full(K, conc), size=(n, A)), 1e-12, None))
+    utils = draw(st.lists(utility, min_size=A, max_size=A))
+    W = np.array(draw(st.lists(st.floats(0.01, 10.0), min_size=A, max_size=A)))
+    y = rng.integers(0, K, n)
+    return lp, utils, W, y
+
+
+@settings(max_examples=60, deadline=None)
+@given(markets())
+def test_random_markets_clear(m):
+    lp, utils, W, _ = m
+    res = equilibrium(lp, utils, W)
+    s = res.summary()
+    assert s["all_converged"]
+    assert s["max_clearing_error"] <= 1e-9
+    assert s["max_budget_error"] <= 1e-12
+    assert s["max_price_sum_error"] <= 1e-12
+
+
+@settings(max_examples=30, deadline=None)
+@given(markets(), st.sampled_from(["online", "batch"]))
+def test_random_markets_conserve_wealth(m, mode):
+    lp, utils, W, y = m
+    res = train_market(lp, y, utils, W, mode=mode, batch_size=2, max_epochs=2, wealth_tol=0, record_steps=True)
+    scale = max(1.0, float(np.abs(res.step_history).max()))
+    assert np.max(np.abs(res.step_history.sum(axis=1) - 1.0)) <= 1e-13 * scale
+    assert res.all_equilibria_converged
+    iso = np.array([u != "exp" for u in utils])
+    assert (res.step_history[:, iso] >= 0).all()

@@ -1,0 +1,150 @@
+"""Market training (Algorithm 2.4) identities: Bayes (online, log utility), maximum-likelihood
+linear pool (batch, log utility), the variational Algorithm 2.1 (batch, isoelastic), conservation."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from scipy.special import logsumexp
+
+from markets import MarketPool, equilibrium, train_market
+from solvers.progress import Cancelled
+
+from .conftest import random_beliefs
+
+
+def _labelled(rng, n, a, k, conc=0.7):
+    lp = random_beliefs(rng, n, a, k, conc)
+    # labels drawn from a mixture of the agents' beliefs, so some agents are better than others
+    truth = np.exp(0.6 * lp[:, 0] + 0.4 * lp[:, 1])
+    truth /= truth.sum(axis=1, keepdims=True)
+    y = np.array([rng.choice(k, p=p) for p in truth])
+    return lp, y
+
+
+@pytest.mark.parametrize("method", ["auto", "newton"])
+def test_log_utility_online_training_is_bayesian_posterior(method, rng):
+    lp, y = _labelled(rng, 60, 5, 4)
+    W0 = rng.uniform(0.5, 1.5, 5)
+    res = train_market(lp, y, "log", W0, mode="online", max_epochs=1, method=method, record_steps=True,
+                       floor=None)
+    # Bayes: posterior ∝ prior * prod_j P_i(y_j), computed in log space
+    loglik = np.cumsum(lp[np.arange(60), :, y], axis=0)
+    post = np.log(W0)[None, :] + loglik
+    post = np.exp(post - logsumexp(post, axis=1, keepdims=True))
+    np.testing.assert_allclose(res.step_history, post, rtol=1e-9, atol=1e-14)
+    assert res.conservation_error < 1e-14
+
+
+def _ml_linear_pool(lp, y):
+    """Maximum-likelihood linear pool weights: SLSQP on the simplex (ftol 1e-16)."""
+    P = np.exp(lp[np.arange(lp.shape[0]), :, y])
+    A = P.shape[1]
+    f = lambda w: -np.mean(np.log(P @ w))
+    g = lambda w: -np.mean(P / (P @ w)[:, None], axis=0)
+    out = minimize(f, np.full(A, 1 / A), jac=g, method="SLSQP", bounds=[(0, 1)] * A,
+                   constraints=({"type": "eq", "fun": lambda w: w.sum() - 1},),
+                   options={"ftol": 1e-16, "maxiter": 1000})
+    return out.x, -out.fun
+
+
+def test_log_utility_batch_training_converges_to_ml_linear_pool(rng):
+    lp, y = _labelled(rng, 300, 4, 5)
+    res = train_market(lp, y, "log", mode="batch", max_epochs=20_000, wealth_tol=1e-13, floor=None)
+    assert res.converged
+    w_ref, ll_ref = _ml_linear_pool(lp, y)
+    P = np.exp(lp[np.arange(300), :, y])
+    ll = np.mean(np.log(P @ res.wealth))
+    assert ll >= ll_ref - 1e-10
+    np.testing.assert_allclose(res.wealth, w_ref, atol=1e-4)
+    assert res.conservation_error < 1e-14
+    # the kernel (Newton) path gives the same trajectory as the closed form (EM)
+    short = train_market(lp, y, "log", mode="batch", max_epochs=5, wealth_tol=0, method="newton", floor=None)
+    np.testing.assert_allclose(short.wealth_history, res.wealth_history[:6], atol=1e-12)
+
+
+def test_log_utility_batch_training_matches_linear_pool_estimator(rng):
+    linear = pytest.importorskip("aggregators.linear")
+    lp, y = _labelled(rng, 300, 4, 5)
+    res = train_market(lp, y, "log", mode="batch", max_epochs=20_000, wealth_tol=1e-13, floor=None)
+    pool = linear.LinearPool().fit(lp, y)
+    P = np.exp(lp[np.arange(300), :, y])
+    assert abs(np.mean(np.log(P @ res.wealth)) - np.mean(np.log(P @ pool.weights_))) < 1e-8
+
+
+def test_isoelastic_batch_step_is_a_variational_algorithm_2_1_step(rng):
+    etas = np.array([1.5, 3.0, 8.0, 2.0])
+    gamma = 1.0 / etas
+    lp, y = _labelled(rng, 80, 4, 6)
+    W = rng.uniform(0.2, 1.0, 4)
+    W /= W.sum()
+    res = train_market(lp, y, list(etas), W, mode="batch", max_epochs=1, wealth_tol=0, floor=None, tol=1e-13)
+    # Algorithm 2.1 (seed 000) with the note's corrected mixture w' ∝ w/gamma, starting at w' = W:
+    # aggregate Q by iterating Eq. (2.8) to convergence, Q_i ∝ P_i^gamma Q^(1-gamma),
+    # responsibilities q_in = w'_i Q_i(y_n) / sum_j w'_j Q_j(y_n), new w'_i = mean_n q_in.
+    new = np.zeros(4)
+    for n in range(80):
+        q = np.exp(lp[n]).mean(axis=0)
+        for _ in range(20_000):
+            Qi = np.exp(gamma[:, None] * lp[n]) * q[None, :] ** (1 - gamma[:, None])
+            Qi /= Qi.sum(axis=1, keepdims=True)
+            q_new = W @ Qi
+            done = np.max(np.abs(q_new - q) / q_new) < 1e-14
+            q = q_new
+            if done:
+                break
+        resp = W * Qi[:, y[n]]
+        new += resp / resp.sum()
+    new /= 80
+    np.testing.assert_allclose(res.wealth, new, atol=1e-11)
+
+
+@pytest.mark.parametrize("utils", [[2.0, 5.0, 1.0, 30.0], [2.0, "exp", 1.0, "exp"]])
+@pytest.mark.parametrize("mode", ["online", "batch"])
+def test_wealth_conserved_at_every_step(utils, mode, rng):
+    lp, y = _labelled(rng, 40, 4, 5)
+    res = train_market(lp, y, utils, mode=mode, batch_size=7, max_epochs=3, wealth_tol=0, record_steps=True)
+    steps = res.step_history
+    assert steps is not None and steps.shape[1] == 4
+    assert np.max(np.abs(steps.sum(axis=1) - 1.0)) < 1e-13 * max(1.0, np.abs(steps).max())
+    assert res.conservation_error < 1e-13 * max(1.0, np.abs(steps).max())
+    assert res.wealth_history.shape == (4, 4)
+    np.testing.assert_allclose(res.wealth_history[-1], steps[-1])
+    assert res.all_equilibria_converged
+
+
+def test_training_stops_when_wealth_stops_changing_and_reports_progress(rng):
+    lp, y = _labelled(rng, 100, 3, 4)
+    seen = []
+    res = train_market(lp, y, 3.0, mode="batch", max_epochs=500, wealth_tol=1e-6, progress=seen.append)
+    assert res.converged and res.n_epochs < 500
+    assert np.max(np.abs(res.wealth_history[-1] - res.wealth_history[-2])) <= 1e-6
+    assert seen == sorted(seen) and seen[-1] == 1.0
+
+    def cancel(f):
+        if f > 0.01:
+            raise Cancelled()
+
+    with pytest.raises(Cancelled):
+        train_market(lp, y, 3.0, mode="batch", max_epochs=500, wealth_tol=0, progress=cancel)
+
+
+def test_market_pool_estimator(rng):
+    lp, y = _labelled(rng, 200, 4, 5)
+    pool = MarketPool(utilities=[2.0, 4.0, 1.0, 10.0], max_epochs=30).fit(lp[:150], y[:150])
+    assert pool.wealth_.shape == (4,) and abs(pool.wealth_.sum() - 1) < 1e-14
+    pred = pool.predict(lp[150:])
+    ref = equilibrium(lp[150:], [2.0, 4.0, 1.0, 10.0], pool.wealth_).log_prices
+    np.testing.assert_allclose(pred, ref, atol=1e-12)
+    np.testing.assert_allclose(np.exp(pred).sum(axis=1), 1.0, atol=1e-13)
+    s = pool.score(lp[150:], y[150:])
+    assert np.isclose(s, np.mean(pred[np.arange(50), y[150:]]))
+    assert pool.last_equilibrium_.summary()["max_clearing_error"] < 1e-9
+    with pytest.raises(RuntimeError):
+        MarketPool().predict(lp)
+
+
+def test_exponential_agents_wealth_may_go_negative_and_is_not_clipped(rng):
+    lp, y = _labelled(rng, 200, 3, 4)
+    res = train_market(lp, y, "exp", mode="online", max_epochs=3, wealth_tol=0)
+    assert (res.wealth < 0).any()
+    assert abs(res.wealth.sum() - 1) < 1e-12 * np.abs(res.wealth).max()
