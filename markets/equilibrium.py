@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
-from aggregators.validation import DEFAULT_FLOOR
+from aggregators.validation import DEFAULT_FLOOR, as_log_probs
 
 from . import kernels
 from .agents import Agents, make_agents, prepare_beliefs
@@ -200,8 +200,8 @@ def equilibrium(
     if isinstance(utilities, Agents):
         agents = utilities if wealth is None else utilities.with_wealth(wealth)
     else:
-        n_agents = np.shape(beliefs)[1] if np.ndim(beliefs) == 3 else None
-        agents = make_agents(utilities, wealth, n_agents)
+        beliefs = as_log_probs(beliefs, kind=kind, field="beliefs")  # shape errors name the argument
+        agents = make_agents(utilities, wealth, beliefs.n_agents)
     preds = prepare_beliefs(beliefs, agents, kind=kind, floor=floor)
     lp = preds.log_probs
     n, A, K = lp.shape

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from aggregators.validation import DEFAULT_FLOOR, as_labels
+from aggregators.validation import DEFAULT_FLOOR, as_labels, as_log_probs
 from solvers.progress import ProgressFn, report
 
 from . import kernels
@@ -112,8 +112,8 @@ def train_market(
     if isinstance(utilities, Agents):
         agents = utilities if wealth is None else utilities.with_wealth(wealth)
     else:
-        n_agents = np.shape(beliefs)[1] if np.ndim(beliefs) == 3 else None
-        agents = make_agents(utilities, wealth, n_agents)
+        beliefs = as_log_probs(beliefs, kind=kind, field="beliefs")  # shape errors name the argument
+        agents = make_agents(utilities, wealth, beliefs.n_agents)
     if agents.has_generic:
         raise ValueError("utilities: market training supports exponential, log and isoelastic agents")
     if method == "fixed_point" and agents.has_exponential:
