@@ -77,6 +77,16 @@ def _array_in(value: Any) -> Any:
     return npy_b64(value)
 
 
+def _plain(v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
 class AgoraClient:
     """Synchronous client. ``api_key`` defaults to none (anonymous scopes only)."""
 
@@ -225,39 +235,36 @@ class AgoraClient:
         self._request("DELETE", f"/v1/pools/{pool_id}")
 
     # -- markets ----------------------------------------------------------------------------------------
-    def equilibrium(self, predictions: Any, *, kind: Kind = "log_probs", utility: str | list[Any] = "isoelastic",
-                    eta: Any = None, wealth: Any = None, output: Kind = "log_probs") -> dict[str, Any]:
-        body: dict[str, Any] = {"kind": kind, "predictions": _array_in(predictions), "utility": utility, "output": output, "format": "npy"}
-        if eta is not None:
-            body["eta"] = np.asarray(eta).tolist()
+    def equilibrium(self, predictions: Any, *, kind: Kind = "log_probs", utilities: Any = "log", wealth: Any = None,
+                    method: str = "auto", output: Kind = "log_probs") -> tuple[np.ndarray, dict[str, Any]]:
+        """Stateless market clearing: returns the ``(n_items, n_classes)`` prices and the checks."""
+        body: dict[str, Any] = {"kind": kind, "predictions": _array_in(predictions), "utilities": _plain(utilities),
+                                "method": method, "output": output, "format": "npy"}
         if wealth is not None:
-            body["wealth"] = np.asarray(wealth).tolist()
+            body["wealth"] = np.asarray(wealth, dtype=float).tolist()
         d = self._request("POST", "/v1/markets/equilibrium", json=body).json()
-        d["prices"] = _array_out(d["prices"])
-        return d
+        return _array_out(d["prices"]), d["summary"]
 
-    def create_market(self, n_agents: int, n_classes: int, *, utility: str | list[Any] = "isoelastic", eta: Any = None,
-                      wealth: Any = None, name: str = "", idempotency_key: str | None = None) -> dict[str, Any]:
-        body: dict[str, Any] = {"n_agents": n_agents, "n_classes": n_classes, "utility": utility, "name": name}
-        if eta is not None:
-            body["eta"] = np.asarray(eta).tolist()
+    def create_market(self, n_agents: int, *, utilities: Any = "log", wealth: Any = None, name: str = "",
+                      idempotency_key: str | None = None, **options: Any) -> dict[str, Any]:
+        """A market of ``n_agents`` agents; ``options``: mode, batch_size, max_epochs, wealth_tol, tol, method, floor."""
+        body: dict[str, Any] = {"n_agents": n_agents, "utilities": _plain(utilities), "name": name, **options}
         if wealth is not None:
-            body["wealth"] = np.asarray(wealth).tolist()
+            body["wealth"] = np.asarray(wealth, dtype=float).tolist()
         hdr = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         return self._request("POST", "/v1/markets", json=body, headers=hdr, idempotent=True).json()
 
     def get_market(self, market_id: str) -> dict[str, Any]:
         return self._request("GET", f"/v1/markets/{market_id}").json()
 
-    def train_market(self, market_id: str, predictions: Any, labels: Any, *, kind: Kind = "log_probs", mode: str = "online",
-                     epochs: int = 1, batch_size: int | None = None, background: bool | None = None, wait: bool = True,
-                     idempotency_key: str | None = None) -> dict[str, Any]:
-        body: dict[str, Any] = {"kind": kind, "predictions": _array_in(predictions), "labels": _array_in(np.asarray(labels)),
-                                "mode": mode, "epochs": epochs}
-        if batch_size is not None:
-            body["batch_size"] = batch_size
-        if background is not None:
-            body["background"] = background
+    def train_market(self, market_id: str, predictions: Any, labels: Any, *, kind: Kind = "log_probs", mode: str | None = None,
+                     batch_size: int | None = None, max_epochs: int | None = None, background: bool | None = None,
+                     wait: bool = True, idempotency_key: str | None = None) -> dict[str, Any]:
+        """Train from the current wealth; returns the market (after its job, if one was needed)."""
+        body: dict[str, Any] = {"kind": kind, "predictions": _array_in(predictions), "labels": _array_in(np.asarray(labels))}
+        for k, v in (("mode", mode), ("batch_size", batch_size), ("max_epochs", max_epochs), ("background", background)):
+            if v is not None:
+                body[k] = v
         hdr = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         r = self._request("POST", f"/v1/markets/{market_id}/train", json=body, headers=hdr, idempotent=True)
         return self._finish(r, wait, lambda job: self.get_market(market_id))
@@ -267,8 +274,19 @@ class AgoraClient:
         return _array_out(self._request("POST", f"/v1/markets/{market_id}/predict", json=body).json()["prices"])
 
     def wealth_history(self, market_id: str) -> np.ndarray:
+        """``(n_rows, n_agents)``: the initial wealth, then the wealth after every training epoch."""
         d = self._request("GET", f"/v1/markets/{market_id}/wealth", params={"format": "npy"}).json()
         return _array_out(d["history"])
+
+    def list_markets(self, *, page_size: int = 100) -> Iterator[dict[str, Any]]:
+        cursor = None
+        while True:
+            params: dict[str, Any] = {"limit": page_size, **({"cursor": cursor} if cursor else {})}
+            d = self._request("GET", "/v1/markets", params=params).json()
+            yield from d["items"]
+            cursor = d["next_cursor"]
+            if not cursor:
+                return
 
     def delete_market(self, market_id: str) -> None:
         self._request("DELETE", f"/v1/markets/{market_id}")

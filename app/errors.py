@@ -10,6 +10,7 @@ answered with a 500 problem body that leaks nothing.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -91,7 +92,11 @@ def library_error(exc: Exception) -> ProblemError:
     if isinstance(exc, PredictionError):
         return ProblemError(422, str(exc), errors=[exc.to_dict()], code=exc.code)
     msg = str(exc) or exc.__class__.__name__
-    field = getattr(exc, "field", None) or "params"
+    field = getattr(exc, "field", None)
+    if not field:
+        # the library's convention: "name: reason"
+        head, sep, rest = msg.partition(":")
+        field = head.strip() if sep and re.fullmatch(r"[A-Za-z_][\w.\[\]]{0,60}", head.strip()) else "params"
     return ProblemError(422, msg, errors=[{"field": field, "reason": msg}], code="invalid-parameters")
 
 

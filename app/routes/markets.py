@@ -1,5 +1,235 @@
-"""/v1/markets (wired once the markets library lands)."""
+"""/v1/markets: machine-learning markets. Stateless equilibrium; stored markets (agents, utilities,
+wealth) trained on labelled data, used to predict, with their wealth history."""
 
-from fastapi import APIRouter
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import anyio
+import numpy as np
+from fastapi import APIRouter, Depends, Query, Request, Response
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy.orm import Session
+
+from .. import market_service as svc
+from ..arrays import encode, load_blob
+from ..auth import require
+from ..db import get_session
+from ..errors import library_error
+from ..jobs import job_view, run_inline
+from ..models import MarketRow, new_id
+from ..pagination import page
+from ..schemas import ArrayIn, Format, JobView, Kind, Problem
+from .aggregate import json_response
+from .common import labels_in, not_found, predictions_in, run_in_background
 
 router = APIRouter(prefix="/v1/markets", tags=["markets"])
+P = {401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 409: {"model": Problem}, 413: {"model": Problem}, 422: {"model": Problem}}
+
+UtilitySpec = str | float
+Utilities = UtilitySpec | list[UtilitySpec]
+UTIL_DOC = "'log', 'exp' (exponential, may short-sell), or a number eta > 0 (isoelastic, γ = 1/eta); one for all agents or a list, one per agent"
+
+
+class EquilibriumRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
+        "kind": "probs", "predictions": [[[0.7, 0.2, 0.1], [0.5, 0.3, 0.2]]], "utilities": 2.0, "wealth": [0.6, 0.4]}]})
+    kind: Kind = "log_probs"
+    predictions: ArrayIn
+    utilities: Utilities = Field("log", description=UTIL_DOC)
+    wealth: list[float] | None = Field(None, description="positive, one per agent (normalised); default equal")
+    method: Literal["auto", "newton", "fixed_point", "tatonnement"] = "auto"
+    tol: float = Field(1e-10, gt=0, le=0.1)
+    floor: float | None = 1e-9
+    output: Kind | None = None
+    format: Format = "json"
+
+
+class MarketCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"n_agents": 2, "utilities": "log", "name": "m"}]})
+    name: str = Field("", max_length=200)
+    n_agents: int = Field(..., ge=2, le=100_000)
+    utilities: Utilities = Field("log", description=UTIL_DOC)
+    wealth: list[float] | None = None
+    mode: Literal["batch", "online"] = "batch"
+    batch_size: int | None = Field(None, ge=1)
+    max_epochs: int = Field(100, ge=1, le=100_000)
+    wealth_tol: float = Field(1e-10, gt=0)
+    tol: float = Field(1e-10, gt=0, le=0.1)
+    method: Literal["newton", "fixed_point"] = "newton"
+    floor: float | None = 1e-9
+
+
+class TrainRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Kind = "log_probs"
+    predictions: ArrayIn
+    labels: ArrayIn
+    mode: Literal["batch", "online"] | None = None
+    batch_size: int | None = Field(None, ge=1)
+    max_epochs: int | None = Field(None, ge=1, le=100_000)
+    background: bool | None = None
+
+
+class MarketPredict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Kind = "log_probs"
+    predictions: ArrayIn
+    output: Kind | None = None
+    format: Format = "json"
+
+
+class MarketView(BaseModel):
+    id: str
+    name: str
+    status: str
+    n_agents: int
+    n_classes: int
+    utilities: Any
+    options: dict[str, Any]
+    wealth: list[float] | None
+    n_trained: int
+    trainings: list[dict[str, Any]]
+    job_id: str | None
+    created_at: Any
+    updated_at: Any
+    links: dict[str, str]
+
+
+class MarketList(BaseModel):
+    items: list[MarketView]
+    next_cursor: str | None
+
+
+class PricesResponse(BaseModel):
+    kind: Kind
+    prices: Any = Field(..., description="(n_items, n_classes) equilibrium prices")
+    summary: dict[str, Any]
+
+
+class WealthHistory(BaseModel):
+    market_id: str
+    history: Any = Field(..., description="(n_rows, n_agents): the initial wealth, then the wealth after each epoch of each training")
+    trainings: list[dict[str, Any]]
+
+
+def _prices(res: Any, kind: str, out: str | None, fmt: str) -> dict[str, Any]:
+    o = out or kind
+    arr = res.prices if o == "probs" else res.log_prices
+    return {"kind": o, "prices": encode(arr, fmt), "summary": res.summary()}
+
+
+@router.post("/equilibrium", response_model=PricesResponse, responses=P, summary="Equilibrium prices of a market (stateless)")
+async def equilibrium(body: EquilibriumRequest, request: Request, _=require("stateless")) -> Any:
+    """Clear the market of agents with these beliefs, utilities and wealth for each item; the prices
+    are the aggregate (log agents: the linear pool; isoelastic: a Rényi pool, Eq. 2.36)."""
+    def work():
+        from markets import equilibrium as eq
+
+        with request.app.state.db.sessions() as s:
+            lp = predictions_in(request, s, body.predictions, body.kind)
+        try:
+            res = eq(lp, body.utilities, body.wealth, method=body.method, tol=body.tol, floor=body.floor)
+        except (ValueError, TypeError, ArithmeticError) as exc:
+            raise library_error(exc) from None
+        return _prices(res, body.kind, body.output, body.format)
+
+    return json_response(await anyio.to_thread.run_sync(work))
+
+
+@router.post("", status_code=201, response_model=MarketView, responses=P, summary="Create a market (agents, utilities, wealth)")
+def create_market(body: MarketCreate, response: Response, session: Session = Depends(get_session), _=require("write")) -> Any:
+    try:
+        w = svc.check_agents(body.utilities, body.wealth, body.n_agents)
+    except (ValueError, TypeError) as exc:
+        raise library_error(exc) from None
+    mid = new_id("mkt")
+    opts = body.model_dump(include=set(svc.TRAIN_OPTIONS))
+    row = MarketRow(id=mid, name=body.name, spec={"utilities": body.utilities, "options": opts}, state={"trainings": []},
+                    status="ready", n_agents=body.n_agents, n_classes=0)
+    session.add(row)
+    svc.save_blob(session, "market", mid, "wealth", w)
+    svc.save_blob(session, "market", mid, "history", w[None, :])
+    session.commit()
+    response.headers["Location"] = f"/v1/markets/{mid}"
+    return svc.market_view(session, row)
+
+
+@router.get("", response_model=MarketList, responses=P, summary="List markets (newest first)")
+def list_markets(request: Request, limit: int = Query(None, ge=1, le=500), cursor: str | None = Query(None, max_length=200),
+                 session: Session = Depends(get_session), _=require("read")) -> Any:
+    rows, nxt = page(session, MarketRow, limit or request.app.state.settings.page_size, cursor)
+    return {"items": [svc.market_view(session, r) for r in rows], "next_cursor": nxt}
+
+
+@router.get("/{market_id}", response_model=MarketView, responses=P, summary="A market: agents, wealth, trainings")
+def get_market(market_id: str, session: Session = Depends(get_session), _=require("read")) -> Any:
+    return svc.market_view(session, svc.require_market(session.get(MarketRow, market_id), market_id))
+
+
+@router.delete("/{market_id}", status_code=204, responses=P, summary="Delete a market")
+def delete_market(market_id: str, session: Session = Depends(get_session), _=require("write")) -> Response:
+    svc.delete_market(session, svc.require_market(session.get(MarketRow, market_id), market_id))
+    return Response(status_code=204)
+
+
+@router.post("/{market_id}/train", response_model=MarketView, responses={**P, 202: {"model": JobView, "description": "training as a background job"}},
+             summary="Train the market on labelled data (Algorithm 2.4)")
+def train(market_id: str, body: TrainRequest, request: Request, session: Session = Depends(get_session), _=require("write")) -> Any:
+    """Trade on each labelled item and pay the agents out, from the current wealth. The new wealth
+    and the per-epoch wealth history are stored. Large trainings answer 202 with the job."""
+    row = svc.require_market(session.get(MarketRow, market_id), market_id, idle=True)
+    lp = predictions_in(request, session, body.predictions, body.kind)
+    if lp.shape[1] != row.n_agents:
+        raise library_error(ValueError(f"predictions: the market has {row.n_agents} agents; got {lp.shape[1]}"))
+    if row.n_classes and lp.shape[2] != row.n_classes:
+        raise library_error(ValueError(f"predictions: the market trades {row.n_classes} classes; got {lp.shape[2]}"))
+    y = labels_in(request, session, body.labels, lp.shape[0], lp.shape[2])
+    opts = {k: v for k, v in body.model_dump(include={"mode", "batch_size", "max_epochs"}).items() if v is not None}
+    spec = {"market_id": market_id, "options": opts}
+    epochs = opts.get("max_epochs", row.spec.get("options", {}).get("max_epochs", 100))
+    if not row.n_classes:
+        row.n_classes = int(lp.shape[2])
+    if run_in_background(request, body.background, int(lp.size) * int(epochs)):
+        jid = new_id("job")
+        row.status = "training"
+        row.job_id = jid
+        job = request.app.state.jobs.submit(session, "market_train", spec, {"predictions": lp, "labels": y}, resource_type="market", resource_id=market_id, job_id=jid)
+        view = job_view(job)
+        return json_response({k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in view.items()}, 202, {"Location": f"/v1/jobs/{job.id}"})
+    session.commit()
+    try:
+        run_inline("market_train", spec, {"predictions": lp, "labels": y}, request.app.state.db)
+    except (ValueError, TypeError, ArithmeticError, np.linalg.LinAlgError) as exc:
+        raise library_error(exc) from None
+    session.expire_all()
+    return svc.market_view(session, session.get(MarketRow, market_id))
+
+
+@router.post("/{market_id}/predict", response_model=PricesResponse, responses=P, summary="Equilibrium prices under the trained wealth")
+async def predict(market_id: str, body: MarketPredict, request: Request, _=require("read")) -> Any:
+    def work():
+        from markets import equilibrium as eq
+
+        with request.app.state.db.sessions() as s:
+            row = svc.require_market(s.get(MarketRow, market_id), market_id)
+            wealth = load_blob(s, "market", market_id, "wealth")
+            lp = predictions_in(request, s, body.predictions, body.kind)
+            utilities, opts = row.spec["utilities"], row.spec.get("options", {})
+        if lp.shape[1] != row.n_agents:
+            raise library_error(ValueError(f"predictions: the market has {row.n_agents} agents; got {lp.shape[1]}"))
+        method = "auto" if opts.get("method", "newton") == "newton" else opts["method"]
+        try:
+            res = eq(lp, svc.agents_of(utilities, wealth), method=method, tol=opts.get("tol", 1e-10), floor=opts.get("floor", 1e-9))
+        except (ValueError, TypeError, ArithmeticError) as exc:
+            raise library_error(exc) from None
+        return _prices(res, body.kind, body.output, body.format)
+
+    return json_response(await anyio.to_thread.run_sync(work))
+
+
+@router.get("/{market_id}/wealth", response_model=WealthHistory, responses=P, summary="The market's wealth history")
+def wealth(market_id: str, format: Format = "json", session: Session = Depends(get_session), _=require("read")) -> Any:
+    row = svc.require_market(session.get(MarketRow, market_id), market_id)
+    hist = load_blob(session, "market", market_id, "history")
+    return {"market_id": market_id, "history": encode(hist, format), "trainings": (row.state or {}).get("trainings", [])}

@@ -52,6 +52,15 @@ def test_client_end_to_end(server):
         assert c.get_job(pool2["job_id"])["state"] == "succeeded"
         res = c.solve("MixtureLikelihood.from_log_probs", {"log_probs": lp, "labels": y})
         assert res["converged"] and abs(res["x"].sum() - 1) < 1e-8
+        # a market: create, train, predict, wealth history
+        m = c.create_market(4, utilities="log", mode="online", max_epochs=1)
+        m = c.train_market(m["id"], lp, y)
+        ll = np.log(np.exp(lp)[np.arange(len(y)), :, y]).sum(0)
+        np.testing.assert_allclose(m["wealth"], np.exp(ll - ll.max()) / np.exp(ll - ll.max()).sum(), rtol=1e-8, atol=1e-14)
+        assert c.wealth_history(m["id"]).shape == (2, 4)
+        np.testing.assert_allclose(np.exp(c.market_predict(m["id"], lp[:2])), np.einsum("nak,a->nk", np.exp(lp[:2]), m["wealth"]), rtol=1e-8, atol=1e-14)
+        prices, summary = c.equilibrium(lp[:3], utilities=2.0)
+        assert summary["all_converged"] and prices.shape == (3, 3)
         c.delete_pool(pool["id"])
         with pytest.raises(AgoraError) as e:
             c.get_pool(pool["id"])
@@ -78,6 +87,7 @@ def test_restart_loses_nothing(db_url, tmp_path):
             pool = c.create_pool("bma", lp, y, idempotency_key="restart-1")
             before = c.predict(pool["id"], lp[:3])
             aid = c.upload_array(lp)
+            market = c.train_market(c.create_market(3, utilities="log", mode="online", max_epochs=1)["id"], lp, y)
             key = httpx.post(srv.url + "/v1/keys", json={"scopes": ["read"]}, headers={"Authorization": f"Bearer {ADMIN}"}).json()["key"]
     finally:
         srv.stop()
@@ -87,6 +97,8 @@ def test_restart_loses_nothing(db_url, tmp_path):
             assert c.get_pool(pool["id"])["weights"] == pool["weights"]
             np.testing.assert_array_equal(c.predict(pool["id"], lp[:3]), before)
             np.testing.assert_array_equal(c.download_array(aid), lp)
+            assert c.get_market(market["id"])["wealth"] == market["wealth"]
+            np.testing.assert_array_equal(c.wealth_history(market["id"])[-1], market["wealth"])
             again = c.create_pool("bma", lp, y, idempotency_key="restart-1")
             assert again["id"] == pool["id"]
             assert c.health()["database"] == ("sqlite" if db_url.startswith("sqlite") else "postgresql")
