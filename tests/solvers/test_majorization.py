@@ -131,7 +131,7 @@ def test_sherman_morrison_invariants(multinomial):
     idx = np.sort(rng.choice(pb.n_terms, 25, replace=False))
     w = rng.uniform(0.5, 2.0, 25)
     Fb, sb = terms.dense_batch(theta, idx)
-    phi, grad, M = _sherman_morrison_direction(theta, Fb, sb, pb.labels[idx], w, pb.lam)
+    phi, grad, M = _sherman_morrison_direction(theta, Fb, sb, pb.labels[idx], w, pb.lam, True)
     terms.w = np.ones(pb.n_terms)
     terms.w[idx] = w
     _, g, S = terms.sums(theta, idx)
