@@ -55,21 +55,47 @@ def _normalise(r):
 
 
 @njit(cache=True)
-def _setup(L, wp, gam, gbar, E, r, use_init):
-    """Setup pass: ``E_i = exp(γ_i (L_i - max L_i))`` and, unless warm-started, the power-mean start.
+def _setup(L, wp, gam, gbar, E, r, use_init, stable, uniform):
+    """Setup pass: ``E_i = exp(γ_i (L_i - max L_i))`` (fast form) and, unless warm-started, the start.
 
-    The start ``r0(y) = (1/γ̄) log Σ_i w'_i P_i(y)^γ̄`` (γ̄ = Σ w'_i γ_i) is exact at γ = 1 (linear
-    pool) and as γ → 0 (log pool), so Newton starts close at both ends of the family.
+    The start is the power mean ``r0(y) = (1/γ̄) log Σ_i w'_i P_i(y)^γ̄`` (γ̄ = Σ w'_i γ_i): exact at
+    γ = 1 (linear pool) and as γ → 0 (log pool), so Newton starts close at both ends of the family.
+    With one shared γ in the fast form it is read off ``E`` (no extra exponentials).
     """
     A, K = L.shape
-    for i in range(A):
-        m = L[i, 0]
-        for y in range(1, K):
-            if L[i, y] > m:
-                m = L[i, y]
+    if not stable:
+        for i in range(A):
+            m = L[i, 0]
+            for y in range(1, K):
+                if L[i, y] > m:
+                    m = L[i, y]
+            for y in range(K):
+                E[i, y] = np.exp(gam[i] * (L[i, y] - m))
+    if use_init:
+        _normalise(r)
+        return
+    if uniform and not stable:
+        g = gam[0]
+        sh = np.empty(A)
+        M = -np.inf
+        for i in range(A):
+            m = L[i, 0]
+            for y in range(1, K):
+                if L[i, y] > m:
+                    m = L[i, y]
+            sh[i] = g * m
+            if sh[i] > M:
+                M = sh[i]
+        for i in range(A):
+            sh[i] = wp[i] * np.exp(sh[i] - M)
         for y in range(K):
-            E[i, y] = np.exp(gam[i] * (L[i, y] - m))
-    if not use_init:
+            r[y] = 0.0
+        for i in range(A):
+            for y in range(K):
+                r[y] += sh[i] * E[i, y]
+        for y in range(K):
+            r[y] = (np.log(r[y]) + M) / g
+    else:
         for y in range(K):
             c = L[0, y]
             for i in range(1, A):
@@ -133,20 +159,55 @@ def _eval_stable(L, wp, gam, r, Qi, mix, G, acc):
         mix[y] = np.exp(r[y] + G[y])
 
 
+@njit(cache=True, fastmath=True)
+def _gram(XT, H):
+    """``H = XT XTᵀ`` for ``XT`` (K, A): contiguous dot products (as fast as BLAS syrk here, and
+    free of BLAS threading inside the ``prange`` loops)."""
+    K, A = XT.shape
+    for y in range(K):
+        for z in range(y, K):
+            s = 0.0
+            for i in range(A):
+                s += XT[y, i] * XT[z, i]
+            H[y, z] = s
+            H[z, y] = s
+
+
 @njit(cache=True)
-def _hessian(Qi, mix, wp, gam, X, H):
+def _hessian(Qi, mix, wp, gam, XT, H):
     """``H = diag(Σ_i w'_i γ_i Q_i) + Σ_i w'_i (1-γ_i) Q_i Q_iᵀ`` (see the module docstring)."""
     A, K = Qi.shape
     for i in range(A):
         s = np.sqrt(wp[i] * (1.0 - gam[i]))
         for y in range(K):
-            X[i, y] = s * Qi[i, y]
-    H[:, :] = np.dot(X.T, X)
+            XT[y, i] = s * Qi[i, y]
+    _gram(XT, H)
     for y in range(K):
         d = 0.0
         for i in range(A):
             d += wp[i] * gam[i] * Qi[i, y]
         H[y, y] += d
+
+
+@njit(cache=True)
+def _cholesky(H, C):
+    """Lower Cholesky factor ``C`` of the SPD matrix ``H`` (no LAPACK call: K is small)."""
+    K = H.shape[0]
+    for j in range(K):
+        s = H[j, j]
+        for k in range(j):
+            s -= C[j, k] * C[j, k]
+        if s <= 0.0:
+            s = 1e-300
+        d = np.sqrt(s)
+        C[j, j] = d
+        for i in range(j + 1, K):
+            t = H[i, j]
+            for k in range(j):
+                t -= C[i, k] * C[j, k]
+            C[i, j] = t / d
+        for i in range(j):
+            C[i, j] = 0.0
 
 
 @njit(cache=True)
@@ -171,7 +232,8 @@ def _newton_direction(Qi, mix, G, wp, gam, X, H, delta, b):
     K = G.shape[0]
     for y in range(K):
         b[y] = mix[y] * G[y]
-    C = np.linalg.cholesky(H)
+    C = np.empty_like(H)
+    _cholesky(H, C)
     _cho_solve(C, b, delta)
 
 
@@ -213,7 +275,7 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, stable, tol, 
     E = np.empty((A, K))
     Qi = np.empty((A, K))
     Qt = np.empty((A, K))
-    X = np.empty((A, K))
+    X = np.empty((K, A))
     H = np.empty((K, K))
     mix = np.empty(K)
     mixt = np.empty(K)
@@ -225,7 +287,7 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, stable, tol, 
     delta = np.empty(K)
     b = np.empty(K)
 
-    _setup(L, wp, gam, gbar, E, r, use_init)
+    _setup(L, wp, gam, gbar, E, r, use_init, stable, ng == 1)
     _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc)
     sweeps = 2
     res = _absmax(G)
@@ -295,17 +357,99 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, stable, tol, 
 
 
 @njit(cache=True, parallel=True)
-def solve_items(L, wp, gam, gidx, ugam, gbar, R, use_init, newton, stable, tol, max_sweeps, sweeps, res, conv):
-    """Solve every item of ``L`` (n, A, K); ``R`` (n, K) holds starts (if ``use_init``) and answers."""
-    n = L.shape[0]
-    for j in prange(n):
+def _solve_items_par(L, wp, gam, gidx, ugam, gbar, R, use_init, newton, stable, tol, max_sweeps, sweeps, res, conv):
+    for j in prange(L.shape[0]):
         s, e, c = _solve_item(L[j], wp, gam, gidx, ugam, gbar, R[j], use_init, newton, stable, tol, max_sweeps)
         sweeps[j] = s
         res[j] = e
         conv[j] = c
 
 
+@njit(cache=True)
+def _solve_items_seq(L, wp, gam, gidx, ugam, gbar, R, use_init, newton, stable, tol, max_sweeps, sweeps, res, conv):
+    for j in range(L.shape[0]):
+        s, e, c = _solve_item(L[j], wp, gam, gidx, ugam, gbar, R[j], use_init, newton, stable, tol, max_sweeps)
+        sweeps[j] = s
+        res[j] = e
+        conv[j] = c
+
+
+PARALLEL_MIN_WORK = 4_000_000
+"""Items are spread over threads only when ``n * A * K`` is at least this (thread start-up and
+scheduling cost more than they save on small problems, badly so on a loaded machine)."""
+
+
+def solve_items(L, wp, gam, gidx, ugam, gbar, R, use_init, newton, stable, tol, max_sweeps, sweeps, res, conv):
+    """Solve every item of ``L`` (n, A, K); ``R`` (n, K) holds starts (if ``use_init``) and answers."""
+    fn = _solve_items_par if L.size >= PARALLEL_MIN_WORK else _solve_items_seq
+    fn(L, wp, gam, gidx, ugam, gbar, R, use_init, newton, stable, tol, max_sweeps, sweeps, res, conv)
+
+
+@njit(cache=True)
+def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, stable, lam_grad, LQ, W, GG, LL):
+    n, A, K = L.shape
+    ng = ugam.shape[0]
+    Ln = L[j]
+    E = np.empty((A, K))
+    Qi = np.empty((A, K))
+    X = np.empty((K, A))
+    H = np.empty((K, K))
+    mix = np.empty(K)
+    G = np.empty(K)
+    qg = np.empty((ng, K))
+    acc = np.empty(K)
+    lam = np.empty(K)
+    e = np.zeros(K)
+    r = R[j].copy()
+    for i in range(A):
+        m = Ln[i, 0]
+        for y in range(1, K):
+            if Ln[i, y] > m:
+                m = Ln[i, y]
+        for y in range(K):
+            E[i, y] = np.exp(gam[i] * (Ln[i, y] - m))
+    _evaluate(stable, Ln, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc)
+    _hessian(Qi, mix, wp, gam, X, H)
+    C = np.empty_like(H)
+    _cholesky(H, C)
+    e[labels[j]] = 1.0
+    _cho_solve(C, e, lam)
+    lq = 0.0
+    for y in range(K):
+        lq += lam[y] * mix[y]
+    for i in range(A):
+        a = 0.0
+        qd = 0.0
+        ql = 0.0
+        for y in range(K):
+            a += lam[y] * Qi[i, y]
+            qd += Qi[i, y] * (Ln[i, y] - r[y])
+            if lam_grad:
+                ql += Qi[i, y] * LQ[j, i, y]
+        W[j, i] = a - lq
+        s1 = 0.0
+        s2 = 0.0
+        for y in range(K):
+            lqy = lam[y] * Qi[i, y]
+            s1 += lqy * ((Ln[i, y] - r[y]) - qd)
+            if lam_grad:
+                s2 += lqy * (LQ[j, i, y] - ql)
+        GG[j, i] = s1
+        LL[j, i] = s2
+
+
 @njit(cache=True, parallel=True)
+def _adjoint_par(L, wp, gam, gidx, ugam, R, labels, stable, lam_grad, LQ, W, GG, LL):
+    for j in prange(L.shape[0]):
+        _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, stable, lam_grad, LQ, W, GG, LL)
+
+
+@njit(cache=True)
+def _adjoint_seq(L, wp, gam, gidx, ugam, R, labels, stable, lam_grad, LQ, W, GG, LL):
+    for j in range(L.shape[0]):
+        _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, stable, lam_grad, LQ, W, GG, LL)
+
+
 def adjoint_items(L, wp, gam, gidx, ugam, R, labels, stable, lam_grad, LQ, W, GG, LL):
     """Adjoint (implicit-differentiation) quantities at solved fixed points.
 
@@ -318,52 +462,5 @@ def adjoint_items(L, wp, gam, gidx, ugam, R, labels, stable, lam_grad, LQ, W, GG
 
     from which :mod:`aggregators.renyi_gradient` assembles the exact gradients.
     """
-    n, A, K = L.shape
-    ng = ugam.shape[0]
-    for j in prange(n):
-        Ln = L[j]
-        E = np.empty((A, K))
-        Qi = np.empty((A, K))
-        X = np.empty((A, K))
-        H = np.empty((K, K))
-        mix = np.empty(K)
-        G = np.empty(K)
-        qg = np.empty((ng, K))
-        acc = np.empty(K)
-        lam = np.empty(K)
-        e = np.zeros(K)
-        r = R[j].copy()
-        for i in range(A):
-            m = Ln[i, 0]
-            for y in range(1, K):
-                if Ln[i, y] > m:
-                    m = Ln[i, y]
-            for y in range(K):
-                E[i, y] = np.exp(gam[i] * (Ln[i, y] - m))
-        _evaluate(stable, Ln, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc)
-        _hessian(Qi, mix, wp, gam, X, H)
-        C = np.linalg.cholesky(H)
-        e[labels[j]] = 1.0
-        _cho_solve(C, e, lam)
-        lq = 0.0
-        for y in range(K):
-            lq += lam[y] * mix[y]
-        for i in range(A):
-            a = 0.0
-            qd = 0.0
-            ql = 0.0
-            for y in range(K):
-                a += lam[y] * Qi[i, y]
-                qd += Qi[i, y] * (Ln[i, y] - r[y])
-                if lam_grad:
-                    ql += Qi[i, y] * LQ[j, i, y]
-            W[j, i] = a - lq
-            s1 = 0.0
-            s2 = 0.0
-            for y in range(K):
-                lqy = lam[y] * Qi[i, y]
-                s1 += lqy * ((Ln[i, y] - r[y]) - qd)
-                if lam_grad:
-                    s2 += lqy * (LQ[j, i, y] - ql)
-            GG[j, i] = s1
-            LL[j, i] = s2
+    fn = _adjoint_par if L.size >= PARALLEL_MIN_WORK else _adjoint_seq
+    fn(L, wp, gam, gidx, ugam, R, labels, stable, lam_grad, LQ, W, GG, LL)

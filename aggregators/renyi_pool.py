@@ -1,0 +1,342 @@
+"""``RenyiPool``: the weighted Rényi divergence aggregator with learnt weights (seed 000, §2.4-2.6).
+
+The estimator maximises the validation log-likelihood ``Σ_n log P_agg(y_n | w, γ, λ)`` over the
+weights ``w`` on the simplex (exact gradients by implicit differentiation,
+:mod:`aggregators.renyi_gradient`), through :func:`solvers.minimize` with a registered solver
+(``solver="projected_gradient"`` by default: spectral projected gradient).
+
+γ (``gamma``):
+
+- a number in (0, 1] or one per agent: fixed;
+- ``"grid"``: fit the weights at every γ of ``gamma_grid`` (largest first, each fit warm-started
+  from the previous one), keep the best; ``validation_curve_`` holds the curve behind Fig. 2.1a /
+  2.5a (log-likelihood and perplexity against γ);
+- ``"learn"``: the grid, then the maximum of the profile likelihood ``max_w ℓ(w, γ)`` in ``log γ``
+  between the grid neighbours of the best grid point (safeguarded secant on its exact derivative:
+  by the envelope theorem it is ``γ ∂ℓ/∂γ`` at the fitted weights, from the implicit gradient);
+- ``"learn_per_agent"``: as ``"learn"``, then one γ_i per agent (in [1e-4, 1]) refined jointly with
+  ``w`` by the solver on the product set simplex x box.
+
+With ``cv=k`` the grid is scored by k-fold held-out log-likelihood instead of the in-sample fit
+(the curve then records both). ``learn_lam=True`` also learns the per-agent annealing exponents
+λ_i of the maximum-entropy form (Eq. 2.21-2.22); ``lam=`` fixes them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from solvers.progress import ProgressFn, report, scaled
+from solvers.registry import minimize
+
+from .base import Pool
+from .renyi_fixed_point import check_gamma, check_lam, renyi_aggregate
+from .renyi_gradient import RenyiProblem
+from .validation import DEFAULT_FLOOR, PredictionError
+
+__all__ = ["RenyiPool", "DEFAULT_GAMMA_GRID"]
+
+DEFAULT_GAMMA_GRID = tuple(float(g) for g in np.logspace(-3, 0, 13))
+"""γ from 1e-3 to 1, four points per decade (log-spaced, as the seed's figures)."""
+
+_GAMMA_MODES = ("grid", "learn", "learn_per_agent")
+
+
+class RenyiPool(Pool):
+    """Weighted Rényi divergence aggregator with weights learnt on a validation set.
+
+    Parameters
+    ----------
+    gamma : float in (0, 1], array (one per agent), or ``"grid"``, ``"learn"``, ``"learn_per_agent"``.
+    gamma_grid : the γ values tried by the grid modes (default :data:`DEFAULT_GAMMA_GRID`).
+    lam : fixed annealing exponents λ_i (scalar or per agent), or None (λ = 1).
+    learn_lam : learn per-agent λ_i (in [0.05, 20]) jointly with the weights.
+    learn_weights : if False the weights stay ``weights`` (uniform by default), only γ/λ are fitted.
+    weights : the weights used when ``learn_weights=False``; also the start of the fit.
+    solver : a registered solver name (``solvers.available(problem)`` lists the applicable ones).
+    tol, max_iter : the solver's tolerance (Frank-Wolfe gap on the simplex, relative) and iterations.
+    fixed_point_tol : tolerance of every fixed-point solve (log-space residual).
+    cv : None, or the number of folds scoring the γ grid by held-out log-likelihood.
+    floor : the probability floor applied to inputs (:func:`aggregators.validation.apply_floor`).
+    random_state : seed of the CV fold assignment.
+
+    Learnt state: ``weights_`` (n_agents,), ``gamma_`` (float, or array when per agent), ``lam_``
+    (array, when annealed), ``validation_curve_`` (dict; grid modes), ``fit_result_`` (the final
+    :class:`solvers.result.SolveResult`), ``loglik_`` (mean validation log-likelihood).
+    """
+
+    needs_positive = True
+
+    def __init__(
+        self,
+        gamma: Any = 0.1,
+        *,
+        gamma_grid: Any = None,
+        lam: Any = None,
+        learn_lam: bool = False,
+        learn_weights: bool = True,
+        weights: Any = None,
+        solver: str = "projected_gradient",
+        tol: float = 1e-8,
+        max_iter: int = 500,
+        fixed_point_tol: float = 1e-11,
+        cv: int | None = None,
+        floor: float | None = DEFAULT_FLOOR,
+        random_state: int = 0,
+    ) -> None:
+        self.gamma = gamma
+        self.gamma_grid = gamma_grid
+        self.lam = lam
+        self.learn_lam = learn_lam
+        self.learn_weights = learn_weights
+        self.weights = weights
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.fixed_point_tol = fixed_point_tol
+        self.cv = cv
+        self.floor = floor
+        self.random_state = random_state
+
+    # -- fitting ---------------------------------------------------------------------------------
+    def _grid(self) -> np.ndarray:
+        grid = DEFAULT_GAMMA_GRID if self.gamma_grid is None else self.gamma_grid
+        g = np.sort(np.asarray(grid, dtype=np.float64).ravel())[::-1]
+        if g.size == 0 or not np.all((g > 0) & (g <= 1)):
+            raise PredictionError("gamma_grid", "must be a non-empty list of values in (0, 1]", code="bad_gamma")
+        return g
+
+    def _fit_at(
+        self,
+        L: np.ndarray,
+        y: np.ndarray,
+        gamma: np.ndarray,
+        lam: np.ndarray | None,
+        x0: np.ndarray | None,
+        learn_gamma: str | None,
+        progress: ProgressFn | None,
+    ):
+        """One weight fit (plus γ/λ when learnt); returns ``(problem, result)``."""
+        learn_lam = bool(self.learn_lam)
+        prob = RenyiProblem(L, y, gamma, lam, learn_gamma=learn_gamma, learn_lam=learn_lam, tol=self.fixed_point_tol)
+        A = L.shape[1]
+        if x0 is None:
+            x0 = prob.x0()
+            if self.weights is not None:
+                w0 = np.asarray(self.weights, dtype=np.float64)
+                x0[:A] = w0 / w0.sum()
+        if not self.learn_weights:
+            prob = _FixedWeights(prob, x0[:A])
+            x0 = x0[A:]
+            if prob.dim == 0:
+                from solvers.result import SolveResult
+
+                f = prob.value(x0)
+                return prob, SolveResult(x0, f, 0, 1.0, True, "nothing to learn", "none")
+        res = minimize(prob, self.solver, x0=x0, tol=self.tol, max_iter=self.max_iter, progress=progress)
+        return prob, res
+
+    def _fit(self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None) -> None:
+        L = log_probs
+        n, A, K = L.shape
+        lam = check_lam(self.lam, A)
+        if self.learn_lam and lam is None:
+            lam = np.ones(A)
+        mode = self.gamma if isinstance(self.gamma, str) else None
+        if mode is not None and mode not in _GAMMA_MODES:
+            raise PredictionError("gamma", f"must be in (0, 1], one per agent, or one of {_GAMMA_MODES}; got {mode!r}",
+                                  code="bad_gamma")
+        self.validation_curve_ = None
+        if mode is None:
+            gamma = check_gamma(self.gamma, A)
+            prob, res = self._fit_at(L, y, gamma, lam, None, None, progress)
+            self._store(prob, res, per_agent=np.ndim(self.gamma) > 0)
+            return
+
+        grid = self._grid()
+        n_stage = len(grid) + (0 if mode == "grid" else 1)
+        lls, cv_lls, xs = [], [], []
+        x_prev = None
+        for k, g in enumerate(grid):
+            sub = scaled(progress, k / n_stage, (k + 1) / n_stage)
+            gam = np.full(A, g)
+            prob, res = self._fit_at(L, y, gam, lam, x_prev, None, sub)
+            x_prev = self._full_x(prob, res.x)
+            xs.append(x_prev)
+            lls.append(-float(res.fun))
+            if self.cv:
+                cv_lls.append(self._cv_score(L, y, gam, lam, x_prev))
+        score = np.array(cv_lls if self.cv else lls)
+        best = int(np.argmax(score))
+        self.validation_curve_ = {
+            "gamma": grid.tolist(),
+            "log_gamma": np.log(grid).tolist(),
+            "loglik": lls,
+            "perplexity": np.exp(-np.array(lls)).tolist(),
+            "criterion": "cv_loglik" if self.cv else "loglik",
+        }
+        if self.cv:
+            self.validation_curve_["cv_loglik"] = cv_lls
+            self.validation_curve_["cv_perplexity"] = np.exp(-np.array(cv_lls)).tolist()
+        gbest = np.full(A, grid[best])
+        x_best = xs[best]
+        if mode == "grid":
+            prob, res = self._fit_at(L, y, gbest, lam, x_best, None, None)
+            self._store(prob, res, per_agent=False)
+            report(progress, 1.0)
+            return
+        # "learn": maximise the profile likelihood φ(t) = max_w ℓ(w, γ = e^t) in t = log γ. By the
+        # envelope theorem φ'(t) = γ ∂ℓ/∂γ at the fitted weights (exact, from the implicit gradient),
+        # so a safeguarded secant (Illinois) on φ' inside the grid bracket finds the optimum.
+        sub = scaled(progress, len(grid) / n_stage, 1.0)
+        t_best, x_best, prob, res = self._refine_gamma(L, y, lam, grid, best, xs, lls, sub)
+        if mode == "learn":
+            self._store(prob, res, per_agent=False)
+            self.validation_curve_["gamma_learnt"] = float(np.exp(t_best))
+            report(progress, 1.0)
+            return
+        x0 = self._joint_start(x_best, A, float(np.exp(t_best)), "per_agent")
+        prob, res = self._fit_at(L, y, np.full(A, np.exp(t_best)), lam, x0, "per_agent", None)
+        self._store(prob, res, per_agent=True)
+        self.validation_curve_["gamma_learnt_shared"] = float(np.exp(t_best))
+        report(progress, 1.0)
+
+    def _profile(self, L, y, lam, t, x_start):
+        """φ(t) and φ'(t) (t = log γ) with the weights refitted from ``x_start``."""
+        from .renyi_gradient import renyi_loglik_grad
+
+        A = L.shape[1]
+        gam = np.full(A, float(np.exp(t)))
+        prob, res = self._fit_at(L, y, gam, lam, x_start, None, None)
+        x = self._full_x(prob, res.x)
+        inner = prob.inner if isinstance(prob, _FixedWeights) else prob
+        w, g, lm = inner.unpack(x)
+        ll, gr, _, _ = renyi_loglik_grad(L, y, w / w.sum(), g, lm, tol=self.fixed_point_tol, want=("gamma",))
+        return ll, float(np.exp(t) * gr["gamma"].sum()), x, prob, res
+
+    def _refine_gamma(self, L, y, lam, grid, best, xs, lls, progress, max_evals: int = 12, xtol: float = 1e-3):
+        lo_t, hi_t = np.log(grid[min(best + 1, len(grid) - 1)]), np.log(grid[max(best - 1, 0)])
+        t0 = float(np.log(grid[best]))
+        ll0, d0, x0, prob0, res0 = self._profile(L, y, lam, t0, xs[best])
+        cand = [(ll0, t0, x0, prob0, res0)]
+        # which side of the grid optimum the maximum lies on
+        if d0 > 0:
+            a_t, b_t = t0, (hi_t if best > 0 else 0.0)
+        else:
+            a_t, b_t = (lo_t if best < len(grid) - 1 else float(np.log(1e-4))), t0
+        if b_t - a_t <= xtol:
+            ll, t, x, prob, res = max(cand, key=lambda c: c[0])
+            return t, x, prob, res
+        da = d0 if a_t == t0 else None
+        db = d0 if b_t == t0 else None
+        if da is None:
+            ll_a, da, xa, pa, ra = self._profile(L, y, lam, a_t, x0)
+            cand.append((ll_a, a_t, xa, pa, ra))
+        if db is None:
+            ll_b, db, xb, pb, rb = self._profile(L, y, lam, b_t, x0)
+            cand.append((ll_b, b_t, xb, pb, rb))
+        if da > 0 and db > 0 or da < 0 and db < 0:
+            # the optimum is at an end of the bracket (e.g. γ = 1 or the lower bound)
+            ll, t, x, prob, res = max(cand, key=lambda c: c[0])
+            return t, x, prob, res
+        side = 0
+        for k in range(max_evals):
+            report(progress, (k + 1) / max_evals)
+            t = (a_t * db - b_t * da) / (db - da)  # secant on φ'
+            if not (a_t < t < b_t):
+                t = 0.5 * (a_t + b_t)
+            ll, d, x, prob, res = self._profile(L, y, lam, t, x0)
+            cand.append((ll, t, x, prob, res))
+            if d > 0:
+                a_t, da = t, d
+                if side == 1:
+                    db *= 0.5  # Illinois
+                side = 1
+            else:
+                b_t, db = t, d
+                if side == -1:
+                    da *= 0.5
+                side = -1
+            if b_t - a_t <= xtol or abs(d) <= 1e-10:
+                break
+        ll, t, x, prob, res = max(cand, key=lambda c: c[0])
+        return t, x, prob, res
+
+    def _full_x(self, prob, x):
+        """The full variable (weights included) of a fit, whether or not the weights were free."""
+        if isinstance(prob, _FixedWeights):
+            return np.concatenate([prob.w, x])
+        return np.asarray(x)
+
+    def _joint_start(self, x_best: np.ndarray, A: int, g: float, learn: str) -> np.ndarray:
+        w = x_best[:A]
+        rest = x_best[A:]
+        lg = np.log([g]) if learn == "shared" else np.full(A, np.log(g))
+        return np.concatenate([w, lg, rest])
+
+    def _cv_score(self, L, y, gam, lam, x_start) -> float:
+        rng = np.random.default_rng(self.random_state)
+        folds = rng.permutation(L.shape[0]) % int(self.cv)
+        total = 0.0
+        for f in range(int(self.cv)):
+            tr, te = folds != f, folds == f
+            prob, res = self._fit_at(L[tr], y[tr], gam, lam, x_start, None, None)
+            x = self._full_x(prob, res.x)
+            inner = prob.inner if isinstance(prob, _FixedWeights) else prob
+            w, g, lm = inner.unpack(x)
+            lq = renyi_aggregate(L[te], w, g, lam=lm, floor=None, tol=self.fixed_point_tol)
+            total += float(lq[np.arange(te.sum()), y[te]].sum())
+        return total / L.shape[0]
+
+    def _store(self, prob, res, *, per_agent: bool) -> None:
+        x = self._full_x(prob, res.x)
+        inner = prob.inner if isinstance(prob, _FixedWeights) else prob
+        w, g, lam = inner.unpack(x)
+        self.weights_ = w / w.sum()
+        self.gamma_ = g.copy() if (per_agent or inner.learn_gamma == "per_agent") else float(g[0])
+        if lam is not None:
+            self.lam_ = lam.copy()
+        self.fit_result_ = res
+        self.loglik_ = -float(res.fun)
+        self.n_fixed_point_sweeps_ = int(inner.sweeps)
+
+    # -- prediction ------------------------------------------------------------------------------
+    def _predict(self, log_probs: np.ndarray) -> np.ndarray:
+        lam = getattr(self, "lam_", None)
+        return renyi_aggregate(log_probs, self.weights_, self.gamma_, lam=lam, floor=None, tol=self.fixed_point_tol)
+
+
+class _FixedWeights:
+    """The :class:`RenyiProblem` restricted to γ/λ with the weights held fixed (``learn_weights=False``)."""
+
+    constraint = "box"
+
+    def __init__(self, inner: RenyiProblem, w: np.ndarray) -> None:
+        self.inner = inner
+        self.w = np.asarray(w, dtype=np.float64)
+        self.dim = inner.dim - inner.n_agents
+        self.n_terms = inner.n_terms
+
+    def _full(self, x):
+        return np.concatenate([self.w, np.asarray(x, dtype=np.float64)])
+
+    def x0(self):
+        return self.inner.x0()[self.inner.n_agents :]
+
+    def project(self, x):
+        return self.inner.project(self._full(x))[self.inner.n_agents :]
+
+    def value(self, x):
+        return self.inner.value(self._full(x))
+
+    def grad(self, x):
+        return self.inner.grad(self._full(x))[self.inner.n_agents :]
+
+    def value_and_grad(self, x):
+        f, g = self.inner.value_and_grad(self._full(x))
+        return f, g[self.inner.n_agents :]
+
+    def unpack(self, x):
+        return self.inner.unpack(np.asarray(x))
