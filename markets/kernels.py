@@ -101,52 +101,67 @@ def _evaluate(L, kind, gam, W, Wsum, u, Pg, Q, B, T, cp):
 
 @njit(cache=True, error_model="numpy")
 def _newton_direction(kind, gam, W, u, Q, B, T, Wsum, d, H, Lc, tmp):
-    """Newton direction for maximising Phi in ``u``; returns False when -H is not positive definite."""
+    """Newton direction for maximising Phi in ``u``, with the Hessian of Phi in the price
+    coordinates ``c`` (negative definite everywhere: Phi is strictly concave in c) pulled back by
+    the Jacobian of ``c = softmax(u)``. The dropped curvature term is proportional to the gradient,
+    so it vanishes at the equilibrium and the local rate stays quadratic; away from it the matrix
+    stays positive definite, so the direction is always an ascent direction.
+
+    With ``S = diag(c) Hess_c(Phi) diag(c)``:
+    ``S = -sum_iso W_i [gamma_i diag(Q_i) + (1-gamma_i) Q_i Q_i^T] - sum_exp diag(c)`` and the
+    u-space matrix is ``M = -(I - c 1^T) S (I - 1 c^T) + Wsum' c c^T`` (the last term fixes the
+    shift direction, which does not change prices). Returns False if the Cholesky factorisation
+    fails (rounding); the caller then falls back to a mirror-gradient step.
+    """
     A, K = Q.shape
     c = np.exp(u)
     for k in range(K):
         for l in range(K):
             H[k, l] = 0.0
-    w_iso = 0.0
     n_exp = 0
-    Bs = tmp  # sum over exponential agents of B[i, :]
-    for k in range(K):
-        Bs[k] = 0.0
     for i in range(A):
         if kind[i] == ISO:
-            w_iso += W[i]
             g = gam[i]
-            if g != 1.0:
-                wp = W[i] * (1.0 - g)
-                for k in range(K):
-                    qk = wp * Q[i, k]
-                    H[k, k] += qk
+            w = W[i]
+            wq = w * (1.0 - g)
+            for k in range(K):
+                qk = Q[i, k]
+                H[k, k] -= w * g * qk
+                if wq != 0.0:
+                    a = wq * qk
                     for l in range(k + 1):
-                        H[k, l] -= qk * Q[i, l]
+                        H[k, l] -= a * Q[i, l]
         else:
             n_exp += 1
-            for k in range(K):
-                Bs[k] += B[i, k]
-    # iso market part: - w_iso (diag c - c c^T); exponential part; symmetric fill
     for k in range(K):
-        H[k, k] += -w_iso * c[k] + c[k] * Bs[k] - n_exp * c[k]
-        for l in range(k + 1):
-            H[k, l] += w_iso * c[k] * c[l] - c[k] * c[l] * (Bs[k] + Bs[l]) + n_exp * c[k] * c[l]
-    # M = D^{-1/2} (-H + Wsum' c c^T) D^{-1/2}, D = diag(c); lower triangle only
-    reg = Wsum if Wsum > 0 else 1.0
-    if n_exp > 0:
-        reg += n_exp
+        H[k, k] -= n_exp * c[k]
+    # symmetric fill, then s = S 1 and sigma = 1^T S 1
+    for k in range(K):
+        for l in range(k + 1, K):
+            H[k, l] = H[l, k]
+    sig = 0.0
+    for k in range(K):
+        v = 0.0
+        for l in range(K):
+            v += H[k, l]
+        tmp[k] = v
+        sig += v
+    reg = abs(Wsum) + n_exp
+    if reg <= 0.0:
+        reg = 1.0
+    # M = -S + c s^T + s c^T - sigma c c^T + reg c c^T, scaled by D^{-1/2} on both sides
     for k in range(K):
         sk = np.sqrt(c[k])
         for l in range(k + 1):
             sl = np.sqrt(c[l])
-            H[k, l] = (-H[k, l] + reg * c[k] * c[l]) / (sk * sl)
+            m = -H[k, l] + c[k] * tmp[l] + tmp[k] * c[l] + (reg - sig) * c[k] * c[l]
+            H[k, l] = m / (sk * sl)
     # Cholesky of the lower triangle of H into Lc
     for j in range(K):
         s = H[j, j]
         for p in range(j):
             s -= Lc[j, p] * Lc[j, p]
-        if not (s > 1e-13 * abs(H[j, j])) or not (s > 0.0):
+        if not (s > 1e-14 * abs(H[j, j])) or not (s > 0.0):
             return False
         Lc[j, j] = np.sqrt(s)
         for i2 in range(j + 1, K):
@@ -184,9 +199,61 @@ def _normalise(u):
 
 
 @njit(cache=True, error_model="numpy")
-def _init_prices(L, W, u):
-    """Start from the mixture of beliefs with weights |W_i| + 1/A (positive wherever a belief is)."""
+def _init_prices(L, kind, gam, W, Pg, u):
+    """Starting prices. Isoelastic/log markets: the power mean ``(sum_i W_i P_i^g)^{1/g}`` with the
+    wealth-averaged order ``g`` (Eq. 2.32 with ``Z_i = 1``); with exponential agents: the mixture of
+    beliefs with weights ``|W_i| + 1/A`` (positive wherever some belief is)."""
     A, K = L.shape
+    has_exp = False
+    same = True
+    gbar = 0.0
+    wtot = 0.0
+    for i in range(A):
+        if kind[i] != ISO:
+            has_exp = True
+        else:
+            gbar += abs(W[i]) * gam[i]
+            wtot += abs(W[i])
+            if gam[i] != gam[0]:
+                same = False
+    if not has_exp and same and wtot > 0.0:
+        # one order for all: reuse P^gamma (no transcendental per entry)
+        g = gam[0]
+        for k in range(K):
+            u[k] = 0.0
+        for i in range(A):
+            wi = abs(W[i])
+            for k in range(K):
+                u[k] += wi * Pg[i, k]
+        ok = True
+        for k in range(K):
+            u[k] = np.log(u[k]) / g
+            if not np.isfinite(u[k]):
+                ok = False
+        if ok:
+            _normalise(u)
+            return
+    if not has_exp and wtot > 0.0:
+        g = gbar / wtot
+        if g > 1.0:
+            g = 1.0
+        for k in range(K):
+            m = -np.inf
+            for i in range(A):
+                v = np.log(abs(W[i]) / wtot) + g * L[i, k]
+                if v > m:
+                    m = v
+            s = 0.0
+            for i in range(A):
+                s += np.exp(np.log(abs(W[i]) / wtot) + g * L[i, k] - m)
+            u[k] = (m + np.log(s)) / g
+        _normalise(u)
+        ok = True
+        for k in range(K):
+            if not np.isfinite(u[k]):
+                ok = False
+        if ok:
+            return
     tot = 0.0
     for i in range(A):
         tot += abs(W[i]) + 1.0 / A
@@ -218,7 +285,7 @@ def item_newton(L, kind, gam, W, tol, max_iter, u, warm):
     un = np.zeros(K)
     _powers(L, kind, gam, Pg)
     if not warm:
-        _init_prices(L, W, u)
+        _init_prices(L, kind, gam, W, Pg, u)
     phi, res, nneg = _evaluate(L, kind, gam, W, Wsum, u, Pg, Q, B, T, cp)
     it = 0
     while res > tol and it < max_iter:
@@ -285,7 +352,7 @@ def item_fixed_point(L, kind, gam, W, tol, max_iter, u, warm):
     cp = np.zeros(K)
     _powers(L, kind, gam, Pg)
     if not warm:
-        _init_prices(L, W, u)
+        _init_prices(L, kind, gam, W, Pg, u)
     phi, res, nneg = _evaluate(L, kind, gam, W, Wsum, u, Pg, Q, B, T, cp)
     it = 0
     while res > tol and it < max_iter:
