@@ -93,8 +93,11 @@ def projected_gradient(
         if gap <= target:
             converged, message, it = True, "gap below tolerance", it - 1
             break
-        d = proj(x - lam * g) - x
-        slope = float(g @ d)
+        # on the simplex, shifting g by a constant changes neither the projection nor <g, d> in exact
+        # arithmetic; centring it at <g, x> removes the large common component before rounding
+        gc = g - float(g @ x) if simplex else g
+        d = proj(x - lam * gc) - x
+        slope = float(gc @ d)
         if slope >= 0:
             converged = gap <= 10 * target
             message, it = "no descent direction (precision limit)", it - 1
