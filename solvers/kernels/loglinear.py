@@ -1,6 +1,8 @@
 """Fused one-pass kernels of the conditional log-linear model (the log opinion pool).
 
-Layout: features ``F`` of shape ``(n_items, dim, n_classes)`` ("agent-major": the natural layout of
+Layout: features ``F`` of shape ``(n_items, n_rows, n_classes)`` of which the problem's coordinates
+are the rows ``cols`` (``arange(n_rows)`` for a full problem, a working set for a restricted one, so
+restricting never copies data) ("agent-major": the natural layout of
 ``log_probs[n, i, k]``), float32 or float64; labels ``y`` int64; weights ``w`` float64. Scores
 ``s_n = F_nᵀ w`` (length K), ``p_n = softmax(s_n)``. All accumulation is float64.
 
@@ -18,13 +20,14 @@ _FM = {"nsz", "arcp", "contract", "afn", "reassoc"}  # fastmath without nnan/nin
 
 
 @njit(cache=True, fastmath=_FM)
-def _scores(F, n, w, nz, s):
+def _scores(F, cols, n, w, nz, s):
     K = s.shape[0]
     for k in range(K):
         s[k] = 0.0
     for t in range(nz.shape[0]):
-        i = nz[t]
-        wi = w[i]
+        j = nz[t]
+        i = cols[j]
+        wi = w[j]
         for k in range(K):
             s[k] += wi * F[n, i, k]
 
@@ -49,56 +52,63 @@ def _softmax_inplace(s, y_n):
 
 
 @njit(cache=True, fastmath=_FM)
-def value_sum(F, y, w, nz):
+def value_sum(F, cols, y, w, nz):
     """Sum over items of ``logsumexp(s_n) - s_n[y_n]`` (reads only the rows in ``nz``)."""
-    N, d, K = F.shape
+    N = F.shape[0]
+    K = F.shape[2]
     s = np.empty(K)
     f = 0.0
     for n in range(N):
-        _scores(F, n, w, nz, s)
+        _scores(F, cols, n, w, nz, s)
         f += _softmax_inplace(s, y[n])
     return f
 
 
 @njit(cache=True, fastmath=_FM)
-def value_grad_sum(F, y, w, nz, g):
+def value_grad_sum(F, cols, y, w, nz, g):
     """Fused pass: returns the summed NLL and writes the summed gradient into ``g``.
 
     Per item: ``g += F_n p_n - F_n[:, y_n]`` (seed 000 §2.2.2.2: the exact gradient of the log pool).
     """
-    N, d, K = F.shape
+    N = F.shape[0]
+    K = F.shape[2]
+    d = cols.shape[0]
     s = np.empty(K)
-    for i in range(d):
-        g[i] = 0.0
+    for j in range(d):
+        g[j] = 0.0
     f = 0.0
     for n in range(N):
-        _scores(F, n, w, nz, s)
+        _scores(F, cols, n, w, nz, s)
         yn = y[n]
         f += _softmax_inplace(s, yn)
-        for i in range(d):
+        for j in range(d):
+            i = cols[j]
             acc = 0.0
             for k in range(K):
                 acc += s[k] * F[n, i, k]
-            g[i] += acc - F[n, i, yn]
+            g[j] += acc - F[n, i, yn]
     return f
 
 
 @njit(cache=True, fastmath=_FM)
-def hvp_sum(F, y, w, nz, v, out):
+def hvp_sum(F, cols, y, w, nz, v, out):
     """Summed Hessian-vector product ``sum_n F_n (p ⊙ (u - <p,u>))`` with ``u = F_nᵀ v``."""
-    N, d, K = F.shape
+    N = F.shape[0]
+    K = F.shape[2]
+    d = cols.shape[0]
     s = np.empty(K)
     u = np.empty(K)
     for i in range(d):
         out[i] = 0.0
     for n in range(N):
-        _scores(F, n, w, nz, s)
+        _scores(F, cols, n, w, nz, s)
         _softmax_inplace(s, y[n])
         for k in range(K):
             u[k] = 0.0
-        for i in range(d):
-            vi = v[i]
+        for j in range(d):
+            vi = v[j]
             if vi != 0.0:
+                i = cols[j]
                 for k in range(K):
                     u[k] += vi * F[n, i, k]
         pu = 0.0
@@ -106,21 +116,22 @@ def hvp_sum(F, y, w, nz, v, out):
             pu += s[k] * u[k]
         for k in range(K):
             u[k] = s[k] * (u[k] - pu)
-        for i in range(d):
+        for j in range(d):
+            i = cols[j]
             acc = 0.0
             for k in range(K):
                 acc += u[k] * F[n, i, k]
-            out[i] += acc
+            out[j] += acc
 
 
 @njit(cache=True, fastmath=_FM)
-def probs_chunk(F, y, w, nz, start, stop, P):
+def probs_chunk(F, cols, y, w, nz, start, stop, P):
     """Write ``p_n`` for items ``start..stop-1`` into ``P[n - start]``; return the summed NLL."""
     K = F.shape[2]
     s = np.empty(K)
     f = 0.0
     for n in range(start, stop):
-        _scores(F, n, w, nz, s)
+        _scores(F, cols, n, w, nz, s)
         f += _softmax_inplace(s, y[n])
         for k in range(K):
             P[n - start, k] = s[k]
@@ -128,37 +139,26 @@ def probs_chunk(F, y, w, nz, start, stop, P):
 
 
 @njit(cache=True, fastmath=_FM)
-def hessian_chunk(F, y, w, nz, start, stop, G, M):
-    """For items ``start..stop-1``: ``G[i, c*K + k] = F[n, i, k] sqrt(p_nk)`` and ``M[c, i] = (F_n p_n)_i``.
-
-    The chunk's Hessian contribution is then ``G Gᵀ - Mᵀ M`` (two BLAS calls).
+def hessian_chunk(F, cols, y, w, nz, items, G, M):
+    """For the items ``items[c]``: ``G[j, c*K + k] = F[n, cols[j], k] sqrt(p_nk)`` and
+    ``M[c, j] = (F_n p_n)_j``. The chunk's Hessian contribution is ``G Gᵀ - Mᵀ M`` (two BLAS calls).
     """
-    N, d, K = F.shape
+    K = F.shape[2]
+    d = cols.shape[0]
     s = np.empty(K)
     r = np.empty(K)
-    for n in range(start, stop):
-        c = n - start
-        _scores(F, n, w, nz, s)
+    for c in range(items.shape[0]):
+        n = items[c]
+        _scores(F, cols, n, w, nz, s)
         _softmax_inplace(s, y[n])
         for k in range(K):
             r[k] = np.sqrt(s[k])
         base = c * K
-        for i in range(d):
+        for j in range(d):
+            i = cols[j]
             acc = 0.0
             for k in range(K):
                 v = F[n, i, k]
-                G[i, base + k] = v * r[k]
+                G[j, base + k] = v * r[k]
                 acc += v * s[k]
-            M[c, i] = acc
-
-
-@njit(cache=True)
-def gather_rows(src, idx, out):
-    """``out[n, j, :] = src[n, idx[j], :]`` (a fast middle-axis take, cast to ``out``'s dtype)."""
-    N = src.shape[0]
-    K = src.shape[2]
-    for n in range(N):
-        for j in range(idx.shape[0]):
-            i = idx[j]
-            for k in range(K):
-                out[n, j, k] = src[n, i, k]
+            M[c, j] = acc

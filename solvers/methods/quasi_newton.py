@@ -8,8 +8,9 @@ objective stops changing (two successive relative changes below 1e-15: the preci
 Simplex (projected quasi-Newton): a dense BFGS model ``B`` of the Hessian (damped update, Powell
 1978, so ``B`` stays positive definite), the step solves the quadratic model on the simplex in the
 ``B`` metric (:func:`solvers.simplex.solve_simplex_qp`), then Armijo along ``z - x``. Stops when
-the Frank-Wolfe gap ``<g, x> - min_i g_i <= tol * max(1, |f|)``. Meant for dimensions up to a few
-hundred (``B`` is dense).
+the Frank-Wolfe gap ``<g, x> - min_i g_i <= tol * max(1, |f|)``, or (not converged) when the
+objective has not changed by more than 1e-15 relative for three iterations. Meant for dimensions up
+to a few hundred (``B`` is dense).
 """
 
 from __future__ import annotations
@@ -122,6 +123,7 @@ def _projected_bfgs(problem, x0, *, tol, max_iter, callback, progress, alpha, be
     trace = Trace()
     trace.record(f, passes, clock())
     B = None
+    flat, f_prev = 0, f
     gap0 = fw_gap(x, g)
     gap = gap0
     converged, message, it = False, "maximum number of iterations reached", 0
@@ -173,8 +175,15 @@ def _projected_bfgs(problem, x0, *, tol, max_iter, callback, progress, alpha, be
             sr = float(s @ r)
             if sr > 1e-300:
                 B = B - np.outer(Bs, Bs) / sBs + np.outer(r, r) / sr
+        flat = flat + 1 if abs(f_prev - f) <= 1e-15 * rel_tol_scale(f) else 0
+        f_prev = f
         x, g = x_new, g_new
         trace.record(f, passes, clock(), gap=gap, step=t)
+        if flat >= 3:
+            gap = fw_gap(x, g)
+            converged = gap <= tol * rel_tol_scale(f)
+            message = "gap below tolerance" if converged else "objective stopped changing (precision limit)"
+            break
         if stop_requested(callback, x):
             message = "stopped by callback"
             break

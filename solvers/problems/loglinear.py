@@ -63,13 +63,15 @@ class ConditionalLogLinear:
     dtype : storage precision, ``np.float64`` (default) or ``np.float32`` (half the bytes per pass;
         all sums stay float64).
     source : optional float64 array ``(n_items, dim, n_classes)`` with the exact features; when the
-        storage is float32, :meth:`restrict` gathers from it so that small restricted problems are
+        storage is float32, :meth:`restrict` reads from it so that small restricted problems are
         solved on exact data.
 
     Attributes
     ----------
     features : view ``(n_items, n_classes, dim)`` of the stored features (for bound majorization).
-    features_ndk : the stored C-contiguous array ``(n_items, dim, n_classes)``.
+    features_ndk : the features as ``(n_items, dim, n_classes)`` (the stored C-contiguous array for a
+        problem that is not restricted).
+    cols : the rows of the stored array that are this problem's coordinates.
     labels : int64 ``(n_items,)``.
     dim, n_terms (= n_items), n_classes, constraint, l2, mu, L, L_max.
     """
@@ -105,7 +107,8 @@ class ConditionalLogLinear:
             raise ValueError(f"constraint must be 'none' or 'simplex'; got {constraint!r}")
         if not (l2 >= 0 and np.isfinite(l2)):
             raise ValueError(f"l2 must be a non-negative number; got {l2!r}")
-        self.features_ndk = F
+        self._F = F
+        self.cols = np.arange(d, dtype=np.int64)
         self.labels = _as_labels(labels, N, K)
         self.dim = d
         self.n_terms = N
@@ -137,8 +140,16 @@ class ConditionalLogLinear:
         return cls(lp, labels, layout="ndk", constraint=constraint, dtype=dtype, source=src)
 
     @property
+    def features_ndk(self) -> np.ndarray:
+        """The features as ``(n_items, dim, n_classes)``: the stored array (a copy for a restricted problem)."""
+        if self.cols.size == self._F.shape[1] and np.array_equal(self.cols, np.arange(self.cols.size)):
+            return self._F
+        return self._F[:, self.cols, :]
+
+    @property
     def features(self) -> np.ndarray:
-        """Features as a view of shape ``(n_items, n_classes, dim)``: ``features[n, y] = f_n(y)``."""
+        """Features of shape ``(n_items, n_classes, dim)``, ``features[n, y] = f_n(y)``: a view of the
+        stored array (a copy for a restricted problem)."""
         return np.swapaxes(self.features_ndk, 1, 2)
 
     def x0(self) -> np.ndarray:
@@ -153,13 +164,13 @@ class ConditionalLogLinear:
 
     def value(self, x: np.ndarray) -> float:
         w, nz = self._w(x)
-        f = _k.value_sum(self.features_ndk, self.labels, w, nz) / self.n_terms
+        f = _k.value_sum(self._F, self.cols, self.labels, w, nz) / self.n_terms
         return float(f + 0.5 * self.l2 * np.dot(w, w))
 
     def value_and_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         w, nz = self._w(x)
         g = np.empty(self.dim)
-        f = _k.value_grad_sum(self.features_ndk, self.labels, w, nz, g) / self.n_terms
+        f = _k.value_grad_sum(self._F, self.cols, self.labels, w, nz, g) / self.n_terms
         g /= self.n_terms
         if self.l2:
             f += 0.5 * self.l2 * np.dot(w, w)
@@ -173,7 +184,7 @@ class ConditionalLogLinear:
         w, nz = self._w(x)
         v = np.ascontiguousarray(v, dtype=np.float64)
         out = np.empty(self.dim)
-        _k.hvp_sum(self.features_ndk, self.labels, w, nz, v, out)
+        _k.hvp_sum(self._F, self.cols, self.labels, w, nz, v, out)
         out /= self.n_terms
         if self.l2:
             out += self.l2 * v
@@ -184,28 +195,32 @@ class ConditionalLogLinear:
         w, nz = self._w(x)
         stop = self.n_terms if stop is None else stop
         P = np.empty((stop - start, self.n_classes))
-        _k.probs_chunk(self.features_ndk, self.labels, w, nz, start, stop, P)
+        _k.probs_chunk(self._F, self.cols, self.labels, w, nz, start, stop, P)
         return P
 
-    def hessian(self, x: np.ndarray, *, chunk: int = 256) -> np.ndarray:
+    def hessian(self, x: np.ndarray, *, items: np.ndarray | None = None, chunk: int = 256) -> np.ndarray:
         """Exact dense Hessian ``(1/N) sum_n Cov_{p_n}[f_n] + l2 I`` (BLAS over item chunks).
 
-        Costs ``O(n_items * n_classes * dim^2)`` flops: meant for small ``dim`` (restricted
-        problems), or occasional use.
+        ``items``: average over these items only (a subsampled Hessian, for subsampled Newton);
+        default all. Costs ``O(items * n_classes * dim^2)`` flops: meant for small ``dim``
+        (restricted problems), or occasional use.
         """
         w, nz = self._w(x)
         d, K = self.dim, self.n_classes
+        its = np.arange(self.n_terms, dtype=np.int64) if items is None else np.asarray(items, dtype=np.int64)
+        if its.ndim != 1 or its.size == 0 or its.min() < 0 or its.max() >= self.n_terms:
+            raise ValueError("items must be a non-empty 1-D array of item indices")
         H = np.zeros((d, d))
         G = np.empty((d, chunk * K))
         M = np.empty((chunk, d))
-        for start in range(0, self.n_terms, chunk):
-            stop = min(self.n_terms, start + chunk)
-            c = stop - start
-            _k.hessian_chunk(self.features_ndk, self.labels, w, nz, start, stop, G, M)
+        for start in range(0, its.size, chunk):
+            sel = its[start : start + chunk]
+            c = sel.size
+            _k.hessian_chunk(self._F, self.cols, self.labels, w, nz, sel, G, M)
             Gc, Mc = G[:, : c * K], M[:c]
             H += Gc @ Gc.T
             H -= Mc.T @ Mc
-        H /= self.n_terms
+        H /= its.size
         H = 0.5 * (H + H.T)
         if self.l2:
             H[np.diag_indices(d)] += self.l2
@@ -213,7 +228,7 @@ class ConditionalLogLinear:
 
     def term_grad(self, i: int, x: np.ndarray) -> np.ndarray:
         """Gradient of term ``i``: ``E_{p_i}[f_i] - f_i(y_i) + l2 x``."""
-        Fi = self.features_ndk[i].astype(np.float64, copy=False)
+        Fi = self._F[i][self.cols].astype(np.float64, copy=False)
         x = np.asarray(x, dtype=np.float64)
         s = x @ Fi
         p = np.exp(s - s.max())
@@ -224,7 +239,7 @@ class ConditionalLogLinear:
         return g
 
     def term_value(self, i: int, x: np.ndarray) -> float:
-        Fi = self.features_ndk[i].astype(np.float64, copy=False)
+        Fi = self._F[i][self.cols].astype(np.float64, copy=False)
         s = np.asarray(x, dtype=np.float64) @ Fi
         m = s.max()
         return float(m + np.log(np.exp(s - m).sum()) - s[self.labels[i]] + 0.5 * self.l2 * np.dot(x, x))
@@ -236,7 +251,7 @@ class ConditionalLogLinear:
         if self._L is None:
             Ls = np.empty(self.n_terms)
             for start in range(0, self.n_terms, 1024):
-                Fc = self.features_ndk[start : start + 1024].astype(np.float64, copy=False)
+                Fc = self._F[start : start + 1024][:, self.cols, :].astype(np.float64, copy=False)
                 D = Fc - Fc.mean(axis=2, keepdims=True)
                 Ls[start : start + 1024] = np.einsum("cik,cik->ck", D, D).max(axis=1)
             self._L = (float(Ls.mean()) + self.l2, float(Ls.max()) + self.l2)
@@ -254,22 +269,21 @@ class ConditionalLogLinear:
 
     # -- working sets ---------------------------------------------------------------------------
     def restrict(self, idx: Any) -> "ConditionalLogLinear":
-        """The same problem on the coordinates ``idx`` (the others fixed at zero).
+        """The same problem on the coordinates ``idx`` (the others fixed at zero), without a copy.
 
-        The restricted features are gathered from the exact float64 ``source`` when there is one,
-        so the small problem is solved on exact data. Used by the working-set Newton solver.
+        The restricted problem reads the rows ``idx`` of the exact float64 ``source`` when there is
+        one (so small problems are solved on exact data) and of the stored array otherwise. Used by
+        the working-set Newton solver.
         """
         idx = np.asarray(idx, dtype=np.int64)
         if idx.ndim != 1 or (idx.size and (idx.min() < 0 or idx.max() >= self.dim)):
             raise ValueError(f"idx must be 1-D indices in 0..{self.dim - 1}")
-        src = self._source if self._source is not None else self.features_ndk
-        sub = np.empty((self.n_terms, idx.size, self.n_classes))
-        _k.gather_rows(src, idx, sub)
         out = ConditionalLogLinear.__new__(ConditionalLogLinear)
         out.__dict__.update(self.__dict__)
-        out.features_ndk = sub
+        if self._source is not None:
+            out._F = self._source
+            out.dtype = np.dtype(np.float64)
+        out.cols = np.ascontiguousarray(self.cols[idx])
         out.dim = int(idx.size)
-        out.dtype = np.dtype(np.float64)
-        out._source = sub
         out._L = None
         return out

@@ -1,0 +1,62 @@
+"""MixtureLikelihood: derivatives vs finite differences, reduction to the true-label matrix, errors."""
+
+import numpy as np
+import pytest
+
+from solvers.problems.mixture import MixtureLikelihood
+
+
+def _problem(seed=0, N=200, A=6, K=4):
+    rng = np.random.default_rng(seed)
+    P = rng.dirichlet(np.ones(K) * 0.7, size=(N, A))
+    y = rng.integers(0, K, N)
+    return np.log(P), y, rng
+
+
+def test_value_is_the_linear_pool_nll_and_derivatives_match_fd():
+    lp, y, rng = _problem()
+    pb = MixtureLikelihood.from_log_probs(lp, y)
+    w = rng.dirichlet(np.ones(pb.dim))
+    pool = np.einsum("nak,a->nk", np.exp(lp), w)
+    assert pb.value(w) == pytest.approx(-np.log(pool[np.arange(len(y)), y]).mean(), rel=1e-13)
+    eps = 1e-6
+    fd = np.array([(pb.value(w + eps * e) - pb.value(w - eps * e)) / (2 * eps) for e in np.eye(pb.dim)])
+    np.testing.assert_allclose(pb.grad(w), fd, atol=1e-7)
+    H = pb.hessian(w)
+    fdH = np.array([(pb.grad(w + eps * e) - pb.grad(w - eps * e)) / (2 * eps) for e in np.eye(pb.dim)])
+    np.testing.assert_allclose(H, fdH, atol=1e-5)
+    v = rng.normal(size=pb.dim)
+    np.testing.assert_allclose(pb.hvp(w, v), H @ v, atol=1e-12)
+    G = np.array([pb.term_grad(i, w) for i in range(pb.n_terms)])
+    # term gradients are in the row-scaled units; their mean is the gradient
+    np.testing.assert_allclose(G.mean(axis=0), pb.grad(w), atol=1e-12)
+    # <grad, w> = -1 on the simplex, so the FW gap is max(-grad) - 1
+    assert pb.grad(w) @ w == pytest.approx(-1.0, abs=1e-12)
+
+
+def test_responsibilities_and_restriction():
+    lp, y, rng = _problem(1)
+    pb = MixtureLikelihood.from_log_probs(lp, y)
+    w = rng.dirichlet(np.ones(pb.dim))
+    R = pb.responsibilities(w)
+    np.testing.assert_allclose(R.sum(axis=1), 1.0, atol=1e-13)
+    S = np.array([0, 2, 3])
+    sub = pb.restrict(S)
+    ws = rng.dirichlet(np.ones(3))
+    full = np.zeros(pb.dim)
+    full[S] = ws
+    assert sub.value(ws) == pytest.approx(pb.value(full), rel=1e-13)
+    np.testing.assert_allclose(sub.grad(ws) * 0 + sub.value(ws), pb.value(full))
+
+
+def test_tiny_probabilities_do_not_underflow_and_errors_are_clear():
+    Q = np.array([[1e-300, 2e-300], [0.5, 0.1]])
+    pb = MixtureLikelihood(Q)
+    w = np.array([0.5, 0.5])
+    expect = -np.mean(np.log([1.5e-300, 0.3]))
+    assert pb.value(w) == pytest.approx(expect, rel=1e-13)
+    with pytest.raises(ValueError, match="item 1"):
+        MixtureLikelihood(np.array([[0.2, 0.1], [0.0, 0.0]]))
+    with pytest.raises(ValueError, match="non-negative"):
+        MixtureLikelihood(np.array([[0.2, -0.1]]))
+    assert pb.value(np.array([0.0, 0.0])) == np.inf
