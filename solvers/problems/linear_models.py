@@ -55,9 +55,9 @@ def _as_rows(X) -> np.ndarray | sp.csr_matrix:
         A = sp.csr_matrix(X, dtype=np.float64)
         A.sum_duplicates()
         A.sort_indices()
-        if A.indices.dtype != np.int32 and A.nnz < 2**31:
-            A.indices = A.indices.astype(np.int32)
-            A.indptr = A.indptr.astype(np.int64)
+        if A.nnz < 2**31 and (A.indices.dtype != np.int32 or A.indptr.dtype != np.int32):
+            # one index type, so the compiled kernels have one signature (compiled once)
+            A = sp.csr_matrix((A.data, A.indices.astype(np.int32), A.indptr.astype(np.int32)), shape=A.shape)
         if not np.all(np.isfinite(A.data)):
             raise ValueError("X: contains NaN or infinite values")
         return A
