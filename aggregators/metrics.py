@@ -108,7 +108,7 @@ def kl_divergence(target: Any, log_probs: Any, *, tol: float = 1e-6) -> float:
         t = np.asarray(target, dtype=np.float64)
     except (ValueError, TypeError):
         raise PredictionError("target", "must be a numeric array of probabilities", code="not_numeric_or_ragged") from None
-    if t.ndim == 1:
+    if t.ndim == 1 and t.shape[0] == lp.shape[1]:
         t = np.broadcast_to(t, lp.shape)
     if t.shape != lp.shape:
         raise PredictionError(

@@ -38,7 +38,14 @@ from typing import Sequence
 import numpy as np
 from scipy.stats import norm
 
-__all__ = ["BiasedAgentsTask", "DEFAULT_BETAS", "discretised_normal", "make_biased_agents_task"]
+__all__ = [
+    "BiasedAgentsTask",
+    "CountedRenyiProblem",
+    "DEFAULT_BETAS",
+    "discretised_normal",
+    "fit_counted_pool",
+    "make_biased_agents_task",
+]
 
 DEFAULT_BETAS: np.ndarray = np.arange(0.0, 4.0 + 1e-9, 0.5)
 """β = 0, 0.5, ..., 4 (seed 000, Algorithm 2.2)."""
@@ -183,3 +190,117 @@ def make_biased_agents_task(
             n_stream *= 2
             continue
         return task
+
+
+# -- fitting pool weights on the unconditional task --------------------------------------------------
+class CountedRenyiProblem:
+    """Rényi weight learning when every validation item has the same beliefs (as in Task 1).
+
+    The validation log-likelihood of a pool ``P_w`` is ``Σ_n log P_w(y_n) = Σ_k c_k log P_w(k)`` with
+    ``c_k`` the label counts, so one fixed point per evaluation suffices instead of one per item; the
+    estimator :class:`aggregators.renyi_pool.RenyiPool` fitted on the repeated items optimises the
+    same objective (``tests/aggregators/test_task1.py`` checks that they agree).
+
+    Minimises ``f(w) = -(1/N) Σ_k c_k log P_w(k)`` over the simplex (solver protocol of
+    :mod:`solvers.problem`, ``constraint="simplex"``), for one shared γ:
+
+    - ``0 < γ <= 1``: ``P_w`` is the weighted Rényi aggregate (Eq. 2.6-2.8), computed by
+      :func:`aggregators.renyi.renyi_aggregate`. The gradient is exact, by implicit differentiation
+      of the stationarity condition ``Σ_i w_i (Q_i - P) = 0`` (with ``Q_i ∝ P_i^γ P^{1-γ}``) in the
+      coordinates ``P = softmax(u)``: ``∂f/∂w_i = (1/N) (Q_i - P)·v`` with ``H v = c - N P`` and
+      ``H = -γ diag P - (1-γ) Σ_i w_i Q_i Q_iᵀ + P Pᵀ`` (singular along the constant vector, which is
+      removed by solving with ``H - 11ᵀ``). At ``γ = 1`` this is the linear pool's gradient
+      ``-(1/N) Σ_k c_k P_i(k) / P(k)``.
+    - ``γ = 0``: the log pool (Eq. 2.5), ``P ∝ exp(Σ_i w_i log P_i)``, the limit γ → 0 (Proposition 2).
+
+    ``log_beliefs`` must be finite (floored) normalised log-probabilities ``(n_agents, n_classes)``.
+    """
+
+    constraint = "simplex"
+    n_terms = 1
+
+    def __init__(self, log_beliefs: np.ndarray, counts: np.ndarray, gamma: float, *, tol: float = 1e-12) -> None:
+        L = np.asarray(log_beliefs, dtype=np.float64)
+        if L.ndim != 2 or not np.isfinite(L).all():
+            raise ValueError("log_beliefs: must be finite (n_agents, n_classes) log-probabilities (apply the floor)")
+        c = np.asarray(counts, dtype=np.float64)
+        if c.shape != (L.shape[1],) or (c < 0).any() or c.sum() <= 0:
+            raise ValueError("counts: must be non-negative with a positive sum, one per class")
+        g = float(gamma)
+        if not 0.0 <= g <= 1.0:
+            raise ValueError(f"gamma: must lie in [0, 1]; got {gamma!r}")
+        self.L, self.c, self.gamma, self.tol = L, c, g, tol
+        self.N = float(c.sum())
+        self.dim = L.shape[0]
+        self._init: np.ndarray | None = None
+
+    def x0(self) -> np.ndarray:
+        return np.full(self.dim, 1.0 / self.dim)
+
+    def project(self, x: np.ndarray) -> np.ndarray:
+        from solvers.simplex import project_simplex
+
+        return project_simplex(np.asarray(x, dtype=np.float64))
+
+    def aggregate(self, w: np.ndarray) -> np.ndarray:
+        """``log P_w`` (n_classes,), normalised."""
+        w = np.clip(np.asarray(w, dtype=np.float64), 0.0, None)
+        w = w / w.sum()
+        if self.gamma == 0.0:
+            lq = w @ self.L
+            return lq - np.logaddexp.reduce(lq)
+        from .renyi import renyi_aggregate
+
+        init = None if self._init is None else self._init[None, :]
+        lq = renyi_aggregate(self.L[None], w, self.gamma, floor=None, tol=self.tol, init=init)[0]
+        self._init = lq
+        return lq
+
+    def value(self, x: np.ndarray) -> float:
+        return float(-(self.c @ self.aggregate(x)) / self.N)
+
+    def value_and_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        w = np.clip(np.asarray(x, dtype=np.float64), 0.0, None)
+        w = w / w.sum()
+        lq = self.aggregate(w)
+        P = np.exp(lq)
+        f = float(-(self.c @ lq) / self.N)
+        g = self.gamma
+        if g == 0.0:
+            grad = -(self.L @ self.c - self.N * (self.L @ P))
+        elif g == 1.0:
+            grad = -(np.exp(self.L) @ (self.c / P))
+        else:
+            lQi = g * self.L + (1.0 - g) * lq[None, :]
+            lQi -= np.logaddexp.reduce(lQi, axis=1, keepdims=True)
+            Qi = np.exp(lQi)
+            H = -g * np.diag(P) - (1.0 - g) * (Qi.T * w) @ Qi + np.outer(P, P) - 1.0
+            v = np.linalg.solve(H, self.c - self.N * P)
+            grad = (Qi - P[None, :]) @ v
+        return f, grad / self.N
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        return self.value_and_grad(x)[1]
+
+
+def fit_counted_pool(
+    log_beliefs: np.ndarray,
+    counts: np.ndarray,
+    gamma: float,
+    *,
+    x0: np.ndarray | None = None,
+    tol: float = 1e-9,
+    max_iter: int = 500,
+) -> tuple[np.ndarray, np.ndarray, object]:
+    """Fit the weights of a Rényi pool (γ in (0, 1]) or the log pool (γ = 0) on label ``counts``.
+
+    Runs :func:`solvers.minimize` (spectral projected gradient on the simplex) on a
+    :class:`CountedRenyiProblem`. Returns ``(weights, log_aggregate, SolveResult)``.
+    """
+    from solvers import minimize
+
+    prob = CountedRenyiProblem(log_beliefs, counts, gamma)
+    res = minimize(prob, "projected_gradient", x0=x0, tol=tol, max_iter=max_iter)
+    w = np.clip(res.x, 0.0, None)
+    w = w / w.sum()
+    return w, prob.aggregate(w), res
