@@ -50,20 +50,14 @@ def check_size(n: int, limit: int, field: str) -> None:
 
 
 def _count_leaves(x: Any, limit: int) -> int:
-    """Rough count of numbers in a nested list, stopping early past ``limit``."""
-    n = 0
-    stack = [x]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, list):
-            if v and not isinstance(v[0], list):
-                n += len(v)
-            else:
-                stack.extend(v)
-        else:
-            n += 1
-        if n > limit:
-            return n
+    """Number of entries of a rectangular nested list, read from its first entries (ragged input is
+    rejected later by the validator; the body size limit bounds the rest)."""
+    n = 1
+    while isinstance(x, list):
+        n *= len(x)
+        if not x:
+            break
+        x = x[0]
     return n
 
 
@@ -118,9 +112,14 @@ def load_upload(session: Session, array_id: str, field: str = "array_id") -> np.
     return arr
 
 
-def encode(arr: np.ndarray, fmt: str = "json") -> Any:
-    """An array for a response: nested lists (``json``) or ``{"npy": base64}`` (``npy``)."""
+def encode(arr: np.ndarray, fmt: str = "json", *, native: bool = False) -> Any:
+    """An array for a response: nested lists (``json``) or ``{"npy": base64}`` (``npy``).
+
+    ``native=True`` returns the array itself for ``json`` (for responses written by orjson, which
+    serialises NumPy arrays directly, non-finite values as ``null``)."""
     arr = np.asarray(arr)
+    if fmt == "json" and native and arr.dtype.kind in "biuf":
+        return np.ascontiguousarray(arr, dtype=np.float64 if arr.dtype.kind == "f" else arr.dtype)
     if fmt == "npy":
         return {"npy": base64.b64encode(to_npy(arr)).decode("ascii"), "dtype": str(arr.dtype), "shape": list(arr.shape)}
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():

@@ -46,6 +46,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             demo.load_demo(db)
             print("agora: demo data loaded", file=sys.stderr)
     db.dispose()
+    os.environ["AGORA_MIGRATE_ON_STARTUP"] = "false"  # done once above, not again in every worker
     print(f"agora: serving on http://{args.host}:{args.port} (docs at /docs), database {settings.database_url}", file=sys.stderr)
     uvicorn.run("app.main:create_app", factory=True, host=args.host, port=args.port, workers=args.workers,
                 log_level=settings.log_level.lower(), access_log=args.access_log)

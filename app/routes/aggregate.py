@@ -7,6 +7,7 @@ from typing import Any
 
 import anyio
 import numpy as np
+from ..fastjson import FastRoute
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
@@ -15,14 +16,12 @@ from ..auth import require
 from ..errors import library_error
 from ..schemas import AggregateRequest, AggregateResponse, Problem
 
-router = APIRouter(prefix="/v1", tags=["aggregate"])
+router = APIRouter(prefix="/v1", tags=["aggregate"], route_class=FastRoute)
 
 PROBLEMS = {400: {"model": Problem}, 401: {"model": Problem}, 413: {"model": Problem}, 422: {"model": Problem}}
 
 
-def json_response(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    body = json.dumps(payload, separators=(",", ":"), allow_nan=False).encode()
-    return Response(body, status_code=status, media_type="application/json", headers=headers)
+from ..fastjson import json_response  # noqa: E402  (re-exported for the other routers)
 
 
 def approx_size(x: list[Any]) -> int:
@@ -45,7 +44,7 @@ def _run(body: AggregateRequest, preds: Any) -> dict[str, Any]:
         raise library_error(exc) from None
     out = body.output or body.kind
     arr = np.exp(agg) if out == "probs" else agg
-    return {"method": body.method, "kind": out, "aggregate": encode(arr, body.format), "info": info}
+    return {"method": body.method, "kind": out, "aggregate": encode(arr, body.format, native=True), "info": info}
 
 
 @router.post("/aggregate", response_model=AggregateResponse, responses=PROBLEMS, summary="Pool posted predictions (stateless)",

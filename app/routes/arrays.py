@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..fastjson import FastRoute
 from fastapi import APIRouter, Depends, Request, Response
 from sqlalchemy.orm import Session
 
@@ -14,7 +15,7 @@ from ..errors import ProblemError
 from ..models import Blob, new_id
 from ..schemas import ArrayInfo, Problem
 
-router = APIRouter(prefix="/v1/arrays", tags=["arrays"])
+router = APIRouter(prefix="/v1/arrays", tags=["arrays"], route_class=FastRoute)
 P = {400: {"model": Problem}, 401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 413: {"model": Problem}, 415: {"model": Problem}, 422: {"model": Problem}}
 
 NPY_BODY = {"requestBody": {"required": True, "content": {

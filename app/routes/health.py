@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from ..fastjson import FastRoute
 from fastapi import APIRouter, Request
 from sqlalchemy import text
 
 from .. import __version__
 from ..schemas import Health
 
-router = APIRouter(tags=["health"])
+router = APIRouter(tags=["health"], route_class=FastRoute)
 
 
 @router.get("/health", response_model=Health, summary="Service health")

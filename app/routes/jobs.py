@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..fastjson import FastRoute
 from fastapi import APIRouter, Depends, Query, Request
 from sqlalchemy.orm import Session
 
@@ -15,7 +16,7 @@ from ..pagination import page
 from ..schemas import JobList, JobView, Problem
 from .common import not_found
 
-router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+router = APIRouter(prefix="/v1/jobs", tags=["jobs"], route_class=FastRoute)
 P = {401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 422: {"model": Problem}}
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..fastjson import FastRoute
 from fastapi import APIRouter, Depends, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -14,7 +15,7 @@ from ..models import ApiKey
 from ..schemas import KeyCreate, KeyView, Problem
 from .common import not_found
 
-router = APIRouter(prefix="/v1/keys", tags=["keys"])
+router = APIRouter(prefix="/v1/keys", tags=["keys"], route_class=FastRoute)
 P = {401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 422: {"model": Problem}}
 
 

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 import anyio
 import numpy as np
+from ..fastjson import FastRoute
 from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
@@ -23,7 +24,7 @@ from ..schemas import ArrayIn, Format, JobView, Kind, Problem
 from .aggregate import json_response
 from .common import labels_in, not_found, predictions_in, run_in_background
 
-router = APIRouter(prefix="/v1/markets", tags=["markets"])
+router = APIRouter(prefix="/v1/markets", tags=["markets"], route_class=FastRoute)
 P = {401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 409: {"model": Problem}, 413: {"model": Problem}, 422: {"model": Problem}}
 
 UtilitySpec = str | float
@@ -116,7 +117,7 @@ class WealthHistory(BaseModel):
 def _prices(res: Any, kind: str, out: str | None, fmt: str) -> dict[str, Any]:
     o = out or kind
     arr = res.prices if o == "probs" else res.log_prices
-    return {"kind": o, "prices": encode(arr, fmt), "summary": res.summary()}
+    return {"kind": o, "prices": encode(arr, fmt, native=True), "summary": res.summary()}
 
 
 @router.post("/equilibrium", response_model=PricesResponse, responses=P, summary="Equilibrium prices of a market (stateless)")

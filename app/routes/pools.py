@@ -6,6 +6,7 @@ from typing import Any
 
 import anyio
 import numpy as np
+from ..fastjson import FastRoute
 from fastapi import APIRouter, Depends, Query, Request, Response
 from sqlalchemy.orm import Session
 
@@ -21,7 +22,7 @@ from ..schemas import JobView, PoolCreate, PoolList, PoolView, PredictRequest, P
 from .aggregate import json_response
 from .common import labels_in, not_found, predictions_in, run_in_background
 
-router = APIRouter(prefix="/v1/pools", tags=["pools"])
+router = APIRouter(prefix="/v1/pools", tags=["pools"], route_class=FastRoute)
 P = {401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 409: {"model": Problem}, 413: {"model": Problem}, 422: {"model": Problem}}
 
 
@@ -115,6 +116,6 @@ async def predict(pool_id: str, body: PredictRequest, request: Request, _=requir
                 metrics = svc.metrics_of(agg, y)
         out = body.output or body.kind
         arr = np.exp(agg) if out == "probs" else agg
-        return {"kind": out, "aggregate": encode(arr, body.format), "n_floored": int(getattr(pool, "n_floored_predict_", 0) or 0), "metrics": metrics}
+        return {"kind": out, "aggregate": encode(arr, body.format, native=True), "n_floored": int(getattr(pool, "n_floored_predict_", 0) or 0), "metrics": metrics}
 
     return json_response(await anyio.to_thread.run_sync(work))

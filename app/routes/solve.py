@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from ..fastjson import FastRoute
 from fastapi import APIRouter, Request
 from pydantic import BaseModel
 
@@ -17,7 +18,7 @@ from ..schemas import JobView, ProblemInfoView, Problem, SolverInfoView, SolveRe
 from .aggregate import json_response
 from .common import array_in, run_in_background
 
-router = APIRouter(prefix="/v1", tags=["solve"])
+router = APIRouter(prefix="/v1", tags=["solve"], route_class=FastRoute)
 P = {401: {"model": Problem}, 403: {"model": Problem}, 413: {"model": Problem}, 422: {"model": Problem}}
 
 
