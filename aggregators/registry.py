@@ -260,7 +260,7 @@ def aggregate(
             raise PredictionError("gamma", "the 'renyi' pool needs 'gamma' in (0, 1] (scalar or one per agent)",
                                   code="missing")
         w = _weights(weights, n_agents)
-        agg = _load("renyi", "renyi_aggregate")(lp, w, gamma, lam=lam)
+        agg = _load("renyi", "renyi_aggregate")(lp, w, gamma, lam=lam, floor=None)  # floored above
         info["weights"] = w.tolist()
         info["gamma"] = np.asarray(gamma, dtype=np.float64).tolist()
         if lam is not None:

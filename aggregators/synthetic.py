@@ -15,13 +15,12 @@ Decisions where the seed is silent or ambiguous (all are parameters):
 - **Discretisation:** classes are ``0..K-1``; ``P*(k) ∝ Φ((k + ½ - μ)/σ) - Φ((k - ½ - μ)/σ)``
   (the Gaussian mass of the unit bin around k), renormalised over the K bins.
 - **The stream each agent reads.** Read literally, Algorithm 2.2 has one base set D that every
-  agent scans from its start; at ``β = 0`` nothing is rejected and all agents would hold *the same*
-  10,000 points, making every pool identical and the γ curve flat. By default
-  (``shared_base=False``) each agent scans its own i.i.d. stream from ``P*`` instead, so at β = 0 the
-  agents are independent unbiased estimates, the setting the seed's maximum-entropy argument and
-  Fig. 2.1 describe. ``shared_base=True`` gives the literal reading. Either way the streams and the
-  rejection draws are fixed per data set and *reused for every β* (common random numbers), so the data
-  "does not dramatically change across tests of different biases" (section 2.7.1).
+  agent scans from its start (``shared_base=True``, the default). Then at ``β = 0`` nothing is
+  rejected and all agents hold *the same* 10,000 points: every pool is identical and the KL-vs-γ
+  curve is flat. ``shared_base=False`` gives each agent its own i.i.d. stream from ``P*``, so that at
+  β = 0 the agents are independent unbiased estimates. Either way the streams and the rejection
+  draws are fixed per data set and *reused for every β* (common random numbers), so the data "does
+  not dramatically change across tests of different biases" (section 2.7.1).
 - **Length of the streams:** each agent's stream is extended until it has ``n_accept`` kept points
   at every β of the sweep (the largest β needs the most).
 - **Zero counts.** A class an agent never saw has empirical probability 0. The beliefs are returned
@@ -141,7 +140,7 @@ def make_biased_agents_task(
     sd: float = 64 / 7,
     n_accept: int = 10_000,
     betas: Sequence[float] = tuple(DEFAULT_BETAS),
-    shared_base: bool = False,
+    shared_base: bool = True,
     smoothing: float = 0.0,
 ) -> BiasedAgentsTask:
     """Draw one data set of Algorithm 2.2 (defaults: the seed's parameters; see module docstring).
@@ -153,7 +152,7 @@ def make_biased_agents_task(
     mean, sd : the target is a discretised ``N(mean, sd²)``; ``sd = 64/7`` by default.
     n_accept : each agent's belief is the empirical distribution of its first ``n_accept`` kept points.
     betas : the annealing powers the streams must be long enough for (default 0, 0.5, ..., 4).
-    shared_base : every agent scans the same base set (the literal Algorithm 2.2) instead of its own.
+    shared_base : every agent scans the same base set (the literal Algorithm 2.2; default) or its own.
     smoothing : pseudo-count added to every class (0: the plain empirical distribution of the seed).
     """
     for name, v in (("n_agents", n_agents), ("n_classes", n_classes), ("n_validation", n_validation),
