@@ -285,3 +285,16 @@ def get_aggregation(competition_id: str, aggregation_id: str, session: Session =
     else:
         run = svc.get_aggregation(session, comp, aggregation_id)
     return views.aggregation_view(run, reveal_private=_reveal(caller, comp), job_view=_job(session, run))
+
+
+@router.get("/{competition_id}/files/{name}", responses=P, summary="A public data file of the competition (e.g. training data)")
+def get_file(competition_id: str, name: str, session: Session = Depends(get_session)) -> Any:
+    from fastapi.responses import Response as RawResponse
+
+    from ..models import Blob
+
+    comp = svc.get_competition(session, competition_id)
+    row = session.scalars(select(Blob).where(Blob.owner_type == "cmp_file", Blob.owner_id == comp.id, Blob.name == name)).first()
+    if row is None:
+        raise ProblemError(404, f"no file {name!r} in this competition", field="name", reason="not found")
+    return RawResponse(row.data, media_type="application/octet-stream", headers={"Content-Disposition": f'attachment; filename="{name}"'})

@@ -1,0 +1,152 @@
+"""The demo loaded by ``make run`` (``agora serve --demo``): Algorithm 2.3's pixel competition.
+
+Two competitions on the same task (the 6-bit grey level of a pixel from the patch above and to its
+left, scikit-image's bundled natural images, see :mod:`app.demo_data`):
+
+* **closed**: 4,000 test pixels, a field of 22 diverse submissions from 10 participants and the
+  deadline passed; the aggregation is queued as a background job at load time (the server runs it
+  after start-up; the lab shows its progress), after which a visitor sees the final private
+  leaderboard, Table 2.3 and the credit of every submission, and whether the aggregates beat the
+  best single entry on this data (the numbers are computed, never written in);
+* **open**: fresh test pixels, a few demo submissions, the deadline 30 days away and public data
+  files (training pixels and the test patches) so a visitor can join, train a model and upload.
+
+:func:`load_demo` is idempotent: a competition whose ``extra["demo"]`` tag already exists is left
+alone. The organiser of both is an API key named ``demo organiser`` whose secret is written to
+``var/demo-organiser-key.txt`` (readable by whoever runs the server) and printed once.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sqlalchemy import select
+
+from .competitions import parsing
+from .competitions import service as svc
+from .competitions.models import Competition
+from .models import Blob, utcnow
+
+log = logging.getLogger("agora.demo")
+
+TAG_CLOSED = "pixels-closed-v1"
+TAG_OPEN = "pixels-open-v1"
+KEY_FILE = Path(os.environ.get("AGORA_DEMO_KEY_FILE", "var/demo-organiser-key.txt"))
+
+TASK = ("Predict the 6-bit grey level (64 classes) of a pixel from the 9x4 patch above it and the 4 pixels "
+        "to its left (seed 000, Algorithm 2.3), on scikit-image's bundled natural images. Submit one row of "
+        "(unnormalised) log-probabilities over the 64 levels per test item id; the server normalises the rows. "
+        "Scored by perplexity (Eq. 2.26): uniform guessing scores 64.")
+
+
+def _organiser_key(session) -> str:
+    """The demo organiser's key id (created once; its secret is written to ``KEY_FILE``)."""
+    from .auth import create_key, hash_key
+    from .models import ApiKey
+
+    if KEY_FILE.is_file():
+        secret = KEY_FILE.read_text().strip()
+        row = session.scalars(select(ApiKey).where(ApiKey.key_hash == hash_key(secret), ApiKey.revoked.is_(False))).first()
+        if row is not None:
+            return row.id
+    row, secret = create_key(session, "demo organiser", ["read", "write"])
+    KEY_FILE.parent.mkdir(parents=True, exist_ok=True)
+    KEY_FILE.write_text(secret + "\n")
+    try:
+        KEY_FILE.chmod(0o600)
+    except OSError:
+        pass
+    print(f"agora demo: organiser API key written to {KEY_FILE} (paste it into the dashboard's key box)")
+    return row.id
+
+
+def _existing(session, tag: str) -> Competition | None:
+    for c in session.scalars(select(Competition)):
+        if (c.extra or {}).get("demo") == tag:
+            return c
+    return None
+
+
+def _add_file(session, comp: Competition, name: str, data: bytes) -> None:
+    session.add(Blob(owner_type="cmp_file", owner_id=comp.id, name=name, dtype="bytes", shape=[len(data)], data=data))
+
+
+def _npz(**arrays) -> bytes:
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    return buf.getvalue()
+
+
+def _populate(db, owner: str, *, tag: str, title: str, seed: int, n_test: int, closed: bool,
+              keep: slice | None = None, aggregate: bool = True) -> str:
+    from .demo_data import make_demo_data
+
+    tr, te, agents = make_demo_data(n_test=n_test, seed=seed, cache_dir=os.environ.get("AGORA_DEMO_CACHE", "var/demo-cache"))
+    if keep is not None:
+        agents = agents[keep]
+    now = utcnow()
+    start = now - timedelta(days=len(agents) + 3)
+    with db.sessions() as s:
+        comp = svc.create_competition(
+            s, owner_key_id=owner, title=title, description=TASK, n_classes=64, labels=te.y, item_ids=np.arange(n_test) + 100_000,
+            public_fraction=0.5, daily_cap=5, n_select=2, deadline=now + timedelta(days=30),
+            extra={"demo": tag, "task": "pixel grey level, 64 classes (Algorithm 2.3)",
+                   "files": [] if closed else ["train.npz", "test.npz"]},
+        )
+        if not closed:
+            _add_file(s, comp, "train.npz", _npz(x=tr.x.astype(np.uint8), y=tr.y.astype(np.uint8), image=tr.img.astype(np.uint8)))
+            _add_file(s, comp, "test.npz", _npz(x=te.x.astype(np.uint8), image=te.img.astype(np.uint8), id=np.arange(n_test) + 100_000))
+            s.commit()
+        people: dict[str, Any] = {}
+        ids = np.arange(n_test) + 100_000
+        for j, (who, what, lp) in enumerate(agents):
+            if who not in people:
+                people[who], _ = svc.join(s, comp, who)
+            when = start + timedelta(days=j, hours=int(j * 7) % 24)
+            svc.submit(s, comp, people[who], parsing.to_npy(ids, lp), description=what, filename=f"{who}-{j}.npy", now=when)
+        if closed:
+            comp.deadline = now - timedelta(hours=1)
+            s.commit()
+        cid = comp.id
+        if aggregate:
+            queue_aggregation(s, comp)
+    return cid
+
+
+def queue_aggregation(session, comp: Competition) -> str:
+    """Queue the aggregation as a background job: the server's job runner picks it up once it
+    starts, and the lab shows its progress. (Fitting every pool takes longer than the demo's
+    start-up budget on a small machine, so :func:`load_demo` does not wait for it.)"""
+    from .models import JobRow, new_id
+
+    run = svc.new_aggregation(session, comp, {})
+    job = JobRow(id=new_id("job"), kind=svc.JOB_KIND, state="queued", spec={"aggregation_id": run.id},
+                 resource_type="competition", resource_id=comp.id)
+    session.add(job)
+    run.job_id = job.id
+    session.commit()
+    return run.id
+
+
+def load_demo(db, *, n_test: int = 4000) -> dict[str, str]:
+    """Create the demo competitions if they are missing; returns ``{tag: competition id}``.
+
+    ``db`` is an :class:`app.db.Database` (migrated). Safe to call at every start.
+    """
+    out = {}
+    with db.sessions() as s:
+        owner = _organiser_key(s)
+        closed = _existing(s, TAG_CLOSED)
+        opened = _existing(s, TAG_OPEN)
+    out[TAG_CLOSED] = closed.id if closed else _populate(
+        db, owner, tag=TAG_CLOSED, title="Pixel grey levels (demo, closed)", seed=2026, n_test=n_test, closed=True)
+    out[TAG_OPEN] = opened.id if opened else _populate(
+        db, owner, tag=TAG_OPEN, title="Pixel grey levels (demo, open)", seed=7, n_test=n_test // 2, closed=False,
+        keep=slice(0, 22, 3), aggregate=False)
+    return out

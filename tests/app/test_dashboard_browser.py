@@ -1,0 +1,191 @@
+"""The dashboard in a real browser: Playwright drives Debian's Chromium against a live uvicorn server.
+
+An organiser creates a competition, two participants join and upload (a good and a bad file), the
+leaderboard fills, the organiser runs the aggregation with its live progress bar and sees Table 2.3
+and the plots; the playground pools pasted predictions. Screenshots go to ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from app.competitions import parsing
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[2]
+ART = REPO / "test-artifacts"
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+ADMIN = "browser-test-admin-key"
+K, N = 4, 240
+
+sync_api = pytest.importorskip("playwright.sync_api")
+if not os.path.exists(CHROMIUM):
+    pytest.skip("Chromium is not installed (make test installs it: scripts/system-deps.sh)", allow_module_level=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("dash")
+    port = _free_port()
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp}/dash.db", "AGORA_ADMIN_KEY": ADMIN, "AGORA_JOB_WORKERS": "1",
+           "AGORA_LOG_LEVEL": "warning",
+           "NUMBA_CACHE_DIR": os.environ.get("NUMBA_CACHE_DIR", str(REPO / ".numba_cache"))}
+    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory", "--host", "127.0.0.1",
+                             "--port", str(port), "--log-level", "warning"], cwd=REPO, env=env,
+                            stdout=subprocess.DEVNULL, stderr=open(tmp / "server.log", "wb"))
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        try:
+            if httpx.get(base + "/health", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None:
+            raise RuntimeError((tmp / "server.log").read_text())
+        time.sleep(0.1)
+    yield base, tmp
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def _shot(page, name):
+    ART.mkdir(exist_ok=True)
+    page.screenshot(path=str(ART / f"{name}.png"), full_page=True)
+
+
+def _agent(y, strength, seed):
+    rng = np.random.default_rng(seed)
+    s = rng.normal(size=(len(y), K))
+    s[np.arange(len(y)), y] += strength
+    return s
+
+
+def test_organiser_and_participants_run_a_competition(server, browser, tmp_path):
+    base, _ = server
+    y = np.random.default_rng(0).integers(0, K, N)
+    labels = tmp_path / "labels.csv"
+    labels.write_text("id,label\n" + "".join(f"{1000 + i},{v}\n" for i, v in enumerate(y)))
+    ids = np.arange(N) + 1000
+
+    # -- the organiser creates the competition in the browser
+    org = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    org.goto(base + "/")
+    org.fill("#apikey", ADMIN)
+    org.click("#savekey")
+    org.fill("#createform input[name=title]", "Browser cup")
+    org.fill("#createform input[name=n_classes]", str(K))
+    org.set_input_files("#createform input[name=labels]", str(labels))
+    org.fill("#createform input[name=daily_cap]", "10")
+    org.click("#createbtn")
+    org.wait_for_selector("#comptitle")
+    assert "Browser cup" in org.inner_text("#comptitle") and "organiser" in org.inner_text("#comptitle")
+    cid = org.url.split("#/c/")[1].split("/")[0]
+
+    # -- participants join and upload, each in their own browser context
+    strengths = {"alice": 2.0, "bob": 1.2, "carol": 0.8}
+    for i, (name, st) in enumerate(strengths.items()):
+        page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+        page.goto(f"{base}/#/c/{cid}/submit")
+        page.fill("#joinform input[name=name]", name)
+        page.click("#joinbtn")
+        page.wait_for_selector("#newtoken")
+        good = tmp_path / f"{name}.csv"
+        good.write_bytes(parsing.to_csv(ids, _agent(y, st, i) + 3.0))  # unnormalised rows
+        page.set_input_files("#uploadform input[name=file]", str(good))
+        page.fill("#uploadform input[name=description]", f"{name}'s model")
+        page.click("#uploadbtn")
+        page.wait_for_selector("#uploadok")
+        assert "Public perplexity" in page.inner_text("#uploadok")
+        if name == "bob":
+            bad_lp = _agent(y, st, 9)
+            bad_lp[3, 1] = np.nan
+            bad = tmp_path / "bad.csv"
+            bad.write_bytes(parsing.to_csv(ids[:-2], bad_lp[:-2]))
+            page.set_input_files("#uploadform input[name=file]", str(bad))
+            page.click("#uploadbtn")
+            page.wait_for_selector("#uploaderror")
+            text = page.inner_text("#uploaderror")
+            assert "nothing was stored" in text and "NaN" in text and "no row" in text and "1003" in text
+            _shot(page, "upload-rejected")
+            page.click("a[data-tab=mine]")
+            page.wait_for_selector("#mysubs")
+            assert page.locator("#mysubs tbody tr").count() == 1  # only bob's own accepted entry
+            assert "alice" not in page.inner_text("#mysubs")
+        if name == "alice":
+            page.click("a[data-tab=leaderboard]")
+            page.wait_for_selector("#leaderboard")
+            _shot(page, "participant-leaderboard")
+
+    # -- the public leaderboard has everyone, ranked by strength
+    org.goto(f"{base}/#/c/{cid}/leaderboard")
+    org.wait_for_selector("#leaderboard tbody tr >> nth=2")
+    names = [org.inner_text(f"#leaderboard tbody tr:nth-child({i}) td:nth-child(2)") for i in (1, 2, 3)]
+    assert names == ["alice", "bob", "carol"]
+
+    # -- the organiser runs the aggregation and watches the job
+    org.click("a[data-tab=lab]")
+    org.wait_for_selector("#runagg")
+    org.click("#runagg")
+    org.wait_for_selector("#jobbox", state="visible")
+    org.wait_for_selector("#table23", timeout=150_000)
+    assert "succeeded" in org.inner_text("#jobtext")
+    table = org.inner_text("#table23")
+    assert "Best single entry" in table and "Top-k average" in table
+    assert org.locator("#verdict").count() == 1
+    assert org.locator("canvas#weightchart, canvas#loochart, canvas#sweepchart").count() >= 1
+    _shot(org, "aggregation-lab")
+    org.goto(f"{base}/#/c/{cid}/leaderboard")
+    org.wait_for_selector("#aggregates")
+    _shot(org, "organiser-leaderboard")
+
+    # -- an anonymous visitor sees no private numbers and no lab before the deadline
+    anon = browser.new_context().new_page()
+    anon.goto(f"{base}/#/c/{cid}/leaderboard")
+    anon.wait_for_selector("#aggregates")
+    assert "Private" not in anon.inner_text("#aggregates thead")
+    assert anon.locator("a[data-tab=lab]").count() == 0
+
+
+def test_playground_pools_side_by_side(server, browser):
+    base, _ = server
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    page.goto(base + "/#/playground")
+    page.wait_for_selector("#pooltable tbody tr >> nth=3")
+    text = page.inner_text("#pooltable")
+    assert "simple average" in text
+    # the simple average of the example's first class is (0.7 + 0.5 + 0.1) / 3
+    first = page.inner_text("#pooltable tbody tr:nth-child(1) td:nth-child(2)")
+    if "error" not in text.lower():
+        assert float(first) == pytest.approx(1.3 / 3, abs=1e-4)
+    assert page.locator("canvas#playchart").count() == 1
+    _shot(page, "playground")
