@@ -76,7 +76,16 @@ def _evaluate(L, kind, gam, W, Wsum, u, Pg, Q, B, T, cp):
                 for k in range(K):
                     Q[i, k] /= z
                     T[k] += w * Q[i, k]
-                phi += w / (1.0 - g) * np.log(z)
+                dl = 1.0 - g
+                if abs(dl) < 0.1:
+                    # near the log agent, 1/(1-g) amplifies rounding: log z = log1p(sum P expm1(dl a))
+                    acc = 0.0
+                    for k in range(K):
+                        if L[i, k] > -np.inf:
+                            acc += np.exp(L[i, k]) * np.expm1(dl * (u[k] - L[i, k]))
+                    phi += w * np.log1p(acc) / dl
+                else:
+                    phi += w / dl * np.log(z)
         else:
             s = 0.0
             for k in range(K):
