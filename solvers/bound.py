@@ -306,6 +306,44 @@ def bound_sums(
     return logz, mu, S
 
 
+@njit(cache=True)
+def _class_space_kernel(scores, ascending):
+    N, K = scores.shape
+    logz_out = np.empty(N)
+    Q = np.zeros((N, K))
+    C = np.zeros((N, K, K))
+    l = np.empty(K)
+    for i in range(N):
+        order = np.argsort(scores[i]) if ascending else np.arange(K)
+        logz = -np.inf
+        q = Q[i]
+        for jj in range(K):
+            j = order[jj]
+            la = scores[i, j]
+            if la == -np.inf:
+                continue
+            if logz == -np.inf:
+                q[j] = 1.0
+                logz = la
+                continue
+            b = _beta_scalar(la - logz)
+            new = max(logz, la) + np.log1p(np.exp(-abs(la - logz)))
+            kappa = np.exp(la - new)
+            logz = new
+            for k in range(K):
+                l[k] = -q[k]
+            l[j] += 1.0
+            for a in range(K):
+                bla = b * l[a]
+                if bla != 0.0:
+                    for c in range(K):
+                        C[i, a, c] += bla * l[c]
+            for k in range(K):
+                q[k] += kappa * l[k]
+        logz_out[i] = logz
+    return logz_out, Q, C
+
+
 def class_space_bounds(scores: np.ndarray, order: np.ndarray | str | None = None):
     """The bound of ``N`` models whose features are ``f_i(y) = Phi_i e_y`` (e.g. ``e_y ⊗ x_i``).
 
@@ -315,8 +353,13 @@ def class_space_bounds(scores: np.ndarray, order: np.ndarray | str | None = None
     logistic regression, ``mu_i = q_i ⊗ x_i`` and ``Sigma_i = C_i ⊗ x_i x_i^T`` without ever
     materialising ``(N, K, K p)`` features.
     """
-    scores = np.asarray(scores, dtype=np.float64)
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
     K = scores.shape[1]
+    if order is None or (isinstance(order, str) and order == "ascending"):
+        logz, q, C = _class_space_kernel(scores, order is not None)
+        if np.any(logz == -np.inf):
+            raise ValueError("log_h: an item has zero base measure on every outcome (Z = 0)")
+        return logz, q, C
     return compute_bounds(scores, np.eye(K), curvature=True, order=order)
 
 
