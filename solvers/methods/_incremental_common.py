@@ -101,15 +101,22 @@ class Monitor:
         self.t = 1.0 / L
         self.passes = 0.0
         self.measure = float("inf")
-        #: True: the stopping test and trace evaluation are kept off the clock (benchmarks)
+        #: True: the stopping test, trace evaluation and callback are kept off the clock (benchmarks)
         self.off_clock = False
+        #: evaluate the stopping test every this many epochs (1: every epoch)
+        self.check_every = 1
 
     def grad_mapping(self, x: np.ndarray, g: np.ndarray) -> float:
         t = self.t
         return float(np.linalg.norm(x - self.prox(x - t * g, t)) / t)
 
     def check(self, x: np.ndarray, epoch: int, *, value_grad: tuple[float, np.ndarray] | None = None, measure: float | None = None, **extra: float) -> bool:
-        """Record the trace at ``x`` and return True when the solver should stop."""
+        """Record the trace at ``x`` and return True when the solver should stop.
+
+        With ``check_every = k > 1`` only every k-th epoch (and the last) is evaluated.
+        """
+        if self.check_every > 1 and epoch % self.check_every and epoch < self.max_iter and epoch > 0:
+            return False
         off = self.off_clock
         if off:
             now = self.clock()
@@ -133,7 +140,12 @@ class Monitor:
             self.message = f"converged: stopping measure {self.measure:.3g} <= tol {self.tol:.3g}"
             self.converged = True
             return True
-        if self.callback is not None and self.callback(x) is True:
+        if off:
+            self.clock.pause()
+        stop_cb = self.callback is not None and self.callback(x) is True
+        if off:
+            self.clock.resume()
+        if stop_cb:
             self.message = "stopped by callback"
             self.converged = False
             return True

@@ -53,7 +53,7 @@ def _table(problem, method):
     return np.empty((n, d))
 
 
-def _run_finito(problem, x0, *, method, alpha, tol, max_iter, callback, progress, order, seed, off_clock):
+def _run_finito(problem, x0, *, method, alpha, tol, max_iter, callback, progress, order, seed, off_clock, check_every=1):
     check_common(order, max_iter, tol)
     require_smooth(problem, method)
     if getattr(problem, "l1", 0.0):
@@ -63,6 +63,7 @@ def _run_finito(problem, x0, *, method, alpha, tol, max_iter, callback, progress
         raise ValueError(f"alpha: must be > 0; got {alpha}")
     mon = Monitor(problem, method, tol=tol, max_iter=max_iter, callback=callback, progress=progress)
     mon.off_clock = off_clock
+    mon.check_every = int(check_every)
     rng = rng_of(seed)
     x = start(problem, x0)
     n = problem.n_terms
@@ -100,24 +101,24 @@ def _run_finito(problem, x0, *, method, alpha, tol, max_iter, callback, progress
 
 @register("finito", needs=("term_grad", "mu"), constraints=("none",))
 def finito(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
-           alpha: float | None = None, order: str = "permuted", seed=0, off_clock: bool = False):
+           alpha: float | None = None, order: str = "permuted", seed=0, off_clock: bool = False, check_every: int = 1):
     """Finito (seed 001 Alg 3.1): inverse step ``alpha`` (default 2 under the big-data condition), permuted order."""
     require_smooth(problem, "finito")
     mu, L = _mu_L(problem, "finito")
     if alpha is None:
         alpha = finito_default_alpha(problem.n_terms, mu, L)
     return _run_finito(problem, x0, method="finito", alpha=alpha, tol=tol, max_iter=max_iter, callback=callback,
-                       progress=progress, order=order, seed=seed, off_clock=off_clock)
+                       progress=progress, order=order, seed=seed, off_clock=off_clock, check_every=check_every)
 
 
 @register("miso", needs=("term_grad", "mu"), constraints=("none",))
 def miso(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
-         order: str = "random", seed=0, off_clock: bool = False):
+         order: str = "random", seed=0, off_clock: bool = False, check_every: int = 1):
     """MISO (Mairal 2013; seed 001 Eq. 3.2): Finito with ``alpha = L/mu``."""
     require_smooth(problem, "miso")
     mu, L = _mu_L(problem, "miso")
     return _run_finito(problem, x0, method="miso", alpha=L / mu, tol=tol, max_iter=max_iter, callback=callback,
-                       progress=progress, order=order, seed=seed, off_clock=off_clock)
+                       progress=progress, order=order, seed=seed, off_clock=off_clock, check_every=check_every)
 
 
 @register("prox_finito", needs=("linear_terms", "mu"), constraints=("none",))

@@ -66,6 +66,8 @@ def run_table_method(problem, x0, *, method, theta, step, tol, max_iter, callbac
             epoch += 1
             stop = mon.check(x, epoch)
         return mon.result(x, epoch, step=step, compiled=True)
+    if theta == 1.0 and getattr(problem, "features_ndk", None) is not None and hasattr(problem, "labels"):
+        return _saga_loglinear(problem, x, mon, rng, step, order)
     # generic path: any problem with term_grad
     prox = mon.prox
     G = np.array([problem.term_grad(i, x) for i in range(n)], dtype=np.float64)
@@ -84,6 +86,31 @@ def run_table_method(problem, x0, *, method, theta, step, tol, max_iter, callbac
         epoch += 1
         stop = mon.check(x, epoch)
     return mon.result(x, epoch, step=step, compiled=False)
+
+
+def _saga_loglinear(problem, x, mon, rng, step, order):
+    """Compiled SAGA for :class:`~solvers.problems.loglinear.ConditionalLogLinear` (log pools)."""
+    from ..kernels_incremental.loglinear_saga import loglinear_init_table, loglinear_saga_epoch, project_simplex_inplace
+
+    F = problem.features_ndk
+    labels = np.ascontiguousarray(problem.labels, dtype=np.int64)
+    n, K = problem.n_terms, problem.n_classes
+    simplex = problem.constraint == "simplex"
+    l2 = float(getattr(problem, "l2", 0.0) or 0.0)
+    if simplex:
+        project_simplex_inplace(x, np.empty_like(x))
+    P = np.empty((n, K))
+    gbar = np.empty(problem.dim)
+    loglinear_init_table(F, labels, x, P, gbar)
+    mon.passes += 1
+    epoch = 0
+    stop = mon.check(x, epoch)
+    while not stop:
+        loglinear_saga_epoch(F, labels, indices(rng, n, order), x, P, gbar, step, l2, simplex)
+        mon.passes += 1
+        epoch += 1
+        stop = mon.check(x, epoch)
+    return mon.result(x, epoch, step=step, compiled=True)
 
 
 @register("saga", needs=("term_grad",), constraints=("none", "simplex", "box"))

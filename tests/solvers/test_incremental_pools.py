@@ -1,7 +1,8 @@
 """Pools fit their weights with any applicable solver by name and reach the same weights.
 
 The log pool's problem (``ConditionalLogLinear`` on the simplex, engineer H2) offers ``term_grad``
-and a projection, so the stochastic solvers run their generic (Python) path on it. Reference:
+and a projection, so the stochastic solvers run their generic (Python) path on it; SAGA has a
+compiled path for it. Reference:
 the Newton fit, cross-checked by scipy SLSQP on an objective written out here.
 """
 
@@ -56,6 +57,8 @@ def test_log_pool_fits_with_incremental_solvers(pool_data, name):
     opts = {"max_iter": 1000} if name in ("saga", "svrg", "s2gd", "sag") else {"max_iter": 20000}
     pool = LogPool(solver=name, tol=1e-9, solver_options=opts).fit(lp, y, kind="log_probs")
     assert pool.fit_result_.method == name
+    if name == "saga":  # SAGA has a compiled path for the log-linear problem
+        assert pool.fit_result_.extra["compiled"]
     assert pool.fit_result_.converged, pool.fit_result_.message
     np.testing.assert_allclose(pool.weights_, ref, atol=1e-6)
 

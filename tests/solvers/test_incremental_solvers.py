@@ -112,7 +112,7 @@ SMOOTH_SOLVERS = [
     ("svrg", {}),
     ("s2gd", {}),
     ("finito", {}),
-    ("miso", {"max_iter": 6000}),
+    ("miso", {"max_iter": 6000, "check_every": 25}),
     ("prox_finito", {}),
     ("sdca", {"variant": "exact"}),
     ("sdca", {"variant": "line_search"}),
@@ -243,6 +243,8 @@ def test_seeded_runs_are_reproducible(name):
 def test_access_orders(order, name):
     p, ref = PROBLEMS["ridge"](False)
     kw = {"max_iter": 6000 if name == "miso" else 3000, "tol": 1e-11}
+    if name == "miso":
+        kw["check_every"] = 25
     if name == "sdca":
         kw["tol"] = 1e-14
     r = solvers.minimize(p, name, order=order, **kw)
