@@ -308,6 +308,7 @@ class MultinomialLogistic:
     """
 
     constraint = "none"
+    features = property(lambda self: None if (self.sparse or self.l1 > 0) else __import__("solvers.problems.multinomial_loglinear", fromlist=["KroneckerFeatures"]).KroneckerFeatures(self.A, self.K, layout="dk"))  # (n, K, dK) view for bm/sbm (majorization)
 
     def __init__(self, X, y, *, l2: float = 0.0, l1: float = 0.0, n_classes: int | None = None):
         A = _as_rows(X)

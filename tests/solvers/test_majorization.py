@@ -284,3 +284,18 @@ def test_bad_options_raise(multinomial):
         minimize(zero_lam, "sbm", sherman_morrison=True)
     with pytest.raises(ValueError, match="labels"):
         MultinomialLogLinear(pb.X, pb.labels[:-1], 4)
+
+
+def test_bm_and_sbm_solve_linear_models_multinomial_logistic():
+    """H4's MultinomialLogistic (W stored (d, K)) exposes KroneckerFeatures(layout="dk"): same optimum as its Newton."""
+    lm = pytest.importorskip("solvers.problems.linear_models")
+    rng = np.random.default_rng(10)
+    X, y = _softmax_data(rng, n=250, p=4, K=3)
+    pb = lm.MultinomialLogistic(X, y, l2=1e-2)
+    assert "bm" in available(pb) and "sbm" in available(pb)
+    x_star, f_star = _reference_optimum(pb)
+    for name in ("bm", "sbm"):
+        r = minimize(pb, name, tol=1e-10)
+        assert r.converged and (r.fun - f_star) / abs(f_star) <= 1e-8
+        np.testing.assert_allclose(r.x, x_star, atol=1e-7)
+    assert "bm" not in available(lm.MultinomialLogistic(X, y, l2=1e-2, l1=1e-3))  # l1: not smooth
