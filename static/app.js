@@ -329,6 +329,7 @@ async function tabLab(c, el, org) {
     ${org ? `<div class="card"><h2>Aggregate the submissions</h2>
       <p class="muted">Fits top-k average, power BMA, linear, log and Rényi pools (γ sweep) and a market when available on the
       public (validation) part, then scores them on the private part split in 10 subsets (Table 2.3).</p>
+      <label class="muted">Rényi sweep, η = 1/γ: <input type="text" id="etas" value="2, 5, 10, 30" size="16"></label>
       <button id="runagg">Run aggregation</button>
       <div id="jobbox" style="display:none"><div class="progress"><div id="jobbar"></div></div><span id="jobtext" class="muted"></span></div></div>` : ""}
     <div id="labresult"><p class="muted">Loading the latest aggregation…</p></div>`;
@@ -339,7 +340,8 @@ async function tabLab(c, el, org) {
 async function runAggregation(c) {
   const btn = document.getElementById("runagg");
   btn.disabled = true;
-  const r = await api(`/v1/competitions/${c.id}/aggregations`, { method: "POST", body: {} });
+  const etas = document.getElementById("etas").value.split(",").map((v) => Number(v.trim())).filter((v) => v >= 1);
+  const r = await api(`/v1/competitions/${c.id}/aggregations`, { method: "POST", body: etas.length ? { etas } : {} });
   const box = document.getElementById("jobbox"), bar = document.getElementById("jobbar"), txt = document.getElementById("jobtext");
   box.style.display = "block";
   if (!r.ok) { txt.className = "error"; txt.textContent = problemText(r.data); btn.disabled = false; return; }

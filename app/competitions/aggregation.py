@@ -28,7 +28,7 @@ from . import scoring
 DEFAULT_ETAS: tuple[float, ...] = (2.0, 5.0, 10.0, 30.0)
 """η = 1/γ of the Rényi sweep (Fig. 2.5a plots perplexity against η). η = 1 is the linear pool and
 η → ∞ the log pool, both fitted anyway: the sweep adds the linear pool's point at η = 1."""
-RENYI_OPTIONS = {"tol": 1e-6, "max_iter": 100, "fixed_point_tol": 1e-9}
+RENYI_OPTIONS = {"tol": 1e-5, "max_iter": 40, "fixed_point_tol": 1e-9}
 """Solver settings of the sweep's Rényi fits (each warm-started from the previous γ's weights)."""
 
 METHODS: tuple[str, ...] = ("topk", "power_bma", "linear", "log", "renyi", "market")
@@ -169,7 +169,8 @@ def aggregate_submissions(
                         results["renyi"] = {"params": {"gamma": gamma, "eta": float(eta)}, "public_perplexity": pv}
                     cb((i + 1) / len(etas))
             elif method == "market":
-                res = _fit_market(val_lp, val_y, test_lp, progress=sub(weight))
+                eta = results.get("renyi", {}).get("params", {}).get("eta", 10.0)
+                res = _fit_market(val_lp, val_y, test_lp, eta=eta, progress=sub(weight))
                 if res is None:
                     results["market"] = {"error": "the markets package offers no isoelastic market yet"}
                 else:
@@ -254,13 +255,15 @@ def aggregate_submissions(
     return out
 
 
-def _fit_market(val_lp, val_y, test_lp, progress=None):
+def _fit_market(val_lp, val_y, test_lp, *, eta: float, progress=None):
     """Train an isoelastic market on the validation part when :mod:`markets` provides one.
 
-    Returns ``(test_predictions, info)`` or ``None`` when the package has no market yet.
+    Returns ``(test_predictions, info)`` or ``None`` when the package has no market.
     """
     try:
-        from . import market_adapter
+        import markets.estimator  # noqa: F401
     except ImportError:
         return None
-    return market_adapter.fit_market(val_lp, val_y, test_lp, progress=progress)
+    from . import market_adapter
+
+    return market_adapter.fit_market(val_lp, val_y, test_lp, eta=eta, progress=progress)

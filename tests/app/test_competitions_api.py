@@ -135,12 +135,15 @@ def test_full_competition_over_the_api(client):
 def test_aggregation_job_and_views(client):
     y = _data(1)
     cid = _create(client, y)["id"]
+    lps = {}
     for i, strength in enumerate([1.5, 1.0, 0.8, 1.2]):
         tok = _join(client, cid, f"p{i}")
-        r = client.post(f"/v1/competitions/{cid}/submissions", content=parsing.to_npy(np.arange(N), _agent(y, strength, 30 + i)), headers=H(tok))
+        raw = _agent(y, strength, 30 + i)
+        r = client.post(f"/v1/competitions/{cid}/submissions", content=parsing.to_npy(np.arange(N), raw), headers=H(tok))
         assert r.status_code == 201
+        lps[r.json()["id"]] = raw - np.log(np.exp(raw).sum(1, keepdims=True))
     assert client.post(f"/v1/competitions/{cid}/aggregations", json={}, headers=H(tok)).status_code == 403
-    r = client.post(f"/v1/competitions/{cid}/aggregations", json={"etas": [1, 10], "methods": ["topk", "power_bma", "linear", "log", "renyi"]}, headers=H(ADMIN))
+    r = client.post(f"/v1/competitions/{cid}/aggregations", json={"etas": [10], "methods": ["topk", "power_bma", "linear", "log", "renyi", "market"]}, headers=H(ADMIN))
     assert r.status_code == 202, r.text
     job_url = r.headers["Location"]
     agg_id = r.json()["id"]
@@ -159,6 +162,24 @@ def test_aggregation_job_and_views(client):
     best = min(subs, key=lambda s: s["public_perplexity"])
     assert rows["best_single"]["params"]["submission_id"] == best["id"]
     assert rows["best_single"]["private_perplexity"] == pytest.approx(best["private_perplexity"], rel=1e-5)
+    for m in ("linear", "log", "renyi", "market"):
+        assert "error" not in rows[m], rows[m]
+    res = full["result"]
+    assert [p["eta"] for p in res["gamma_sweep"]] == [1.0, 10.0]
+    # the linear row, recomputed by hand from the credited weights: log sum_i w_i p_i on the private part
+    priv = ~_split(client, cid)
+    w = np.array([c["weight_linear"] for c in res["credit"]])
+    P = np.stack([np.exp(lps[c["submission_id"]][priv]) for c in res["credit"]], axis=1)
+    mix = np.log(np.einsum("a,nak->nk", w, P))
+    assert rows["linear"]["private_perplexity"] == pytest.approx(scoring.perplexity(mix, y[priv]), rel=1e-4)
+    # the log pool by hand too: normalised sum_i w_i log p_i
+    wl = np.array([c["weight_log"] for c in res["credit"]])
+    s_ = np.einsum("a,nak->nk", wl, np.log(P))
+    s_ -= np.log(np.exp(s_).sum(1, keepdims=True))
+    assert rows["log"]["private_perplexity"] == pytest.approx(scoring.perplexity(s_, y[priv]), rel=1e-3)
+    assert sum(c["weight_log"] for c in res["credit"]) == pytest.approx(1.0, abs=1e-6)
+    assert sum(c["market_wealth"] for c in res["credit"]) == pytest.approx(1.0, abs=1e-6)  # wealth is conserved
+    assert all("loo_gain" in c for c in res["credit"])
     # others see only public columns before the deadline
     pub = client.get(f"/v1/competitions/{cid}/aggregations/{agg_id}").json()
     assert "credit" not in pub["result"] and all("private_perplexity" not in r for r in pub["result"]["rows"])
