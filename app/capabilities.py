@@ -29,7 +29,7 @@ def capabilities() -> dict[str, Any]:
     except Exception:
         solvers = []
     try:
-        importlib.import_module("markets.market")
+        importlib.import_module("markets.training")
         markets = True
     except Exception:
         markets = False

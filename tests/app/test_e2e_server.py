@@ -106,3 +106,18 @@ def test_restart_loses_nothing(db_url, tmp_path):
             assert reader.get_pool(pool["id"])["id"] == pool["id"]
     finally:
         srv.stop()
+
+
+def test_examples_run_against_the_server(server):
+    """Every script of examples/ runs end to end against a live server."""
+    import os
+    import subprocess
+    import sys
+
+    from .conftest import REPO
+
+    env = {**os.environ, "AGORA_URL": server.url, "AGORA_API_KEY": ADMIN}
+    for name in ("aggregate", "pool", "market", "solve"):
+        r = subprocess.run([sys.executable, str(REPO / "examples" / f"{name}.py")], env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, (name, r.stdout[-2000:], r.stderr[-3000:])
+        assert r.stdout.strip(), name
