@@ -103,6 +103,8 @@ class BMA(Pool):
         report(progress, 1.0)
 
     def _predict(self, log_probs: np.ndarray) -> np.ndarray:
+        if not hasattr(self, "log_weights_"):
+            raise ValueError(f"{type(self).__name__} is not fitted: call fit(log_probs, y) first")
         return weighted_mixture(log_probs, self.log_weights_)
 
 
@@ -171,4 +173,6 @@ class PowerBMA(Pool):
         report(progress, 1.0)
 
     def _predict(self, log_probs: np.ndarray) -> np.ndarray:
+        if not hasattr(self, "log_weights_"):
+            raise ValueError(f"{type(self).__name__} is not fitted: call fit(log_probs, y) first")
         return weighted_mixture(log_probs, self.log_weights_)

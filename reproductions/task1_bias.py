@@ -138,6 +138,32 @@ def run(
     return Task1Result(betas, gammas, kl, kl_log, n_floored, settings, time.perf_counter() - t0)
 
 
+def uniform_weight_table(
+    n_datasets: int = 100,
+    *,
+    seed: int = 0,
+    betas: Sequence[float] = tuple(DEFAULT_BETAS),
+    shared_base: bool = True,
+    smoothing: float = 0.0,
+    floor: float = DEFAULT_FLOOR,
+    **task_params,
+) -> np.ndarray:
+    """Diagnostic without any fitting: mean KL(P*‖P) over data sets of the *uniformly weighted*
+    linear pool and log pool, per β. Returns ``(n_betas, 2)`` (columns: linear, log)."""
+    betas = np.asarray(betas, dtype=np.float64)
+    out = np.zeros((n_datasets, len(betas), 2))
+    for d in range(n_datasets):
+        task = make_biased_agents_task(seed + d, betas=betas, shared_base=shared_base, smoothing=smoothing,
+                                       **task_params)
+        for b, beta in enumerate(betas):
+            L = apply_floor(as_log_probs(task.log_probs(beta)[:1]), floor).log_probs[0]
+            lin = np.logaddexp.reduce(L, axis=0) - np.log(L.shape[0])
+            lg = L.mean(axis=0)
+            lg -= np.logaddexp.reduce(lg)
+            out[d, b] = kl_divergence(task.target, lin), kl_divergence(task.target, lg)
+    return out.mean(axis=0)
+
+
 def format_report(res: Task1Result) -> str:
     """The two tables (Fig. 2.1a for data set 0, Fig. 2.1b over all data sets) as text."""
     lines = []
@@ -214,6 +240,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         res = run(args.datasets, seed=args.seed, shared_base=not args.independent, smoothing=args.smoothing,
                   floor=args.floor, progress=cb)
     print(format_report(res))
+    uni = uniform_weight_table(args.datasets, seed=args.seed, shared_base=not args.independent,
+                               smoothing=args.smoothing, floor=args.floor)
+    print("\nNo fitting (diagnostic): mean KL of uniformly weighted pools")
+    print("beta   linear      log")
+    for beta, (a, b) in zip(DEFAULT_BETAS, uni):
+        print(f"{beta:4.1f} {a:8.4f} {b:8.4f}")
     print(f"\nplot: {plot(res, args.plot)}")
     return 0
 

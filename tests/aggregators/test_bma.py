@@ -102,3 +102,12 @@ def test_weighted_mixture_drops_zero_weight_agents():
     with np.errstate(divide="ignore"):
         lw = np.log(np.array([0.5, 0.5, 0.0]))
         np.testing.assert_allclose(weighted_mixture(lp, lw), simple_average(lp, [0, 1]), atol=1e-12)
+
+
+def test_predict_before_fit_is_a_clear_error():
+    from aggregators import TopKAverage
+
+    lp, _ = make_agents(n=5, a=3)
+    for est in (BMA(), PowerBMA(), TopKAverage()):
+        with pytest.raises(ValueError, match="not fitted"):
+            est.predict(lp)

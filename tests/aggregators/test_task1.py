@@ -153,6 +153,9 @@ def test_task1_fast(tmp_path):
     assert sm["kl_best"][0] < sm["kl_best"][1] < sm["kl_best"][2]
     # the log pool is the gamma -> 0 end of the family: closest to the smallest gamma
     assert np.abs(res.kl_log - res.kl[:, :, 0]).max() < np.abs(res.kl_log - res.kl[:, :, -1]).max()
+    uni = mod.uniform_weight_table(2, seed=0, betas=[0.0, 4.0], **SMALL)
+    assert uni[0, 0] == pytest.approx(uni[0, 1], abs=1e-12)  # identical agents: linear = log
+    assert uni[1, 1] > uni[1, 0]  # under strong bias the uniform log pool is worse than the linear one
     text = mod.format_report(res)
     assert "Fig. 2.1b" in text and text.count("\n") > 10
     png = mod.plot(res, tmp_path / "t1.png")
