@@ -26,7 +26,9 @@ ROOT = HERE.parent
 
 _RUNNER = (
     "import runpy, sys\n"
-    "ns = runpy.run_path(sys.argv[1], run_name='reproduction')\n"
+    "path = sys.argv[1]\n"
+    "sys.argv = [path]  # scripts that parse sys.argv see no arguments: their defaults\n"
+    "ns = runpy.run_path(path, run_name='reproduction')\n"
     "r = ns['main']()\n"
     "sys.exit(r if isinstance(r, int) and not isinstance(r, bool) else 0)\n"
 )
