@@ -83,11 +83,11 @@ def _npz(**arrays) -> bytes:
     return buf.getvalue()
 
 
-def _populate(db, owner: str, *, tag: str, title: str, seed: int, n_test: int, closed: bool,
+def _populate(db, owner: str, *, tag: str, title: str, seed: int, n_test: int, n_train: int, closed: bool,
               keep: slice | None = None, aggregate: bool = True) -> str:
     from .demo_data import make_demo_data
 
-    tr, te, agents = make_demo_data(n_test=n_test, seed=seed, cache_dir=os.environ.get("AGORA_DEMO_CACHE", "var/demo-cache"))
+    tr, te, agents = make_demo_data(n_train=n_train, n_test=n_test, seed=seed, cache_dir=os.environ.get("AGORA_DEMO_CACHE", "var/demo-cache"))
     if keep is not None:
         agents = agents[keep]
     now = utcnow()
@@ -134,7 +134,7 @@ def queue_aggregation(session, comp: Competition) -> str:
     return run.id
 
 
-def load_demo(db, *, n_test: int = 4000) -> dict[str, str]:
+def load_demo(db, *, n_test: int = 4000, n_train: int = 30000) -> dict[str, str]:
     """Create the demo competitions if they are missing; returns ``{tag: competition id}``.
 
     ``db`` is an :class:`app.db.Database` (migrated). Safe to call at every start.
@@ -145,8 +145,8 @@ def load_demo(db, *, n_test: int = 4000) -> dict[str, str]:
         closed = _existing(s, TAG_CLOSED)
         opened = _existing(s, TAG_OPEN)
     out[TAG_CLOSED] = closed.id if closed else _populate(
-        db, owner, tag=TAG_CLOSED, title="Pixel grey levels (demo, closed)", seed=2026, n_test=n_test, closed=True)
+        db, owner, tag=TAG_CLOSED, title="Pixel grey levels (demo, closed)", seed=2026, n_test=n_test, n_train=n_train, closed=True)
     out[TAG_OPEN] = opened.id if opened else _populate(
-        db, owner, tag=TAG_OPEN, title="Pixel grey levels (demo, open)", seed=7, n_test=n_test // 2, closed=False,
+        db, owner, tag=TAG_OPEN, title="Pixel grey levels (demo, open)", seed=7, n_test=n_test // 2, n_train=n_train, closed=False,
         keep=slice(0, 22, 3), aggregate=False)
     return out

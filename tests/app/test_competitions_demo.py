@@ -1,0 +1,70 @@
+"""The demo loaded by ``make run``: idempotent, a full field, honest numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from app import demo
+from app.competitions import service as svc
+from app.competitions.models import AggregationRun, Competition, Participant, Submission
+from app.db import Database
+from app.demo_data import FEATURES, K, LEVELS, N_, W_, _residual_logp, load_images, sample_pixels
+from app.models import JobRow
+
+
+def test_images_and_pixel_task_follow_algorithm_2_3():
+    images = load_images()
+    assert len(images) >= 8  # the bundled images load offline
+    assert all(im.dtype == np.uint8 and im.max() <= 63 for im in images)
+    rng = np.random.default_rng(0)
+    d = sample_pixels(images, 500, rng)
+    assert d.x.shape == (500, 40) and d.y.min() >= 0 and d.y.max() < K
+    # natural images are smooth: the left neighbour predicts the pixel far better than chance
+    assert np.mean(np.abs(d.x[:, W_] - d.y)) < 4.0
+    # the discretised Laplace residual is a proper distribution peaked at its mean
+    lp = _residual_logp(np.array([10.3]), np.array([1.5]), "laplace")
+    assert np.exp(logsumexp(lp)) == pytest.approx(1.0) and int(np.argmax(lp)) == 10
+
+
+def test_load_demo_is_idempotent_and_complete(tmp_path, monkeypatch):
+    monkeypatch.setattr(demo, "KEY_FILE", tmp_path / "key.txt")
+    monkeypatch.setenv("AGORA_DEMO_CACHE", str(tmp_path / "cache"))
+    db = Database.from_url(f"sqlite:///{tmp_path}/demo.db")
+    db.migrate()
+    ids = demo.load_demo(db, n_test=600, n_train=6000)
+    again = demo.load_demo(db, n_test=600, n_train=6000)
+    assert ids == again
+    with db.sessions() as s:
+        assert s.query(Competition).count() == 2
+        closed = s.get(Competition, ids[demo.TAG_CLOSED])
+        opened = s.get(Competition, ids[demo.TAG_OPEN])
+        assert svc.is_closed(closed) and not svc.is_closed(opened)
+        subs = s.query(Submission).filter_by(competition_id=closed.id).all()
+        assert len(subs) == 22 and s.query(Participant).filter_by(competition_id=closed.id).count() == 10
+        ppl = np.array([x.public_perplexity for x in subs])
+        assert ppl.min() < 8 and ppl.max() > 20  # a diverse field, from good models to a global histogram
+        assert (ppl < 64).all()  # every demo agent beats uniform guessing
+        # the aggregation was queued for the server's job runner, exactly once
+        jobs = s.query(JobRow).filter_by(kind=svc.JOB_KIND, state="queued").all()
+        assert len(jobs) == 1
+        run_id = jobs[0].spec["aggregation_id"]
+        assert (tmp_path / "key.txt").read_text().startswith("agora_")
+    # run it (as the job runner would), with a short method list to keep the test quick
+    with db.sessions() as s:
+        run = s.get(AggregationRun, run_id)
+        run.params = {"methods": ["topk", "linear", "log"]}
+        s.commit()
+    svc.run_aggregation(db, run_id)
+    with db.sessions() as s:
+        res = s.get(AggregationRun, run_id).result
+        comp = s.get(Competition, ids[demo.TAG_CLOSED])
+        rows = {r["method"]: r for r in res["rows"]}
+        best_sub = min(subs, key=lambda x: x.public_perplexity)
+        assert rows["best_single"]["params"]["submission_id"] == best_sub.id
+        # the whole-private perplexity of the best single entry is that submission's private score
+        assert rows["best_single"]["private_perplexity"] == pytest.approx(best_sub.private_perplexity, rel=1e-5)
+        assert all("error" not in rows[m] for m in ("topk", "linear", "log"))
+        lb = svc.leaderboard_rows(s, comp, private=True)
+        assert len(lb) == 10 and lb[0]["rank"] == 1
