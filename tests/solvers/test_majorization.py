@@ -299,3 +299,25 @@ def test_bm_and_sbm_solve_linear_models_multinomial_logistic():
         assert r.converged and (r.fun - f_star) / abs(f_star) <= 1e-8
         np.testing.assert_allclose(r.x, x_star, atol=1e-7)
     assert "bm" not in available(lm.MultinomialLogistic(X, y, l2=1e-2, l1=1e-3))  # l1: not smooth
+
+
+def test_visiting_order_and_custom_projection_keep_the_optimum():
+    rng = np.random.default_rng(11)
+    lp, y = _pool_data(rng, n=120, A=4, K=4)
+    pb = DenseLogLinear(np.swapaxes(lp, 1, 2), y, constraint="simplex")
+    a = minimize(pb, "bm", tol=1e-12, order="given")
+    b = minimize(pb, "bm", tol=1e-12, order="ascending")
+    calls = []
+
+    def proj(H, v, x):  # the same QP, passed as a user projection
+        calls.append(1)
+        return simplex_metric_projection(H, v, x)
+
+    c = minimize(pb, "bm", tol=1e-12, projection=proj)
+    assert len(calls) == c.n_iter
+    for r in (a, b, c):
+        assert r.converged and np.all(np.diff(r.trace.objective) <= 1e-14)
+    np.testing.assert_allclose(a.x, b.x, atol=1e-8)
+    np.testing.assert_allclose(c.x, b.x, atol=1e-12)
+    with pytest.raises(ValueError, match="order"):
+        minimize(pb, "bm", order="descending")
