@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
+from solvers.progress import ProgressFn, report
+
 from .validation import DEFAULT_FLOOR, Kind, PredictionError, apply_floor, as_log_probs
 
 __all__ = [
@@ -177,13 +179,17 @@ def solve_fixed_point(
     max_iter: int | None = None,
     init: np.ndarray | None = None,
     stable: bool | None = None,
+    progress: ProgressFn | None = None,
+    chunk: int = 2000,
 ) -> FixedPointResult:
     """Solve Eq. (2.8) for every item of validated, finite, normalised log-probs ``L`` (n, A, K).
 
     ``w`` (A,) on the simplex and ``gamma`` (A,) in (0, 1] are already checked (annealing already
     applied). ``max_iter`` caps the sweeps per item (default 100 for Newton, 100,000 for plain).
     ``init`` (n, K) warm-starts from previous solutions. ``stable`` forces (True) or forbids (False)
-    the γ → 0-stable evaluation; by default it is used when ``min γ < 1e-3``.
+    the γ → 0-stable evaluation; by default it is used when ``min γ < 1e-3``. With ``progress``
+    the items are solved in chunks of ``chunk`` and the fraction done is reported after each (a
+    callback raising :class:`solvers.progress.Cancelled` stops the work).
     """
     from . import renyi_kernels as rk
 
@@ -221,10 +227,14 @@ def solve_fixed_point(
     res = np.zeros(n)
     conv = np.zeros(n, dtype=np.bool_)
     Lc = np.ascontiguousarray(L, dtype=np.float64)
-    rk.solve_items(
-        Lc, wp, gamma, gidx, ugam, gbar, R, use_init, method == "newton", stable, float(tol), int(max_iter) + 1,
-        sweeps, res, conv,
-    )
+    step = n if progress is None else max(1, int(chunk))
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        rk.solve_items(
+            Lc[lo:hi], wp, gamma, gidx, ugam, gbar, R[lo:hi], use_init, method == "newton", stable, float(tol),
+            int(max_iter) + 1, sweeps[lo:hi], res[lo:hi], conv[lo:hi],
+        )
+        report(progress, hi / n)
     return FixedPointResult(R, sweeps, res, conv, method, "stable" if stable else "fast")
 
 
@@ -241,6 +251,7 @@ def renyi_aggregate(
     kind: Kind = "log_probs",
     init: np.ndarray | None = None,
     return_info: bool = False,
+    progress: ProgressFn | None = None,
 ) -> Any:
     """Weighted Rényi divergence aggregate of each item's agent beliefs (Eq. 2.6-2.8, 2.21-2.22).
 
@@ -259,6 +270,8 @@ def renyi_aggregate(
     method : ``"newton"`` (accelerated, default) or ``"plain"`` (the iteration of Eq. 2.8).
     init : optional (n_items, n_classes) log-probabilities to warm-start from.
     return_info : also return the :class:`FixedPointResult` (sweeps, residuals, convergence).
+    progress : optional ``progress(fraction)`` callback (:mod:`solvers.progress`), called as chunks
+        of items are solved.
 
     Returns
     -------
@@ -276,7 +289,7 @@ def renyi_aggregate(
         init = np.asarray(init, dtype=np.float64)
         if init.shape != (n, K) or not np.isfinite(init).all():
             raise PredictionError("init", f"must be finite with shape ({n}, {K})", code="bad_shape")
-    out = solve_fixed_point(La, w, g, method=method, tol=tol, max_iter=max_iter, init=init)
+    out = solve_fixed_point(La, w, g, method=method, tol=tol, max_iter=max_iter, init=init, progress=progress)
     if return_info:
         return out.log_q, out
     return out.log_q

@@ -301,6 +301,7 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, stable, tol, 
     C = np.empty((K, K))
     have_C = False
     last_ratio = 1.0
+    gmax_inv = 1.0 / gam.min()
 
     _setup(L, wp, gam, gbar, E, r, use_init, stable, ng == 1)
     _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc)
@@ -312,8 +313,9 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, stable, tol, 
             break
         if res <= tol:
             converged = True
-            if newton and res > 0.0:
-                # the Newton step at the accepted point costs no extra pass: take it for free
+            # one more Newton step at the accepted point costs no extra pass: take it, unless the
+            # plain step is already exact to rounding (its error is at most residual * (1/γ_min - 1))
+            if newton and res * (gmax_inv - 1.0) > 1e-14:
                 _newton_direction(Qi, mix, G, wp, gam, X, H, C, delta, b)
                 for y in range(K):
                     r[y] += delta[y]

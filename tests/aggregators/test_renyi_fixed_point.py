@@ -194,3 +194,23 @@ def test_properties_normalised_permutation_invariant(seed, a, k, gamma, scale):
     gp = g[perm] if np.ndim(g) else g
     np.testing.assert_allclose(renyi_aggregate(lp[:, perm], w[perm], gp), q, atol=1e-9)
     np.testing.assert_allclose(renyi_aggregate(lp, w, 1.0), lin_pool(lp, w), atol=1e-12)
+
+
+def test_progress_reports_chunks_and_can_cancel():
+    from solvers.progress import Cancelled
+
+    lp = agents(n=25, seed=12)
+    seen = []
+    out = renyi_aggregate(lp, None, 0.2, progress=seen.append)
+    assert seen[-1] == 1.0 and seen == sorted(seen)
+    np.testing.assert_allclose(out, renyi_aggregate(lp, None, 0.2), atol=0)
+    w = np.full(5, 0.2)
+    fr = []
+    solve_fixed_point(lp, w, np.full(5, 0.2), progress=fr.append, chunk=10)
+    assert fr == [0.4, 0.8, 1.0]
+
+    def stop(f):
+        raise Cancelled()
+
+    with pytest.raises(Cancelled):
+        solve_fixed_point(lp, w, np.full(5, 0.2), progress=stop, chunk=10)
