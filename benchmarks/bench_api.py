@@ -48,6 +48,19 @@ def payload(n_items: int, n_agents: int = 10, n_classes: int = 10, seed: int = 0
     return json.dumps({"method": "average", "kind": "probs", "predictions": p.tolist()}).encode()
 
 
+def payload_npy(n_items: int, n_agents: int = 10, n_classes: int = 10, seed: int = 0) -> bytes:
+    """The same predictions as log-probabilities in binary: {"npy": base64 of the .npy file}."""
+    import base64
+    import io
+
+    rng = np.random.default_rng(seed)
+    lp = np.log(rng.dirichlet(np.ones(n_classes), size=(n_items, n_agents)))
+    buf = io.BytesIO()
+    np.save(buf, lp)
+    return json.dumps({"method": "average", "kind": "log_probs", "predictions": {"npy": base64.b64encode(buf.getvalue()).decode()},
+                       "format": "npy"}).encode()
+
+
 def request_bytes(port: int, body: bytes) -> bytes:
     head = (f"POST /v1/aggregate HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\nConnection: keep-alive\r\n\r\n").encode()
@@ -139,6 +152,7 @@ def main() -> None:
     ap.add_argument("--small-requests", type=int, default=20_000)
     ap.add_argument("--large-requests", type=int, default=300)
     ap.add_argument("--max-seconds", type=float, default=30.0)
+    ap.add_argument("--payloads", nargs="*", default=["small", "large", "large-npy"], choices=["small", "large", "large-npy"])
     args = ap.parse_args()
     try:
         import uvloop
@@ -146,10 +160,11 @@ def main() -> None:
         uvloop.install()
     except ImportError:
         pass
-    small, large = payload(1), payload(1000)
+    small, large, large_npy = payload(1), payload(1000), payload_npy(1000)
     print(f"# POST /v1/aggregate, {args.clients} concurrent keep-alive clients, loopback; {os.cpu_count()} CPUs; "
           f"load average before: {os.getloadavg()[0]:.2f}; Python {platform.python_version()}")
-    print(f"# small payload {len(small)} bytes (1 x 10 x 10), large payload {len(large)} bytes (1000 x 10 x 10)")
+    print(f"# small payload {len(small)} bytes (1 x 10 x 10 JSON), large payload {len(large)} bytes (1000 x 10 x 10 JSON), "
+          f"large-npy {len(large_npy)} bytes (the same size as base64 .npy in JSON, answer as .npy)")
     print("| workers | payload | requests | seconds | req/s | p50 ms | p99 ms | errors | server CPU ms/req | generator CPU ms/req | 2-core capacity req/s (server CPU only) |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
@@ -157,7 +172,9 @@ def main() -> None:
             proc, port = start_server(w, Path(tmp))
             try:
                 asyncio.run(drive(port, small, 500, args.clients, 10))  # warm-up (imports, first calls)
-                for name, body, n in (("small", small, args.small_requests), ("large", large, args.large_requests)):
+                runs = {"small": (small, args.small_requests), "large": (large, args.large_requests), "large-npy": (large_npy, args.large_requests)}
+                for name in args.payloads:
+                    body, n = runs[name]
                     cpu0, own0 = tree_cpu_seconds(proc.pid), time.process_time()
                     r = asyncio.run(drive(port, body, n, args.clients, args.max_seconds))
                     cpu = (tree_cpu_seconds(proc.pid) - cpu0) / max(1, r["requests"]) * 1000

@@ -14,7 +14,7 @@ from fastapi.responses import Response
 from ..arrays import encode, resolve
 from ..auth import require
 from ..errors import library_error
-from ..schemas import AggregateRequest, AggregateResponse, Problem
+from ..schemas import AggregateRequest, ArrayRef, AggregateResponse, Problem
 
 router = APIRouter(prefix="/v1", tags=["aggregate"], route_class=FastRoute)
 
@@ -66,9 +66,11 @@ async def aggregate(body: AggregateRequest, request: Request) -> Response:
 
     def work():
         p = preds
-        if not isinstance(p, list):
+        if isinstance(p, ArrayRef):
             with request.app.state.db.sessions() as s:
                 p = resolve(p.model_dump(), "predictions", session=s, limit=settings.max_array_elements)
+        elif not isinstance(p, list):
+            p = resolve(p.model_dump(), "predictions", limit=settings.max_array_elements)
         return _run(body, p)
 
     return json_response(await anyio.to_thread.run_sync(work))
