@@ -67,7 +67,8 @@ def fit_pool(ctx: JobContext) -> dict[str, Any]:
     y = ctx.inputs["labels"]
     pool.fit(lp, y, kind=spec.get("kind", "log_probs"), progress=ctx.progress)
     agg = pool.predict(lp, kind=spec.get("kind", "log_probs"))
-    metrics = {"validation": metrics_of(agg, np.asarray(pool_labels(y, agg)))}
+    # JSON columns cannot hold inf/NaN (PostgreSQL refuses them): non-finite metrics become null
+    metrics = state_io.public(state_io.jsonable({"validation": metrics_of(agg, np.asarray(pool_labels(y, agg)))}))
     st, arrays = state_io.dump(pool)
     fit = st.get("fit_result_")
     with ctx.db.sessions() as s:

@@ -113,7 +113,7 @@ async def predict(pool_id: str, body: PredictRequest, request: Request, _=requir
             metrics = None
             if body.labels is not None:
                 y = labels_in(request, session, body.labels, agg.shape[0], agg.shape[1])
-                metrics = svc.metrics_of(agg, y)
+                metrics = svc.metrics_of(agg, y)  # inf/NaN are written as null by orjson
         out = body.output or body.kind
         arr = np.exp(agg) if out == "probs" else agg
         return {"kind": out, "aggregate": encode(arr, body.format, native=True), "n_floored": int(getattr(pool, "n_floored_predict_", 0) or 0), "metrics": metrics}

@@ -369,3 +369,37 @@ def test_solve_mixture_matches_scipy(client):
     assert r.status_code == 422
     r = client.post("/v1/solve", json={"problem": "MixtureLikelihood", "data": {"wrong_arg": [1.0]}})
     assert r.status_code == 422 and r.json()["errors"][0]["field"] == "data"
+
+
+def test_unexpected_errors_are_logged_500_problems_without_details(make_client, caplog):
+    from fastapi.testclient import TestClient
+
+    c = make_client()
+
+    @c.app.get("/boom-test")
+    def boom():
+        raise RuntimeError("secret internal detail")
+
+    raw = TestClient(c.app, raise_server_exceptions=False)
+    r = raw.get("/boom-test")
+    assert r.status_code == 500 and r.headers["content-type"] == PROBLEM
+    assert "secret" not in r.text and r.json()["status"] == 500
+    assert any("boom-test" in rec.getMessage() for rec in caplog.records)
+
+
+def test_zero_probabilities_give_finite_json_and_null_for_log_zero(client):
+    # a linear pool keeps exact zeros: log 0 = -inf travels as null; a pool whose validation
+    # log loss is infinite is still stored (metrics null, not a 500 from the JSON column)
+    p = np.array([[[1.0, 0.0], [1.0, 0.0]], [[0.0, 1.0], [1.0, 0.0]]])
+    r = client.post("/v1/aggregate", json={"method": "average", "kind": "probs", "predictions": p.tolist(), "output": "log_probs"})
+    assert r.status_code == 200
+    assert r.json()["aggregate"][0] == [0.0, None]
+    r = client.post("/v1/pools", json={"method": "average", "kind": "probs", "predictions": p.tolist(), "labels": [1, 1]})
+    assert r.status_code == 201, r.text
+    v = r.json()["metrics"]["validation"]
+    assert v["log_loss"] is None and v["perplexity"] is None
+    assert v["brier_score"] == pytest.approx((2.0 + 0.5) / 2)  # item 0: (1-0)^2+(0-1)^2, item 1: 2 x 0.5^2
+    assert client.get(f"/v1/pools/{r.json()['id']}").status_code == 200
+    # a linear pool cannot be fitted when every agent gives the truth probability 0: 422, not 500
+    r = client.post("/v1/pools", json={"method": "linear", "kind": "probs", "predictions": p.tolist(), "labels": [1, 1]})
+    assert r.status_code == 422 and r.json()["errors"][0]["field"] == "predictions"
