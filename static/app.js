@@ -233,6 +233,7 @@ async function tabLeaderboard(c, el, org) {
     <div class="card"><h2>Aggregates of all submissions</h2>
       ${aggs.length ? `<p class="muted">Fitted on the public (validation) part${lb.private_revealed ? "; private column: mean ± std over 10 private subsets (Table 2.3)" : "; their private scores appear after the deadline"}.</p>
       <table id="aggregates"><thead><tr><th>Method</th><th class="num">Public (fit on it)</th>${lb.private_revealed ? `<th class="num">Private</th>` : ""}<th></th></tr></thead><tbody>${aggRows}</tbody></table>`
+      : lb.aggregation_running ? `<p class="muted">An aggregation is running; its rows appear here when it finishes.</p>`
       : `<p class="muted">The organiser has not run the aggregation yet.</p>`}</div>`;
 }
 
@@ -368,6 +369,14 @@ async function showAggregation(c, org) {
   if (r.status === 404) { out.innerHTML = `<div class="card muted">No aggregation yet.</div>`; return; }
   if (!r.ok) { out.innerHTML = `<div class="card error">${esc(problemText(r.data))}</div>`; return; }
   const a = r.data;
+  if (a.state === "queued" || a.state === "running") {
+    // follow the run's job (its progress is mirrored on the aggregation resource)
+    out.innerHTML = `<div class="card"><h3>Aggregation ${esc(a.state)}…</h3><div class="progress"><div id="runbar" style="width:${(100 * (a.progress || 0)).toFixed(0)}%"></div></div>
+      <span id="runtext" class="muted">${(100 * (a.progress || 0)).toFixed(0)}%</span></div>`;
+    await new Promise((res) => setTimeout(res, 1500));
+    if (document.getElementById("labresult") === out) return showAggregation(c, org);
+    return;
+  }
   if (a.state !== "succeeded" || !a.result) {
     out.innerHTML = `<div class="card">Latest run: <b>${esc(a.state)}</b>${a.error ? ` — ${esc(a.error.detail)}` : ""}</div>`;
     return;

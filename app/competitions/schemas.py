@@ -136,6 +136,8 @@ def aggregation_view(run: AggregationRun, *, reveal_private: bool, job_view: dic
     if job_view is not None:
         d["progress"] = job_view.get("progress")
         d["eta_seconds"] = job_view.get("eta_seconds")
+        if run.state in ("queued", "running") and job_view.get("state") in ("failed", "cancelled"):
+            d["state"] = job_view["state"]  # a job cancelled while queued never reached the run's hook
     if run.result and reveal_private:
         d["result"] = run.result
     elif run.result:

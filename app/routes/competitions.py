@@ -225,7 +225,9 @@ def get_leaderboard(competition_id: str, which: str = Query("auto", pattern="^(a
         raise ProblemError(403, "the private leaderboard is hidden until the deadline", field="which", reason="hidden until the deadline", code="hidden")
     rows = svc.leaderboard_rows(session, comp, private=private)
     run = svc.latest_aggregation(session, comp, succeeded=True)
+    latest = svc.latest_aggregation(session, comp)
     return {"competition_id": comp.id, "which": "private" if private else "public", "closed": closed,
+            "aggregation_running": latest is not None and latest.state in ("queued", "running"),
             "private_revealed": reveal, "rows": rows,
             "aggregates": views.aggregation_rows(run, reveal_private=reveal),
             "aggregation_id": run.id if run else None}
@@ -257,7 +259,7 @@ def _job(session, run):
     if not run.job_id:
         return None
     j = session.get(JobRow, run.job_id)
-    return None if j is None else {"progress": float(j.progress or 0.0), "eta_seconds": j.eta_seconds}
+    return None if j is None else {"progress": float(j.progress or 0.0), "eta_seconds": j.eta_seconds, "state": j.state}
 
 
 @router.get("/{competition_id}/aggregations", responses=P, summary="Aggregation runs (organiser; everyone after the deadline)")
