@@ -8,7 +8,7 @@ from ..fastjson import FastRoute
 from fastapi import APIRouter, Depends, Request, Response
 from sqlalchemy.orm import Session
 
-from ..arrays import check_size, delete_blobs, from_npy, load_blob, save_blob, to_npy
+from ..arrays import check_size, delete_blobs, from_npy, save_blob
 from ..auth import require
 from ..db import get_session
 from ..errors import ProblemError

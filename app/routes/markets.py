@@ -22,7 +22,7 @@ from ..models import MarketRow, new_id
 from ..pagination import page
 from ..schemas import ArrayIn, Format, JobView, Kind, Problem
 from .aggregate import json_response
-from .common import labels_in, not_found, predictions_in, run_in_background
+from .common import labels_in, predictions_in, run_in_background
 
 router = APIRouter(prefix="/v1/markets", tags=["markets"], route_class=FastRoute)
 P = {401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 409: {"model": Problem}, 413: {"model": Problem}, 422: {"model": Problem}}

@@ -14,7 +14,7 @@ from .. import pool_service as svc
 from ..arrays import encode
 from ..auth import require
 from ..db import get_session
-from ..errors import ProblemError, library_error
+from ..errors import library_error
 from ..jobs import job_view, run_inline
 from ..models import PoolRow, new_id
 from ..pagination import page

@@ -10,7 +10,6 @@ import time
 import numpy as np
 import pytest
 
-from .conftest import ADMIN
 
 PROBLEM = "application/problem+json"
 

@@ -3,7 +3,6 @@ gets a 5xx. Bounded: a few examples per operation, so it stays fast."""
 
 from __future__ import annotations
 
-import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
@@ -19,9 +18,12 @@ def _app(tmp):
     return app
 
 
+import atexit  # noqa: E402
+import shutil  # noqa: E402
 import tempfile  # noqa: E402
 
 _TMP = tempfile.mkdtemp(prefix="agora-st-")
+atexit.register(shutil.rmtree, _TMP, True)
 schema = schemathesis.openapi.from_asgi("/openapi.json", _app(_TMP))
 # competitions belong to their own tests; the dashboard's routes are not in the schema
 schema = schema.exclude(path_regex="^/v1/competitions")
