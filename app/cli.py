@@ -128,7 +128,9 @@ def _fit_remote(args: argparse.Namespace, lp: np.ndarray, y: np.ndarray, params:
                 print(json.dumps(job, indent=2), file=sys.stderr)
                 return 1
             res = c.get_pool(job["result"]["pool_id"])
-        print(json.dumps({k: res.get(k) for k in ("id", "method", "weights", "gamma", "metrics", "fit")}, indent=2, default=str)[:20000])
+        out = {k: res.get(k) for k in ("id", "method", "weights", "gamma", "metrics")}
+        out["fit"] = {k: (res.get("fit") or {}).get(k) for k in ("method", "fun", "n_iter", "n_passes", "converged", "message", "seconds")}
+        print(json.dumps(out, indent=2, default=str))
     return 0
 
 
