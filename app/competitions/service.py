@@ -13,7 +13,7 @@ import io
 import logging
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,7 @@ from app.models import new_id, utcnow
 
 from . import aggregation, leaderboard, scoring
 from .models import AggregationRun, Competition, Participant, Submission
-from .parsing import SubmissionRejected, parse_submission
+from .parsing import SubmissionRejected, parse_submission  # noqa: F401 (SubmissionRejected: raised from here)
 
 log = logging.getLogger("agora.competitions")
 

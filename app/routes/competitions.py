@@ -9,11 +9,8 @@ no key. What each caller sees is decided in :mod:`app.competitions.schemas`.
 
 from __future__ import annotations
 
-import io
-from datetime import timedelta
 from typing import Any
 
-import numpy as np
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from sqlalchemy import func, select
@@ -25,8 +22,7 @@ from ..competitions import service as svc
 from ..competitions.models import Participant, Submission
 from ..competitions.parsing import SubmissionRejected
 from ..db import get_session
-from ..errors import ProblemError, problem_response
-from ..jobs import job_view
+from ..errors import PROBLEM, ProblemError, problem_body
 from ..models import JobRow
 from ..schemas import Problem
 from .common import array_in
@@ -164,15 +160,11 @@ async def submit(competition_id: str, request: Request, kind: str = Query("log_p
     try:
         sub = svc.submit(session, comp, me, data, kind=kind, description=description, filename=filename)
     except SubmissionRejected as exc:
+        # problem+json whose ``errors`` are the report's, plus the whole report (nothing was stored)
         rep = exc.report.to_dict()
-        errors = [dict(e) for e in rep["errors"]]
-        body_errors = [{k: v for k, v in e.items()} for e in errors]
-        resp = problem_response(422, str(exc), code="submission-rejected", errors=body_errors, instance=request.url.path)
-        import json as _json
-
-        payload = _json.loads(resp.body)
+        payload = problem_body(422, str(exc), code="submission-rejected", errors=rep["errors"], instance=request.url.path)
         payload["report"] = rep
-        return JSONResponse(payload, status_code=422, media_type="application/problem+json")
+        return JSONResponse(payload, status_code=422, media_type=PROBLEM)
     v = views.submission_view(sub, reveal_private=False)
     v["report"] = sub._report.to_dict()  # type: ignore[attr-defined]
     return JSONResponse(v, status_code=201, headers={"Location": f"/v1/competitions/{comp.id}/submissions/{sub.id}"})
