@@ -34,8 +34,15 @@ def test_load_demo_is_idempotent_and_complete(tmp_path, monkeypatch):
     db = Database.from_url(f"sqlite:///{tmp_path}/demo.db")
     db.migrate()
     ids = demo.load_demo(db, n_test=600, n_train=6000)
+    (tmp_path / "key.txt").unlink()  # a lost key file: a new key becomes the demo's organiser
     again = demo.load_demo(db, n_test=600, n_train=6000)
     assert ids == again
+    from app.auth import hash_key
+    from app.models import ApiKey
+
+    with db.sessions() as s:
+        key = s.query(ApiKey).filter_by(key_hash=hash_key((tmp_path / "key.txt").read_text().strip())).one()
+        assert {c.owner_key_id for c in s.query(Competition)} == {key.id}
     with db.sessions() as s:
         assert s.query(Competition).count() == 2
         closed = s.get(Competition, ids[demo.TAG_CLOSED])
