@@ -88,6 +88,9 @@ def test_restart_loses_nothing(db_url, tmp_path):
             before = c.predict(pool["id"], lp[:3])
             aid = c.upload_array(lp)
             market = c.train_market(c.create_market(3, utilities="log", mode="online", max_epochs=1)["id"], lp, y)
+            # acknowledged with 202 just before the stop: must be finished after the restart
+            job = c.create_pool("renyi", lp, y, gamma=[0.05, 0.2, 1.0], background=True, wait=False)
+            assert job["state"] in ("queued", "running", "succeeded")
             key = httpx.post(srv.url + "/v1/keys", json={"scopes": ["read"]}, headers={"Authorization": f"Bearer {ADMIN}"}).json()["key"]
     finally:
         srv.stop()
@@ -98,6 +101,9 @@ def test_restart_loses_nothing(db_url, tmp_path):
             np.testing.assert_array_equal(c.predict(pool["id"], lp[:3]), before)
             np.testing.assert_array_equal(c.download_array(aid), lp)
             assert c.get_market(market["id"])["wealth"] == market["wealth"]
+            done = c.wait_job(job["id"], timeout=120)
+            assert done["state"] == "succeeded", done
+            assert c.get_pool(done["result"]["pool_id"])["status"] == "ready"
             np.testing.assert_array_equal(c.wealth_history(market["id"])[-1], market["wealth"])
             again = c.create_pool("bma", lp, y, idempotency_key="restart-1")
             assert again["id"] == pool["id"]
