@@ -72,7 +72,7 @@ def test_exponential_equilibrium_is_unweighted_log_pool_whatever_the_wealth(rng)
 def test_isoelastic_equilibrium_is_renyi_aggregate_direct_solve(etas, rng):
     """Eq. (2.36): gamma_i = 1/eta_i, mixture coefficient W_i/sum W, i.e. w_i ∝ W_i gamma_i in Eq. (2.6)."""
     A, K = len(etas), 6
-    lp = random_beliefs(rng, 6, A, K)
+    lp = random_beliefs(rng, 4, A, K)
     W = rng.uniform(0.2, 2.0, A)
     gamma = 1.0 / np.array(etas)
     res = equilibrium(lp, etas, W, method="newton", floor=None)
@@ -142,7 +142,7 @@ def test_mixed_market_conditions_and_independent_root_find(rng):
     # independent reference: scipy's hybrid root finder on the clearing conditions of the first
     # K-1 goods (the last follows from the budgets), investments from markets.utilities only
     ag = make_agents(utils, W)
-    for n in range(8):
+    for n in range(3):
         def excess(v):
             lc = np.append(v, 0.0)
             lc = lc - logsumexp(lc)
@@ -156,6 +156,10 @@ def test_mixed_market_conditions_and_independent_root_find(rng):
                 err = np.max(np.abs(excess(out.x)))
                 if best is None or err < best[0]:
                     best = (err, out)
+                if err < 1e-12:
+                    break
+            if best[0] < 1e-12:
+                break
         err, out = best
         assert err < 1e-10
         ref = np.append(out.x, 0.0)

@@ -26,7 +26,7 @@ def markets(draw):
     return lp, utils, W, y
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(markets())
 def test_random_markets_clear(m):
     lp, utils, W, _ = m
@@ -38,7 +38,7 @@ def test_random_markets_clear(m):
     assert s["max_price_sum_error"] <= 1e-12
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(markets(), st.sampled_from(["online", "batch"]))
 def test_random_markets_conserve_wealth(m, mode):
     lp, utils, W, y = m

@@ -115,9 +115,9 @@ def test_wealth_conserved_at_every_step(utils, mode, rng):
 def test_training_stops_when_wealth_stops_changing_and_reports_progress(rng):
     lp, y = _labelled(rng, 100, 3, 4)
     seen = []
-    res = train_market(lp, y, 3.0, mode="batch", max_epochs=500, wealth_tol=1e-6, progress=seen.append)
+    res = train_market(lp, y, 3.0, mode="batch", max_epochs=500, wealth_tol=1e-4, progress=seen.append)
     assert res.converged and res.n_epochs < 500
-    assert np.max(np.abs(res.wealth_history[-1] - res.wealth_history[-2])) <= 1e-6
+    assert np.max(np.abs(res.wealth_history[-1] - res.wealth_history[-2])) <= 1e-4
     assert seen == sorted(seen) and seen[-1] == 1.0
 
     def cancel(f):
