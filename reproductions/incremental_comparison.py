@@ -125,9 +125,12 @@ def main(argv=None):
     ap.add_argument("--out", default=os.path.join(HERE, "incremental"))
     a = ap.parse_args(argv)
     # compile (or load) the kernels before timing anything
-    tiny = LinearModel(np.random.default_rng(0).normal(size=(30, 3)), np.sign(np.arange(30) - 14.5), l2=0.1)
-    for m in METHODS[:-1]:
-        solvers.minimize(tiny, m, max_iter=1, tol=0.0)
+    Xt = np.random.default_rng(0).normal(size=(30, 3))
+    for Xw in (Xt, sp.csr_matrix(Xt)):
+        for loss in ("logistic", "squared"):
+            tiny = LinearModel(Xw, np.sign(np.arange(30) - 14.5), loss, l2=0.1)
+            for m in METHODS[:-1]:
+                solvers.minimize(tiny, m, max_iter=1, tol=0.0)
     rows, curves = [], {}
     for dname, (X, y) in datasets(a.quick).items():
         for loss in ("logistic", "squared"):
