@@ -3,9 +3,9 @@
 Rule (from ``benchmarks/bench_incremental.py``, see ``benchmarks/results/solvers-incremental.md``):
 hinge loss -> ``sdca`` (the only solver here for a non-smooth loss with a certificate); an l1 term
 -> ``saga`` (prox, lazy updates on sparse rows); dense smooth problems -> ``svrg`` (one compiled
-row pass per step plus a BLAS snapshot; fastest measured on n=1e5, d=100); sparse smooth problems ->
-``lbfgs`` (quasi-Newton; the stochastic methods lose when mu/L is tiny, as the benchmark note
-warns) unless the big-data condition ``n >= 2 L_max / l2`` holds, then ``saga``.
+row pass per step plus a BLAS snapshot; with L-BFGS the fastest measured on n=1e5, d=100); sparse
+smooth problems -> ``lbfgs`` (quasi-Newton: on the benchmark's unit-norm sparse rows each
+evaluation is one cheap sparse pass and it needed 5-20x less time than every stochastic method).
 Other problems defer to the other rules (Newton, EM...). Registered last (module name), so it is
 consulted first.
 """
@@ -25,9 +25,6 @@ def _rule(problem) -> str | None:
         return "saga"
     if not lt.sparse:
         return "svrg"
-    l2 = float(problem.l2)
-    if l2 > 0 and problem.n_terms >= 2.0 * problem.L_max / l2:
-        return "saga"
     return "lbfgs"
 
 

@@ -317,3 +317,17 @@ def test_problem_derivatives_match_finite_differences():
             if loss != "smooth_hinge":
                 ev = np.linalg.eigvalsh(p.hessian(x))
                 assert ev[-1] <= p.L * (1 + 1e-9) and ev[0] >= p.mu * (1 - 1e-9)
+
+
+def test_auto_rule_for_linear_models():
+    X, yc, yr = _data()
+    Xs, ycs, _ = _data(sparse=True)
+    assert solvers.choose(LinearModel(X, yc, "hinge", l2=0.1)) == "sdca"
+    assert solvers.choose(LinearModel(X, yr, "squared", l1=0.1)) == "saga"
+    assert solvers.choose(LinearModel(X, yc, "logistic", l2=0.1)) == "svrg"
+    sparse_choice = solvers.choose(LinearModel(Xs, ycs, "logistic", l2=0.1))
+    assert sparse_choice == ("lbfgs" if "lbfgs" in solvers.available() else sparse_choice)
+    # and auto reaches the optimum
+    p, ref = PROBLEMS["logistic"](False)
+    r = solvers.minimize(p, "auto", tol=1e-12)
+    assert np.linalg.norm(r.x - ref) / np.linalg.norm(ref) <= RTOL
