@@ -112,7 +112,12 @@ def create_competition(
         raise ProblemError(422, f"n_classes must be an integer in 2..{MAX_CLASSES}", field="n_classes", reason="out of range")
     try:
         y_arr = np.asarray(labels)
-        y = as_labels(y_arr, int(y_arr.shape[0]) if y_arr.ndim == 1 else -1, n_classes, field="labels")
+    except (ValueError, TypeError):
+        raise ProblemError(422, "labels must be a 1-D list of integer classes", field="labels", reason="not a 1-D integer array", code="bad-labels") from None
+    if y_arr.ndim != 1 or y_arr.dtype.kind not in "iuf" or y_arr.dtype == bool:
+        raise ProblemError(422, "labels must be a 1-D list of integer classes", field="labels", reason="not a 1-D integer array", code="bad-labels")
+    try:
+        y = as_labels(y_arr, int(y_arr.shape[0]), n_classes, field="labels")
     except PredictionError as exc:
         # the message names the rule and the position, never echoes a label value
         where = f" (first at position {exc.item})" if exc.item is not None else ""

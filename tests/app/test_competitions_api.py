@@ -211,3 +211,12 @@ def test_create_validation_errors(client):
     assert "5" not in r.json()["detail"].replace("0..2", "")  # the bad label value is not echoed
     r = client.post("/v1/competitions", json={"title": "x", "n_classes": 3, "labels": [0, 1, 2], "deadline": "2030-01-01T00:00:00Z"})
     assert r.status_code == 401
+    for bad in ([[0, 1], [2]], [[0, 1], [1, 2]], ["a", "b"], [True, False], [0.5, 1.0]):
+        r = client.post("/v1/competitions", json={"title": "x", "n_classes": 3, "labels": bad, "deadline": "2030-01-01T00:00:00Z"}, headers=H(ADMIN))
+        assert r.status_code == 422 and r.json()["errors"][0]["field"] == "labels", (bad, r.text)
+    # a competition that cannot aggregate yet says why
+    cid = _create(client, _data(3))["id"]
+    r = client.post(f"/v1/competitions/{cid}/aggregations", json={}, headers=H(ADMIN))
+    assert r.status_code == 409 and r.json()["errors"][0]["field"] == "submissions"
+    r = client.post(f"/v1/competitions/{cid}/aggregations", json={"etas": [0.5]}, headers=H(ADMIN))
+    assert r.status_code == 422
