@@ -163,7 +163,9 @@ def test_organiser_and_participants_run_a_competition(server, browser, tmp_path)
     table = org.inner_text("#table23")
     assert "Best single entry" in table and "Top-k average" in table
     assert org.locator("#verdict").count() == 1
-    assert org.locator("canvas#weightchart, canvas#loochart, canvas#sweepchart").count() >= 1
+    # the γ sweep, the weights, the LOO gains and the market wealth are drawn by Chart.js
+    assert org.evaluate("Object.keys(Chart.instances).length") == 4
+    assert org.evaluate("Object.values(Chart.instances).map(c => c.canvas.id).sort().join()") == "loochart,sweepchart,wealthchart,weightchart"
     _shot(org, "aggregation-lab")
     org.goto(f"{base}/#/c/{cid}/leaderboard")
     org.wait_for_selector("#aggregates")
