@@ -227,7 +227,7 @@ def solve_fixed_point(
     res = np.zeros(n)
     conv = np.zeros(n, dtype=np.bool_)
     Lc = np.ascontiguousarray(L, dtype=np.float64)
-    step = n if progress is None else max(1, int(chunk))
+    step = max(1, n) if progress is None else max(1, int(chunk))
     for lo in range(0, n, step):
         hi = min(n, lo + step)
         rk.solve_items(
