@@ -162,3 +162,14 @@ def hessian_chunk(F, cols, y, w, nz, items, G, M):
                 G[j, base + k] = v * r[k]
                 acc += v * s[k]
             M[c, j] = acc
+
+
+@njit(cache=True)
+def label_feature_sum(F, cols, y, out):
+    """``out[j] = sum_n F[n, cols[j], y_n]`` (for the log pool: each agent's total log-likelihood)."""
+    for j in range(cols.shape[0]):
+        out[j] = 0.0
+    for n in range(F.shape[0]):
+        yn = y[n]
+        for j in range(cols.shape[0]):
+            out[j] += F[n, cols[j], yn]

@@ -10,7 +10,8 @@ simplex, ``z = argmin_{z in Δ} <g, z - x> + ½ (z - x)ᵀ H (z - x)`` (active-s
 ``t in [0, 1]``). Coordinates the QP puts on the boundary are exactly zero. Stop when the smaller
 of the Frank-Wolfe gap ``<g, x> - min_i g_i`` (a certified upper bound on ``f(x) - f*``) and the
 decrease predicted by the quadratic model ``-(<g, d> + ½ dᵀHd)`` (the simplex analogue of ``λ²/2``,
-which estimates ``f(x) - f*`` to second order near the optimum) is ``<= tol * max(1, |f|)``.
+which estimates ``f(x) - f*`` to second order near the optimum; with a subsampled Hessian it is an
+estimate of that estimate) is ``<= tol * max(1, |f|)``.
 
 Working set (simplex problems that offer ``restrict(idx)``, dimension above ``ws_min``): Newton
 runs on a small set ``S`` of coordinates (the others at zero); a full pass then gives the gradient
@@ -108,7 +109,7 @@ def _newton_plain(problem, x0, *, tol, max_iter, callback, progress, alpha, beta
     passes = 1.0
     trace.record(f, passes, clock())
     gap0 = None
-    converged, message, it, gap = False, "maximum number of iterations reached", 0, float("inf")
+    converged, message, it, gap, flat = False, "maximum number of iterations reached", 0, float("inf"), 0
     for it in range(1, max_iter + 1):
         if simplex:
             gap = fw_gap(x, g)
@@ -154,8 +155,18 @@ def _newton_plain(problem, x0, *, tol, max_iter, callback, progress, alpha, beta
         if simplex:
             x[x < 0] = 0.0
             x /= x.sum()
+        f_old = f
         f, g = problem.value_and_grad(x)
         passes += 1
+        flat = flat + 1 if abs(f_old - f) <= 1e-15 * rel_tol_scale(f) else 0
+        if flat >= 2 and hessian_items is not None:
+            hessian_items, flat = None, 0  # stalled on the subsample: finish with the exact Hessian
+        elif flat >= 3:
+            gap = fw_gap(x, g) if simplex else gap
+            converged = gap <= 10 * tol * rel_tol_scale(f)
+            message = "objective stopped changing (precision limit)"
+            trace.record(f, passes, clock(), gap=gap, step=t)
+            break
         trace.record(f, passes, clock(), gap=gap, step=t)
         if stop_requested(callback, x):
             message = "stopped by callback"
@@ -178,22 +189,30 @@ def _newton_working_set(problem, x0, *, tol, max_iter, callback, progress, alpha
     x = start_point(problem, x0)
     x = problem.project(x) if offers(problem, "project") else x
     trace = Trace()
-    f, g = problem.value_and_grad(x)
-    passes = 1.0
-    trace.record(f, passes, clock())
     k0 = min(d, ws_init or max(20, -(-d // 5)))
-    support = np.flatnonzero(x > 0)
-    if support.size <= k0:
-        S = np.union1d(support, np.argsort(g)[: k0 - support.size])
+    passes = 0.0
+    if x0 is None and offers(problem, "screen"):
+        # no start given: screen coordinates cheaply instead of a full gradient pass at x0
+        S = np.asarray(problem.screen(k0), dtype=np.int64)
+        passes += 1.0 / problem.n_classes if hasattr(problem, "n_classes") else 0.0
+        x = np.zeros(d)
+        x[S] = 1.0 / S.size
     else:
-        S = np.sort(np.argsort(g)[:k0])
+        f, g = problem.value_and_grad(x)
+        passes += 1.0
+        trace.record(f, passes, clock())
+        support = np.flatnonzero(x > 0)
+        if support.size <= k0:
+            S = np.union1d(support, np.argsort(g)[: k0 - support.size])
+        else:
+            S = np.sort(np.argsort(g)[:k0])
     if hessian_sample is None and problem.n_terms > 8000:
         hessian_sample = 0.25
     items = _sample(problem, hessian_sample, seed)
     final_inner = tol / 10
     inner_tol = max(final_inner, 1e-6)  # the first working set is a guess: solve it roughly
     converged, message = False, "maximum number of iterations reached"
-    n_iter, rounds, gap, gap0 = 0, 0, fw_gap(x, g), None
+    n_iter, rounds, gap, gap0 = 0, 0, float("inf"), None
     sizes = []
     while True:
         rounds += 1

@@ -268,6 +268,15 @@ class ConditionalLogLinear:
         return self._constants()[1]
 
     # -- working sets ---------------------------------------------------------------------------
+    def screen(self, k: int) -> np.ndarray:
+        """The ``k`` coordinates with the largest mean label feature ``mean_n f_n(y_n)_i`` (for the
+        log pool: the agents with the best individual log-likelihood), a cheap first working set
+        that reads one value per item and coordinate."""
+        out = np.empty(self.dim)
+        _k.label_feature_sum(self._F, self.cols, self.labels, out)
+        return np.sort(np.argsort(-out, kind="stable")[: min(k, self.dim)])
+
+
     def restrict(self, idx: Any) -> "ConditionalLogLinear":
         """The same problem on the coordinates ``idx`` (the others fixed at zero), without a copy.
 

@@ -104,6 +104,12 @@ class MixtureLikelihood:
         x = np.asarray(x, dtype=np.float64)
         return self.Q * x[None, :] / self.mixture(x)[:, None]
 
+    def screen(self, k: int) -> np.ndarray:
+        """The ``k`` agents with the largest mean log-probability of the true labels."""
+        with np.errstate(divide="ignore"):
+            score = np.log(self.Q).mean(axis=0)
+        return np.sort(np.argsort(-score, kind="stable")[: min(k, self.dim)])
+
     def restrict(self, idx: Any) -> "MixtureLikelihood":
         sub = MixtureLikelihood.__new__(MixtureLikelihood)
         idx = np.asarray(idx, dtype=np.int64)
