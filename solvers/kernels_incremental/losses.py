@@ -186,6 +186,24 @@ def all_derivs(loss, X, data, indices, indptr, sparse, y, x, gam, out) -> None:
         out[i] = loss_deriv(loss, row_dot(X, data, indices, indptr, sparse, i, x), y[i], gam)
 
 
+@njit(cache=True, fastmath=True)
+def all_derivs_loss(loss, X, data, indices, indptr, sparse, y, x, gam, out) -> float:
+    """out[i] = phi'(a_i . x, y_i) for every term; returns sum_i phi(a_i . x, y_i) (one pass)."""
+    n = out.shape[0]
+    total = 0.0
+    for i in range(n):
+        u = 0.0
+        if sparse:
+            for p in range(indptr[i], indptr[i + 1]):
+                u += data[p] * x[indices[p]]
+        else:
+            for c in range(X.shape[1]):
+                u += X[i, c] * x[c]
+        out[i] = loss_deriv(loss, u, y[i], gam)
+        total += loss_value(loss, u, y[i], gam)
+    return total
+
+
 DUMMY2 = np.zeros((0, 0))
 DUMMY_F = np.zeros(0)
 DUMMY_I = np.zeros(0, dtype=np.int32)

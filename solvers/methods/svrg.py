@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels_incremental.losses import all_derivs
+from ..kernels_incremental.losses import all_derivs_loss
 from ..kernels_incremental.variance_reduced import geometric_tables, svrg_dense_inner, svrg_sparse_inner
 from ..registry import register
 from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start
@@ -65,10 +65,10 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
         # snapshot: full gradient at x (also the stopping test)
         if lt is not None:
             s_snap = np.empty(n)
-            all_derivs(lt.loss, *lt.args(), lt.y, x, lt.gam, s_snap)
+            lsum = all_derivs_loss(lt.loss, *lt.args(), lt.y, x, lt.gam, s_snap)
             gdata = np.asarray(problem.A.T @ s_snap, dtype=np.float64) / n
             g = gdata + problem.l2 * x
-            fx = problem.value(x)
+            fx = lsum / n + 0.5 * problem.l2 * float(x @ x) + problem.l1 * float(np.abs(x).sum())
         else:
             fx, g = problem.value_and_grad(x)
         mon.passes += 1
