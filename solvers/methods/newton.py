@@ -14,7 +14,9 @@ which estimates ``f(x) - f*`` to second order near the optimum; with a subsample
 estimate of that estimate) is ``<= tol * max(1, |f|)``.
 
 Working set (simplex problems that offer ``restrict(idx)``, dimension above ``ws_min``): Newton
-runs on a small set ``S`` of coordinates (the others at zero); a full pass then gives the gradient
+runs on a small set ``S`` of coordinates (the others at zero; the first ``S`` comes from the
+problem's ``screen(k)`` when it offers one and no ``x0`` is given, else from the gradient at
+``x0``); a full pass then gives the gradient
 of every coordinate; the coordinates violating the KKT condition ``g_i >= nu`` (``nu = <g, x>``)
 most are added to ``S``, until the gap of the full problem is below the tolerance. Pool optima are
 sparse, so most Newton iterations touch only a few agents' data and the Hessians stay small.
