@@ -88,6 +88,15 @@ def newton(
                          alpha=alpha, beta=beta, hessian_items=_sample(problem, hessian_sample, seed))
 
 
+def _takes_items(problem) -> bool:
+    import inspect
+
+    try:
+        return "items" in inspect.signature(problem.hessian).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def _sample(problem, fraction, seed):
     """A fixed random subset of the items for a subsampled Hessian (None: every item)."""
     if fraction is None or fraction >= 1:
@@ -208,7 +217,7 @@ def _newton_working_set(problem, x0, *, tol, max_iter, callback, progress, alpha
             S = np.union1d(support, np.argsort(g)[: k0 - support.size])
         else:
             S = np.sort(np.argsort(g)[:k0])
-    if hessian_sample is None and problem.n_terms > 8000:
+    if hessian_sample is None and problem.n_terms > 8000 and _takes_items(problem):
         hessian_sample = 0.25
     items = _sample(problem, hessian_sample, seed)
     final_inner = tol / 10

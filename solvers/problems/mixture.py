@@ -86,10 +86,11 @@ class MixtureLikelihood:
     def grad(self, x: np.ndarray) -> np.ndarray:
         return self.value_and_grad(x)[1]
 
-    def hessian(self, x: np.ndarray) -> np.ndarray:
-        r = 1.0 / self.mixture(x)
-        B = self.Q * r[:, None]
-        return (B.T @ B) / self.n_terms
+    def hessian(self, x: np.ndarray, *, items: np.ndarray | None = None) -> np.ndarray:
+        """``(1/N) Qᵀ diag(1/(Qw)²) Q``; with ``items``, averaged over those items only (subsampled)."""
+        Q = self.Q if items is None else self.Q[np.asarray(items, dtype=np.int64)]
+        B = Q / (Q @ np.asarray(x, dtype=np.float64))[:, None]
+        return (B.T @ B) / Q.shape[0]
 
     def hvp(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
         r = 1.0 / self.mixture(x)

@@ -60,3 +60,18 @@ def test_tiny_probabilities_do_not_underflow_and_errors_are_clear():
     with pytest.raises(ValueError, match="non-negative"):
         MixtureLikelihood(np.array([[0.2, -0.1]]))
     assert pb.value(np.array([0.0, 0.0])) == np.inf
+
+
+def test_subsampled_hessian_and_large_working_set_newton():
+    import solvers
+
+    rng = np.random.default_rng(5)
+    Q = rng.dirichlet(np.ones(50) * 0.3, size=9000)  # > 8,000 items: Newton subsamples the Hessian
+    pb = MixtureLikelihood(Q)
+    w = rng.dirichlet(np.ones(50))
+    items = np.array([3, 10, 500])
+    B = pb.Q[items] / (pb.Q[items] @ w)[:, None]
+    np.testing.assert_allclose(pb.hessian(w, items=items), B.T @ B / 3, rtol=1e-12)
+    a = solvers.minimize(pb, "newton", tol=1e-12)
+    b = solvers.minimize(pb, "newton", tol=1e-12, working_set=False)
+    assert a.converged and abs(a.fun - b.fun) <= 1e-11
