@@ -52,33 +52,38 @@ def renyi_loglik_grad(
     init: np.ndarray | None = None,
     tol: float = 1e-12,
     want: tuple[str, ...] = ("w",),
+    solved: np.ndarray | None = None,
 ) -> tuple[float, dict[str, np.ndarray], np.ndarray, int]:
     """Mean log-likelihood of ``labels`` under the Rényi pool and its exact gradients.
 
     ``L`` (n, A, K) validated finite log-probs; ``w`` (A,) on the simplex (not renormalised here:
     the gradient is the one of the formula with ``S = Σ w/γ``, valid on the simplex); ``gamma``
     (A,); ``lam`` (A,) or None. ``want`` picks gradients among ``"w"``, ``"gamma"``, ``"lam"``
-    (each per agent). Returns ``(mean loglik, grads, log_q, sweeps)``.
+    (each per agent). ``solved`` passes an already solved aggregate (n, K) for these parameters,
+    so only the adjoint pass runs. Returns ``(mean loglik, grads, log_q, sweeps)``.
     """
     from . import renyi_kernels as rk
 
     La = anneal(L, lam)
-    fp = solve_fixed_point(La, w, gamma, tol=tol, init=init)
     n = L.shape[0]
-    ll = float(fp.log_q[np.arange(n), labels].mean())
+    if solved is None:
+        fp = solve_fixed_point(La, w, gamma, tol=tol, init=init)
+        log_q, sweeps, stable = fp.log_q, int(fp.sweeps.sum()), fp.mode == "stable"
+    else:
+        log_q, sweeps, stable = solved, 0, bool(gamma.min() < rk.STABLE_BELOW)
+    ll = float(log_q[np.arange(n), labels].mean())
     grads: dict[str, np.ndarray] = {}
     if not want:
-        return ll, grads, fp.log_q, int(fp.sweeps.sum())
+        return ll, grads, log_q, sweeps
     wp = mixture_weights(w, gamma)
     ugam, gidx = np.unique(gamma, return_inverse=True)
-    stable = fp.mode == "stable"
     A = L.shape[1]
     Wm = np.empty((n, A))
     GG = np.empty((n, A))
     LLm = np.empty((n, A))
     lam_grad = "lam" in want
     rk.adjoint_items(
-        np.ascontiguousarray(La), wp, gamma, gidx.astype(np.int64), ugam, fp.log_q, labels.astype(np.int64),
+        np.ascontiguousarray(La), wp, gamma, gidx.astype(np.int64), ugam, log_q, labels.astype(np.int64),
         stable, lam_grad, np.ascontiguousarray(L), Wm, GG, LLm,
     )
     S = float(np.sum(w / gamma))
@@ -89,7 +94,7 @@ def renyi_loglik_grad(
         grads["gamma"] = wp * GG.mean(axis=0) - (wp / gamma) * wbar
     if lam_grad:
         grads["lam"] = wp * gamma * LLm.mean(axis=0)
-    return ll, grads, fp.log_q, int(fp.sweeps.sum()) + n
+    return ll, grads, log_q, sweeps + n
 
 
 class RenyiProblem:
@@ -181,8 +186,12 @@ class RenyiProblem:
     # -- objective -------------------------------------------------------------------------------
     def _evaluate(self, x: np.ndarray, grad: bool) -> tuple[float, np.ndarray | None]:
         key = np.asarray(x, dtype=np.float64).tobytes()
-        if self._cache is not None and self._cache[0] == key and (self._cache[2] is not None or not grad):
-            return self._cache[1], self._cache[2]
+        solved = None
+        if self._cache is not None and self._cache[0] == key:
+            if self._cache[2] is not None or not grad:
+                return self._cache[1], self._cache[2]
+            if np.isfinite(self._cache[1]):
+                solved = self._warm  # value() solved this very point: only the adjoint pass is needed
         w, gamma, lam = self.unpack(x)
         if np.any(w < 0) or w.sum() <= 0:
             return np.inf, None
@@ -191,7 +200,7 @@ class RenyiProblem:
         if grad:
             want = ("w",) + (("gamma",) if self.n_gamma else ()) + (("lam",) if self.n_lam else ())
         ll, gr, log_q, sweeps = renyi_loglik_grad(
-            self.L, self.labels, w, gamma, lam, init=self._warm, tol=self.tol, want=want
+            self.L, self.labels, w, gamma, lam, init=self._warm, tol=self.tol, want=want, solved=solved
         )
         self.sweeps += sweeps
         self.n_evals += 1
