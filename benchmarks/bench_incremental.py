@@ -300,7 +300,7 @@ def logpool_section(n_items, reps):
         print(f"| {name} | {cells} | {res.n_iter} |")
 
 
-def head_to_head(rounds, small):
+def head_to_head(rounds, small, only=()):
     """Paired, interleaved timing of the two targets' comparisons (robust to a loaded machine).
 
     Each round runs ours then the peer back to back on the same problem; the ratio of each pair is
@@ -322,6 +322,8 @@ def head_to_head(rounds, small):
     print("| problem | ours | peer | median ours s | median peer s | median paired ratio | ratios |")
     print("|---|---|---|---|---|---|---|")
     for name, p in cases:
+        if only and name not in only:
+            continue
         C = 1.0 / (p.l2 * p.n_terms)
         ref_solver = "newton-cg" if p.sparse else "newton-cholesky"
         xr = LogisticRegression(C=C, fit_intercept=False, solver=ref_solver, tol=1e-14, max_iter=1000).fit(p.A, p.y).coef_.ravel()
@@ -381,7 +383,7 @@ def main(argv=None):
           f"cpu {platform.processor() or platform.machine()}, load average {os.getloadavg()}")
     print(f"numba compile/cache-load time (apart from solve times): {compile_time():.2f} s")
     if a.head_to_head:
-        head_to_head(a.head_to_head, a.small)
+        head_to_head(a.head_to_head, a.small, [s for s in a.only.split(",") if s])
         return
     if a.logpool:
         logpool_section(a.logpool, a.reps)
