@@ -38,7 +38,7 @@ from aggregators.validation import DEFAULT_FLOOR, as_log_probs
 
 from . import kernels
 from .agents import Agents, make_agents, prepare_beliefs
-from .utilities import EXPONENTIAL, GENERIC, ISOELASTIC
+from .utilities import EXPONENTIAL, ISOELASTIC
 
 METHODS = ("auto", "closed_form", "newton", "fixed_point", "tatonnement")
 

@@ -15,7 +15,7 @@ from scipy.special import logsumexp
 from aggregators.validation import DEFAULT_FLOOR, PredictionError, as_labels, as_log_probs
 from solvers.progress import ProgressFn
 
-from .agents import Agents, make_agents, prepare_beliefs
+from .agents import Agents, make_agents
 from .equilibrium import EquilibriumResult, equilibrium
 from .training import train_market
 

@@ -35,7 +35,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from markets import MarketPool, train_market  # noqa: E402
+from markets import MarketPool  # noqa: E402
 
 AGENT_FLOOR = 1e-3
 ETAS = (2.0, 5.0, 10.0)

@@ -5,10 +5,9 @@ independent reference: closed forms computed here, a direct convex solve of the 
 import numpy as np
 import pytest
 from scipy.optimize import minimize, root
-from scipy.special import logsumexp, softmax
+from scipy.special import logsumexp
 
 from markets import equilibrium, investments, make_agents
-from markets.utilities import Isoelastic
 
 from .conftest import random_beliefs
 
