@@ -64,6 +64,7 @@ def newton(
     ws_add: int | None = None,
     hessian_sample: float | None = None,
     seed: int = 0,
+    ws_first_tol: float = 1e-6,
 ) -> SolveResult:
     """Newton with Armijo backtracking; projected (SQP) Newton on the simplex; working set when offered.
 
@@ -72,7 +73,8 @@ def newton(
     size, default ``max(20, ceil(dim / 5))``), ``ws_add`` (most coordinates added per round, default
     ``max(20, |S| // 2)``), ``hessian_sample`` (fraction of the items the Hessian averages over, a
     fixed random subset drawn with ``seed``: subsampled Newton; default all items, and 1/4 of them
-    inside the working set when there are more than 8,000 items).
+    inside the working set when there are more than 8,000 items), ``ws_first_tol`` (relative
+    tolerance of the first, rough working-set solve; default 1e-6).
     """
     simplex = constraint_of(problem) == "simplex"
     if working_set is None:
@@ -83,6 +85,7 @@ def newton(
         return _newton_working_set(
             problem, x0, tol=tol, max_iter=max_iter, callback=callback, progress=progress,
             alpha=alpha, beta=beta, ws_init=ws_init, ws_add=ws_add, hessian_sample=hessian_sample, seed=seed,
+            ws_first_tol=ws_first_tol,
         )
     return _newton_plain(problem, x0, tol=tol, max_iter=max_iter, callback=callback, progress=progress,
                          alpha=alpha, beta=beta, hessian_items=_sample(problem, hessian_sample, seed))
@@ -194,7 +197,7 @@ def _newton_plain(problem, x0, *, tol, max_iter, callback, progress, alpha, beta
 
 
 def _newton_working_set(problem, x0, *, tol, max_iter, callback, progress, alpha, beta, ws_init, ws_add,
-                        hessian_sample, seed) -> SolveResult:
+                        hessian_sample, seed, ws_first_tol=1e-6) -> SolveResult:
     clock = Clock()
     d = problem.dim
     x = start_point(problem, x0)
@@ -221,7 +224,7 @@ def _newton_working_set(problem, x0, *, tol, max_iter, callback, progress, alpha
         hessian_sample = 0.25
     items = _sample(problem, hessian_sample, seed)
     final_inner = tol / 10
-    inner_tol = max(final_inner, 1e-6)  # the first working set is a guess: solve it roughly
+    inner_tol = max(final_inner, ws_first_tol)  # the first working set is a guess: solve it roughly
     converged, message = False, "maximum number of iterations reached"
     n_iter, rounds, gap, gap0 = 0, 0, float("inf"), None
     sizes = []
