@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
-from scipy.special import logsumexp
+from solvers.special import logsumexp
 
 from solvers.progress import ProgressFn, report
 

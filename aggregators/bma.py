@@ -28,7 +28,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
-from scipy.special import log_softmax, logsumexp
+from scipy.special import log_softmax
+from solvers.special import logsumexp
 
 from solvers.progress import ProgressFn, report
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
+from solvers.special import logsumexp
 
 from solvers import minimize
 from solvers.problems.mixture import MixtureLikelihood

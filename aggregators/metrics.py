@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
+from solvers.special import logsumexp
 
 from .validation import PredictionError, as_labels, as_log_probs
 

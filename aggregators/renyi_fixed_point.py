@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
+from solvers.special import logsumexp
 
 from solvers.progress import ProgressFn, report
 

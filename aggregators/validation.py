@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy.special import logsumexp
+from solvers.special import logsumexp
 
 PROB_SUM_TOL: float = 1e-6
 """Absolute tolerance on ``|sum(row) - 1|`` for probability input."""
