@@ -92,6 +92,23 @@ class Pool:
         agg = self.predict(preds, kind=kind)
         return float(agg[np.arange(len(labels)), labels].mean())
 
+    # -- shared by the pools whose weights are learnt on the simplex ---------------------------
+    def _fit_simplex_weights(self, problem: object, progress: ProgressFn | None) -> None:
+        """Minimise ``problem`` with ``self.solver`` (by name, through :func:`solvers.minimize`) and
+        store the solution as ``weights_`` (clipped at 0 and renormalised onto the simplex),
+        ``fit_result_`` and ``n_iter_``. Uses the estimator's ``tol``, ``max_iter`` and
+        ``solver_options``."""
+        from solvers import minimize
+
+        opts = dict(getattr(self, "solver_options", None) or {})
+        if getattr(self, "max_iter", None) is not None:
+            opts["max_iter"] = self.max_iter
+        res = minimize(problem, self.solver, tol=self.tol, progress=progress, **opts)
+        w = np.clip(np.asarray(res.x, dtype=np.float64), 0.0, None)
+        self.weights_ = w / w.sum()
+        self.fit_result_ = res
+        self.n_iter_ = res.n_iter
+
     # -- to implement -------------------------------------------------------------------------
     def _fit(self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None) -> None:
         raise NotImplementedError

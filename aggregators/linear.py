@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 from solvers.special import logsumexp
 
-from solvers import minimize
 from solvers.problems.mixture import MixtureLikelihood
 from solvers.progress import ProgressFn
 
@@ -88,14 +87,7 @@ class LinearPool(Pool):
             problem = MixtureLikelihood.from_log_probs(log_probs, y)
         except ValueError as exc:
             raise PredictionError("predictions", str(exc), code="zero_likelihood") from None
-        opts = dict(self.solver_options or {})
-        if self.max_iter is not None:
-            opts["max_iter"] = self.max_iter
-        res = minimize(problem, self.solver, tol=self.tol, progress=progress, **opts)
-        w = np.clip(np.asarray(res.x, dtype=np.float64), 0.0, None)
-        self.weights_ = w / w.sum()
-        self.fit_result_ = res
-        self.n_iter_ = res.n_iter
+        self._fit_simplex_weights(problem, progress)
 
     def _predict(self, log_probs: np.ndarray) -> np.ndarray:
         return linear_pool(log_probs, self.weights_)

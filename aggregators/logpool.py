@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 from solvers.special import logsumexp
 
-from solvers import minimize
 from solvers.problems.loglinear import ConditionalLogLinear
 from solvers.progress import ProgressFn
 
@@ -78,14 +77,7 @@ class LogPool(Pool):
         if self.dtype not in ("float32", "float64"):
             raise ValueError(f"dtype must be 'float32' or 'float64'; got {self.dtype!r}")
         problem = ConditionalLogLinear.from_log_probs(log_probs, y, dtype=self.dtype)
-        opts = dict(self.solver_options or {})
-        if self.max_iter is not None:
-            opts["max_iter"] = self.max_iter
-        res = minimize(problem, self.solver, tol=self.tol, progress=progress, **opts)
-        w = np.clip(np.asarray(res.x, dtype=np.float64), 0.0, None)
-        self.weights_ = w / w.sum()
-        self.fit_result_ = res
-        self.n_iter_ = res.n_iter
+        self._fit_simplex_weights(problem, progress)
 
     def _predict(self, log_probs: np.ndarray) -> np.ndarray:
         return log_pool(log_probs, self.weights_)
