@@ -14,7 +14,7 @@ loop re-reads the block while it is still in cache.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 _FM = {"nsz", "arcp", "contract", "afn", "reassoc"}  # fastmath without nnan/ninf
 
@@ -51,33 +51,40 @@ def _softmax_inplace(s, y_n):
     return m + np.log(z) - sy
 
 
-@njit(cache=True, fastmath=_FM)
-def value_sum(F, cols, y, w, nz):
-    """Sum over items of ``logsumexp(s_n) - s_n[y_n]`` (reads only the rows in ``nz``)."""
+@njit(cache=True, fastmath=_FM, parallel=True)
+def value_sum(F, cols, y, w, nz, nchunk=1):
+    """Sum over items of ``logsumexp(s_n) - s_n[y_n]`` (reads only the rows in ``nz``).
+
+    The items are cut into ``nchunk`` contiguous chunks run in parallel (``prange``); the chunk sums
+    are added in chunk order, so the result depends on ``nchunk`` but not on the thread count.
+    """
     N = F.shape[0]
     K = F.shape[2]
-    s = np.empty(K)
+    fs = np.zeros(nchunk)
+    for c in prange(nchunk):
+        lo = c * N // nchunk
+        hi = (c + 1) * N // nchunk
+        s = np.empty(K)
+        f = 0.0
+        for n in range(lo, hi):
+            _scores(F, cols, n, w, nz, s)
+            f += _softmax_inplace(s, y[n])
+        fs[c] = f
     f = 0.0
-    for n in range(N):
-        _scores(F, cols, n, w, nz, s)
-        f += _softmax_inplace(s, y[n])
+    for c in range(nchunk):
+        f += fs[c]
     return f
 
 
 @njit(cache=True, fastmath=_FM)
-def value_grad_sum(F, cols, y, w, nz, g):
-    """Fused pass: returns the summed NLL and writes the summed gradient into ``g``.
-
-    Per item: ``g += F_n p_n - F_n[:, y_n]`` (seed 000 §2.2.2.2: the exact gradient of the log pool).
-    """
-    N = F.shape[0]
+def _value_grad_range(F, cols, y, w, nz, lo, hi, g):
     K = F.shape[2]
     d = cols.shape[0]
     s = np.empty(K)
     for j in range(d):
         g[j] = 0.0
     f = 0.0
-    for n in range(N):
+    for n in range(lo, hi):
         _scores(F, cols, n, w, nz, s)
         yn = y[n]
         f += _softmax_inplace(s, yn)
@@ -87,6 +94,31 @@ def value_grad_sum(F, cols, y, w, nz, g):
             for k in range(K):
                 acc += s[k] * F[n, i, k]
             g[j] += acc - F[n, i, yn]
+    return f
+
+
+@njit(cache=True, fastmath=_FM, parallel=True)
+def value_grad_sum(F, cols, y, w, nz, g, nchunk=1):
+    """Fused pass: returns the summed NLL and writes the summed gradient into ``g``.
+
+    Per item: ``g += F_n p_n - F_n[:, y_n]`` (seed 000 §2.2.2.2: the exact gradient of the log pool).
+    Items in ``nchunk`` contiguous chunks run in parallel (``prange``), each with its own gradient
+    buffer; buffers are added in chunk order (deterministic for a given ``nchunk``, whatever the
+    thread count).
+    """
+    N = F.shape[0]
+    d = cols.shape[0]
+    fs = np.zeros(nchunk)
+    gs = np.zeros((nchunk, d))
+    for c in prange(nchunk):
+        fs[c] = _value_grad_range(F, cols, y, w, nz, c * N // nchunk, (c + 1) * N // nchunk, gs[c])
+    for j in range(d):
+        g[j] = 0.0
+    f = 0.0
+    for c in range(nchunk):
+        f += fs[c]
+        for j in range(d):
+            g[j] += gs[c, j]
     return f
 
 

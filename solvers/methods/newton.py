@@ -91,6 +91,15 @@ def newton(
                          alpha=alpha, beta=beta, hessian_items=_sample(problem, hessian_sample, seed))
 
 
+def _step(x: np.ndarray, t: float, d: np.ndarray, simplex: bool) -> np.ndarray:
+    """``x + t d``, put back on the simplex (clip rounding negatives, renormalise) when constrained."""
+    z = x + t * d
+    if simplex:
+        z[z < 0] = 0.0
+        z /= z.sum()
+    return z
+
+
 def _takes_items(problem) -> bool:
     import inspect
 
@@ -112,15 +121,20 @@ def _sample(problem, fraction, seed):
 
 
 def _newton_plain(problem, x0, *, tol, max_iter, callback, progress, alpha, beta, hessian_items=None,
-                  clock=None) -> SolveResult:
+                  clock=None, start=None) -> SolveResult:
+    """``start``: ``(f, g)`` already known at ``x0`` (then ``x0`` is used as given, not projected)."""
     clock = clock or Clock()
     simplex = constraint_of(problem) == "simplex"
     x = start_point(problem, x0)
-    if simplex:
-        x = problem.project(x) if offers(problem, "project") else x
+    if start is not None:
+        f, g = float(start[0]), np.asarray(start[1], dtype=np.float64)
+        passes = 0.0
+    else:
+        if simplex:
+            x = problem.project(x) if offers(problem, "project") else x
+        f, g = problem.value_and_grad(x)
+        passes = 1.0
     trace = Trace()
-    f, g = problem.value_and_grad(x)
-    passes = 1.0
     trace.record(f, passes, clock())
     gap0 = None
     converged, message, it, gap, flat = False, "maximum number of iterations reached", 0, float("inf"), 0
@@ -157,21 +171,32 @@ def _newton_plain(problem, x0, *, tol, max_iter, callback, progress, alpha, beta
         if model_dec <= 1e-3 * target:
             converged, message, it = True, "model decrease far below tolerance", it - 1
             break
-        t, f_new, n_ev, ok = armijo(lambda t: problem.value(x + t * d), f, slope, alpha=alpha, beta=beta)
-        passes += n_ev
-        if not ok and -slope <= 1e-13 * rel_tol_scale(f):
-            t = 1.0  # the decrease is below the resolution of f: take the (tiny) Newton step as it is
-        elif t == 0.0:
-            converged = gap <= 10 * target
-            message = "line search made no progress (precision limit)"
-            break
-        x = x + t * d
-        if simplex:
-            x[x < 0] = 0.0
-            x /= x.sum()
-        f_old = f
-        f, g = problem.value_and_grad(x)
+        # the full Newton step is tried with a fused value+gradient evaluation: when Armijo accepts
+        # it (the usual case) its gradient is the next one, and the step costs one pass, not two
+        x1 = _step(x, 1.0, d, simplex)
+        f1, g1 = problem.value_and_grad(x1)
         passes += 1
+        f_old = f
+        if f1 <= f + alpha * slope:
+            t, x, f, g = 1.0, x1, f1, g1
+        else:
+            t, f_new, n_ev, ok = armijo(lambda t: problem.value(x + t * d), f, slope, t0=beta, alpha=alpha,
+                                        beta=beta)
+            passes += n_ev
+            if not ok and f1 < f_new:
+                t, ok = 1.0, True  # no backtracked step beats the full one
+            if not ok and -slope <= 1e-13 * rel_tol_scale(f):
+                t = 1.0  # the decrease is below the resolution of f: take the (tiny) Newton step as it is
+            elif t == 0.0:
+                converged = gap <= 10 * target
+                message = "line search made no progress (precision limit)"
+                break
+            if t == 1.0:
+                x, f, g = x1, f1, g1
+            else:
+                x = _step(x, t, d, simplex)
+                f, g = problem.value_and_grad(x)
+                passes += 1
         flat = flat + 1 if abs(f_old - f) <= 1e-15 * rel_tol_scale(f) else 0
         if flat >= 2 and hessian_items is not None:
             hessian_items, flat = None, 0  # stalled on the subsample: finish with the exact Hessian
@@ -228,13 +253,21 @@ def _newton_working_set(problem, x0, *, tol, max_iter, callback, progress, alpha
     converged, message = False, "maximum number of iterations reached"
     n_iter, rounds, gap, gap0 = 0, 0, float("inf"), None
     sizes = []
+    # the restricted problem's f and gradient at x (zero outside S) are the full ones restricted to S
+    # when both read the same data (float64 storage): then a round starts from the last full pass
+    exact = np.dtype(getattr(problem, "dtype", np.float64)) == np.float64
+    known = None
     while True:
         rounds += 1
         sub = problem.restrict(S)
         xs = x[S]
-        xs = xs / xs.sum() if xs.sum() > 0 else np.full(S.size, 1.0 / S.size)
+        start = None
+        if known is not None and exact and abs(xs.sum() - 1.0) <= 1e-12:
+            start = (known[0], known[1][S])
+        else:
+            xs = xs / xs.sum() if xs.sum() > 0 else np.full(S.size, 1.0 / S.size)
         res = _newton_plain(sub, xs, tol=inner_tol, max_iter=max(1, max_iter - n_iter), callback=None,
-                            progress=None, alpha=alpha, beta=beta, hessian_items=items)
+                            progress=None, alpha=alpha, beta=beta, hessian_items=items, start=start)
         n_iter += res.n_iter
         passes += res.n_passes * S.size / d
         sizes.append(int(S.size))
@@ -242,6 +275,7 @@ def _newton_working_set(problem, x0, *, tol, max_iter, callback, progress, alpha
         x[S] = res.x
         f, g = problem.value_and_grad(x)
         passes += 1
+        known = (f, g)
         # the part inside S from the exact restricted gradient, violations outside from the full pass
         gs = res.extra["grad"]
         nu = float(gs @ res.x)

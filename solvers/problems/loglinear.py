@@ -34,6 +34,12 @@ from ..kernels import loglinear as _k
 from ..simplex import project_simplex
 
 
+PARALLEL_MIN = 4_000_000
+"""Feature values a pass must read before its items are split into chunks run in parallel."""
+N_CHUNKS = 16
+"""Item chunks of a large pass (numba ``prange``; threads = ``numba.get_num_threads()``)."""
+
+
 def _as_labels(labels: Any, n_items: int, n_classes: int) -> np.ndarray:
     y = np.asarray(labels)
     if y.ndim != 1 or y.shape[0] != n_items:
@@ -162,15 +168,20 @@ class ConditionalLogLinear:
             raise ValueError(f"x must have shape ({self.dim},); got {w.shape}")
         return w, np.flatnonzero(w).astype(np.int64)
 
+    def _nchunk(self) -> int:
+        """Item chunks of one pass (run in parallel by the kernels): one below ``PARALLEL_MIN`` values
+        read, else ``N_CHUNKS`` (fixed, so sums do not depend on the thread count)."""
+        return 1 if self.n_terms * self.dim * self.n_classes < PARALLEL_MIN else min(N_CHUNKS, self.n_terms)
+
     def value(self, x: np.ndarray) -> float:
         w, nz = self._w(x)
-        f = _k.value_sum(self._F, self.cols, self.labels, w, nz) / self.n_terms
+        f = _k.value_sum(self._F, self.cols, self.labels, w, nz, self._nchunk()) / self.n_terms
         return float(f + 0.5 * self.l2 * np.dot(w, w))
 
     def value_and_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         w, nz = self._w(x)
         g = np.empty(self.dim)
-        f = _k.value_grad_sum(self._F, self.cols, self.labels, w, nz, g) / self.n_terms
+        f = _k.value_grad_sum(self._F, self.cols, self.labels, w, nz, g, self._nchunk()) / self.n_terms
         g /= self.n_terms
         if self.l2:
             f += 0.5 * self.l2 * np.dot(w, w)
