@@ -15,8 +15,7 @@ Protocol (notes/solver-benchmarks.md §7): reference ``f*`` = the best objective
 "time to 1e-8" is the wall time of the first iterate with relative gap ``(f - f*)/|f*| <= 1e-8``,
 from the solver's trace (SLSQP: a callback timestamps every iterate and evaluates it off the clock);
 median over repetitions; numba compile time is paid before the clock; OMP_NUM_THREADS=1 (the
-peer's BLAS is single-threaded); ours uses ``--threads`` numba threads for its large passes
-(default 1, i.e. single-threaded too; the kernels split the items into 16 chunks run with ``prange``).
+peer's BLAS is single-threaded, as are our Hessians' BLAS calls and our serial numba kernels).
 
     OMP_NUM_THREADS=1 NUMBA_CACHE_DIR=.numba_cache .venv/bin/python benchmarks/bench_logpool_fit.py
 """
@@ -132,16 +131,12 @@ def main() -> None:
     ap.add_argument("--slsqp-reps", type=int, default=1)
     ap.add_argument("--skip-slsqp", action="store_true")
     ap.add_argument("--tol", type=float, default=1e-8, help="our stopping tolerance (relative gap)")
-    ap.add_argument("--threads", type=int, default=1,
-                    help="numba threads for our large passes (default 1: single-threaded like the peer)")
     args = ap.parse_args()
-    import numba
-
-    numba.set_num_threads(args.threads)
 
     print(f"# bench_logpool_fit  {time.strftime('%Y-%m-%d %H:%M:%S')}  python {platform.python_version()} "
           f"numpy {np.__version__} scipy {scipy.__version__}  OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']} "
-          f"(peer: NumPy/OpenBLAS + SLSQP, single-threaded), numba threads for ours: {numba.get_num_threads()}")
+          f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']} (BLAS threads of the peer and of our "
+          f"Hessians); our numba kernels are serial")
     print(f"# machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
           f"load average {os.getloadavg()[0]:.2f}; read bandwidth {bandwidth_gbs():.1f} GB/s (np.sum over 1 GiB)")
     t = time.perf_counter()

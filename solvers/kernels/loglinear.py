@@ -9,12 +9,18 @@ restricting never copies data) ("agent-major": the natural layout of
 For each item the ``dim x K`` block (69 KB at 269 x 64 in float32) is read from memory once: the
 scores loop touches only the rows with ``w_i != 0`` (sparse weights make it cheap) and the gradient
 loop re-reads the block while it is still in cache.
+
+Large passes are cut into item chunks with their own partial sums (``nchunk``), the layout a
+``prange`` over chunks needs. They run serially: a ``parallel=True`` build halved a full pass with
+2 threads when the second core was free (2026-11-21, 0.12 s against 0.24 s), but was 5-15 % slower
+when other processes held that core, could not be benchmarked on the shared machine, and would
+bring an OpenMP thread pool (not fork-safe) into the web workers; left for a measured follow-up.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 _FM = {"nsz", "arcp", "contract", "afn", "reassoc"}  # fastmath without nnan/ninf
 
@@ -51,17 +57,17 @@ def _softmax_inplace(s, y_n):
     return m + np.log(z) - sy
 
 
-@njit(cache=True, fastmath=_FM, parallel=True)
+@njit(cache=True, fastmath=_FM)
 def value_sum(F, cols, y, w, nz, nchunk=1):
     """Sum over items of ``logsumexp(s_n) - s_n[y_n]`` (reads only the rows in ``nz``).
 
-    The items are cut into ``nchunk`` contiguous chunks run in parallel (``prange``); the chunk sums
-    are added in chunk order, so the result depends on ``nchunk`` but not on the thread count.
+    The items are cut into ``nchunk`` contiguous chunks whose sums are added in chunk order (the
+    layout of a parallel pass; run serially, see the module note).
     """
     N = F.shape[0]
     K = F.shape[2]
     fs = np.zeros(nchunk)
-    for c in prange(nchunk):
+    for c in range(nchunk):
         lo = c * N // nchunk
         hi = (c + 1) * N // nchunk
         s = np.empty(K)
@@ -97,20 +103,19 @@ def _value_grad_range(F, cols, y, w, nz, lo, hi, g):
     return f
 
 
-@njit(cache=True, fastmath=_FM, parallel=True)
+@njit(cache=True, fastmath=_FM)
 def value_grad_sum(F, cols, y, w, nz, g, nchunk=1):
     """Fused pass: returns the summed NLL and writes the summed gradient into ``g``.
 
     Per item: ``g += F_n p_n - F_n[:, y_n]`` (seed 000 §2.2.2.2: the exact gradient of the log pool).
-    Items in ``nchunk`` contiguous chunks run in parallel (``prange``), each with its own gradient
-    buffer; buffers are added in chunk order (deterministic for a given ``nchunk``, whatever the
-    thread count).
+    Items in ``nchunk`` contiguous chunks, each with its own gradient buffer, added in chunk order
+    (the layout of a parallel pass; run serially, see the module note).
     """
     N = F.shape[0]
     d = cols.shape[0]
     fs = np.zeros(nchunk)
     gs = np.zeros((nchunk, d))
-    for c in prange(nchunk):
+    for c in range(nchunk):
         fs[c] = _value_grad_range(F, cols, y, w, nz, c * N // nchunk, (c + 1) * N // nchunk, gs[c])
     for j in range(d):
         g[j] = 0.0

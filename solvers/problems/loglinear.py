@@ -35,9 +35,9 @@ from ..simplex import project_simplex
 
 
 PARALLEL_MIN = 4_000_000
-"""Feature values a pass must read before its items are split into chunks run in parallel."""
+"""Feature values a pass must read before its items are split into chunks (partial sums)."""
 N_CHUNKS = 16
-"""Item chunks of a large pass (numba ``prange``; threads = ``numba.get_num_threads()``)."""
+"""Item chunks of a large pass (the layout of a parallel pass; the kernels run them serially)."""
 
 
 def _as_labels(labels: Any, n_items: int, n_classes: int) -> np.ndarray:
@@ -169,8 +169,8 @@ class ConditionalLogLinear:
         return w, np.flatnonzero(w).astype(np.int64)
 
     def _nchunk(self) -> int:
-        """Item chunks of one pass (run in parallel by the kernels): one below ``PARALLEL_MIN`` values
-        read, else ``N_CHUNKS`` (fixed, so sums do not depend on the thread count)."""
+        """Item chunks of one pass: one below ``PARALLEL_MIN`` values read, else ``N_CHUNKS`` (fixed,
+        so the summation order does not depend on the machine)."""
         return 1 if self.n_terms * self.dim * self.n_classes < PARALLEL_MIN else min(N_CHUNKS, self.n_terms)
 
     def value(self, x: np.ndarray) -> float:
