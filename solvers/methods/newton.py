@@ -91,6 +91,18 @@ def newton(
                          alpha=alpha, beta=beta, hessian_items=_sample(problem, hessian_sample, seed))
 
 
+def _model_step(H: np.ndarray, g: np.ndarray, x: np.ndarray, simplex: bool) -> tuple[np.ndarray, float, float]:
+    """Newton direction from the quadratic model with Hessian ``H`` (on the simplex: the QP), its
+    slope ``<g, d>`` and the model decrease ``-(<g, d> + ½ dᵀHd)`` (``>= 0``)."""
+    if simplex:
+        z, _ = solve_simplex_qp(H, g - H @ x, x)
+        d = z - x
+    else:
+        d = _newton_direction(H, g)
+    slope = float(g @ d)
+    return d, slope, max(0.0, -(slope + 0.5 * float(d @ H @ d)))
+
+
 def _step(x: np.ndarray, t: float, d: np.ndarray, simplex: bool) -> np.ndarray:
     """``x + t d``, put back on the simplex (clip rounding negatives, renormalise) when constrained."""
     z = x + t * d
@@ -138,10 +150,22 @@ def _newton_plain(problem, x0, *, tol, max_iter, callback, progress, alpha, beta
     trace.record(f, passes, clock())
     gap0 = None
     converged, message, it, gap, flat = False, "maximum number of iterations reached", 0, float("inf"), 0
+    H_prev = None
     for it in range(1, max_iter + 1):
         if simplex:
             gap = fw_gap(x, g)
             if gap <= tol * rel_tol_scale(f):  # certified: no Hessian needed
+                converged, message, it = True, "gap below tolerance", it - 1
+                break
+        if H_prev is not None:
+            # subsampled Hessian after a full step: the previous one (a sample estimate as well, at a
+            # point a Newton step away) is tried first, and when its model already certifies the
+            # tolerance the solve stops without forming a new Hessian
+            d_, slope_, dec_ = _model_step(H_prev, g, x, simplex)
+            gap_ = min(gap, dec_) if simplex else dec_
+            if slope_ < 0 and gap_ <= tol * rel_tol_scale(f):
+                gap = gap_
+                gap_progress(progress, gap0 if gap0 is not None else gap, gap, tol * rel_tol_scale(f))
                 converged, message, it = True, "gap below tolerance", it - 1
                 break
         if hessian_items is None:
@@ -150,13 +174,7 @@ def _newton_plain(problem, x0, *, tol, max_iter, callback, progress, alpha, beta
         else:
             H = problem.hessian(x, items=hessian_items)
             passes += hessian_items.size / problem.n_terms
-        if simplex:
-            z, _ = solve_simplex_qp(H, g - H @ x, x)
-            d = z - x
-        else:
-            d = _newton_direction(H, g)
-        slope = float(g @ d)
-        model_dec = max(0.0, -(slope + 0.5 * float(d @ H @ d)))  # λ²/2 for the pure Newton step
+        d, slope, model_dec = _model_step(H, g, x, simplex)  # model_dec: λ²/2 for the pure Newton step
         gap = min(gap, model_dec) if simplex else model_dec
         gap0 = gap if gap0 is None else gap0
         target = tol * rel_tol_scale(f)
@@ -197,9 +215,10 @@ def _newton_plain(problem, x0, *, tol, max_iter, callback, progress, alpha, beta
                 x = _step(x, t, d, simplex)
                 f, g = problem.value_and_grad(x)
                 passes += 1
+        H_prev = H if (hessian_items is not None and t == 1.0) else None
         flat = flat + 1 if abs(f_old - f) <= 1e-15 * rel_tol_scale(f) else 0
         if flat >= 2 and hessian_items is not None:
-            hessian_items, flat = None, 0  # stalled on the subsample: finish with the exact Hessian
+            hessian_items, flat, H_prev = None, 0, None  # stalled on the subsample: finish with the exact Hessian
         elif flat >= 3:
             gap = fw_gap(x, g) if simplex else gap
             converged = gap <= 10 * tol * rel_tol_scale(f)
