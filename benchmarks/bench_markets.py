@@ -3,8 +3,10 @@
 1. Isoelastic equilibrium at (items, agents, goods) = (100,000, 100, 10) for eta in {2, 10, 30}:
    seconds and iterations to a relative clearing error of 1e-10, our safeguarded Newton against the
    seed's method (Storkey et al. 2012: c <- sum_i r_i(c), alternating minimisation of
-   KL(c || sum_i r_i)), both run by the same compiled per-item driver in the same process, and the
-   largest price difference between the two answers.
+   KL(c || sum_i r_i)), both run by the same compiled per-item driver in the same process (for
+   these one-order markets both take the same lean kernel path: same P^gamma storage and spending
+   evaluation; the fixed point skips the potential it does not need), and the largest price
+   difference between the two answers.
 2. One epoch of batch market training at the competition scale (20,000 items, 269 agents,
    64 goods; eta = 30 as the seed's gamma = 1/30): seconds, against the foundation's Rényi fixed
    point (``aggregators.renyi.renyi_aggregate``, Newton and plain) on the same data and weights.

@@ -237,6 +237,8 @@ def equilibrium(
         U = np.zeros((n, K)) if start is None else np.array(start, dtype=np.float64, copy=True)
         if U.shape != (n, K):
             raise ValueError(f"start: must have shape ({n}, {K}); got {U.shape}")
+        if start is not None:  # prices are normalised log-prices: a shifted start would not clear
+            U -= logsumexp(U, axis=1, keepdims=True)
         iters, conv, res, nneg = kernels.solve_items(
             np.ascontiguousarray(lp), agents.kind, agents.gamma, agents.wealth, float(tol), int(mi), code, U,
             start is not None,

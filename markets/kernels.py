@@ -15,7 +15,9 @@ whose gradient in ``u`` is the excess spending ``sum_i r_i(c) - (sum_i W_i) c``.
 Newton's method in ``u`` with an exact Hessian, a Cholesky solve after a diagonal scaling, a
 mirror-gradient fall-back when the Hessian is not negative definite, and an Armijo line search on
 ``Phi`` (rounding-aware); ``fixed_point`` is the seed's iteration ``c <- sum_i r_i(c)`` (the
-alternating minimisation of ``KL(c || sum_i r_i)``).
+alternating minimisation of ``KL(c || sum_i r_i)``). Markets of isoelastic agents with one order
+``gamma`` take a lean path in both methods (``_iso_*`` below: ``P^gamma`` stored goods-major, no
+effective beliefs formed, the Hessian as a Gram matrix); everything else uses the general kernels.
 """
 
 from __future__ import annotations
@@ -274,6 +276,249 @@ def _init_prices(L, kind, gam, W, Pg, u):
     _normalise(u)
 
 
+# --- one-order isoelastic markets: lean path ------------------------------------------------
+# When every agent is isoelastic with the same gamma (0 < |1 - gamma|, gamma not near 1), the
+# effective beliefs are Q_ik = P_ik^g c_k^(1-g) / z_i with z_i = sum_k P_ik^g c_k^(1-g), so the
+# spending is T_k = c_k^(1-g) sum_i (W_i / z_i) P_ik^g and the Hessian's rank-A part is
+# diag(c^(1-g)) G diag(c^(1-g)) with the Gram matrix G = sum_i (W_i / z_i^2) P_i^g (P_i^g)^T.
+# With P^g stored goods-major (K, A) every pass is a contiguous, vectorisable loop over agents and
+# Q is never formed. Both the Newton method and the seed's fixed point use this path (same
+# storage, same evaluation of the spending), so the comparison stays like for like.
+
+_FM = {"reassoc", "contract"}
+
+
+@njit(cache=True, fastmath=_FM, error_model="numpy")
+def _dot(a, b):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i] * b[i]
+    return s
+
+
+@njit(cache=True, error_model="numpy")
+def _one_order(kind, gam, W):
+    """True if all agents are isoelastic with one order gamma (not within 0.1 of the log agent)
+    and positive wealth: the case the lean path handles."""
+    A = kind.shape[0]
+    g = gam[0]
+    if abs(1.0 - g) < 0.1:
+        return False
+    for i in range(A):
+        if kind[i] != ISO or gam[i] != g or not (W[i] > 0.0):
+            return False
+    return True
+
+
+@njit(cache=True, fastmath=_FM, error_model="numpy")
+def _iso_setup(L, g, W, PgT, u, warm):
+    """PgT[k, i] = P_ik^g; the power-mean start if not ``warm``. False if the start is not finite."""
+    A, K = L.shape
+    for i in range(A):
+        for k in range(K):
+            PgT[k, i] = np.exp(g * L[i, k])
+    if not warm:
+        for k in range(K):
+            u[k] = np.log(_dot(PgT[k], W)) / g
+            if not np.isfinite(u[k]):
+                return False
+        _normalise(u)
+    return True
+
+
+@njit(cache=True, fastmath=_FM, error_model="numpy")
+def _iso_evaluate(PgT, g, W, Wsum, u, z, s, T, cp, need_phi):
+    """Spending ``T``, potential and residual at ``u`` (one order ``g``). Fills ``z`` (A,) and
+    ``s = W / z``. ``phi`` is only computed if ``need_phi`` (the fixed point does not use it)."""
+    K, A = PgT.shape
+    dl = 1.0 - g
+    for k in range(K):
+        cp[k] = np.exp(dl * u[k])
+    for i in range(A):
+        z[i] = 0.0
+    for k in range(K):
+        ck = cp[k]
+        row = PgT[k]
+        for i in range(A):
+            z[i] += ck * row[i]
+    phi = 0.0
+    for i in range(A):
+        s[i] = W[i] / z[i]
+    if need_phi:
+        for i in range(A):
+            phi += W[i] * np.log(z[i])
+        phi /= dl
+    res = 0.0
+    for k in range(K):
+        T[k] = cp[k] * _dot(PgT[k], s)
+        ck = np.exp(u[k])
+        e = abs(T[k] - Wsum * ck) / ck
+        if e > res:
+            res = e
+    return phi, res
+
+
+@njit(cache=True, fastmath=_FM, error_model="numpy")
+def _iso_hessian(PgT, g, z, s, T, cp, H, tmpA):
+    """``S = diag(c) Hess_c(Phi) diag(c) = -g diag(T) - (1-g) diag(cp) G diag(cp)`` (lower triangle
+    and mirror), with ``G`` the Gram matrix above (K(K+1)/2 dot products of length A)."""
+    K, A = PgT.shape
+    for i in range(A):
+        z[i] = s[i] / z[i]  # W_i / z_i^2 (z is not used again before the next evaluation)
+    dl = 1.0 - g
+    for k in range(K):
+        row = PgT[k]
+        for i in range(A):
+            tmpA[i] = z[i] * row[i]
+        for l in range(k + 1):
+            v = -dl * cp[k] * cp[l] * _dot(tmpA, PgT[l])
+            H[k, l] = v
+            H[l, k] = v
+        H[k, k] -= g * T[k]
+
+
+@njit(cache=True, error_model="numpy")
+def _direction_from_S(u, T, Wsum, reg, d, H, Lc, tmp):
+    """Newton direction from the full symmetric ``S`` in ``H`` (see :func:`_newton_direction`)."""
+    K = u.shape[0]
+    c = np.exp(u)
+    sig = 0.0
+    for k in range(K):
+        v = 0.0
+        for l in range(K):
+            v += H[k, l]
+        tmp[k] = v
+        sig += v
+    for k in range(K):
+        sk = np.sqrt(c[k])
+        for l in range(k + 1):
+            sl = np.sqrt(c[l])
+            m = -H[k, l] + c[k] * tmp[l] + tmp[k] * c[l] + (reg - sig) * c[k] * c[l]
+            H[k, l] = m / (sk * sl)
+    for j in range(K):
+        s = H[j, j]
+        for p in range(j):
+            s -= Lc[j, p] * Lc[j, p]
+        if not (s > 1e-14 * abs(H[j, j])) or not (s > 0.0):
+            return False
+        Lc[j, j] = np.sqrt(s)
+        for i2 in range(j + 1, K):
+            v = H[i2, j]
+            for p in range(j):
+                v -= Lc[i2, p] * Lc[j, p]
+            Lc[i2, j] = v / Lc[j, j]
+    for k in range(K):
+        d[k] = (T[k] - Wsum * c[k]) / np.sqrt(c[k])
+    for k in range(K):
+        v = d[k]
+        for p in range(k):
+            v -= Lc[k, p] * d[p]
+        d[k] = v / Lc[k, k]
+    for k in range(K - 1, -1, -1):
+        v = d[k]
+        for p in range(k + 1, K):
+            v -= Lc[p, k] * d[p]
+        d[k] = v / Lc[k, k]
+    for k in range(K):
+        d[k] /= np.sqrt(c[k])
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def _iso_newton(L, g, W, Wsum, tol, max_iter, u, warm):
+    """Safeguarded Newton (as :func:`item_newton`) on the lean one-order path. Returns
+    ``(ok, n_iter, converged, residual)``; ``ok`` False means: use the general path."""
+    A, K = L.shape
+    PgT = np.empty((K, A))
+    z = np.empty(A)
+    s = np.empty(A)
+    tmpA = np.empty(A)
+    T = np.empty(K)
+    cp = np.empty(K)
+    d = np.empty(K)
+    H = np.empty((K, K))
+    Lc = np.zeros((K, K))
+    tmp = np.empty(K)
+    un = np.empty(K)
+    if not _iso_setup(L, g, W, PgT, u, warm):
+        return False, 0, False, np.inf
+    phi, res = _iso_evaluate(PgT, g, W, Wsum, u, z, s, T, cp, True)
+    if not np.isfinite(phi):
+        return False, 0, False, np.inf
+    reg = abs(Wsum)
+    if reg <= 0.0:
+        reg = 1.0
+    it = 0
+    while res > tol and it < max_iter:
+        it += 1
+        _iso_hessian(PgT, g, z, s, T, cp, H, tmpA)
+        ok = _direction_from_S(u, T, Wsum, reg, d, H, Lc, tmp)
+        accepted = False
+        phin = phi
+        resn = res
+        for attempt in range(2):
+            if not ok or attempt == 1:
+                for k in range(K):
+                    ck = np.exp(u[k])
+                    d[k] = (T[k] - Wsum * ck) / ck
+            gd = 0.0
+            for k in range(K):
+                gd += (T[k] - Wsum * np.exp(u[k])) * d[k]
+            if not (gd > 0.0):
+                if attempt == 0:
+                    continue
+                break
+            t = 1.0
+            for ls in range(60):
+                for k in range(K):
+                    un[k] = u[k] + t * d[k]
+                _normalise(un)
+                phin, resn = _iso_evaluate(PgT, g, W, Wsum, un, z, s, T, cp, True)
+                gain = phin - phi
+                noise = 1e-13 * (1.0 + abs(phi))
+                if gain >= 1e-4 * t * gd or (abs(gain) <= noise and resn < res):
+                    accepted = True
+                    break
+                t *= 0.5
+            if accepted:
+                break
+            phi, res = _iso_evaluate(PgT, g, W, Wsum, u, z, s, T, cp, True)
+            if not ok:
+                break
+        if not accepted:
+            break
+        for k in range(K):
+            u[k] = un[k]
+        phi, res = phin, resn
+    return True, it, res <= tol, res
+
+
+@njit(cache=True, error_model="numpy")
+def _iso_fixed_point(L, g, W, Wsum, tol, max_iter, u, warm):
+    """The seed's fixed point ``c <- sum_i r_i(c) / sum_i W_i`` on the lean one-order path (same
+    storage and spending evaluation as :func:`_iso_newton`, no potential). Returns
+    ``(ok, n_iter, converged, residual)``."""
+    A, K = L.shape
+    PgT = np.empty((K, A))
+    z = np.empty(A)
+    s = np.empty(A)
+    T = np.empty(K)
+    cp = np.empty(K)
+    if not _iso_setup(L, g, W, PgT, u, warm):
+        return False, 0, False, np.inf
+    phi, res = _iso_evaluate(PgT, g, W, Wsum, u, z, s, T, cp, False)
+    if not np.isfinite(res):
+        return False, 0, False, np.inf
+    it = 0
+    while res > tol and it < max_iter:
+        it += 1
+        for k in range(K):
+            u[k] = np.log(T[k] / Wsum)
+        _normalise(u)
+        phi, res = _iso_evaluate(PgT, g, W, Wsum, u, z, s, T, cp, False)
+    return True, it, res <= tol, res
+
+
 @njit(cache=True, error_model="numpy")
 def item_newton(L, kind, gam, W, tol, max_iter, u, warm):
     """Equilibrium of one item by safeguarded Newton. ``u`` (K,) is the start if ``warm`` and the
@@ -282,6 +527,12 @@ def item_newton(L, kind, gam, W, tol, max_iter, u, warm):
     Wsum = 0.0
     for i in range(A):
         Wsum += W[i]
+    if _one_order(kind, gam, W):
+        u0 = u.copy()
+        ok, it, conv, res = _iso_newton(L, gam[0], W, Wsum, tol, max_iter, u, warm)
+        if ok:
+            return it, conv, res, 0
+        u[:] = u0
     Pg = np.zeros((A, K))
     Q = np.zeros((A, K))
     B = np.zeros((A, K))
@@ -354,6 +605,12 @@ def item_fixed_point(L, kind, gam, W, tol, max_iter, u, warm):
     Wsum = 0.0
     for i in range(A):
         Wsum += W[i]
+    if _one_order(kind, gam, W):
+        u0 = u.copy()
+        ok, it, conv, res = _iso_fixed_point(L, gam[0], W, Wsum, tol, max_iter, u, warm)
+        if ok:
+            return it, conv, res, 0
+        u[:] = u0
     Pg = np.zeros((A, K))
     Q = np.zeros((A, K))
     B = np.zeros((A, K))
