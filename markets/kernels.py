@@ -146,56 +146,14 @@ def _newton_direction(kind, gam, W, u, Q, B, T, Wsum, d, H, Lc, tmp):
             n_exp += 1
     for k in range(K):
         H[k, k] -= n_exp * c[k]
-    # symmetric fill, then s = S 1 and sigma = 1^T S 1
+    # symmetric fill; the rest (projection, Cholesky, solve) is shared with the lean path
     for k in range(K):
         for l in range(k + 1, K):
             H[k, l] = H[l, k]
-    sig = 0.0
-    for k in range(K):
-        v = 0.0
-        for l in range(K):
-            v += H[k, l]
-        tmp[k] = v
-        sig += v
     reg = abs(Wsum) + n_exp
     if reg <= 0.0:
         reg = 1.0
-    # M = -S + c s^T + s c^T - sigma c c^T + reg c c^T, scaled by D^{-1/2} on both sides
-    for k in range(K):
-        sk = np.sqrt(c[k])
-        for l in range(k + 1):
-            sl = np.sqrt(c[l])
-            m = -H[k, l] + c[k] * tmp[l] + tmp[k] * c[l] + (reg - sig) * c[k] * c[l]
-            H[k, l] = m / (sk * sl)
-    # Cholesky of the lower triangle of H into Lc
-    for j in range(K):
-        s = H[j, j]
-        for p in range(j):
-            s -= Lc[j, p] * Lc[j, p]
-        if not (s > 1e-14 * abs(H[j, j])) or not (s > 0.0):
-            return False
-        Lc[j, j] = np.sqrt(s)
-        for i2 in range(j + 1, K):
-            v = H[i2, j]
-            for p in range(j):
-                v -= Lc[i2, p] * Lc[j, p]
-            Lc[i2, j] = v / Lc[j, j]
-    # rhs: D^{-1/2} g, g = T - Wsum c
-    for k in range(K):
-        d[k] = (T[k] - Wsum * c[k]) / np.sqrt(c[k])
-    for k in range(K):  # forward
-        v = d[k]
-        for p in range(k):
-            v -= Lc[k, p] * d[p]
-        d[k] = v / Lc[k, k]
-    for k in range(K - 1, -1, -1):  # backward
-        v = d[k]
-        for p in range(k + 1, K):
-            v -= Lc[p, k] * d[p]
-        d[k] = v / Lc[k, k]
-    for k in range(K):
-        d[k] /= np.sqrt(c[k])
-    return True
+    return _direction_from_S(u, T, Wsum, reg, d, H, Lc, tmp)
 
 
 @njit(cache=True, error_model="numpy")
