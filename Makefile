@@ -26,9 +26,14 @@ run: $(STAMP)
 system-deps:
 	bash scripts/system-deps.sh
 
+# schemathesis turns each API operation into a test item with the same node id; xdist's loadfile
+# scheduling then runs only one of them, so the schema-wide tests run apart with --dist load.
+SCHEMA_TESTS := tests/app/test_schemathesis.py tests/app/test_competitions_schema.py
+
 ## every test except the full reproductions (marked slow)
 test: $(STAMP) system-deps
-	$(PY) -m pytest -m "not slow" -n 2 --dist loadfile
+	$(PY) -m pytest -m "not slow" -n 2 --dist loadfile $(foreach t,$(SCHEMA_TESTS),--ignore=$(t))
+	$(PY) -m pytest -m "not slow" -n 2 --dist load $(SCHEMA_TESTS)
 
 ## the full reproductions (and the slow tests)
 reproduce: $(STAMP)
