@@ -15,9 +15,21 @@ coordinate not touched for ``s`` steps sees ``gbar_c`` constant, so the missed s
 closed form ``x_c <- rho^s x_c - step gbar_c (1 - rho^s)/(1 - rho)`` (tables ``pw[s] = rho^s``,
 ``geo[s] = sum_{t<s} rho^t``) when ``l1 = 0``, or one missed prox step at a time when ``l1 > 0``
 (stopping as soon as the coordinate is stuck at 0). Everything is flushed at the end of an epoch.
+
+Without an l1 term the sparse epochs use the scaled form of L1525 instead (``saga_sparse_epoch_scaled``,
+``svrg_sparse_inner_scaled``): ``x = beta w`` with the scalar ``beta`` carrying the L2 shrink
+``beta <- rho beta`` of every step, and the missed ``-step gbar_c`` steps of an untouched coordinate
+applied from a running sum ``cs = sum_t step / beta_t`` ([ext] the ``wscale`` / ``cumulative_sums`` of
+scikit-learn's ``sag_fast``): ``w_c <- w_c - (cs - cs_c) gbar_c`` with ``cs_c`` the value of ``cs`` when
+``c`` was last brought up to date. The per-coordinate state ``(w_c, gbar_c, cs_c)`` lives in one row
+of a work array, so a nonzero touches one cache line; one pass computes the margin, one applies the
+step. ``beta`` is reset to 1 (everything flushed) when it falls below 1e-9 and at the end of the epoch.
+Same iterates as the closed-form catch-up up to rounding.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import njit
@@ -165,3 +177,114 @@ def svrg_sparse_inner(loss, data, indices, indptr, y, gam, idx, x, s_snap, g, st
     for c in range(d):
         _catch_up(x, c, m - last[c], rho, step, g[c], tl1, pw, geo)
         last[c] = 0
+
+
+#: rescale (flush every coordinate, reset beta to 1) when the scale beta falls below this
+SCALE_FLOOR = 1e-9
+
+
+def use_scaled(step: float, l2: float, l1: float, indptr: np.ndarray, dim: int) -> bool:
+    """Whether the scaled sparse kernels apply and pay off: no l1 term, ``rho = 1 - step l2 > 0``, and
+    the flushes (``dim`` work each, one every ``log(1e9)/-log(rho)`` steps) cost at most the mean row
+    length per step (so with the default steps and the usual shapes; ``step l2 <= 1/3`` there)."""
+    rho = 1.0 - step * l2
+    if l1 > 0 or not rho > 0:
+        return False
+    n = indptr.shape[0] - 1
+    nnz_row = (indptr[-1] - indptr[0]) / max(n, 1)
+    return -math.log(rho) / -math.log(SCALE_FLOOR) * dim <= max(nnz_row, 1.0)
+
+
+@njit(cache=True, fastmath=True, boundscheck=False)
+def saga_sparse_epoch_scaled(loss, data, indices, indptr, y, gam, idx, x, table, gbar, step, l2, theta, st):
+    """SAGA/SAG epoch on CSR rows without l1: ``x = beta w`` (L1525) and running-sum lazy steps.
+
+    Same update as :func:`saga_sparse_epoch` with ``l1 = 0`` (module docstring); ``st`` is a
+    ``(d, 3)`` work array (contents ignored on entry). ``x`` and ``gbar`` are read at the start and
+    written back, fully up to date, at the end.
+    """
+    n = table.shape[0]
+    d = x.shape[0]
+    rho = 1.0 - step * l2
+    inv_n = 1.0 / n
+    for c in range(d):
+        st[c, 0] = x[c]
+        st[c, 1] = gbar[c]
+        st[c, 2] = 0.0
+    beta = 1.0
+    cs = 0.0
+    for k in range(idx.shape[0]):
+        j = idx[k]
+        p0 = indptr[j]
+        p1 = indptr[j + 1]
+        u = 0.0
+        for p in range(p0, p1):  # catch up (steps before k) and the margin
+            c = indices[p]
+            w = st[c, 0] - (cs - st[c, 2]) * st[c, 1]
+            st[c, 0] = w
+            u += data[p] * w
+        s_new = loss_deriv(loss, beta * u, y[j], gam)
+        delta = s_new - table[j]
+        table[j] = s_new
+        # x+ = rho x - step theta delta a_j - step gbar  <=>  beta+ = rho beta,
+        # w+ = w - (step theta delta / beta+) a_j - (step / beta+) gbar   (gbar read before the update)
+        beta *= rho
+        b1 = step / beta
+        a1 = theta * delta * b1
+        cs += b1
+        c2 = delta * inv_n
+        for p in range(p0, p1):
+            c = indices[p]
+            a = data[p]
+            g = st[c, 1]
+            st[c, 0] -= a1 * a + b1 * g
+            st[c, 1] = g + c2 * a
+            st[c, 2] = cs
+        if beta < SCALE_FLOOR:
+            for c in range(d):
+                st[c, 0] = beta * (st[c, 0] - (cs - st[c, 2]) * st[c, 1])
+                st[c, 2] = 0.0
+            beta = 1.0
+            cs = 0.0
+    for c in range(d):
+        x[c] = beta * (st[c, 0] - (cs - st[c, 2]) * st[c, 1])
+        gbar[c] = st[c, 1]
+
+
+@njit(cache=True, fastmath=True, boundscheck=False)
+def svrg_sparse_inner_scaled(loss, data, indices, indptr, y, gam, idx, x, s_snap, g, step, l2, st):
+    """SVRG inner loop on CSR rows without l1, scaled form (module docstring); ``st``: ``(d, 2)`` work array."""
+    d = x.shape[0]
+    rho = 1.0 - step * l2
+    for c in range(d):
+        st[c, 0] = x[c]
+        st[c, 1] = 0.0
+    beta = 1.0
+    cs = 0.0
+    for k in range(idx.shape[0]):
+        j = idx[k]
+        p0 = indptr[j]
+        p1 = indptr[j + 1]
+        u = 0.0
+        for p in range(p0, p1):
+            c = indices[p]
+            w = st[c, 0] - (cs - st[c, 1]) * g[c]
+            st[c, 0] = w
+            u += data[p] * w
+        delta = loss_deriv(loss, beta * u, y[j], gam) - s_snap[j]
+        beta *= rho
+        b1 = step / beta
+        a1 = delta * b1
+        cs += b1
+        for p in range(p0, p1):
+            c = indices[p]
+            st[c, 0] -= a1 * data[p] + b1 * g[c]
+            st[c, 1] = cs
+        if beta < SCALE_FLOOR:
+            for c in range(d):
+                st[c, 0] = beta * (st[c, 0] - (cs - st[c, 1]) * g[c])
+                st[c, 1] = 0.0
+            beta = 1.0
+            cs = 0.0
+    for c in range(d):
+        x[c] = beta * (st[c, 0] - (cs - st[c, 1]) * g[c])

@@ -15,7 +15,8 @@ Prox-Finito: ``eta = mu (n-1)``, ``z = (1/(n-1)) sum_{i!=j} phi_i - (1/eta) sum_
 ``phibar - (1/(mu n)) sum f'_i(phi_i)``. It needs the prox of a term, so only linear models.
 
 Storage: the points phi_i (``n x dim``) plus one scalar per term for linear models; the generic
-path (any problem with ``term_grad`` and ``mu > 0``) keeps full gradient tables.
+path (any problem with ``term_grad`` and ``mu > 0``) keeps full gradient tables. Multinomial logistic
+regression stores one K-vector per term (:mod:`solvers.kernels_incremental.multinomial`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels_incremental.losses import all_derivs
+from ..kernels_incremental.multinomial import full_pass as mn_full_pass
+from ..kernels_incremental.multinomial import mn_finito_epoch
 from ..kernels_incremental.table_methods import finito_epoch, prox_finito_epoch
 from ..registry import register
 from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start, term_mu
@@ -71,10 +74,14 @@ def _run_finito(problem, x0, *, method, alpha, tol, max_iter, callback, progress
     phi[:] = x
     Sphi = n * x
     lt = getattr(problem, "linear_terms", None)
+    mt = getattr(problem, "multinomial_terms", None)
     if lt is not None:
         s = np.empty(n)
         all_derivs(lt.loss, *lt.args(), lt.y, x, lt.gam, s)
         Sg = np.asarray(problem.A.T @ s, dtype=np.float64)
+    elif mt is not None:
+        _, s, Sg = mn_full_pass(problem, x)
+        Sg = Sg * n
     else:
         G = np.array([problem.term_grad(i, x) for i in range(n)])
         SG = G.sum(axis=0)
@@ -85,6 +92,8 @@ def _run_finito(problem, x0, *, method, alpha, tol, max_iter, callback, progress
         idx = indices(rng, n, order)
         if lt is not None:
             finito_epoch(lt.loss, *lt.args(), lt.y, lt.gam, idx, phi, s, Sphi, Sg, w, alpha, mu, problem.l2)
+        elif mt is not None:
+            mn_finito_epoch(*mt.args(), mt.labels, idx, phi, s, Sphi, Sg, w, alpha, mu, problem.l2)
         else:
             for j in idx:
                 w = Sphi / n - SG / (alpha * mu * n)
@@ -96,7 +105,7 @@ def _run_finito(problem, x0, *, method, alpha, tol, max_iter, callback, progress
             w = Sphi / n - SG / (alpha * mu * n)
         mon.passes += 1
         epoch += 1
-    return mon.result(w, epoch, alpha=alpha, phibar=Sphi / n, compiled=lt is not None)
+    return mon.result(w, epoch, alpha=alpha, phibar=Sphi / n, compiled=lt is not None or mt is not None)
 
 
 @register("finito", needs=("term_grad", "mu"), constraints=("none",))

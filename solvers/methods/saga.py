@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels_incremental.losses import all_derivs
-from ..kernels_incremental.variance_reduced import geometric_tables, saga_dense_epoch, saga_sparse_epoch
+from ..kernels_incremental.variance_reduced import geometric_tables, saga_dense_epoch, saga_sparse_epoch, saga_sparse_epoch_scaled, use_scaled
 from ..registry import register
 from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start, term_mu
 
@@ -51,14 +51,19 @@ def run_table_method(problem, x0, *, method, theta, step, tol, max_iter, callbac
         all_derivs(lt.loss, *lt.args(), lt.y, x, lt.gam, table)
         gbar = np.asarray(problem.A.T @ table, dtype=np.float64) / n
         mon.passes += 1
-        if lt.sparse:
+        scaled = lt.sparse and use_scaled(step, l2, l1, lt.indptr, problem.dim)
+        if scaled:
+            work = np.empty((problem.dim, 3))
+        elif lt.sparse:
             last = np.zeros(problem.dim, dtype=np.int64)
             pw, geo = geometric_tables(1.0 - step * l2, n)
         epoch = 0
         stop = mon.check(x, epoch)
         while not stop:
             idx = indices(rng, n, order)
-            if lt.sparse:
+            if scaled:
+                saga_sparse_epoch_scaled(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.gam, idx, x, table, gbar, step, l2, theta, work)
+            elif lt.sparse:
                 saga_sparse_epoch(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.gam, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo)
             else:
                 saga_dense_epoch(lt.loss, lt.X, lt.y, lt.gam, idx, x, table, gbar, step, l2, l1, theta)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..kernels_incremental.multinomial import mn_sgd_epoch
 from ..kernels_incremental.table_methods import sgd_epoch
 from ..registry import register
 from ._incremental_common import Monitor, check_common, constant, indices, rng_of, start
@@ -48,6 +49,7 @@ def sgd(problem, x0=None, *, tol: float = 0.0, max_iter: int = 50, callback=None
     x = start(problem, x0)
     n = problem.n_terms
     lt = getattr(problem, "linear_terms", None)
+    mt = getattr(problem, "multinomial_terms", None)
     avg_from = (max_iter * n) // 2
     xavg = np.zeros(problem.dim) if average else np.zeros(0)
     k = 0
@@ -58,6 +60,8 @@ def sgd(problem, x0=None, *, tol: float = 0.0, max_iter: int = 50, callback=None
         idx = indices(rng, n, order)
         if lt is not None:
             k = sgd_epoch(lt.loss, *lt.args(), lt.y, lt.gam, idx, x, k, sch, step, problem.l2, problem.l1, xavg, avg_from)
+        elif mt is not None:
+            k = mn_sgd_epoch(*mt.args(), mt.labels, mt.K, idx, x, k, sch, step, problem.l2, problem.l1, xavg, avg_from)
         else:
             for j in idx:
                 st = step if sch == 0 else (step / (1 + step * mu * k) if sch == 1 else step / np.sqrt(1 + k))
@@ -68,4 +72,4 @@ def sgd(problem, x0=None, *, tol: float = 0.0, max_iter: int = 50, callback=None
         mon.passes += 1
         epoch += 1
     xr = xavg.copy() if average and k > avg_from else x
-    return mon.result(xr, epoch, step=step, schedule=schedule, compiled=lt is not None)
+    return mon.result(xr, epoch, step=step, schedule=schedule, compiled=lt is not None or mt is not None)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels_incremental.losses import all_derivs_loss
-from ..kernels_incremental.variance_reduced import geometric_tables, svrg_dense_inner, svrg_sparse_inner
+from ..kernels_incremental.variance_reduced import geometric_tables, svrg_dense_inner, svrg_sparse_inner, svrg_sparse_inner_scaled, use_scaled
 from ..registry import register
 from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start
 
@@ -56,6 +56,9 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
     if lt is not None and lt.sparse:
         last = np.zeros(problem.dim, dtype=np.int64)
         pw, geo = geometric_tables(1.0 - step * problem.l2, m)
+    # no l1: the scaled sparse inner loop (x = beta w, running-sum lazy steps)
+    scaled = lt is not None and lt.sparse and use_scaled(step, problem.l2, problem.l1, lt.indptr, problem.dim)
+    work = np.empty((problem.dim, 2)) if scaled else None
     weights = None
     if s2gd:
         w = (1.0 - min(mu * step, 0.999)) ** (m - np.arange(1, m + 1))
@@ -87,7 +90,9 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
             xs = x.copy() if record >= 0 else None
             xsum = np.zeros(problem.dim) if snapshot == "average" else np.zeros(0)
             for pi, part in enumerate(parts):
-                if lt.sparse:
+                if scaled:
+                    svrg_sparse_inner_scaled(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.gam, part, x, s_snap, gdata, step, l2, work)
+                elif lt.sparse:
                     svrg_sparse_inner(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.gam, part, x, s_snap, gdata, step, l2, l1, last, pw, geo)
                 else:
                     svrg_dense_inner(lt.loss, lt.X, lt.y, lt.gam, part, x, s_snap, gdata, step, l2, l1, xsum)

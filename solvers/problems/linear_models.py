@@ -50,6 +50,22 @@ class LinearTerms:
         return (self.X, self.data, self.indices, self.indptr, self.sparse)
 
 
+@dataclass(frozen=True)
+class MultinomialTerms:
+    """What the compiled multinomial kernels need (:mod:`solvers.kernels_incremental.multinomial`)."""
+
+    K: int
+    X: np.ndarray  # dense rows, or a (0, 0) dummy when sparse
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    sparse: bool
+    labels: np.ndarray  # int64 class indices 0..K-1
+
+    def args(self) -> tuple:
+        return (self.X, self.data, self.indices, self.indptr, self.sparse)
+
+
 def _as_rows(X) -> np.ndarray | sp.csr_matrix:
     if sp.issparse(X):
         A = sp.csr_matrix(X, dtype=np.float64)
@@ -301,10 +317,12 @@ def _expit(t: np.ndarray) -> np.ndarray:
 class MultinomialLogistic:
     """Softmax regression ``F(W) = mean_i [logsumexp(a_i W) - (a_i W)_{y_i}] + (l2/2)|W|^2 + l1|W|_1``.
 
-    ``x`` is ``W`` of shape (d, K) flattened row-major. Each term stores K scalars (the seed's
-    "p - 1 values for p classes" would drop one redundant class; we keep K for simplicity). The
-    compiled kernels do not cover it: the generic (Python) path of the stochastic solvers and the
-    full-gradient solvers apply. ``L`` uses the bound 1/2 on the softmax Hessian.
+    ``x`` is ``W`` of shape (d, K) flattened row-major. The compiled stochastic solvers (SAGA, SAG,
+    SVRG, S2GD, SGD, Finito, MISO; :mod:`solvers.kernels_incremental.multinomial`) store one K-vector
+    per term, ``s_i = softmax(W^T a_i) - e_{y_i}`` (seed 001 section 4.4's "p - 1 values for p
+    classes" with the redundant class kept), read through ``multinomial_terms``. SDCA and
+    Prox-Finito (a K-dimensional prox per term) do not apply. ``L`` uses the bound 1/2 on the
+    softmax Hessian.
     """
 
     constraint = "none"
@@ -339,6 +357,14 @@ class MultinomialLogistic:
 
     def x0(self) -> np.ndarray:
         return np.zeros(self.dim)
+
+    @cached_property
+    def multinomial_terms(self) -> MultinomialTerms:
+        labels = np.ascontiguousarray(self.labels, dtype=np.int64)
+        if self.sparse:
+            A = self.A
+            return MultinomialTerms(self.K, DUMMY2, A.data, A.indices, A.indptr, True, labels)
+        return MultinomialTerms(self.K, self.A, DUMMY_F, DUMMY_I, DUMMY_I, False, labels)
 
     @cached_property
     def _sq(self) -> np.ndarray:

@@ -1,0 +1,382 @@
+"""Compiled (numba) per-sample loops for multinomial (softmax) logistic regression.
+
+Problem (:class:`solvers.problems.linear_models.MultinomialLogistic`)::
+
+    F(W) = (1/n) sum_i [ logsumexp(W^T a_i) - (W^T a_i)_{y_i} ] + (l2/2)|W|^2 + l1 |W|_1,
+
+``W`` of shape (d, K) stored as ``x`` flattened row-major (``W[c, k] = x[c K + k]``). Term ``i``'s
+gradient is ``a_i s_i^T + l2 W`` with ``s_i = softmax(W^T a_i) - e_{y_i}``, the gradient of the term
+w.r.t. its K logits. The seed's storage argument (seed 001 section 4.4, L1514-1518: "p - 1 values
+for p classes") generalised: the table methods store ONE K-vector ``s_i`` per term (K kept, not
+K - 1), never a (d K)-vector.
+
+Kernels (the same updates as the binary kernels of :mod:`.variance_reduced` and
+:mod:`.table_methods`, with the scalar ``phi'`` replaced by the K-vector ``s`` and a row of ``x``
+replaced by a row of ``W``):
+
+- SAGA / SAG, seed 001 Alg 4.1 / Eq. 4.1 in the explicit-L2 form of L1522-1525
+  (``theta = 1`` SAGA, ``theta = 1/n`` SAG in the form of Eq. 4.4)::
+
+      W <- prox_{step l1}( (1 - step l2) W - step [ theta a_j (s_new - s_old)^T + Gbar ] ),
+      Gbar = (1/n) sum_i a_i s_i^T  (read before the table update);
+
+- SVRG / S2GD (Alg 2.3, L560-580): the same with the snapshot vectors ``s_snap`` and a fixed ``G``;
+- SGD (section 2.1, L392-404): ``W <- prox( (1 - g_k l2) W - g_k a_j s_j(W)^T )``;
+- Finito / MISO (Alg 3.1, Eqs. 3.1-3.2): ``w = c_phi Sphi - c_g Sg``, ``Sg = sum_i a_i s_i^T``.
+
+Sparse (CSR) rows use the just-in-time updates of the binary kernels: the K entries of a feature
+row of ``W`` are touched together, so ``last`` is kept per feature (d entries) and a feature
+untouched for ``s`` steps is caught up in closed form ``W_c <- rho^s W_c - step Gbar_c geo[s]``
+(``l1 = 0``) or one missed prox step at a time (``l1 > 0``); everything is flushed at the epoch end.
+
+SDCA and Prox-Finito need the prox of one term, a K-dimensional inner solve for the softmax loss:
+not implemented (those solvers do not apply to ``MultinomialLogistic``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .losses import soft
+
+
+@njit(cache=True, inline="always")
+def _softmax_minus_onehot(z, y):
+    """z <- softmax(z) - e_y in place (stable); returns logsumexp(z) - z_y (the term's loss)."""
+    K = z.shape[0]
+    m = z[0]
+    for k in range(1, K):
+        if z[k] > m:
+            m = z[k]
+    zy = z[y]
+    s = 0.0
+    for k in range(K):
+        e = math.exp(z[k] - m)
+        z[k] = e
+        s += e
+    inv = 1.0 / s
+    for k in range(K):
+        z[k] *= inv
+    z[y] -= 1.0
+    return m + math.log(s) - zy
+
+
+@njit(cache=True, inline="always")
+def _logits_dense(X, j, x, z):
+    d = X.shape[1]
+    K = z.shape[0]
+    for k in range(K):
+        z[k] = 0.0
+    for c in range(d):
+        a = X[j, c]
+        if a != 0.0:
+            base = c * K
+            for k in range(K):
+                z[k] += a * x[base + k]
+
+
+@njit(cache=True, inline="always")
+def _logits_sparse(data, indices, indptr, j, x, z):
+    K = z.shape[0]
+    for k in range(K):
+        z[k] = 0.0
+    for p in range(indptr[j], indptr[j + 1]):
+        a = data[p]
+        base = indices[p] * K
+        for k in range(K):
+            z[k] += a * x[base + k]
+
+
+@njit(cache=True)
+def multinomial_scores(X, data, indices, indptr, sparse, labels, x, S):
+    """S[i] = softmax(W^T a_i) - e_{y_i} for every term; returns sum_i of the term losses (one pass)."""
+    n, K = S.shape
+    z = np.empty(K)
+    total = 0.0
+    for i in range(n):
+        if sparse:
+            _logits_sparse(data, indices, indptr, i, x, z)
+        else:
+            _logits_dense(X, i, x, z)
+        total += _softmax_minus_onehot(z, labels[i])
+        for k in range(K):
+            S[i, k] = z[k]
+    return total
+
+
+# ---- SAGA / SAG -----------------------------------------------------------------------------------
+@njit(cache=True, fastmath=True)
+def mn_saga_dense_epoch(X, labels, idx, x, table, gbar, step, l2, l1, theta):
+    """One SAGA (theta = 1) / SAG (theta = 1/n) epoch over ``idx`` on dense rows (module docstring)."""
+    n, d = X.shape
+    K = table.shape[1]
+    rho = 1.0 - step * l2
+    tl1 = step * l1
+    inv_n = 1.0 / n
+    z = np.empty(K)
+    delta = np.empty(K)
+    for t in range(idx.shape[0]):
+        j = idx[t]
+        _logits_dense(X, j, x, z)
+        _softmax_minus_onehot(z, labels[j])
+        for k in range(K):
+            delta[k] = z[k] - table[j, k]
+            table[j, k] = z[k]
+        for c in range(d):
+            a = X[j, c]
+            ca = step * theta * a
+            na = a * inv_n
+            base = c * K
+            if tl1 > 0.0:
+                for k in range(K):
+                    x[base + k] = soft(rho * x[base + k] - ca * delta[k] - step * gbar[base + k], tl1)
+                    gbar[base + k] += na * delta[k]
+            else:
+                for k in range(K):
+                    x[base + k] = rho * x[base + k] - ca * delta[k] - step * gbar[base + k]
+                    gbar[base + k] += na * delta[k]
+
+
+@njit(cache=True)
+def _catch_up_row(x, g, base, K, s, rho, step, tl1, pw, geo):
+    """Apply the ``s`` missed steps to the K entries of one feature row (constant G on it)."""
+    if s <= 0:
+        return
+    if tl1 <= 0.0:
+        ps = pw[s]
+        gs = step * geo[s]
+        for k in range(K):
+            x[base + k] = ps * x[base + k] - gs * g[base + k]
+        return
+    for k in range(K):
+        v = x[base + k]
+        gk = step * g[base + k]
+        for _ in range(s):
+            if v == 0.0 and abs(gk) <= tl1:
+                break
+            v = soft(rho * v - gk, tl1)
+        x[base + k] = v
+
+
+@njit(cache=True)
+def mn_saga_sparse_epoch(data, indices, indptr, labels, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo):
+    """SAGA / SAG epoch on CSR rows with just-in-time updates (``last`` per feature, zero on entry)."""
+    n, K = table.shape
+    d = x.shape[0] // K
+    rho = 1.0 - step * l2
+    tl1 = step * l1
+    inv_n = 1.0 / n
+    z = np.empty(K)
+    delta = np.empty(K)
+    m = idx.shape[0]
+    for t in range(m):
+        j = idx[t]
+        p0 = indptr[j]
+        p1 = indptr[j + 1]
+        for p in range(p0, p1):
+            c = indices[p]
+            _catch_up_row(x, gbar, c * K, K, t - last[c], rho, step, tl1, pw, geo)
+            last[c] = t
+        _logits_sparse(data, indices, indptr, j, x, z)
+        _softmax_minus_onehot(z, labels[j])
+        for k in range(K):
+            delta[k] = z[k] - table[j, k]
+            table[j, k] = z[k]
+        for p in range(p0, p1):
+            c = indices[p]
+            a = data[p]
+            ca = step * theta * a
+            na = a * inv_n
+            base = c * K
+            for k in range(K):
+                v = rho * x[base + k] - ca * delta[k] - step * gbar[base + k]
+                if tl1 > 0.0:
+                    v = soft(v, tl1)
+                x[base + k] = v
+                gbar[base + k] += na * delta[k]
+            last[c] = t + 1
+    for c in range(d):
+        _catch_up_row(x, gbar, c * K, K, m - last[c], rho, step, tl1, pw, geo)
+        last[c] = 0
+
+
+# ---- SVRG / S2GD ----------------------------------------------------------------------------------
+@njit(cache=True, fastmath=True)
+def mn_svrg_dense_inner(X, labels, idx, x, s_snap, g, step, l2, l1, xsum):
+    """One SVRG inner loop on dense rows; ``xsum`` (length 0 to skip) accumulates the iterates."""
+    n, d = X.shape
+    K = s_snap.shape[1]
+    rho = 1.0 - step * l2
+    tl1 = step * l1
+    acc = xsum.shape[0] > 0
+    z = np.empty(K)
+    for t in range(idx.shape[0]):
+        j = idx[t]
+        _logits_dense(X, j, x, z)
+        _softmax_minus_onehot(z, labels[j])
+        for k in range(K):
+            z[k] = step * (z[k] - s_snap[j, k])
+        for c in range(d):
+            a = X[j, c]
+            base = c * K
+            if tl1 > 0.0:
+                for k in range(K):
+                    x[base + k] = soft(rho * x[base + k] - a * z[k] - step * g[base + k], tl1)
+            else:
+                for k in range(K):
+                    x[base + k] = rho * x[base + k] - a * z[k] - step * g[base + k]
+        if acc:
+            for c in range(x.shape[0]):
+                xsum[c] += x[c]
+
+
+@njit(cache=True)
+def mn_svrg_sparse_inner(data, indices, indptr, labels, idx, x, s_snap, g, step, l2, l1, last, pw, geo):
+    """One SVRG inner loop on CSR rows with just-in-time updates."""
+    K = s_snap.shape[1]
+    d = x.shape[0] // K
+    rho = 1.0 - step * l2
+    tl1 = step * l1
+    z = np.empty(K)
+    m = idx.shape[0]
+    for t in range(m):
+        j = idx[t]
+        p0 = indptr[j]
+        p1 = indptr[j + 1]
+        for p in range(p0, p1):
+            c = indices[p]
+            _catch_up_row(x, g, c * K, K, t - last[c], rho, step, tl1, pw, geo)
+            last[c] = t
+        _logits_sparse(data, indices, indptr, j, x, z)
+        _softmax_minus_onehot(z, labels[j])
+        for k in range(K):
+            z[k] = step * (z[k] - s_snap[j, k])
+        for p in range(p0, p1):
+            c = indices[p]
+            a = data[p]
+            base = c * K
+            for k in range(K):
+                v = rho * x[base + k] - a * z[k] - step * g[base + k]
+                if tl1 > 0.0:
+                    v = soft(v, tl1)
+                x[base + k] = v
+            last[c] = t + 1
+    for c in range(d):
+        _catch_up_row(x, g, c * K, K, m - last[c], rho, step, tl1, pw, geo)
+        last[c] = 0
+
+
+# ---- SGD ------------------------------------------------------------------------------------------
+@njit(cache=True)
+def mn_sgd_epoch(X, data, indices, indptr, sparse, labels, K, idx, x, k0, schedule, g0, l2, l1, xavg, avg_from):
+    """SGD epoch (schedules as :func:`.table_methods.sgd_epoch`: 0 constant, 1 ``g0/(1 + g0 l2 k)``,
+    2 ``g0/sqrt(1 + k)``); ``xavg`` (length 0 to skip) averages the iterates from step ``avg_from``.
+    Returns the new step count k."""
+    D = x.shape[0]
+    z = np.empty(K)
+    k = k0
+    acc = xavg.shape[0] > 0
+    for t in range(idx.shape[0]):
+        j = idx[t]
+        if schedule == 0:
+            st = g0
+        elif schedule == 1:
+            st = g0 / (1.0 + g0 * l2 * k)
+        else:
+            st = g0 / math.sqrt(1.0 + k)
+        if sparse:
+            _logits_sparse(data, indices, indptr, j, x, z)
+        else:
+            _logits_dense(X, j, x, z)
+        _softmax_minus_onehot(z, labels[j])
+        r = 1.0 - st * l2
+        for c in range(D):
+            x[c] *= r
+        if sparse:
+            for p in range(indptr[j], indptr[j + 1]):
+                a = st * data[p]
+                base = indices[p] * K
+                for q in range(K):
+                    x[base + q] -= a * z[q]
+        else:
+            for c in range(X.shape[1]):
+                a = st * X[j, c]
+                base = c * K
+                for q in range(K):
+                    x[base + q] -= a * z[q]
+        if l1 > 0.0:
+            for c in range(D):
+                x[c] = soft(x[c], st * l1)
+        k += 1
+        if acc and k > avg_from:
+            mm = k - avg_from
+            for c in range(D):
+                xavg[c] += (x[c] - xavg[c]) / mm
+    return k
+
+
+# ---- Finito / MISO --------------------------------------------------------------------------------
+@njit(cache=True)
+def mn_finito_epoch(X, data, indices, indptr, sparse, labels, idx, phi, s, Sphi, Sg, w, alpha, mu, l2):
+    """Finito (seed 001 Alg 3.1, Eq. 3.1; MISO when ``alpha = L/mu``, Eq. 3.2).
+
+    ``w = phibar - (1/(alpha mu n)) sum_i f'_i(phi_i)`` with ``f'_i(phi_i) = a_i s_i^T + l2 phi_i``;
+    ``phi_j <- w``; ``s_j <- softmax(w^T a_j) - e_{y_j}``. ``w`` holds the point of the final state on exit.
+    """
+    n, K = s.shape
+    D = w.shape[0]
+    c_g = 1.0 / (alpha * mu * n)
+    c_phi = 1.0 / n - l2 * c_g
+    z = np.empty(K)
+    for t in range(idx.shape[0]):
+        j = idx[t]
+        for c in range(D):
+            w[c] = c_phi * Sphi[c] - c_g * Sg[c]
+        if sparse:
+            _logits_sparse(data, indices, indptr, j, w, z)
+        else:
+            _logits_dense(X, j, w, z)
+        _softmax_minus_onehot(z, labels[j])
+        for c in range(D):
+            Sphi[c] += w[c] - phi[j, c]
+            phi[j, c] = w[c]
+        for q in range(K):
+            dq = z[q] - s[j, q]
+            s[j, q] = z[q]
+            z[q] = dq
+        if sparse:
+            for p in range(indptr[j], indptr[j + 1]):
+                a = data[p]
+                base = indices[p] * K
+                for q in range(K):
+                    Sg[base + q] += a * z[q]
+        else:
+            for c in range(X.shape[1]):
+                a = X[j, c]
+                base = c * K
+                for q in range(K):
+                    Sg[base + q] += a * z[q]
+    for c in range(D):
+        w[c] = c_phi * Sphi[c] - c_g * Sg[c]
+
+
+def full_pass(problem, x):
+    """``(F(x), S, G)`` at ``x`` in one BLAS pass: ``S[i] = softmax(W^T a_i) - e_{y_i}`` (n, K) and the
+    data part of the gradient ``G = A^T S / n`` flattened like ``x`` (the ridge excluded)."""
+    n, d, K = problem.n_terms, problem.d, problem.K
+    W = x.reshape(d, K)
+    Z = np.asarray(problem.A @ W)
+    m = Z.max(axis=1, keepdims=True)
+    E = np.exp(Z - m)
+    ssum = E.sum(axis=1, keepdims=True)
+    rows = np.arange(n)
+    labels = problem.multinomial_terms.labels
+    loss = float(np.sum(m[:, 0] + np.log(ssum[:, 0]) - Z[rows, labels])) / n
+    S = E / ssum
+    S[rows, labels] -= 1.0
+    G = np.asarray(problem.A.T @ S).ravel() / n
+    fx = loss + 0.5 * problem.l2 * float(x @ x) + problem.l1 * float(np.abs(x).sum())
+    return fx, np.ascontiguousarray(S), G
