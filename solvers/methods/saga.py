@@ -9,7 +9,8 @@ largest term constant ``L_max``; both have a linear-rate theorem.
 
 Linear models (:class:`~solvers.problems.linear_models.LinearModel`) run compiled epochs with one
 stored scalar per term, the explicit-L2 update of L1522 and just-in-time (lazy) updates on sparse
-rows (:mod:`solvers.kernels_incremental.variance_reduced`). Any other problem offering
+rows (:mod:`solvers.kernels_incremental.variance_reduced`); multinomial logistic regression the same
+with one stored K-vector per term (:mod:`solvers.kernels_incremental.multinomial`). Any other problem offering
 ``term_grad`` runs the same update in Python (a full gradient table, ``n x dim``), with its
 ``prox`` or ``project`` (e.g. the simplex-constrained log-pool problem).
 """
@@ -71,6 +72,8 @@ def run_table_method(problem, x0, *, method, theta, step, tol, max_iter, callbac
             epoch += 1
             stop = mon.check(x, epoch)
         return mon.result(x, epoch, step=step, compiled=True)
+    if getattr(problem, "multinomial_terms", None) is not None:
+        return _table_multinomial(problem, x, mon, rng, step, theta, order)
     if theta == 1.0 and getattr(problem, "features_ndk", None) is not None and hasattr(problem, "labels"):
         return _saga_loglinear(problem, x, mon, rng, step, order)
     # generic path: any problem with term_grad
@@ -91,6 +94,34 @@ def run_table_method(problem, x0, *, method, theta, step, tol, max_iter, callbac
         epoch += 1
         stop = mon.check(x, epoch)
     return mon.result(x, epoch, step=step, compiled=False)
+
+
+def _table_multinomial(problem, x, mon, rng, step, theta, order):
+    """Compiled SAGA / SAG for :class:`~solvers.problems.linear_models.MultinomialLogistic`: one stored
+    K-vector per term, explicit-L2 update, lazy updates on CSR rows
+    (:mod:`solvers.kernels_incremental.multinomial`)."""
+    from ..kernels_incremental.multinomial import full_pass, mn_saga_dense_epoch, mn_saga_sparse_epoch
+
+    mt = problem.multinomial_terms
+    n = problem.n_terms
+    l2, l1 = problem.l2, problem.l1
+    _, table, gbar = full_pass(problem, x)
+    mon.passes += 1
+    if mt.sparse:
+        last = np.zeros(problem.d, dtype=np.int64)
+        pw, geo = geometric_tables(1.0 - step * l2, n)
+    epoch = 0
+    stop = mon.check(x, epoch)
+    while not stop:
+        idx = indices(rng, n, order)
+        if mt.sparse:
+            mn_saga_sparse_epoch(mt.data, mt.indices, mt.indptr, mt.labels, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo)
+        else:
+            mn_saga_dense_epoch(mt.X, mt.labels, idx, x, table, gbar, step, l2, l1, theta)
+        mon.passes += 1
+        epoch += 1
+        stop = mon.check(x, epoch)
+    return mon.result(x, epoch, step=step, compiled=True)
 
 
 def _saga_loglinear(problem, x, mon, rng, step, order):

@@ -12,7 +12,8 @@ recalibrate every n steps, L1537). Snapshot (L589-603): ``"last"`` (practice), `
 
 Linear models: one stored scalar per term for the snapshot, ``s_i = phi'(a_i . x_snap)``, so a step
 costs one row pass (term-gradient evaluations counted: 1 per step plus n per snapshot); sparse rows
-use just-in-time updates. Other problems with ``term_grad`` run in Python (2 term gradients a step).
+use just-in-time updates. Multinomial logistic regression: the same with one stored K-vector per term
+(:mod:`solvers.kernels_incremental.multinomial`). Other problems with ``term_grad`` run in Python (2 term gradients a step).
 The snapshot's full gradient doubles as the stopping test (gradient-mapping norm at the snapshot).
 """
 
@@ -21,6 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels_incremental.losses import all_derivs_loss
+from ..kernels_incremental.multinomial import full_pass as mn_full_pass
+from ..kernels_incremental.multinomial import mn_svrg_dense_inner, mn_svrg_sparse_inner
 from ..kernels_incremental.variance_reduced import geometric_tables, svrg_dense_inner, svrg_sparse_inner, svrg_sparse_inner_scaled, use_scaled
 from ..registry import register
 from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start
@@ -50,11 +53,13 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
     rng = rng_of(seed)
     x = start(problem, x0)
     lt = getattr(problem, "linear_terms", None)
+    mt = getattr(problem, "multinomial_terms", None)  # softmax regression: one K-vector per term
     prox = mon.prox
-    if lt is not None and lt.sparse and snapshot == "average":
+    sparse_rows = (lt is not None and lt.sparse) or (mt is not None and mt.sparse)
+    if sparse_rows and snapshot == "average":
         raise ValueError("snapshot='average' is not implemented for sparse rows; use 'last' or 'random'")
-    if lt is not None and lt.sparse:
-        last = np.zeros(problem.dim, dtype=np.int64)
+    if sparse_rows:
+        last = np.zeros(problem.dim if mt is None else problem.d, dtype=np.int64)
         pw, geo = geometric_tables(1.0 - step * problem.l2, m)
     # no l1: the scaled sparse inner loop (x = beta w, running-sum lazy steps)
     scaled = lt is not None and lt.sparse and use_scaled(step, problem.l2, problem.l1, lt.indptr, problem.dim)
@@ -72,6 +77,9 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
             gdata = np.asarray(problem.A.T @ s_snap, dtype=np.float64) / n
             g = gdata + problem.l2 * x
             fx = lsum / n + 0.5 * problem.l2 * float(x @ x) + problem.l1 * float(np.abs(x).sum())
+        elif mt is not None:
+            fx, s_snap, gdata = mn_full_pass(problem, x)
+            g = gdata + problem.l2 * x
         else:
             fx, g = problem.value_and_grad(x)
         mon.passes += 1
@@ -80,7 +88,7 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
         length = m if weights is None else int(rng.choice(m, p=weights)) + 1
         idx = indices(rng, n, order, length)
         record = int(rng.integers(0, length)) if snapshot == "random" else -1
-        if lt is not None:
+        if lt is not None or mt is not None:
             l2, l1 = problem.l2, problem.l1
             if record >= 0:
                 # run up to the recorded iterate, keep it, then finish the loop from it (same iterates)
@@ -90,7 +98,12 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
             xs = x.copy() if record >= 0 else None
             xsum = np.zeros(problem.dim) if snapshot == "average" else np.zeros(0)
             for pi, part in enumerate(parts):
-                if scaled:
+                if mt is not None:
+                    if mt.sparse:
+                        mn_svrg_sparse_inner(mt.data, mt.indices, mt.indptr, mt.labels, part, x, s_snap, gdata, step, l2, l1, last, pw, geo)
+                    else:
+                        mn_svrg_dense_inner(mt.X, mt.labels, part, x, s_snap, gdata, step, l2, l1, xsum)
+                elif scaled:
                     svrg_sparse_inner_scaled(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.gam, part, x, s_snap, gdata, step, l2, work)
                 elif lt.sparse:
                     svrg_sparse_inner(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.gam, part, x, s_snap, gdata, step, l2, l1, last, pw, geo)
@@ -121,7 +134,7 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
                 x = xs
             mon.passes += 2 * length / n
         it += 1
-    return mon.result(x, it, step=step, m=m, compiled=lt is not None)
+    return mon.result(x, it, step=step, m=m, compiled=lt is not None or mt is not None)
 
 
 @register("svrg", needs=("term_grad",), constraints=("none", "simplex", "box"))
