@@ -207,3 +207,56 @@ def all_derivs_loss(loss, X, data, indices, indptr, sparse, y, x, gam, out) -> f
 DUMMY2 = np.zeros((0, 0))
 DUMMY_F = np.zeros(0)
 DUMMY_I = np.zeros(0, dtype=np.int32)
+
+
+def value_grad_csr(loss, data, indices, indptr, y, gam, x, g) -> float:
+    """One streaming pass over CSR rows: ``g = sum_i phi'(a_i . x, y_i) a_i`` (overwritten) and the
+    return value ``sum_i phi(a_i . x, y_i)``. Each row is read once: its margin (four partial sums,
+    so the additions do not wait on each other), then its scatter into ``g`` while the row is still
+    in cache (``A x`` and ``A^T r`` fused). Indices are passed unsigned (no wraparound test)."""
+    ui = indices.view(np.uint32 if indices.dtype.itemsize == 4 else np.uint64)
+    up = indptr.view(np.uint32 if indptr.dtype.itemsize == 4 else np.uint64)
+    return _value_grad_csr(loss, data, ui, up, y, gam, x, g)
+
+
+@njit(cache=True, boundscheck=False)
+def _value_grad_csr(loss, data, indices, indptr, y, gam, x, g) -> float:
+    n = indptr.shape[0] - 1
+    for c in range(g.shape[0]):
+        g[c] = 0.0
+    total = 0.0
+    for i in range(n):
+        p0 = indptr[i]
+        p1 = indptr[i + 1]
+        u0 = 0.0
+        u1 = 0.0
+        u2 = 0.0
+        u3 = 0.0
+        p = p0
+        while p + 4 <= p1:
+            u0 += data[p] * x[indices[p]]
+            u1 += data[p + 1] * x[indices[p + 1]]
+            u2 += data[p + 2] * x[indices[p + 2]]
+            u3 += data[p + 3] * x[indices[p + 3]]
+            p += 4
+        while p < p1:
+            u0 += data[p] * x[indices[p]]
+            p += 1
+        u = (u0 + u1) + (u2 + u3)
+        if loss == LOGISTIC:  # one exp for the value and the derivative
+            z = -y[i] * u
+            if z > 0:
+                e = math.exp(-z)
+                total += z + math.log1p(e)
+                r = -y[i] / (1.0 + e)
+            else:
+                e = math.exp(z)
+                total += math.log1p(e)
+                r = -y[i] * e / (1.0 + e)
+        else:
+            r = loss_deriv(loss, u, y[i], gam)
+            total += loss_value(loss, u, y[i], gam)
+        if r != 0.0:
+            for p in range(p0, p1):
+                g[indices[p]] += r * data[p]
+    return total

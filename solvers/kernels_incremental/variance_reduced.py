@@ -195,7 +195,12 @@ def use_scaled(step: float, l2: float, l1: float, indptr: np.ndarray, dim: int) 
     return -math.log(rho) / -math.log(SCALE_FLOOR) * dim <= max(nnz_row, 1.0)
 
 
-@njit(cache=True, fastmath=True, boundscheck=False)
+def unsigned(a: np.ndarray) -> np.ndarray:
+    """The same (non-negative) index array viewed as unsigned, so that compiled loops index with it
+    without numba's negative-index wraparound test (about 10% of a sparse epoch)."""
+    return a.view(np.uint32 if a.dtype.itemsize == 4 else np.uint64)
+
+
 def saga_sparse_epoch_scaled(loss, data, indices, indptr, y, gam, idx, x, table, gbar, step, l2, theta, st):
     """SAGA/SAG epoch on CSR rows without l1: ``x = beta w`` (L1525) and running-sum lazy steps.
 
@@ -203,6 +208,11 @@ def saga_sparse_epoch_scaled(loss, data, indices, indptr, y, gam, idx, x, table,
     ``(d, 3)`` work array (contents ignored on entry). ``x`` and ``gbar`` are read at the start and
     written back, fully up to date, at the end.
     """
+    _saga_sparse_epoch_scaled(loss, data, unsigned(indices), unsigned(indptr), y, gam, idx, x, table, gbar, step, l2, theta, st)
+
+
+@njit(cache=True, fastmath=True, boundscheck=False)
+def _saga_sparse_epoch_scaled(loss, data, indices, indptr, y, gam, idx, x, table, gbar, step, l2, theta, st):
     n = table.shape[0]
     d = x.shape[0]
     rho = 1.0 - step * l2
@@ -251,9 +261,13 @@ def saga_sparse_epoch_scaled(loss, data, indices, indptr, y, gam, idx, x, table,
         gbar[c] = st[c, 1]
 
 
-@njit(cache=True, fastmath=True, boundscheck=False)
 def svrg_sparse_inner_scaled(loss, data, indices, indptr, y, gam, idx, x, s_snap, g, step, l2, st):
     """SVRG inner loop on CSR rows without l1, scaled form (module docstring); ``st``: ``(d, 2)`` work array."""
+    _svrg_sparse_inner_scaled(loss, data, unsigned(indices), unsigned(indptr), y, gam, idx, x, s_snap, g, step, l2, st)
+
+
+@njit(cache=True, fastmath=True, boundscheck=False)
+def _svrg_sparse_inner_scaled(loss, data, indices, indptr, y, gam, idx, x, s_snap, g, step, l2, st):
     d = x.shape[0]
     rho = 1.0 - step * l2
     for c in range(d):

@@ -1,7 +1,8 @@
 """Quasi-Newton: L-BFGS (unconstrained) and projected BFGS (simplex), with Armijo backtracking.
 
 Unconstrained (``lbfgs``): two-loop recursion with the last ``memory`` pairs (Nocedal & Wright,
-Alg. 7.4), initial scaling ``sᵀy / yᵀy``, Armijo backtracking from ``t = 1``; pairs with
+Alg. 7.4), initial scaling ``sᵀy / yᵀy``, Armijo backtracking from ``t = 1`` (the first trial point
+is evaluated with its gradient, reused when accepted: one evaluation per unit step); pairs with
 ``sᵀy <= 1e-12 |s||y|`` are skipped. Stops when ``||g||_inf <= tol * max(1, |f|)``, or when the
 objective stops changing (two successive relative changes below 1e-15: the precision limit).
 
@@ -81,7 +82,18 @@ def lbfgs(
             S.clear(), Y.clear()
             d = -g / max(float(np.linalg.norm(g)), 1e-300)
             slope = float(g @ d)
-        t, f_new, n_ev, ok = armijo(lambda t: problem.value(x + t * d), f, slope, alpha=alpha, beta=beta)
+        first: list = []
+
+        def phi(t, x=x, d=d, first=first):
+            # the first trial point (t = 1, accepted on most iterations) gets its gradient in the
+            # same evaluation, so an accepted unit step costs one value_and_grad, not value + value_and_grad
+            if first:
+                return problem.value(x + t * d)
+            ft, gt = problem.value_and_grad(x + t * d)
+            first.append((t, gt))
+            return ft
+
+        t, f_new, n_ev, ok = armijo(phi, f, slope, alpha=alpha, beta=beta)
         passes += n_ev
         if t == 0.0:
             message = "line search made no progress (precision limit)"
@@ -89,8 +101,11 @@ def lbfgs(
             break
         x_new = x + t * d
         f_old = f
-        f, g_new = problem.value_and_grad(x_new)
-        passes += 1
+        if first and first[0][0] == t:
+            f, g_new = f_new, first[0][1]
+        else:
+            f, g_new = problem.value_and_grad(x_new)
+            passes += 1
         s, y = x_new - x, g_new - g
         if float(s @ y) > 1e-12 * float(np.linalg.norm(s) * np.linalg.norm(y)):
             S.append(s)

@@ -101,3 +101,16 @@ def test_use_scaled_rule_and_driver_optimum():
         r = solvers.minimize(p, name, tol=1e-11, max_iter=2000)
         assert r.converged, (name, r.message)
         assert np.linalg.norm(r.x - ref) / np.linalg.norm(ref) < 1e-8, name
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared", "smooth_hinge", "hinge"])
+def test_sparse_value_and_grad_fused_pass_matches_dense(loss):
+    X, y = _problem("logistic" if loss != "squared" else "squared", n=200, d=25, seed=7)
+    kw = dict(l2=0.03) if loss == "hinge" else dict(l2=0.03, l1=0.01)
+    ps, pd = LinearModel(X, y, loss, **kw), LinearModel(X.toarray(), y, loss, **kw)
+    x = np.random.default_rng(2).normal(size=25)
+    fs, gs = ps.value_and_grad(x)
+    fd, gd = pd.value_and_grad(x)
+    assert abs(fs - fd) <= 1e-13 * abs(fd)
+    assert np.allclose(gs, gd, rtol=1e-12, atol=1e-14)
+    assert abs(fs - ps.value(x)) <= 1e-13 * abs(fd)
