@@ -97,8 +97,13 @@ class Monitor:
         self.clock = Clock()
         self.trace = Trace()
         self.prox = prox_of(problem)
-        L = constant(problem, "L") or constant(problem, "L_max") or 1.0
-        self.t = 1.0 / L
+        #: True when the prox is the identity (a linear model without l1, an unconstrained problem):
+        #: the gradient mapping is then the gradient, whatever t, and L is never needed (for a large
+        #: sparse model it costs a truncated SVD)
+        self.plain = (getattr(problem, "linear_terms", None) is not None and getattr(problem, "l1", 0.0) == 0
+                      and constraint_of(problem) == "none") or (
+            not offers(problem, "prox") and not offers(problem, "project") and constraint_of(problem) == "none")
+        self._t: float | None = None
         self.passes = 0.0
         self.measure = float("inf")
         #: True: the stopping test, trace evaluation and callback are kept off the clock (benchmarks)
@@ -106,7 +111,17 @@ class Monitor:
         #: evaluate the stopping test every this many epochs (1: every epoch)
         self.check_every = 1
 
+    @property
+    def t(self) -> float:
+        """The gradient-mapping step ``1/L`` (computed on first use)."""
+        if self._t is None:
+            L = constant(self.problem, "L") or constant(self.problem, "L_max") or 1.0
+            self._t = 1.0 / L
+        return self._t
+
     def grad_mapping(self, x: np.ndarray, g: np.ndarray) -> float:
+        if self.plain:
+            return float(np.linalg.norm(g))
         t = self.t
         return float(np.linalg.norm(x - self.prox(x - t * g, t)) / t)
 
