@@ -26,6 +26,7 @@ import numpy as np
 
 from aggregators.validation import DEFAULT_FLOOR, PredictionError, Predictions, apply_floor, as_log_probs
 
+from . import kernels
 from .utilities import EXPONENTIAL, GENERIC, ISOELASTIC, Utility, make_utility
 
 
@@ -146,8 +147,8 @@ def prepare_beliefs(
     if floor is not None:
         return apply_floor(preds, floor, field=field)
     lp = preds.log_probs
-    zeros = np.isneginf(lp)
-    if zeros.any():
+    if kernels.count_neginf(lp.reshape(-1)) > 0:  # one compiled scan; details only if there are zeros
+        zeros = np.isneginf(lp)
         no_zero_ok = np.array([not u.allows_zero_belief for u in agents.utilities])
         bad = zeros & no_zero_ok[None, :, None]
         if bad.any():

@@ -16,8 +16,10 @@ Newton's method in ``u`` with an exact Hessian, a Cholesky solve after a diagona
 mirror-gradient fall-back when the Hessian is not negative definite, and an Armijo line search on
 ``Phi`` (rounding-aware); ``fixed_point`` is the seed's iteration ``c <- sum_i r_i(c)`` (the
 alternating minimisation of ``KL(c || sum_i r_i)``). Markets of isoelastic agents with one order
-``gamma`` take a lean path in both methods (``_iso_*`` below: ``P^gamma`` stored goods-major, no
-effective beliefs formed, the Hessian as a Gram matrix); everything else uses the general kernels.
+``gamma`` take a lean path in both methods (``_iso_*`` below: one pass over ``P^gamma`` per
+iteration, no effective beliefs formed, the Hessian as a Gram matrix built in the same pass;
+:func:`solve_iso_block` takes ``P^gamma`` precomputed by NumPy's vectorised exp); everything else
+uses the general kernels.
 """
 
 from __future__ import annotations
@@ -235,23 +237,17 @@ def _init_prices(L, kind, gam, W, Pg, u):
 
 
 # --- one-order isoelastic markets: lean path ------------------------------------------------
-# When every agent is isoelastic with the same gamma (0 < |1 - gamma|, gamma not near 1), the
+# When every agent is isoelastic with the same gamma (gamma not within 0.1 of the log agent), the
 # effective beliefs are Q_ik = P_ik^g c_k^(1-g) / z_i with z_i = sum_k P_ik^g c_k^(1-g), so the
 # spending is T_k = c_k^(1-g) sum_i (W_i / z_i) P_ik^g and the Hessian's rank-A part is
 # diag(c^(1-g)) G diag(c^(1-g)) with the Gram matrix G = sum_i (W_i / z_i^2) P_i^g (P_i^g)^T.
-# With P^g stored goods-major (K, A) every pass is a contiguous, vectorisable loop over agents and
-# Q is never formed. Both the Newton method and the seed's fixed point use this path (same
-# storage, same evaluation of the spending), so the comparison stays like for like.
+# Everything reads P^g once per pass, agent by agent (row i of ``Pg`` gives z_i, its share of T
+# and its rank-one term of G), and Q is never formed. ``Pg`` comes either from the caller (the
+# block driver :func:`solve_iso_block`, where NumPy's vectorised exp computes it) or from
+# :func:`_iso_powers`. Newton and the seed's fixed point use the same pass, so the comparison
+# stays like for like.
 
 _FM = {"reassoc", "contract"}
-
-
-@njit(cache=True, fastmath=_FM, error_model="numpy")
-def _dot(a, b):
-    s = 0.0
-    for i in range(a.shape[0]):
-        s += a[i] * b[i]
-    return s
 
 
 @njit(cache=True, error_model="numpy")
@@ -269,25 +265,44 @@ def _one_order(kind, gam, W):
 
 
 @njit(cache=True, fastmath=_FM, error_model="numpy")
-def _iso_setup(L, g, W, PgT, u, warm):
-    """PgT[k, i] = P_ik^g; the power-mean start if not ``warm``. False if the start is not finite."""
+def _iso_powers(L, g, PgT):
+    """``PgT[k, i] = P_ik^g`` (goods-major) from log-beliefs ``L`` (A, K); 0 where ``P_ik = 0``."""
     A, K = L.shape
     for i in range(A):
         for k in range(K):
             PgT[k, i] = np.exp(g * L[i, k])
-    if not warm:
-        for k in range(K):
-            u[k] = np.log(_dot(PgT[k], W)) / g
-            if not np.isfinite(u[k]):
-                return False
-        _normalise(u)
+
+
+@njit(cache=True, fastmath=_FM, error_model="numpy")
+def _dot(a, b):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i] * b[i]
+    return s
+
+
+@njit(cache=True, error_model="numpy")
+def _iso_start(PgT, g, W, u):
+    """The power-mean start ``u_k = log(sum_i W_i P_ik^g) / g`` (Eq. 2.32 with ``Z_i = 1``),
+    normalised. False if it is not finite (a good no agent believes in)."""
+    K = PgT.shape[0]
+    for k in range(K):
+        u[k] = np.log(_dot(PgT[k], W)) / g
+        if not np.isfinite(u[k]):
+            return False
+    _normalise(u)
     return True
 
 
 @njit(cache=True, fastmath=_FM, error_model="numpy")
-def _iso_evaluate(PgT, g, W, Wsum, u, z, s, T, cp, need_phi):
-    """Spending ``T``, potential and residual at ``u`` (one order ``g``). Fills ``z`` (A,) and
-    ``s = W / z``. ``phi`` is only computed if ``need_phi`` (the fixed point does not use it)."""
+def _iso_pass(PgT, g, W, Wsum, u, z, s, T, cp, want_phi):
+    """One pass over ``PgT = P^g`` (K, A, goods-major: every loop below runs over the agents,
+    contiguous and vectorisable) at normalised log-prices ``u`` (one order ``g``).
+
+    Fills ``z`` (A,) (``z_i = sum_k P_ik^g c_k^(1-g)``), ``s = W / z`` (A,), the spending ``T``
+    (K,) and ``cp = c^(1-g)``; with ``want_phi`` the potential
+    ``Phi = sum_i W_i log z_i / (1-g)`` (A logarithms: the dearest part of a pass, so only the line
+    search asks for it). Returns ``(phi, residual)``, ``residual = max_k |T_k - Wsum c_k| / c_k``."""
     K, A = PgT.shape
     dl = 1.0 - g
     for k in range(K):
@@ -299,10 +314,10 @@ def _iso_evaluate(PgT, g, W, Wsum, u, z, s, T, cp, need_phi):
         row = PgT[k]
         for i in range(A):
             z[i] += ck * row[i]
-    phi = 0.0
     for i in range(A):
         s[i] = W[i] / z[i]
-    if need_phi:
+    phi = 0.0
+    if want_phi:
         for i in range(A):
             phi += W[i] * np.log(z[i])
         phi /= dl
@@ -317,21 +332,31 @@ def _iso_evaluate(PgT, g, W, Wsum, u, z, s, T, cp, need_phi):
 
 
 @njit(cache=True, fastmath=_FM, error_model="numpy")
-def _iso_hessian(PgT, g, z, s, T, cp, H, tmpA):
-    """``S = diag(c) Hess_c(Phi) diag(c) = -g diag(T) - (1-g) diag(cp) G diag(cp)`` (lower triangle
-    and mirror), with ``G`` the Gram matrix above (K(K+1)/2 dot products of length A)."""
+def _iso_gram(PgT, z, s, G):
+    """``G = sum_i (W_i / z_i^2) P_i^g (P_i^g)^T`` (K, K) from the last :func:`_iso_pass` (its
+    ``z`` and ``s``; both are overwritten): K(K+1)/2 dot products over the agents, about 2.75
+    passes' worth of work for K = 10, so Newton forms it only when another step is needed."""
     K, A = PgT.shape
     for i in range(A):
-        z[i] = s[i] / z[i]  # W_i / z_i^2 (z is not used again before the next evaluation)
-    dl = 1.0 - g
+        s[i] /= z[i]
     for k in range(K):
         row = PgT[k]
         for i in range(A):
-            tmpA[i] = z[i] * row[i]
+            z[i] = s[i] * row[i]
         for l in range(k + 1):
-            v = -dl * cp[k] * cp[l] * _dot(tmpA, PgT[l])
-            H[k, l] = v
-            H[l, k] = v
+            v = _dot(z, PgT[l])
+            G[k, l] = v
+            G[l, k] = v
+
+
+@njit(cache=True, error_model="numpy")
+def _iso_S(g, T, cp, G, H):
+    """``S = diag(c) Hess_c(Phi) diag(c) = -g diag(T) - (1-g) diag(cp) G diag(cp)``."""
+    K = T.shape[0]
+    dl = 1.0 - g
+    for k in range(K):
+        for l in range(K):
+            H[k, l] = -dl * cp[k] * cp[l] * G[k, l]
         H[k, k] -= g * T[k]
 
 
@@ -382,65 +407,116 @@ def _direction_from_S(u, T, Wsum, reg, d, H, Lc, tmp):
     return True
 
 
+# --- pieces of the safeguarded line search shared by both Newton drivers ----------------------
+
+
 @njit(cache=True, error_model="numpy")
-def _iso_newton(L, g, W, Wsum, tol, max_iter, u, warm):
-    """Safeguarded Newton (as :func:`item_newton`) on the lean one-order path. Returns
-    ``(ok, n_iter, converged, residual)``; ``ok`` False means: use the general path."""
-    A, K = L.shape
-    PgT = np.empty((K, A))
+def _mirror_direction(u, T, Wsum, d):
+    """The mirror-gradient fall-back ``d_k = (T_k - Wsum c_k) / c_k``: always an ascent
+    direction of Phi (``grad . d = sum_k (T_k - Wsum c_k)^2 / c_k``)."""
+    for k in range(u.shape[0]):
+        ck = np.exp(u[k])
+        d[k] = (T[k] - Wsum * ck) / ck
+
+
+@njit(cache=True, error_model="numpy")
+def _slope(u, T, Wsum, d):
+    """Directional derivative of Phi in ``u`` along ``d`` (the gradient is the excess spending)."""
+    gd = 0.0
+    for k in range(u.shape[0]):
+        gd += (T[k] - Wsum * np.exp(u[k])) * d[k]
+    return gd
+
+
+@njit(cache=True, error_model="numpy")
+def _trial(u, d, t, un):
+    for k in range(u.shape[0]):
+        un[k] = u[k] + t * d[k]
+    _normalise(un)
+
+
+@njit(cache=True, error_model="numpy")
+def _ascent_ok(phin, phi, resn, res, t, gd):
+    """Armijo test on Phi, rounding-aware: a step whose gain is within rounding of zero is
+    accepted if it lowers the clearing residual (Phi is flat to working precision near the top)."""
+    gain = phin - phi
+    noise = 1e-13 * (1.0 + abs(phi))
+    return gain >= 1e-4 * t * gd or (abs(gain) <= noise and resn < res)
+
+
+@njit(cache=True, error_model="numpy")
+def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm):
+    """Safeguarded Newton on the lean path, from ``Pg = P^g`` (K, A, goods-major). Returns
+    ``(ok, n_iter, converged, residual)``; ``ok`` False means: use the general path.
+
+    Two phases. (1) While full Newton steps at least halve the clearing residual they are taken
+    without the potential: an iteration is then one pass over the agents plus, if the residual is
+    still above ``tol``, the Gram matrix for the next step. (2) The first time a full step fails that test the method
+    switches for good to the line search of :func:`item_newton` (Armijo on Phi with the
+    mirror-gradient fall-back), which converges from any start. Phase 1 cannot cycle: its residual
+    falls geometrically, so it either reaches ``tol`` or hands over to phase 2.
+    """
+    K, A = Pg.shape
     z = np.empty(A)
     s = np.empty(A)
-    tmpA = np.empty(A)
     T = np.empty(K)
     cp = np.empty(K)
-    d = np.empty(K)
+    G = np.empty((K, K))
     H = np.empty((K, K))
     Lc = np.zeros((K, K))
     tmp = np.empty(K)
+    d = np.empty(K)
     un = np.empty(K)
-    if not _iso_setup(L, g, W, PgT, u, warm):
+    if not warm and not _iso_start(Pg, g, W, u):
         return False, 0, False, np.inf
-    phi, res = _iso_evaluate(PgT, g, W, Wsum, u, z, s, T, cp, True)
-    if not np.isfinite(phi):
+    phi, res = _iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, False)
+    if not np.isfinite(res):
         return False, 0, False, np.inf
     reg = abs(Wsum)
     if reg <= 0.0:
         reg = 1.0
+    fast = True
     it = 0
     while res > tol and it < max_iter:
         it += 1
-        _iso_hessian(PgT, g, z, s, T, cp, H, tmpA)
+        _iso_gram(Pg, z, s, G)
+        _iso_S(g, T, cp, G, H)
         ok = _direction_from_S(u, T, Wsum, reg, d, H, Lc, tmp)
+        if fast:
+            if ok:
+                _trial(u, d, 1.0, un)
+                phin, resn = _iso_pass(Pg, g, W, Wsum, un, z, s, T, cp, False)
+                if resn <= 0.5 * res:
+                    for k in range(K):
+                        u[k] = un[k]
+                    res = resn
+                    continue
+            fast = False
+            phi, res = _iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, True)
+            if not np.isfinite(phi):
+                return False, it, False, np.inf
         accepted = False
         phin = phi
         resn = res
         for attempt in range(2):
             if not ok or attempt == 1:
-                for k in range(K):
-                    ck = np.exp(u[k])
-                    d[k] = (T[k] - Wsum * ck) / ck
-            gd = 0.0
-            for k in range(K):
-                gd += (T[k] - Wsum * np.exp(u[k])) * d[k]
+                _mirror_direction(u, T, Wsum, d)
+            gd = _slope(u, T, Wsum, d)
             if not (gd > 0.0):
                 if attempt == 0:
                     continue
                 break
             t = 1.0
             for ls in range(60):
-                for k in range(K):
-                    un[k] = u[k] + t * d[k]
-                _normalise(un)
-                phin, resn = _iso_evaluate(PgT, g, W, Wsum, un, z, s, T, cp, True)
-                gain = phin - phi
-                noise = 1e-13 * (1.0 + abs(phi))
-                if gain >= 1e-4 * t * gd or (abs(gain) <= noise and resn < res):
+                _trial(u, d, t, un)
+                phin, resn = _iso_pass(Pg, g, W, Wsum, un, z, s, T, cp, True)
+                if _ascent_ok(phin, phi, resn, res, t, gd):
                     accepted = True
                     break
                 t *= 0.5
             if accepted:
                 break
-            phi, res = _iso_evaluate(PgT, g, W, Wsum, u, z, s, T, cp, True)
+            phi, res = _iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, True)
             if not ok:
                 break
         if not accepted:
@@ -452,19 +528,18 @@ def _iso_newton(L, g, W, Wsum, tol, max_iter, u, warm):
 
 
 @njit(cache=True, error_model="numpy")
-def _iso_fixed_point(L, g, W, Wsum, tol, max_iter, u, warm):
-    """The seed's fixed point ``c <- sum_i r_i(c) / sum_i W_i`` on the lean one-order path (same
-    storage and spending evaluation as :func:`_iso_newton`, no potential). Returns
+def _iso_fixed_point_pg(Pg, g, W, Wsum, tol, max_iter, u, warm):
+    """The seed's fixed point ``c <- sum_i r_i(c) / sum_i W_i`` from ``Pg = P^g`` (K, A; same start and
+    same pass as :func:`_iso_newton_pg`, without potential or Gram matrix). Returns
     ``(ok, n_iter, converged, residual)``."""
-    A, K = L.shape
-    PgT = np.empty((K, A))
+    K, A = Pg.shape
     z = np.empty(A)
     s = np.empty(A)
     T = np.empty(K)
     cp = np.empty(K)
-    if not _iso_setup(L, g, W, PgT, u, warm):
+    if not warm and not _iso_start(Pg, g, W, u):
         return False, 0, False, np.inf
-    phi, res = _iso_evaluate(PgT, g, W, Wsum, u, z, s, T, cp, False)
+    phi, res = _iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, False)
     if not np.isfinite(res):
         return False, 0, False, np.inf
     it = 0
@@ -473,8 +548,46 @@ def _iso_fixed_point(L, g, W, Wsum, tol, max_iter, u, warm):
         for k in range(K):
             u[k] = np.log(T[k] / Wsum)
         _normalise(u)
-        phi, res = _iso_evaluate(PgT, g, W, Wsum, u, z, s, T, cp, False)
+        phi, res = _iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, False)
     return True, it, res <= tol, res
+
+
+@njit(cache=True, error_model="numpy")
+def _iso_newton(L, g, W, Wsum, tol, max_iter, u, warm):
+    Pg = np.empty((L.shape[1], L.shape[0]))
+    _iso_powers(L, g, Pg)
+    return _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm)
+
+
+@njit(cache=True, error_model="numpy")
+def _iso_fixed_point(L, g, W, Wsum, tol, max_iter, u, warm):
+    Pg = np.empty((L.shape[1], L.shape[0]))
+    _iso_powers(L, g, Pg)
+    return _iso_fixed_point_pg(Pg, g, W, Wsum, tol, max_iter, u, warm)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def solve_iso_block(Pg, g, W, tol, max_iter, method, U, warm, ok, iters, conv, res):
+    """Equilibria of a block of items of a one-order isoelastic market from ``Pg = P^g``
+    (n, K, A: goods-major per item), computed by the caller (NumPy's vectorised exp). ``method`` 0 = Newton,
+    1 = fixed point. ``ok[j]`` False leaves ``U[j]`` untouched: solve that item on the general
+    path (:func:`solve_items`)."""
+    n = Pg.shape[0]
+    Wsum = 0.0
+    for i in range(W.shape[0]):
+        Wsum += W[i]
+    for j in prange(n):
+        u = U[j].copy()
+        if method == 0:
+            a, b, c, d = _iso_newton_pg(Pg[j], g, W, Wsum, tol, max_iter, u, warm)
+        else:
+            a, b, c, d = _iso_fixed_point_pg(Pg[j], g, W, Wsum, tol, max_iter, u, warm)
+        ok[j] = a
+        if a:
+            U[j] = u
+            iters[j] = b
+            conv[j] = c
+            res[j] = d
 
 
 @njit(cache=True, error_model="numpy")
@@ -512,27 +625,18 @@ def item_newton(L, kind, gam, W, tol, max_iter, u, warm):
         accepted = False
         for attempt in range(2):
             if not ok or attempt == 1:
-                # mirror-gradient fall-back: d = g / c (an ascent direction: g.d = sum g^2/c)
-                for k in range(K):
-                    ck = np.exp(u[k])
-                    d[k] = (T[k] - Wsum * ck) / ck
-            gd = 0.0
-            for k in range(K):
-                gd += (T[k] - Wsum * np.exp(u[k])) * d[k]
+                _mirror_direction(u, T, Wsum, d)
+            gd = _slope(u, T, Wsum, d)
             if not (gd > 0.0):
                 if attempt == 0:
                     continue
                 break
             t = 1.0
             for ls in range(60):
-                for k in range(K):
-                    un[k] = u[k] + t * d[k]
-                _normalise(un)
+                _trial(u, d, t, un)
                 # evaluate into scratch via the shared buffers; on rejection they are recomputed
                 phin, resn, nnegn = _evaluate(L, kind, gam, W, Wsum, un, Pg, Q, B, T, cp)
-                gain = phin - phi
-                noise = 1e-13 * (1.0 + abs(phi))
-                if gain >= 1e-4 * t * gd or (abs(gain) <= noise and resn < res):
+                if _ascent_ok(phin, phi, resn, res, t, gd):
                     accepted = True
                     break
                 t *= 0.5
@@ -696,3 +800,13 @@ def online_epoch(L, y, kind, gam, W, tol, max_iter, method, U, warm, history):
         for i in range(A):
             history[j, i] = W[i]
     return tot, allconv
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def count_neginf(x):
+    """Number of ``-inf`` entries of the 1-D array ``x`` (zero beliefs), without a temporary."""
+    c = 0
+    for i in prange(x.shape[0]):
+        if x[i] == -np.inf:
+            c += 1
+    return c
