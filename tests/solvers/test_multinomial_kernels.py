@@ -216,3 +216,17 @@ def test_dual_and_term_prox_methods_do_not_apply():
     names = solvers.available(MultinomialLogistic(X, y, l2=0.1))
     assert "sdca" not in names and "prox_finito" not in names
     assert {"saga", "sag", "svrg", "s2gd", "sgd", "finito", "miso"} <= set(names)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_auto_rule_for_multinomial(sparse):
+    X, y = _data(sparse)
+    p = MultinomialLogistic(X, y, l2=0.05)
+    assert solvers.choose(p) == "lbfgs"
+    ref = ref_sklearn(X, y, 0.05)
+    r = solvers.minimize(p, "auto", tol=1e-12)
+    assert np.linalg.norm(r.x - ref) / np.linalg.norm(ref) <= 1e-8
+    q = MultinomialLogistic(X, y, l2=0.02, l1=0.01)
+    assert solvers.choose(q) == "saga"  # the prox method: lbfgs would ignore the l1 term
+    r = solvers.minimize(q, "auto", tol=1e-12, max_iter=3000)
+    assert r.converged and min_norm_subgrad(X, y, 0.02, 0.01, q.K, r.x) / 0.02 <= 1e-8 * np.linalg.norm(r.x)
