@@ -108,36 +108,71 @@ def multinomial_scores(X, data, indices, indptr, sparse, labels, x, S):
 
 
 # ---- SAGA / SAG -----------------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def _to_kd(x, K, out):
+    """out[k, c] = x[c K + k]: the dense kernels work on W^T (K x d) so both inner loops run over d."""
+    d = out.shape[1]
+    for c in range(d):
+        for k in range(K):
+            out[k, c] = x[c * K + k]
+
+
+@njit(cache=True, inline="always")
+def _from_kd(src, K, x):
+    d = src.shape[1]
+    for c in range(d):
+        for k in range(K):
+            x[c * K + k] = src[k, c]
+
+
+@njit(cache=True, inline="always")
+def _logits_kd(X, j, xt, z):
+    K, d = xt.shape
+    for k in range(K):
+        acc = 0.0
+        for c in range(d):
+            acc += X[j, c] * xt[k, c]
+        z[k] = acc
+
+
 @njit(cache=True, fastmath=True)
 def mn_saga_dense_epoch(X, labels, idx, x, table, gbar, step, l2, l1, theta):
-    """One SAGA (theta = 1) / SAG (theta = 1/n) epoch over ``idx`` on dense rows (module docstring)."""
+    """One SAGA (theta = 1) / SAG (theta = 1/n) epoch over ``idx`` on dense rows (module docstring).
+
+    ``x`` and ``gbar`` are copied to (K x d) working arrays for the epoch (unit-stride loops over
+    the d features; about 2x faster than looping over the K classes innermost) and copied back.
+    """
     n, d = X.shape
     K = table.shape[1]
     rho = 1.0 - step * l2
     tl1 = step * l1
     inv_n = 1.0 / n
     z = np.empty(K)
-    delta = np.empty(K)
+    xt = np.empty((K, d))
+    gt = np.empty((K, d))
+    _to_kd(x, K, xt)
+    _to_kd(gbar, K, gt)
     for t in range(idx.shape[0]):
         j = idx[t]
-        _logits_dense(X, j, x, z)
+        _logits_kd(X, j, xt, z)
         _softmax_minus_onehot(z, labels[j])
         for k in range(K):
-            delta[k] = z[k] - table[j, k]
+            dk = z[k] - table[j, k]
             table[j, k] = z[k]
-        for c in range(d):
-            a = X[j, c]
-            ca = step * theta * a
-            na = a * inv_n
-            base = c * K
+            ck = step * theta * dk
+            nk = dk * inv_n
             if tl1 > 0.0:
-                for k in range(K):
-                    x[base + k] = soft(rho * x[base + k] - ca * delta[k] - step * gbar[base + k], tl1)
-                    gbar[base + k] += na * delta[k]
+                for c in range(d):
+                    a = X[j, c]
+                    xt[k, c] = soft(rho * xt[k, c] - ck * a - step * gt[k, c], tl1)
+                    gt[k, c] += nk * a
             else:
-                for k in range(K):
-                    x[base + k] = rho * x[base + k] - ca * delta[k] - step * gbar[base + k]
-                    gbar[base + k] += na * delta[k]
+                for c in range(d):
+                    a = X[j, c]
+                    xt[k, c] = rho * xt[k, c] - ck * a - step * gt[k, c]
+                    gt[k, c] += nk * a
+    _from_kd(xt, K, x)
+    _from_kd(gt, K, gbar)
 
 
 @njit(cache=True)
@@ -206,31 +241,39 @@ def mn_saga_sparse_epoch(data, indices, indptr, labels, idx, x, table, gbar, ste
 # ---- SVRG / S2GD ----------------------------------------------------------------------------------
 @njit(cache=True, fastmath=True)
 def mn_svrg_dense_inner(X, labels, idx, x, s_snap, g, step, l2, l1, xsum):
-    """One SVRG inner loop on dense rows; ``xsum`` (length 0 to skip) accumulates the iterates."""
+    """One SVRG inner loop on dense rows; ``xsum`` (length 0 to skip) accumulates the iterates.
+    Works on (K x d) copies of ``x``, ``g`` and ``xsum`` (see :func:`mn_saga_dense_epoch`)."""
     n, d = X.shape
     K = s_snap.shape[1]
     rho = 1.0 - step * l2
     tl1 = step * l1
     acc = xsum.shape[0] > 0
     z = np.empty(K)
+    xt = np.empty((K, d))
+    gt = np.empty((K, d))
+    st = np.empty((K, d) if acc else (0, 0))
+    _to_kd(x, K, xt)
+    _to_kd(g, K, gt)
+    if acc:
+        _to_kd(xsum, K, st)
     for t in range(idx.shape[0]):
         j = idx[t]
-        _logits_dense(X, j, x, z)
+        _logits_kd(X, j, xt, z)
         _softmax_minus_onehot(z, labels[j])
         for k in range(K):
-            z[k] = step * (z[k] - s_snap[j, k])
-        for c in range(d):
-            a = X[j, c]
-            base = c * K
+            zk = step * (z[k] - s_snap[j, k])
             if tl1 > 0.0:
-                for k in range(K):
-                    x[base + k] = soft(rho * x[base + k] - a * z[k] - step * g[base + k], tl1)
+                for c in range(d):
+                    xt[k, c] = soft(rho * xt[k, c] - zk * X[j, c] - step * gt[k, c], tl1)
             else:
-                for k in range(K):
-                    x[base + k] = rho * x[base + k] - a * z[k] - step * g[base + k]
-        if acc:
-            for c in range(x.shape[0]):
-                xsum[c] += x[c]
+                for c in range(d):
+                    xt[k, c] = rho * xt[k, c] - zk * X[j, c] - step * gt[k, c]
+            if acc:
+                for c in range(d):
+                    st[k, c] += xt[k, c]
+    _from_kd(xt, K, x)
+    if acc:
+        _from_kd(st, K, xsum)
 
 
 @njit(cache=True)
