@@ -184,12 +184,11 @@ def _one_order_gamma(agents: Agents) -> float | None:
 
 
 def _powers(block: np.ndarray, g: float, out: np.ndarray, pool: ThreadPoolExecutor | None) -> None:
-    """``out[j, k, i] = exp(g * block[j, i, k])`` (goods-major, the kernels' layout) with NumPy's
-    vectorised exp (several times faster than a scalar ``exp`` in a compiled loop), split across
-    the pool's threads (ufuncs release the GIL)."""
+    """``out = exp(g * block)`` with NumPy's vectorised exp (several times faster than a scalar
+    ``exp`` in a compiled loop), split across the pool's threads (ufuncs release the GIL)."""
 
     def part(sl: slice) -> None:
-        np.multiply(block[sl].transpose(0, 2, 1), g, out=out[sl])
+        np.multiply(block[sl], g, out=out[sl])
         np.exp(out[sl], out=out[sl])
 
     if pool is None:
@@ -216,7 +215,7 @@ def _solve(lp: np.ndarray, agents: Agents, tol: float, max_iter: int, code: int,
     res = np.zeros(n)
     ok = np.zeros(n, bool)
     b = min(n, BLOCK_ITEMS)
-    buf = np.empty((b, K, A))
+    buf = np.empty((b, A, K))
     threads = max(1, min(numba.get_num_threads(), os.cpu_count() or 1))
     pool = ThreadPoolExecutor(threads) if threads > 1 and n * A * K >= 1_000_000 else None
     try:
