@@ -172,13 +172,13 @@ BLOCK_ITEMS = 2048
 """Items per block of the one-order path (``P^gamma`` of a block is computed by NumPy, then solved)."""
 
 
-def _one_order_gamma(agents: Agents) -> float | None:
+def _one_order_gamma(agents: Agents, wealth: np.ndarray) -> float | None:
     """The common order ``gamma`` if every agent is isoelastic with it, has positive wealth and
     ``gamma`` is not within 0.1 of the log agent (the kernels' lean path); else ``None``."""
     g = agents.gamma
     if agents.has_exponential or agents.has_generic or not np.all(agents.kind == ISOELASTIC):
         return None
-    if not (np.all(g == g[0]) and abs(1.0 - g[0]) >= 0.1 and np.all(agents.wealth > 0)):
+    if not (np.all(g == g[0]) and abs(1.0 - g[0]) >= 0.1 and np.all(wealth > 0)):
         return None
     return float(g[0])
 
@@ -200,20 +200,44 @@ def _powers(block: np.ndarray, g: float, out: np.ndarray, pool: ThreadPoolExecut
     list(pool.map(part, [slice(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]))
 
 
-def _solve(lp: np.ndarray, agents: Agents, tol: float, max_iter: int, code: int, U: np.ndarray, warm: bool):
-    """Newton (``code`` 0) or the fixed point (1) for every item. One-order isoelastic markets go
-    block by block through :func:`kernels.solve_iso_block` (``P^gamma`` from NumPy, the same for
-    both methods); items it cannot take, and all other markets, go through :func:`kernels.solve_items`."""
+def solve_prices(
+    lp: np.ndarray,
+    agents: Agents,
+    tol: float,
+    max_iter: int,
+    code: int,
+    U: np.ndarray,
+    warm: bool,
+    labels: np.ndarray | None = None,
+    payouts: np.ndarray | None = None,
+    wealth: np.ndarray | None = None,
+):
+    """Newton (``code`` 0) or the fixed point (1) for every item at ``agents.wealth``. One-order
+    isoelastic markets go block by block through :func:`kernels.solve_iso_block` (``P^gamma`` from
+    NumPy, the same for both methods); items it cannot take, and all other markets, go through the
+    general kernels. With ``labels``, also fills ``payouts`` (n, A): each agent's share of the
+    realised price of the label (batch market training). ``wealth`` overrides ``agents.wealth``
+    unvalidated (training: wealth may reach zero)."""
     n, A, K = lp.shape
-    g = _one_order_gamma(agents)
+    W = agents.wealth if wealth is None else wealth
+    g = _one_order_gamma(agents, W)
+    pay = labels is not None
     if g is None:
+        if pay:
+            iters, conv, res = kernels.batch_payouts(
+                np.ascontiguousarray(lp), labels, agents.kind, agents.gamma, W, tol, max_iter, code, U,
+                warm, payouts,
+            )
+            return iters, conv, res, np.zeros(n, np.int64)
         return kernels.solve_items(
-            np.ascontiguousarray(lp), agents.kind, agents.gamma, agents.wealth, tol, max_iter, code, U, warm
+            np.ascontiguousarray(lp), agents.kind, agents.gamma, W, tol, max_iter, code, U, warm
         )
     iters = np.zeros(n, np.int64)
     conv = np.zeros(n, bool)
     res = np.zeros(n)
     ok = np.zeros(n, bool)
+    no_y = np.zeros(0, np.int64)
+    no_pay = np.zeros((0, A))
     b = min(n, BLOCK_ITEMS)
     buf = np.empty((b, A, K))
     threads = max(1, min(numba.get_num_threads(), os.cpu_count() or 1))
@@ -224,7 +248,8 @@ def _solve(lp: np.ndarray, agents: Agents, tol: float, max_iter: int, code: int,
             pg = buf[: e - s]
             _powers(lp[s:e], g, pg, pool)
             kernels.solve_iso_block(
-                pg, g, agents.wealth, tol, max_iter, code, U[s:e], warm, ok[s:e], iters[s:e], conv[s:e], res[s:e]
+                pg, g, W, tol, max_iter, code, U[s:e], warm, ok[s:e], iters[s:e], conv[s:e], res[s:e],
+                labels[s:e] if pay else no_y, payouts[s:e] if pay else no_pay,
             )
     finally:
         if pool is not None:
@@ -233,10 +258,20 @@ def _solve(lp: np.ndarray, agents: Agents, tol: float, max_iter: int, code: int,
     rest = np.flatnonzero(~ok)
     if rest.size:  # e.g. a good nobody believes in: the general path decides (and reports) it
         Ur = U[rest]
-        it_r, conv_r, res_r, nneg_r = kernels.solve_items(
-            np.ascontiguousarray(lp[rest]), agents.kind, agents.gamma, agents.wealth, tol, max_iter, code, Ur, warm
-        )
-        U[rest], iters[rest], conv[rest], res[rest], nneg[rest] = Ur, it_r, conv_r, res_r, nneg_r
+        if pay:
+            Pr = np.empty((rest.size, A))
+            it_r, conv_r, res_r = kernels.batch_payouts(
+                np.ascontiguousarray(lp[rest]), labels[rest], agents.kind, agents.gamma, W, tol,
+                max_iter, code, Ur, warm, Pr,
+            )
+            payouts[rest] = Pr
+        else:
+            it_r, conv_r, res_r, nneg_r = kernels.solve_items(
+                np.ascontiguousarray(lp[rest]), agents.kind, agents.gamma, W, tol, max_iter, code, Ur,
+                warm,
+            )
+            nneg[rest] = nneg_r
+        U[rest], iters[rest], conv[rest], res[rest] = Ur, it_r, conv_r, res_r
     return iters, conv, res, nneg
 
 
@@ -315,7 +350,7 @@ def equilibrium(
             raise ValueError(f"start: must have shape ({n}, {K}); got {U.shape}")
         if start is not None:  # prices are normalised log-prices: a shifted start would not clear
             U -= logsumexp(U, axis=1, keepdims=True)
-        iters, conv, res, nneg = _solve(lp, agents, float(tol), int(mi), code, U, start is not None)
+        iters, conv, res, nneg = solve_prices(lp, agents, float(tol), int(mi), code, U, start is not None)
         log_c = U
     seconds = time.perf_counter() - t0
     if check:

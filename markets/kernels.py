@@ -617,16 +617,22 @@ def _iso_fixed_point(L, g, W, Wsum, tol, max_iter, u, warm):
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def solve_iso_block(Pg, g, W, tol, max_iter, method, U, warm, ok, iters, conv, res):
+def solve_iso_block(Pg, g, W, tol, max_iter, method, U, warm, ok, iters, conv, res, y, pay):
     """Equilibria of a block of items of a one-order isoelastic market from ``Pg = P^g``
     (n, A, K), computed by the caller (NumPy's vectorised exp); each item is transposed here to
     the goods-major layout of the passes (cheaper than a strided NumPy write). ``method``
     0 = Newton, 1 = fixed point. ``ok[j]`` False leaves ``U[j]`` untouched: solve that item on
-    the general path (:func:`solve_items`)."""
+    the general path (:func:`solve_items`).
+
+    If ``y`` is not empty (batch market training, Algorithm 2.4), also each agent's payout when
+    label ``y[j]`` occurs: ``pay[j, i] = r_{i,y} / sum_l r_{l,y}`` with
+    ``r_{i,y} = W_i P_iy^g c_y^(1-g) / z_i`` (one more pass at the answer; as in
+    :func:`batch_payouts`, the realised price makes total wealth conserved to rounding)."""
     n, A, K = Pg.shape
     Wsum = 0.0
     for i in range(A):
         Wsum += W[i]
+    want_pay = y.shape[0] > 0
     m = min(n, 64)  # chunks: buffers are allocated once per chunk, not per item
     for c in prange(m):
         ws = np.empty(iso_workspace_size(K, A))
@@ -648,6 +654,17 @@ def solve_iso_block(Pg, g, W, tol, max_iter, method, U, warm, ok, iters, conv, r
                 iters[j] = b
                 conv[j] = cv
                 res[j] = d
+                if want_pay:
+                    z, sw, T, cp, G, H, Lc, tmp, dd, un, cc = _iso_views(ws, K, A)
+                    _iso_pass(PgT, g, W, Wsum, u, z, sw, T, cp, False)
+                    row = PgT[y[j]]
+                    tot = 0.0
+                    for i in range(A):
+                        v = sw[i] * row[i]
+                        pay[j, i] = v
+                        tot += v
+                    for i in range(A):
+                        pay[j, i] /= tot
 
 
 @njit(cache=True, error_model="numpy")

@@ -33,6 +33,7 @@ from aggregators.validation import DEFAULT_FLOOR, as_labels, as_log_probs
 from solvers.progress import ProgressFn, report
 
 from . import kernels
+from .equilibrium import solve_prices
 from .agents import Agents, make_agents, prepare_beliefs
 from .utilities import ISOELASTIC
 
@@ -169,9 +170,9 @@ def train_market(
                 else:
                     P = np.empty((sl.stop - sl.start, A))
                     Ub = U[sl].copy()
-                    it, ok, _ = kernels.batch_payouts(
-                        lp[sl], labels[sl], agents.kind, agents.gamma, W, float(tol),
-                        100_000 if code else 100, code, Ub, warm, P,
+                    it, ok, _, _ = solve_prices(
+                        lp[sl], agents, float(tol), 100_000 if code else 100, code, Ub, warm,
+                        labels=labels[sl], payouts=P, wealth=W,
                     )
                     U[sl] = Ub
                     total_iter += int(it.sum())

@@ -71,8 +71,9 @@ def test_log_utility_batch_training_matches_linear_pool_estimator(rng):
     assert abs(np.mean(np.log(P @ res.wealth)) - np.mean(np.log(P @ pool.weights_))) < 1e-8
 
 
-def test_isoelastic_batch_step_is_a_variational_algorithm_2_1_step(rng):
-    etas = np.array([1.5, 3.0, 8.0, 2.0])
+@pytest.mark.parametrize("etas", [[1.5, 3.0, 8.0, 2.0], [3.0, 3.0, 3.0, 3.0]])  # general / one-order block path
+def test_isoelastic_batch_step_is_a_variational_algorithm_2_1_step(etas, rng):
+    etas = np.array(etas)
     gamma = 1.0 / etas
     lp, y = _labelled(rng, 80, 4, 6)
     W = rng.uniform(0.2, 1.0, 4)
@@ -98,7 +99,7 @@ def test_isoelastic_batch_step_is_a_variational_algorithm_2_1_step(rng):
     np.testing.assert_allclose(res.wealth, new, atol=1e-11)
 
 
-@pytest.mark.parametrize("utils", [[2.0, 5.0, 1.0, 30.0], [2.0, "exp", 1.0, "exp"]])
+@pytest.mark.parametrize("utils", [[2.0, 5.0, 1.0, 30.0], [2.0, "exp", 1.0, "exp"], [4.0, 4.0, 4.0, 4.0]])
 @pytest.mark.parametrize("mode", ["online", "batch"])
 def test_wealth_conserved_at_every_step(utils, mode, rng):
     lp, y = _labelled(rng, 40, 4, 5)
