@@ -317,7 +317,9 @@ def mn_svrg_sparse_inner(data, indices, indptr, labels, idx, x, s_snap, g, step,
 def mn_sgd_epoch(X, data, indices, indptr, sparse, labels, K, idx, x, k0, schedule, g0, l2, l1, xavg, avg_from):
     """SGD epoch (schedules as :func:`.table_methods.sgd_epoch`: 0 constant, 1 ``g0/(1 + g0 l2 k)``,
     2 ``g0/sqrt(1 + k)``); ``xavg`` (length 0 to skip) averages the iterates from step ``avg_from``.
-    Returns the new step count k."""
+    Returns the new step count k. Dense rows run on (K x d) copies (:func:`_mn_sgd_dense`)."""
+    if not sparse:
+        return _mn_sgd_dense(X, labels, K, idx, x, k0, schedule, g0, l2, l1, xavg, avg_from)
     D = x.shape[0]
     z = np.empty(K)
     k = k0
@@ -358,6 +360,48 @@ def mn_sgd_epoch(X, data, indices, indptr, sparse, labels, K, idx, x, k0, schedu
             mm = k - avg_from
             for c in range(D):
                 xavg[c] += (x[c] - xavg[c]) / mm
+    return k
+
+
+@njit(cache=True, fastmath=True)
+def _mn_sgd_dense(X, labels, K, idx, x, k0, schedule, g0, l2, l1, xavg, avg_from):
+    d = X.shape[1]
+    z = np.empty(K)
+    acc = xavg.shape[0] > 0
+    xt = np.empty((K, d))
+    at = np.empty((K, d) if acc else (0, 0))
+    _to_kd(x, K, xt)
+    if acc:
+        _to_kd(xavg, K, at)
+    k = k0
+    for t in range(idx.shape[0]):
+        j = idx[t]
+        if schedule == 0:
+            st = g0
+        elif schedule == 1:
+            st = g0 / (1.0 + g0 * l2 * k)
+        else:
+            st = g0 / math.sqrt(1.0 + k)
+        _logits_kd(X, j, xt, z)
+        _softmax_minus_onehot(z, labels[j])
+        r = 1.0 - st * l2
+        for q in range(K):
+            zq = st * z[q]
+            if l1 > 0.0:
+                for c in range(d):
+                    xt[q, c] = soft(r * xt[q, c] - zq * X[j, c], st * l1)
+            else:
+                for c in range(d):
+                    xt[q, c] = r * xt[q, c] - zq * X[j, c]
+        k += 1
+        if acc and k > avg_from:
+            mm = k - avg_from
+            for q in range(K):
+                for c in range(d):
+                    at[q, c] += (xt[q, c] - at[q, c]) / mm
+    _from_kd(xt, K, x)
+    if acc:
+        _from_kd(at, K, xavg)
     return k
 
 
