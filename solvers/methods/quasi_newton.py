@@ -1,8 +1,11 @@
 """Quasi-Newton: L-BFGS (unconstrained) and projected BFGS (simplex), with Armijo backtracking.
 
 Unconstrained (``lbfgs``): two-loop recursion with the last ``memory`` pairs (Nocedal & Wright,
-Alg. 7.4), initial scaling ``sᵀy / yᵀy``, Armijo backtracking from ``t = 1`` (the first trial point
-is evaluated with its gradient, reused when accepted: one evaluation per unit step); pairs with
+Alg. 7.4), initial scaling ``sᵀy / yᵀy``, Armijo backtracking from ``t = 1`` (the unit step is
+evaluated with its gradient, reused when accepted: one evaluation per unit step; when its objective
+change is at rounding level it is accepted if the slope along the direction shrank,
+``|<g(x+d), d>| <= 0.9 |<g(x), d>|``, so the gradient keeps converging below the objective's
+resolution); pairs with
 ``sᵀy <= 1e-12 |s||y|`` are skipped. Stops when ``||g||_inf <= tol * max(1, |f|)``, or when the
 objective stops changing (two successive relative changes below 1e-15: the precision limit).
 
@@ -82,28 +85,32 @@ def lbfgs(
             S.clear(), Y.clear()
             d = -g / max(float(np.linalg.norm(g)), 1e-300)
             slope = float(g @ d)
-        first: list = []
-
-        def phi(t, x=x, d=d, first=first):
-            # the first trial point (t = 1, accepted on most iterations) gets its gradient in the
-            # same evaluation, so an accepted unit step costs one value_and_grad, not value + value_and_grad
-            if first:
-                return problem.value(x + t * d)
-            ft, gt = problem.value_and_grad(x + t * d)
-            first.append((t, gt))
-            return ft
-
-        t, f_new, n_ev, ok = armijo(phi, f, slope, alpha=alpha, beta=beta)
-        passes += n_ev
+        # unit step first, evaluated with its gradient (reused when accepted: one evaluation per
+        # accepted unit step). Accepted by Armijo, or -- when the objective change is at rounding
+        # level, where Armijo cannot decide -- by the gradient: |<g(x + d), d>| <= 0.9 |<g(x), d>|
+        # (the slope along d shrank; for a convex f this also certifies f(x + d) <= f(x) + O(eps)).
+        x1 = x + d
+        f1, g1 = problem.value_and_grad(x1)
+        passes += 1
+        by_grad = False
+        if f1 <= f + alpha * slope:
+            t, f_new = 1.0, f1
+        elif abs(f1 - f) <= 1e-14 * rel_tol_scale(f) and abs(float(g1 @ d)) <= 0.9 * abs(slope):
+            t, f_new, by_grad = 1.0, f1, True
+        else:
+            t, f_new, n_ev, ok = armijo(lambda t: problem.value(x + t * d), f, slope, t0=beta, alpha=alpha, beta=beta)
+            passes += n_ev
+            if not ok and f1 < min(f, f_new if t > 0 else f):
+                t, f_new = 1.0, f1
         if t == 0.0:
             message = "line search made no progress (precision limit)"
             converged = gn <= 100 * target
             break
-        x_new = x + t * d
         f_old = f
-        if first and first[0][0] == t:
-            f, g_new = f_new, first[0][1]
+        if t == 1.0:
+            x_new, f, g_new = x1, f_new, g1
         else:
+            x_new = x + t * d
             f, g_new = problem.value_and_grad(x_new)
             passes += 1
         s, y = x_new - x, g_new - g
@@ -112,7 +119,8 @@ def lbfgs(
             Y.append(y)
         x, g = x_new, g_new
         trace.record(f, passes, clock(), step=t)
-        flat = flat + 1 if abs(f_old - f) <= 1e-15 * rel_tol_scale(f) else 0
+        # flat objective: stop after two such steps, unless the gradient certified the step
+        flat = 0 if by_grad else (flat + 1 if abs(f_old - f) <= 1e-15 * rel_tol_scale(f) else 0)
         if flat >= 2:
             message = "objective stopped changing (precision limit)"
             converged = float(np.max(np.abs(g))) <= 100 * target

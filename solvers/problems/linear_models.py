@@ -26,7 +26,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels_incremental.losses import DUMMY2, DUMMY_F, DUMMY_I, loss_deriv, value_grad_csr
+from ..kernels_incremental.losses import DUMMY2, DUMMY_F, DUMMY_I, loss_deriv, value_grad_csr, value_grad_dense
 
 LOSSES = {"logistic": 0, "squared": 1, "smooth_hinge": 2, "hinge": 3}
 CLASSIFICATION = {"logistic", "smooth_hinge", "hinge"}
@@ -261,20 +261,20 @@ class LinearModel:
         return self.A.T @ self.dphi(self.margins(x)) / self.n_terms + self.l2 * x
 
     def value_and_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        """(F(x), gradient of the smooth part) in one pass over the data (CSR rows: one compiled
-        streaming pass, :func:`~solvers.kernels_incremental.losses.value_grad_csr`)."""
+        """(F(x), gradient of the smooth part) in one compiled streaming pass over the rows
+        (:func:`~solvers.kernels_incremental.losses.value_grad_csr` / ``value_grad_dense``: each row's
+        margin, loss and derivative, then its contribution to the gradient while it is in cache)."""
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        A = self.A
+        g = np.empty(self.dim)
         if self.sparse:
-            x = np.ascontiguousarray(x, dtype=np.float64)
-            A = self.A
-            g = np.empty(self.dim)
             lsum = value_grad_csr(LOSSES[self.loss], A.data, A.indices, A.indptr, self.y, self.smoothing, x, g)
-            n = self.n_terms
-            g /= n
-            g += self.l2 * x
-            return float(lsum / n + 0.5 * self.l2 * (x @ x) + self.l1 * np.abs(x).sum()), g
-        u = self.margins(x)
-        v = float(np.mean(self.phi(u)) + 0.5 * self.l2 * x @ x + self.l1 * np.abs(x).sum())
-        return v, self.A.T @ self.dphi(u) / self.n_terms + self.l2 * x
+        else:
+            lsum = value_grad_dense(LOSSES[self.loss], A, self.y, self.smoothing, x, g)
+        n = self.n_terms
+        g /= n
+        g += self.l2 * x
+        return float(lsum / n + 0.5 * self.l2 * (x @ x) + self.l1 * np.abs(x).sum()), g
 
     def term_grad(self, i: int, x: np.ndarray) -> np.ndarray:
         if self.sparse:
