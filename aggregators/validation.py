@@ -128,6 +128,11 @@ def _first(mask: np.ndarray) -> tuple[int, int] | tuple[None, None]:
     return int(idx[0][0]), int(idx[0][1])
 
 
+FAST_PATH_MIN_SIZE = 1 << 16
+"""Log-probability inputs with at least this many entries are normalised by the compiled pass of
+:mod:`aggregators.validation_kernels` (small ones stay in NumPy: no thread start-up per request)."""
+
+
 def _as_float_array(x: Any, field: str) -> np.ndarray:
     if isinstance(x, Predictions):
         return x.log_probs
@@ -184,16 +189,15 @@ def as_log_probs(
     arr = _as_float_array(x, field)
     _check_shape(arr, field)
 
-    nan = np.isnan(arr)
-    if nan.any():
-        i, a = _first(nan)
-        raise PredictionError(field, "contains NaN", item=i, agent=a, code="nan")
-    posinf = np.isposinf(arr)
-    if posinf.any():
-        i, a = _first(posinf)
-        raise PredictionError(field, "contains +inf", item=i, agent=a, code="inf")
-
     if kind == "probs":
+        nan = np.isnan(arr)
+        if nan.any():
+            i, a = _first(nan)
+            raise PredictionError(field, "contains NaN", item=i, agent=a, code="nan")
+        posinf = np.isposinf(arr)
+        if posinf.any():
+            i, a = _first(posinf)
+            raise PredictionError(field, "contains +inf", item=i, agent=a, code="inf")
         neginf = np.isneginf(arr)
         if neginf.any():
             i, a = _first(neginf)
@@ -218,6 +222,21 @@ def as_log_probs(
         return Predictions(np.ascontiguousarray(lp))
 
     # log-probabilities: normalise each row with logsumexp
+    if arr.size >= FAST_PATH_MIN_SIZE:  # one compiled pass; on any refusal the checks below name it
+        from .validation_kernels import normalise_log_rows
+
+        flat = np.ascontiguousarray(arr, dtype=np.float64).reshape(-1, arr.shape[2])
+        out = np.empty_like(flat)
+        if normalise_log_rows(flat, out) == 0:
+            return Predictions(out.reshape(arr.shape))
+    nan = np.isnan(arr)
+    if nan.any():
+        i, a = _first(nan)
+        raise PredictionError(field, "contains NaN", item=i, agent=a, code="nan")
+    posinf = np.isposinf(arr)
+    if posinf.any():
+        i, a = _first(posinf)
+        raise PredictionError(field, "contains +inf", item=i, agent=a, code="inf")
     allneg = np.isneginf(arr).all(axis=2)
     if allneg.any():
         i, a = _first(allneg)

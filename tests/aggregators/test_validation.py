@@ -273,3 +273,37 @@ def test_probs_roundtrip(shape_seed):
     out = as_log_probs(p, kind="probs")
     assert isinstance(out, Predictions) and out.shape == p.shape
     np.testing.assert_allclose(np.exp(out.log_probs), p, atol=1e-15)
+
+
+# -- the compiled fast path for large log-probability inputs -------------------------------------
+def _large(rng, n=300, a=20, k=12):
+    x = rng.normal(size=(n, a, k)) * 5 + rng.normal(size=(n, a, 1)) * 300  # unnormalised, shifted rows
+    x[rng.random((n, a, k)) < 0.05] = -np.inf  # zero probabilities allowed
+    return x
+
+
+def test_fast_path_equals_scipy_logsumexp():
+    from aggregators.validation import FAST_PATH_MIN_SIZE
+
+    rng = np.random.default_rng(5)
+    x = _large(rng)
+    assert x.size >= FAST_PATH_MIN_SIZE
+    out = as_log_probs(x).log_probs
+    ref = x - logsumexp(x, axis=2, keepdims=True)  # scipy: an independent reference
+    np.testing.assert_allclose(out, ref, rtol=0, atol=1e-12)
+    assert np.array_equal(np.isneginf(out), np.isneginf(x))
+    assert out.dtype == np.float64 and out.flags.c_contiguous and out.shape == x.shape
+    f32 = as_log_probs(x.astype(np.float32)).log_probs  # any float dtype comes out float64
+    assert f32.dtype == np.float64
+
+
+@pytest.mark.parametrize(
+    "where, value, code",
+    [((250, 7, 3), np.nan, "nan"), ((4, 19, 0), np.inf, "inf"), ((123, 2, slice(None)), -np.inf, "zero_row")],
+)
+def test_fast_path_refusals_are_located_like_the_numpy_path(where, value, code):
+    rng = np.random.default_rng(6)
+    x = _large(rng)
+    x[where] = value
+    raises(code, as_log_probs, x, item=where[0], agent=where[1])
+
