@@ -18,7 +18,10 @@ load) time is measured apart on a tiny problem. ``--speedup`` times one epoch of
 against the generic Python path (the same problem with ``multinomial_terms`` hidden).
 
     OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 NUMBA_CACHE_DIR=.numba_cache \\
-        .venv/bin/python benchmarks/bench_multinomial.py [--reps 5] [--only digits,gen] [--speedup]
+        .venv/bin/python benchmarks/bench_multinomial.py [--reps 5] [--only digits,gen] [--c-scale 100] [--l1 1e-3] [--speedup]
+
+``--l1``: the composite problem; ours ``saga``, ``svrg`` and ``auto`` against scikit-learn's elastic-net
+``saga`` (``C = 1/((l1 + l2) n)``, ``l1_ratio = l1/(l1 + l2)``), f* from our FISTA at tol 1e-12.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ class GenericMultinomial(MultinomialLogistic):
     multinomial_terms = None  # hides the compiled path: the drivers use term_grad in Python
 
 
-def make_problem(name, c_scale=1.0):
+def make_problem(name, c_scale=1.0, l1=0.0):
     from sklearn.preprocessing import StandardScaler
 
     if name == "digits":
@@ -59,7 +62,7 @@ def make_problem(name, c_scale=1.0):
         X, y = make_classification(20000, 100, n_informative=50, n_classes=10, n_clusters_per_class=1, random_state=0)
     X = StandardScaler().fit_transform(X)
     n = X.shape[0]
-    return MultinomialLogistic(X, y, l2=c_scale / n)
+    return MultinomialLogistic(X, y, l2=c_scale / n, l1=l1)
 
 
 def compile_time():
@@ -114,6 +117,15 @@ def peers(p):
             return c.coef_.T.ravel()
         return fit
 
+    if p.l1 > 0:
+        # elastic net: C sum loss + (1-r)/2 |W|^2 + r |W|_1 with 1/(C n) = l1 + l2, r = l1/(l1 + l2)
+        Ce, r = 1.0 / ((p.l1 + p.l2) * p.n_terms), p.l1 / (p.l1 + p.l2)
+
+        def sk_en(it):
+            c = LogisticRegression(C=Ce, l1_ratio=r, fit_intercept=False, solver="saga", tol=1e-15, max_iter=it).fit(X, y)
+            return c.coef_.T.ravel()
+
+        return {"sklearn saga (elastic net)": sk_en}
     out = {f"sklearn {s}": sk(s) for s in ("saga", "sag", "lbfgs", "newton-cholesky")}
 
     def lbfgsb(it):
@@ -148,11 +160,15 @@ def run_problem(label, p, reps):
     warnings.simplefilter("ignore", FutureWarning)
     n = p.n_terms
     C = 1.0 / (p.l2 * n)
-    print(f"\n## {label}: n={n}, d={p.d}, K={p.K}, l2={p.l2:.3g} (sklearn C={C:g}); auto -> {solvers.choose(p)}")
+    print(f"\n## {label}: n={n}, d={p.d}, K={p.K}, l2={p.l2:.3g} (sklearn C={C:g}), l1={p.l1:g}; auto -> {solvers.choose(p)}")
     t0 = time.perf_counter()
-    xr = LogisticRegression(C=C, fit_intercept=False, solver="newton-cholesky", tol=1e-15, max_iter=1000).fit(p.A, p.labels).coef_.T.ravel()
-    fref = p.value(xr)
-    print(f"reference sklearn newton-cholesky tol 1e-15: f = {fref:.15g} ({time.perf_counter() - t0:.2f} s)", flush=True)
+    if p.l1 > 0:  # no Newton peer with an l1 term: our FISTA to a tight gradient-mapping norm
+        fref = solvers.minimize(p, "nesterov", tol=1e-12, max_iter=20000).fun
+        print(f"reference (ours) nesterov/FISTA tol 1e-12: f = {fref:.15g} ({time.perf_counter() - t0:.2f} s)", flush=True)
+    else:
+        xr = LogisticRegression(C=C, fit_intercept=False, solver="newton-cholesky", tol=1e-15, max_iter=1000).fit(p.A, p.labels).coef_.T.ravel()
+        fref = p.value(xr)
+        print(f"reference sklearn newton-cholesky tol 1e-15: f = {fref:.15g} ({time.perf_counter() - t0:.2f} s)", flush=True)
     pe = peers(p)
     sweeps = {k: sweep(f, p, fref) for k, f in pe.items()}
     for k, s in sweeps.items():
@@ -163,7 +179,7 @@ def run_problem(label, p, reps):
     times = {}  # label -> list over rounds of {target: seconds}
     curves_ours = {}
     for r in range(reps):
-        for m in OURS:
+        for m in (OURS if p.l1 == 0 else ("saga", "svrg", "auto")):
             curve, name = run_ours(p, m, fref, r)
             curves_ours.setdefault(m, []).append(curve)
             times.setdefault(f"ours {m}" + (f" ({name})" if m == "auto" else ""), []).append(curve)
@@ -203,7 +219,8 @@ def run_problem(label, p, reps):
     fmt = lambda v: "—" if not np.isfinite(v) else f"{v:.3g}"  # noqa: E731
     for k in sorted(med, key=lambda k: np.nan_to_num(med[k][1e-8], nan=1e9)):
         cells = " | ".join(fmt(med[k][t]) for t in TARGETS)
-        rs = " / ".join(fmt(ratio(k, per_round["sklearn saga"], t)) for t in (1e-6, 1e-8))
+        saga_rows = per_round["sklearn saga" if p.l1 == 0 else "sklearn saga (elastic net)"]
+        rs = " / ".join(fmt(ratio(k, saga_rows, t)) for t in (1e-6, 1e-8))
         rb = " / ".join(fmt(ratio(k, best_rows, t)) for t in (1e-6, 1e-8))
         print(f"| {k} | {cells} | {rs} | {rb} |")
     sys.stdout.flush()
@@ -230,13 +247,14 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--only", default="digits,gen")
     ap.add_argument("--c-scale", type=float, default=1.0, help="l2 = c_scale / n (1: sklearn C = 1; 100: C = 0.01)")
+    ap.add_argument("--l1", type=float, default=0.0, help="l1 weight (then: ours saga/svrg/auto vs sklearn elastic-net saga)")
     ap.add_argument("--speedup", action="store_true")
     a = ap.parse_args()
     print(f"python {platform.python_version()}, numpy {np.__version__}, threads OMP={os.environ.get('OMP_NUM_THREADS')}, "
           f"NUMBA={os.environ.get('NUMBA_NUM_THREADS')}, load average {os.getloadavg()}")
     print(f"numba compile/cache-load time (apart from solve times): {compile_time():.2f} s")
     for name in [s for s in a.only.split(",") if s]:
-        p = make_problem(name, a.c_scale)
+        p = make_problem(name, a.c_scale, a.l1)
         if a.speedup:
             speedup(p, name, a.reps)
             continue
