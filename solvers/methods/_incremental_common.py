@@ -100,8 +100,8 @@ class Monitor:
         #: True when the prox is the identity (a linear model without l1, an unconstrained problem):
         #: the gradient mapping is then the gradient, whatever t, and L is never needed (for a large
         #: sparse model it costs a truncated SVD)
-        self.plain = (getattr(problem, "linear_terms", None) is not None and getattr(problem, "l1", 0.0) == 0
-                      and constraint_of(problem) == "none") or (
+        self.plain = ((getattr(problem, "linear_terms", None) is not None or getattr(problem, "multinomial_terms", None) is not None)
+                      and getattr(problem, "l1", 0.0) == 0 and constraint_of(problem) == "none") or (
             not offers(problem, "prox") and not offers(problem, "project") and constraint_of(problem) == "none")
         self._t: float | None = None
         self.passes = 0.0

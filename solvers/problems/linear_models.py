@@ -384,8 +384,18 @@ class MultinomialLogistic:
 
     @cached_property
     def L(self) -> float:
-        M = self.A.toarray() if self.sparse else self.A
-        return 0.5 * float(np.linalg.norm(M, 2)) ** 2 / self.n_terms + self.l2
+        """0.5 sigma_max(A)^2 / n + l2 (the softmax Hessian is <= I/2); Gram eigenvalue when min(n, d) <= 500,
+        else a truncated SVD (no dense copy of sparse rows)."""
+        n, d = self.A.shape
+        if min(n, d) <= 500:
+            M = self.A.toarray() if self.sparse else self.A
+            G = M.T @ M if d <= n else M @ M.T
+            s2 = float(np.linalg.eigvalsh(G)[-1]) * (1 + 1e-12)
+        else:
+            from scipy.sparse.linalg import svds
+
+            s2 = float(svds(self.A, k=1, return_singular_vectors=False, random_state=0, tol=1e-6)[0]) ** 2 * (1 + 1e-5)
+        return 0.5 * s2 / n + self.l2
 
     @property
     def L_max(self) -> float:
