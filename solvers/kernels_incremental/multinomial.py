@@ -175,30 +175,51 @@ def mn_saga_dense_epoch(X, labels, idx, x, table, gbar, step, l2, l1, theta):
     _from_kd(gt, K, gbar)
 
 
-@njit(cache=True)
-def _catch_up_row(x, g, base, K, s, rho, step, tl1, pw, geo):
-    """Apply the ``s`` missed steps to the K entries of one feature row (constant G on it)."""
+@njit(cache=True, inline="always")
+def _pack(x, g, K, w2):
+    """w2[c] = (W[c, :], G[c, :]): a feature's weights and its mean-gradient row side by side, so a
+    nonzero of a sparse row touches one contiguous 2K block (the sparse kernels are memory-bound)."""
+    d = w2.shape[0]
+    for c in range(d):
+        for k in range(K):
+            w2[c, k] = x[c * K + k]
+            w2[c, K + k] = g[c * K + k]
+
+
+@njit(cache=True, inline="always")
+def _unpack(w2, K, x, g):
+    d = w2.shape[0]
+    for c in range(d):
+        for k in range(K):
+            x[c * K + k] = w2[c, k]
+            g[c * K + k] = w2[c, K + k]
+
+
+@njit(cache=True, inline="always")
+def _catch_up_w2(w2, c, K, s, rho, step, tl1, pw, geo):
+    """Apply the ``s`` missed steps to feature ``c`` (its G row constant meanwhile)."""
     if s <= 0:
         return
     if tl1 <= 0.0:
         ps = pw[s]
         gs = step * geo[s]
         for k in range(K):
-            x[base + k] = ps * x[base + k] - gs * g[base + k]
+            w2[c, k] = ps * w2[c, k] - gs * w2[c, K + k]
         return
     for k in range(K):
-        v = x[base + k]
-        gk = step * g[base + k]
+        v = w2[c, k]
+        gk = step * w2[c, K + k]
         for _ in range(s):
             if v == 0.0 and abs(gk) <= tl1:
                 break
             v = soft(rho * v - gk, tl1)
-        x[base + k] = v
+        w2[c, k] = v
 
 
 @njit(cache=True)
 def mn_saga_sparse_epoch(data, indices, indptr, labels, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo):
-    """SAGA / SAG epoch on CSR rows with just-in-time updates (``last`` per feature, zero on entry)."""
+    """SAGA / SAG epoch on CSR rows with just-in-time updates (``last`` per feature, zero on entry).
+    ``x`` and ``gbar`` are interleaved per feature for the epoch (:func:`_pack`)."""
     n, K = table.shape
     d = x.shape[0] // K
     rho = 1.0 - step * l2
@@ -206,16 +227,22 @@ def mn_saga_sparse_epoch(data, indices, indptr, labels, idx, x, table, gbar, ste
     inv_n = 1.0 / n
     z = np.empty(K)
     delta = np.empty(K)
+    w2 = np.empty((d, 2 * K))
+    _pack(x, gbar, K, w2)
     m = idx.shape[0]
     for t in range(m):
         j = idx[t]
         p0 = indptr[j]
         p1 = indptr[j + 1]
+        for k in range(K):
+            z[k] = 0.0
         for p in range(p0, p1):
             c = indices[p]
-            _catch_up_row(x, gbar, c * K, K, t - last[c], rho, step, tl1, pw, geo)
+            _catch_up_w2(w2, c, K, t - last[c], rho, step, tl1, pw, geo)
             last[c] = t
-        _logits_sparse(data, indices, indptr, j, x, z)
+            a = data[p]
+            for k in range(K):
+                z[k] += a * w2[c, k]
         _softmax_minus_onehot(z, labels[j])
         for k in range(K):
             delta[k] = z[k] - table[j, k]
@@ -225,17 +252,17 @@ def mn_saga_sparse_epoch(data, indices, indptr, labels, idx, x, table, gbar, ste
             a = data[p]
             ca = step * theta * a
             na = a * inv_n
-            base = c * K
             for k in range(K):
-                v = rho * x[base + k] - ca * delta[k] - step * gbar[base + k]
+                v = rho * w2[c, k] - ca * delta[k] - step * w2[c, K + k]
                 if tl1 > 0.0:
                     v = soft(v, tl1)
-                x[base + k] = v
-                gbar[base + k] += na * delta[k]
+                w2[c, k] = v
+                w2[c, K + k] += na * delta[k]
             last[c] = t + 1
     for c in range(d):
-        _catch_up_row(x, gbar, c * K, K, m - last[c], rho, step, tl1, pw, geo)
+        _catch_up_w2(w2, c, K, m - last[c], rho, step, tl1, pw, geo)
         last[c] = 0
+    _unpack(w2, K, x, gbar)
 
 
 # ---- SVRG / S2GD ----------------------------------------------------------------------------------
@@ -278,38 +305,45 @@ def mn_svrg_dense_inner(X, labels, idx, x, s_snap, g, step, l2, l1, xsum):
 
 @njit(cache=True)
 def mn_svrg_sparse_inner(data, indices, indptr, labels, idx, x, s_snap, g, step, l2, l1, last, pw, geo):
-    """One SVRG inner loop on CSR rows with just-in-time updates."""
+    """One SVRG inner loop on CSR rows with just-in-time updates (``x``, ``g`` interleaved per feature)."""
     K = s_snap.shape[1]
     d = x.shape[0] // K
     rho = 1.0 - step * l2
     tl1 = step * l1
     z = np.empty(K)
+    w2 = np.empty((d, 2 * K))
+    _pack(x, g, K, w2)
     m = idx.shape[0]
     for t in range(m):
         j = idx[t]
         p0 = indptr[j]
         p1 = indptr[j + 1]
+        for k in range(K):
+            z[k] = 0.0
         for p in range(p0, p1):
             c = indices[p]
-            _catch_up_row(x, g, c * K, K, t - last[c], rho, step, tl1, pw, geo)
+            _catch_up_w2(w2, c, K, t - last[c], rho, step, tl1, pw, geo)
             last[c] = t
-        _logits_sparse(data, indices, indptr, j, x, z)
+            a = data[p]
+            for k in range(K):
+                z[k] += a * w2[c, k]
         _softmax_minus_onehot(z, labels[j])
         for k in range(K):
             z[k] = step * (z[k] - s_snap[j, k])
         for p in range(p0, p1):
             c = indices[p]
             a = data[p]
-            base = c * K
             for k in range(K):
-                v = rho * x[base + k] - a * z[k] - step * g[base + k]
+                v = rho * w2[c, k] - a * z[k] - step * w2[c, K + k]
                 if tl1 > 0.0:
                     v = soft(v, tl1)
-                x[base + k] = v
+                w2[c, k] = v
             last[c] = t + 1
     for c in range(d):
-        _catch_up_row(x, g, c * K, K, m - last[c], rho, step, tl1, pw, geo)
+        _catch_up_w2(w2, c, K, m - last[c], rho, step, tl1, pw, geo)
         last[c] = 0
+    gd = np.empty(d * K)
+    _unpack(w2, K, x, gd)
 
 
 # ---- SGD ------------------------------------------------------------------------------------------
