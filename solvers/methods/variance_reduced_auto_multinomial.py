@@ -11,7 +11,8 @@ section "Multinomial (compiled kernels)"):
   0.41 / 0.23 s for our ``lbfgs``);
 - otherwise -> ``lbfgs``: on digits (n = 1797; L_max/(l2 n) = 1169 at C = 1 and 11.7 at C = 0.01) it
   was 17x faster than SVRG at C = 0.01 and no stochastic method reached 1e-4 in 400 epochs at C = 1;
-  sparse rows are not benchmarked for multinomial, so they get the robust choice.
+  on sparse CSR rows (2e4 x 2e4, 50 unit-norm nonzeros, K = 10) it needed 0.17 s to 1e-6 against
+  1.0-1.1 s for our SAGA/SVRG (0.70x the best peer).
 
 Newton, the rule that would otherwise apply (dim <= 1000), forms the (dK x dK) Hessian column by column
 and was 100x slower.
