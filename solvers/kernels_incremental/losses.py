@@ -18,6 +18,10 @@ from numba import njit
 
 LOGISTIC, SQUARED, SMOOTH_HINGE, HINGE = 0, 1, 2, 3
 
+#: fastmath flags of the newer kernels: reassociation (vectorised dot products) and FMA contraction, but
+#: no finite-math assumptions, so a diverging run still produces inf/NaN that the drivers detect
+SAFE_FASTMATH = {"reassoc", "contract", "nsz"}
+
 
 @njit(cache=True, inline="always")
 def loss_value(loss: int, u: float, y: float, gam: float) -> float:
@@ -262,7 +266,7 @@ def _value_grad_csr(loss, data, indices, indptr, y, gam, x, g) -> float:
     return total
 
 
-@njit(cache=True, fastmath=True, boundscheck=False)
+@njit(cache=True, fastmath=SAFE_FASTMATH, boundscheck=False)
 def value_grad_dense(loss, X, y, gam, x, g) -> float:
     """Dense rows, one streaming pass: ``g = sum_i phi'(a_i . x, y_i) a_i`` (overwritten), returns
     ``sum_i phi(a_i . x, y_i)``; each row is read once (``X x`` and ``X^T r`` fused: about 2.7x less

@@ -34,7 +34,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .losses import loss_deriv, soft
+from .losses import SAFE_FASTMATH, loss_deriv, soft
 
 
 @njit(cache=True, fastmath=True)
@@ -211,7 +211,7 @@ def saga_sparse_epoch_scaled(loss, data, indices, indptr, y, gam, idx, x, table,
     _saga_sparse_epoch_scaled(loss, data, unsigned(indices), unsigned(indptr), y, gam, idx, x, table, gbar, step, l2, theta, st)
 
 
-@njit(cache=True, fastmath=True, boundscheck=False)
+@njit(cache=True, fastmath=SAFE_FASTMATH, boundscheck=False)
 def _saga_sparse_epoch_scaled(loss, data, indices, indptr, y, gam, idx, x, table, gbar, step, l2, theta, st):
     n = table.shape[0]
     d = x.shape[0]
@@ -266,7 +266,7 @@ def svrg_sparse_inner_scaled(loss, data, indices, indptr, y, gam, idx, x, s_snap
     _svrg_sparse_inner_scaled(loss, data, unsigned(indices), unsigned(indptr), y, gam, idx, x, s_snap, g, step, l2, st)
 
 
-@njit(cache=True, fastmath=True, boundscheck=False)
+@njit(cache=True, fastmath=SAFE_FASTMATH, boundscheck=False)
 def _svrg_sparse_inner_scaled(loss, data, indices, indptr, y, gam, idx, x, s_snap, g, step, l2, st):
     d = x.shape[0]
     rho = 1.0 - step * l2

@@ -123,3 +123,16 @@ def test_fused_value_and_grad_matches_numpy(loss):
             fd = np.array([(p.value(x + h * e) - p.value(x - h * e)) / (2 * h) for e in np.eye(25)])
             fd -= p.l1 * np.sign(x)  # value includes l1 |x|_1; g is the smooth part's gradient
             assert np.allclose(g, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_fused_value_and_grad_propagates_non_finite():
+    """A diverged iterate must give a non-finite objective (the drivers stop on it)."""
+    X, y = _problem("logistic", n=50, d=10, seed=9)
+    for A in (X, X.toarray()):
+        p = LinearModel(A, y, "logistic", l2=0.01)
+        x = np.ones(10)
+        for bad in (np.inf, np.nan):
+            x[3] = bad
+            with np.errstate(all="ignore"):  # 0 * inf in the (zero) l1 term
+                f, _ = p.value_and_grad(x)
+            assert not np.isfinite(f)
