@@ -141,7 +141,7 @@ def fit_market(u, L_tr, yt, *, max_epochs, wealth_tol):
     return pool, n_bankrupt
 
 
-def run_one(dataset, beta, seed, *, max_epochs=30_000, wealth_tol=1e-8, exp_epochs=EARLY_EPOCHS, with_pools=True):
+def run_one(dataset, beta, seed, *, max_epochs=300_000, wealth_tol=1e-8, exp_epochs=EARLY_EPOCHS, with_pools=True):
     """Train the agents, markets and pools for one (dataset, beta, seed); return per-method results.
 
     Batch markets run until the wealth changes by at most ``wealth_tol`` in an epoch (or ``max_epochs``);
@@ -424,7 +424,8 @@ def plot_wealth(histories, path, title):
         ax.set_title(f"{n} ({h.shape[0] - 1} epochs)", fontsize=8)
         ax.set_xlabel("epoch")
         ax.set_xscale("symlog", linthresh=1)
-        ax.set_ylim(-0.02, max(0.5, float(np.max([hh.max() for hh in histories.values()]))) + 0.02)
+        ax.set_xlim(0, h.shape[0])
+        ax.set_ylim(-0.02, max(0.5, float(np.max([histories[m].max() for m in names]))) + 0.02)
     axes[0].set_ylabel("wealth")
     ax = axes[-1]
     for n in names:
@@ -450,7 +451,7 @@ def main(argv=None, *, short=None):
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--betas", type=float, nargs="+", default=[0.0, 2.0, 4.0])
     p.add_argument("--datasets", nargs="+", default=["digits", "wine"])
-    p.add_argument("--max-epochs", type=int, default=30_000, help="cap on market training epochs")
+    p.add_argument("--max-epochs", type=int, default=300_000, help="cap on market training epochs")
     p.add_argument("--wealth-tol", type=float, default=1e-8, help="stop when max |dW| over an epoch is below")
     p.add_argument("--plot", default=os.path.join(here, "markets_wealth.png"))
     p.add_argument("--json", default=None, help="per-seed results (default: reproductions/markets_results.json)")
