@@ -477,6 +477,29 @@ def _ascent_ok(phin, phi, resn, res, t, gd):
     return gain >= 1e-4 * t * gd or (abs(gain) <= noise and resn < res)
 
 
+CHORD_RATIO = 1e-2
+"""Residual reduction of the last step below which Newton's next step reuses its factorisation."""
+
+
+@njit(cache=True, error_model="numpy")
+def _chord_direction(u, T, Wsum, d, Lc, c):
+    """Newton direction with the factor ``Lc`` and the scaling ``c[K:]`` (reciprocal square roots
+    of the prices) left by the last :func:`_direction_from_S`, and the gradient at ``u``."""
+    K = u.shape[0]
+    for k in range(K):
+        v = (T[k] - Wsum * np.exp(u[k])) * c[K + k]
+        for p in range(k):
+            v -= Lc[k, p] * d[p]
+        d[k] = v / Lc[k, k]
+    for k in range(K - 1, -1, -1):
+        v = d[k]
+        for p in range(k + 1, K):
+            v -= Lc[p, k] * d[p]
+        d[k] = v / Lc[k, k]
+    for k in range(K):
+        d[k] *= c[K + k]
+
+
 @njit(cache=True, error_model="numpy")
 def iso_workspace_size(K, A):
     return 2 * A + 7 * K + 3 * K * K
@@ -511,8 +534,11 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
 
     Two phases. (1) While full Newton steps at least halve the clearing residual they are taken
     without the potential: an iteration is then one pass over the agents plus, if the residual is
-    still above ``tol``, the Gram matrix for the next step. (2) The first time a full step fails that test the method
-    switches for good to the line search of :func:`item_newton` (Armijo on Phi with the
+    still above ``tol``, the Gram matrix and factorisation for the next step. Once a step has cut
+    the residual by more than ``1/CHORD_RATIO`` (the quadratic regime), the next step reuses the
+    last factorisation with the new gradient (a chord step: one pass and two triangular solves,
+    no Gram matrix); a chord step that does not halve the residual is discarded for a fresh
+    Newton step. (2) The first time a full Newton step fails that test the method switches for good to the line search of :func:`item_newton` (Armijo on Phi with the
     mirror-gradient fall-back), which converges from any start. Phase 1 cannot cycle: its residual
     falls geometrically, so it either reaches ``tol`` or hands over to phase 2.
     """
@@ -527,12 +553,18 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
     if reg <= 0.0:
         reg = 1.0
     fast = True
+    ratio = 1.0
     it = 0
     while res > tol and it < max_iter:
         it += 1
-        _iso_gram(Pg, z, s, G)
-        _iso_S(g, T, cp, G, H)
-        ok = _direction_from_S(u, T, Wsum, reg, d, H, Lc, tmp, c)
+        chord = fast and ratio < CHORD_RATIO
+        if chord:
+            ok = True
+            _chord_direction(u, T, Wsum, d, Lc, c)
+        else:
+            _iso_gram(Pg, z, s, G)
+            _iso_S(g, T, cp, G, H)
+            ok = _direction_from_S(u, T, Wsum, reg, d, H, Lc, tmp, c)
         if fast:
             if ok:
                 _trial(u, d, 1.0, un)
@@ -540,8 +572,13 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
                 if resn <= 0.5 * res:
                     for k in range(K):
                         u[k] = un[k]
+                    ratio = resn / res
                     res = resn
                     continue
+            if chord:  # the old factor is not good enough here: a fresh Newton step from u
+                ratio = 1.0
+                phi, res = _iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, False)
+                continue
             fast = False
             phi, res = _iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, True)
             if not np.isfinite(phi):

@@ -248,7 +248,8 @@ def wild_markets(n_cases, seed=7):
     """Small one-order markets with extreme beliefs and starts far from the answer: in about one
     case in ten a full Newton step fails to halve the residual and the safeguarded phase (Armijo on
     Phi) takes over (counted by running ``_iso_newton_pg`` uncompiled, NUMBA_DISABLE_JIT=1, with
-    ``_iso_pass`` instrumented: 36 of these 300 cases)."""
+    ``_iso_pass`` instrumented: 36 of these 300 cases; the same run takes 538 chord steps, 30 of
+    which fail to halve the residual and are replaced by a fresh Newton step)."""
     rng = np.random.default_rng(seed)
     for _ in range(n_cases):
         A = int(rng.integers(2, 6))
