@@ -18,6 +18,7 @@ from solvers.progress import ProgressFn
 from .agents import Agents, make_agents
 from .equilibrium import EquilibriumResult, equilibrium
 from .training import train_market
+from .utilities import EXPONENTIAL
 
 
 class MarketPool:
@@ -86,7 +87,13 @@ class MarketPool:
             wealth_tol=self.wealth_tol, tol=self.tol, method=self.method, floor=self.floor,
             progress=progress,
         )
-        self.agents_ = agents.with_wealth(res.wealth)
+        # An agent that lost everything (wealth exactly 0: it gave zero probability to the labels)
+        # spends nothing, so it cannot move a price; it is kept in the test-phase market with the
+        # smallest positive wealth (its spending is below rounding) because markets need W > 0.
+        # ``wealth_`` reports the trained wealth as it is.
+        W = np.asarray(res.wealth, dtype=np.float64)
+        keep = (agents.kind != EXPONENTIAL) & (W <= 0.0)
+        self.agents_ = agents.with_wealth(np.where(keep, np.finfo(np.float64).tiny, W))
         self.wealth_ = res.wealth
         self.wealth_history_ = res.wealth_history
         self.n_epochs_ = res.n_epochs

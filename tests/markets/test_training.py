@@ -149,3 +149,18 @@ def test_exponential_agents_wealth_may_go_negative_and_is_not_clipped(rng):
     res = train_market(lp, y, "exp", mode="online", max_epochs=3, wealth_tol=0)
     assert (res.wealth < 0).any()
     assert abs(res.wealth.sum() - 1) < 1e-12 * np.abs(res.wealth).max()
+
+
+def test_market_pool_with_a_bankrupt_agent_predicts_as_the_market_without_it(rng):
+    """An agent that gives zero probability to every label loses all its wealth (exactly 0) in one
+    batch epoch; the fitted pool must still predict, and its prices are those of the market of
+    the other agents with their trained wealth (a penniless agent moves no price)."""
+    lp, y = _labelled(rng, 60, 4, 5)
+    bad = np.full((60, 5), -np.inf)
+    bad[np.arange(60), (y + 1) % 5] = 0.0  # all its belief on a wrong class
+    lp = np.concatenate([lp, bad[:, None, :]], axis=1)
+    pool = MarketPool(utilities=3.0, floor=None, max_epochs=5).fit(lp, y)
+    assert pool.wealth_[4] == 0.0 and np.all(pool.wealth_[:4] > 0)
+    pred = pool.predict(lp)
+    ref = equilibrium(lp[:, :4], 3.0, pool.wealth_[:4], floor=None).log_prices
+    np.testing.assert_allclose(pred, ref, atol=1e-9)
