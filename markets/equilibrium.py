@@ -27,13 +27,11 @@ market clears: ``sum_i r_ik = c_k`` (with total wealth one). Methods:
 
 from __future__ import annotations
 
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-import numba
 import numpy as np
 from scipy.special import logsumexp
 
@@ -183,21 +181,11 @@ def _one_order_gamma(agents: Agents, wealth: np.ndarray) -> float | None:
     return float(g[0])
 
 
-def _powers(block: np.ndarray, g: float, out: np.ndarray, pool: ThreadPoolExecutor | None) -> None:
+def _powers(block: np.ndarray, g: float, out: np.ndarray) -> None:
     """``out = exp(g * block)`` with NumPy's vectorised exp (several times faster than a scalar
-    ``exp`` in a compiled loop), split across the pool's threads (ufuncs release the GIL)."""
-
-    def part(sl: slice) -> None:
-        np.multiply(block[sl], g, out=out[sl])
-        np.exp(out[sl], out=out[sl])
-
-    if pool is None:
-        part(slice(None))
-        return
-    n = block.shape[0]
-    m = pool._max_workers  # noqa: SLF001
-    cuts = [n * t // m for t in range(m + 1)]
-    list(pool.map(part, [slice(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]))
+    ``exp`` in a compiled loop; the ufuncs release the GIL)."""
+    np.multiply(block, g, out=out)
+    np.exp(out, out=out)
 
 
 def solve_prices(
@@ -239,21 +227,28 @@ def solve_prices(
     no_y = np.zeros(0, np.int64)
     no_pay = np.zeros((0, A))
     b = min(n, BLOCK_ITEMS)
-    buf = np.empty((b, A, K))
-    threads = max(1, min(numba.get_num_threads(), os.cpu_count() or 1))
-    pool = ThreadPoolExecutor(threads) if threads > 1 and n * A * K >= 1_000_000 else None
-    try:
-        for s in range(0, n, b):
+    starts = list(range(0, n, b))
+    bufs = [np.empty((b, A, K)), np.empty((b, A, K))] if len(starts) > 1 else [np.empty((b, A, K))]
+
+    def powers(idx: int) -> np.ndarray:
+        s, e = starts[idx], min(n, starts[idx] + b)
+        out = bufs[idx % len(bufs)][: e - s]
+        _powers(lp[s:e], g, out)
+        return out
+
+    # pipeline: NumPy computes the next block's P^gamma in a helper thread while the compiled
+    # solver (which releases the GIL) works on the current one
+    with ThreadPoolExecutor(1) as ex:
+        nxt = ex.submit(powers, 0)
+        for idx, s in enumerate(starts):
             e = min(n, s + b)
-            pg = buf[: e - s]
-            _powers(lp[s:e], g, pg, pool)
+            pg = nxt.result()
+            if idx + 1 < len(starts):
+                nxt = ex.submit(powers, idx + 1)
             kernels.solve_iso_block(
                 pg, g, W, tol, max_iter, code, U[s:e], warm, ok[s:e], iters[s:e], conv[s:e], res[s:e],
                 labels[s:e] if pay else no_y, payouts[s:e] if pay else no_pay,
             )
-    finally:
-        if pool is not None:
-            pool.shutdown()
     nneg = np.zeros(n, np.int64)
     rest = np.flatnonzero(~ok)
     if rest.size:  # e.g. a good nobody believes in: the general path decides (and reports) it

@@ -653,7 +653,7 @@ def _iso_fixed_point(L, g, W, Wsum, tol, max_iter, u, warm):
     return _iso_fixed_point_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, np.empty(iso_workspace_size(K, A)))
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, parallel=True, nogil=True, error_model="numpy")
 def solve_iso_block(Pg, g, W, tol, max_iter, method, U, warm, ok, iters, conv, res, y, pay):
     """Equilibria of a block of items of a one-order isoelastic market from ``Pg = P^g``
     (n, A, K), computed by the caller (NumPy's vectorised exp); each item is transposed here to
