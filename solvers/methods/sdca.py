@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..kernels_incremental.multinomial_sdca import mn_sdca_dual_terms, mn_sdca_epoch
 from ..kernels_incremental.table_methods import sdca_dual_terms, sdca_epoch
 from ..registry import register
 from ._incremental_common import DEFAULT_TOL, Monitor, check_common, indices, rng_of
@@ -27,19 +28,27 @@ from ._incremental_common import DEFAULT_TOL, Monitor, check_common, indices, rn
 VARIANTS = {"exact": 0, "line_search": 1, "constant": 2}
 
 
-@register("sdca", needs=("linear_terms",), constraints=("none",))
+@register("sdca", needs=("sdca_terms",), constraints=("none",))
 def sdca(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
-         variant: str = "exact", order: str = "random", seed=0, off_clock: bool = False):
+         variant: str | None = None, order: str = "random", seed=0, off_clock: bool = False):
     """SDCA (seed 001 Alg 2.1): ``variant`` "exact" | "line_search" | "constant"; stops on the duality gap.
 
     Starts from ``beta = 0`` (so ``x = 0``; an ``x0`` is not used: SDCA's start is set by the duals).
+    Multinomial logistic regression: one K-dimensional dual per term
+    (:mod:`solvers.kernels_incremental.multinomial_sdca`), variants "line_search" (the default there;
+    elsewhere "exact") and "constant"; "exact" is refused (no usable closed form, seed 001 L472).
     """
     check_common(order, max_iter, tol)
+    if variant is None:  # the seed's exact step where it has a usable form, else the line search
+        variant = "line_search" if getattr(problem, "multinomial_terms", None) is not None else "exact"
     if variant not in VARIANTS:
         raise ValueError(f"variant: must be one of {sorted(VARIANTS)}; got {variant!r}")
     mu = float(problem.l2)
     if mu <= 0 or getattr(problem, "l1", 0.0):
         raise ValueError("solver 'sdca' needs l2 > 0 and l1 = 0")
+    if getattr(problem, "multinomial_terms", None) is not None:
+        return _sdca_multinomial(problem, tol=tol, max_iter=max_iter, callback=callback, progress=progress,
+                                 variant=variant, order=order, seed=seed, off_clock=off_clock)
     if variant == "constant" and not np.isfinite(problem.curvature):
         raise ValueError("sdca variant 'constant' needs a smooth loss (the hinge has no L); use 'exact'")
     lt = problem.linear_terms
@@ -65,5 +74,43 @@ def sdca(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, cal
         if mon.check(x, epoch, value_grad=(P, None), measure=gap, dual=D):
             break
         sdca_epoch(lt.loss, *lt.args(), lt.y, lt.gam, indices(rng, n, order), beta, x, lt.sqnorms, mu, v, sconst)
+        epoch += 1
+    return mon.result(x, epoch, dual=beta, duality_gap=gap, variant=variant, compiled=True)
+
+
+def _sdca_multinomial(problem, *, tol, max_iter, callback, progress, variant, order, seed, off_clock):
+    """SDCA on :class:`~solvers.problems.linear_models.MultinomialLogistic` (seed 001 section 2.3.2):
+    duals ``beta`` (n, K) with ``W = -(1/(mu n)) sum_i a_i beta_i^T``; the duality gap
+    ``P(W) - D(beta)``, ``D = -(1/n) sum_i phi*(beta_i) - (mu/2)|W|^2``, is the stopping measure."""
+    if variant == "exact":
+        raise ValueError(
+            "sdca variant 'exact' has no usable closed form for the multinomial logistic loss "
+            "(seed 001 L472); use 'line_search' or 'constant'"
+        )
+    mt = problem.multinomial_terms
+    n, K = problem.n_terms, mt.K
+    mu = float(problem.l2)
+    sqn = np.ascontiguousarray(problem._sq, dtype=np.float64)
+    Lphi = 0.5 * float(sqn.max())  # the softmax loss's Hessian is <= I/2 in the logits
+    sconst = mu * n / (mu * n + Lphi)
+    mon = Monitor(problem, "sdca", tol=tol, max_iter=max_iter, callback=callback, progress=progress)
+    mon.off_clock = off_clock
+    rng = rng_of(seed)
+    beta = np.zeros((n, K))
+    x = np.zeros(problem.dim)
+    v = VARIANTS[variant]
+    epoch = 0
+    while True:
+        if off_clock:
+            mon.clock.pause()
+        P = problem.value(x)
+        D = -mn_sdca_dual_terms(beta, mt.labels) / n - 0.5 * mu * float(x @ x)
+        if off_clock:
+            mon.clock.resume()
+        gap = P - D
+        mon.passes += 0 if epoch == 0 else 1
+        if mon.check(x, epoch, value_grad=(P, None), measure=gap, dual=D):
+            break
+        mn_sdca_epoch(*mt.args(), mt.labels, indices(rng, n, order), beta, x, sqn, mu, v, sconst)
         epoch += 1
     return mon.result(x, epoch, dual=beta, duality_gap=gap, variant=variant, compiled=True)

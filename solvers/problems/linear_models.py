@@ -185,6 +185,11 @@ class LinearModel:
             mu += max(0.0, float(np.linalg.eigvalsh(M.T @ M / self.n_terms)[0]))
         return mu
 
+    @property
+    def sdca_terms(self) -> LinearTerms | None:
+        """What SDCA needs: the linear terms when ``l1 == 0`` and ``l2 > 0`` (else ``None``)."""
+        return self.linear_terms if (self.l1 == 0 and self.l2 > 0) else None
+
     @cached_property
     def linear_terms(self) -> LinearTerms:
         if self.sparse:
@@ -367,6 +372,11 @@ class MultinomialLogistic:
 
     def x0(self) -> np.ndarray:
         return np.zeros(self.dim)
+
+    @property
+    def sdca_terms(self) -> MultinomialTerms | None:
+        """What SDCA needs: the multinomial terms when ``l1 == 0`` and ``l2 > 0`` (else ``None``)."""
+        return self.multinomial_terms if (self.l1 == 0 and self.l2 > 0) else None
 
     @cached_property
     def multinomial_terms(self) -> MultinomialTerms:

@@ -211,10 +211,10 @@ def test_lazy_sparse_updates_equal_dense(name, opts, l1):
     np.testing.assert_allclose(a.x, b.x, rtol=1e-10, atol=1e-12)
 
 
-def test_dual_and_term_prox_methods_do_not_apply():
+def test_term_prox_method_does_not_apply_but_sdca_does():
     X, y = _data()
     names = solvers.available(MultinomialLogistic(X, y, l2=0.1))
-    assert "sdca" not in names and "prox_finito" not in names
+    assert "prox_finito" not in names and "sdca" in names  # SDCA: K-dimensional duals, no term prox
     assert {"saga", "sag", "svrg", "s2gd", "sgd", "finito", "miso"} <= set(names)
 
 
@@ -240,3 +240,35 @@ def test_auto_rule_picks_lbfgs_without_l1_dense_or_sparse():
     for p in (MultinomialLogistic(X, y, l2=1.0 / n), MultinomialLogistic(X, y, l2=1e-3 / n),
               MultinomialLogistic(sp.csr_matrix(X), y, l2=1.0 / n)):
         assert solvers.choose(p) == "lbfgs"
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("variant", ["line_search", "constant"])
+def test_sdca_multinomial_reaches_sklearn_optimum_with_a_duality_gap_certificate(sparse, variant):
+    """SDCA with K-dimensional duals (seed 001 section 2.3.2): the duality gap certifies the answer
+    (gap <= 1e-12 implies |W - W*|^2 <= 2 gap / mu), the objective matches scikit-learn's
+    newton-cholesky optimum, and the duals are the gradients at the optimum (softmax - one-hot)."""
+    X, y = _data(sparse, seed=11)
+    l2 = 0.05
+    p = MultinomialLogistic(X, y, l2=l2)
+    assert "sdca" in solvers.available(p)
+    r = solvers.minimize(p, "sdca", variant=variant, tol=1e-12, max_iter=3000, seed=2)
+    assert r.converged and r.extra["duality_gap"] <= 1e-12
+    ref = ref_sklearn(X, y, l2)
+    f_ref = p.value(ref)
+    assert abs(r.fun - f_ref) <= 1e-12 * abs(f_ref)
+    assert np.linalg.norm(r.x - ref) <= np.sqrt(2e-12 / l2) + 1e-9
+    A = X.toarray() if sparse else X
+    Z = A @ ref.reshape(-1, p.K)
+    P = np.exp(Z - Z.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    P[np.arange(len(y)), y] -= 1.0
+    np.testing.assert_allclose(r.extra["dual"], P, atol=1e-4)
+
+
+def test_sdca_multinomial_refuses_the_exact_step_and_needs_a_ridge():
+    X, y = _data(False, seed=12)
+    with pytest.raises(ValueError, match="L472"):
+        solvers.minimize(MultinomialLogistic(X, y, l2=0.05), "sdca", variant="exact")
+    assert "sdca" not in solvers.available(MultinomialLogistic(X, y, l2=0.05, l1=0.01))
+    assert "sdca" not in solvers.available(MultinomialLogistic(X, y, l2=0.0))
