@@ -124,3 +124,150 @@ def mn_sdca_dual_terms(beta, labels):
             if p > 0.0:
                 r += p * math.log(p)
     return r
+
+
+# ---- Prox-Finito (seed 001 Alg 3.3) on multinomial terms --------------------------------------------
+
+
+@njit(cache=True)
+def softmax_loss_prox(v, t, y, u):
+    """``u = prox_{t phi}(v) = argmin_u phi(u) + |u - v|^2 / (2t)`` for ``phi(u) = logsumexp(u) - u_y``
+    (the K-dimensional prox of one term), by Newton on ``u + t (softmax(u) - e_y) = v`` with the
+    Jacobian ``diag(1 + t p) - t p p^T`` inverted by Sherman-Morrison, step halving on
+    ``psi(u) = t phi(u) + |u - v|^2 / 2`` (strongly convex, so Newton with backtracking converges).
+    Returns the number of Newton steps."""
+    K = v.shape[0]
+    p = np.empty(K)
+    r = np.empty(K)
+    dlt = np.empty(K)
+    un = np.empty(K)
+    for k in range(K):
+        u[k] = v[k]
+    psi = _psi(u, v, t, y, p)
+    for it in range(100):
+        # residual r = u + t (p - e_y) - v (p = softmax(u), left by _psi)
+        rmax = 0.0
+        for k in range(K):
+            r[k] = u[k] + t * (p[k] - (1.0 if k == y else 0.0)) - v[k]
+            if abs(r[k]) > rmax:
+                rmax = abs(r[k])
+        if rmax <= 1e-15 * (1.0 + t):
+            return it
+        # (diag(D) - t p p^T)^{-1} r, D = 1 + t p
+        a = 0.0
+        b = 0.0
+        for k in range(K):
+            dk = 1.0 + t * p[k]
+            a += p[k] * r[k] / dk
+            b += p[k] * p[k] / dk
+        c = t * a / (1.0 - t * b)
+        for k in range(K):
+            dlt[k] = (r[k] + p[k] * c) / (1.0 + t * p[k])
+        step = 1.0
+        for _ in range(60):
+            for k in range(K):
+                un[k] = u[k] - step * dlt[k]
+            psin = _psi(un, v, t, y, r)  # r is scratch here
+            if psin <= psi + 1e-15 * (1.0 + abs(psi)):
+                break
+            step *= 0.5
+        for k in range(K):
+            u[k] = un[k]
+        psi = _psi(u, v, t, y, p)
+    return 100
+
+
+@njit(cache=True, inline="always")
+def _psi(u, v, t, y, p):
+    """``t phi(u) + |u - v|^2 / 2``; leaves ``softmax(u)`` in ``p``."""
+    K = u.shape[0]
+    m = u[0]
+    for k in range(1, K):
+        if u[k] > m:
+            m = u[k]
+    s = 0.0
+    for k in range(K):
+        e = math.exp(u[k] - m)
+        p[k] = e
+        s += e
+    q = 0.0
+    for k in range(K):
+        p[k] /= s
+        q += (u[k] - v[k]) ** 2
+    return t * (m + math.log(s) - u[y]) + 0.5 * q
+
+
+@njit(cache=True)
+def mn_prox_finito_epoch(X, data, indices, indptr, sparse, labels, idx, phi, s, Sphi, Sg, sqn, z, mu):
+    """Prox-Finito (seed 001 Alg 3.3, Eq. 3.11) with ``eta = mu (n - 1)`` on multinomial terms
+    ``f_j(W) = phi(W^T a_j) + (mu/2)|W|^2``; points ``phi`` (n, dK), term gradients stored as the
+    K-vectors ``s`` (n, K) (``f'_j = a_j s_j^T + mu W``), ``Sphi = sum phi``, ``Sg = sum a_i s_i^T``.
+
+    The prox ``argmin_W f_j(W) + (eta/2)|W - Z|^2`` is ``W = (eta Z - a_j beta^T) / (mu + eta)`` with
+    ``beta = grad phi(u)`` and ``u = W^T a_j = prox_{t phi}(v)``, ``v = eta Z^T a_j / (mu + eta)``,
+    ``t = |a_j|^2 / (mu + eta)`` (:func:`softmax_loss_prox`)."""
+    n, K = s.shape
+    dK = z.shape[0]
+    eta = mu * (n - 1)
+    v = np.empty(K)
+    u = np.empty(K)
+    beta = np.empty(K)
+    for t in range(idx.shape[0]):
+        j = idx[t]
+        for c in range(dK):
+            rest = Sphi[c] - phi[j, c]
+            z[c] = rest / (n - 1) - (mu * rest + Sg[c]) / eta
+        # the data part of sum_{i != j} f'_i is Sg - a_j s_j^T
+        for k in range(K):
+            v[k] = 0.0
+        if sparse:
+            for p in range(indptr[j], indptr[j + 1]):
+                a = data[p]
+                base = indices[p] * K
+                for k in range(K):
+                    z[base + k] += a * s[j, k] / eta
+                    v[k] += a * z[base + k]
+        else:
+            for col in range(X.shape[1]):
+                a = X[j, col]
+                if a != 0.0:
+                    base = col * K
+                    for k in range(K):
+                        z[base + k] += a * s[j, k] / eta
+                        v[k] += a * z[base + k]
+        f = eta / (mu + eta)
+        for k in range(K):
+            v[k] *= f
+        tt = sqn[j] / (mu + eta)
+        if tt > 0.0:
+            softmax_loss_prox(v, tt, labels[j], u)
+            for k in range(K):
+                beta[k] = (v[k] - u[k]) / tt
+        else:
+            for k in range(K):
+                beta[k] = v[k]
+            _softmax_minus_onehot(beta, labels[j])
+        for c in range(dK):
+            newp = f * z[c]
+            Sphi[c] += newp - phi[j, c]
+            phi[j, c] = newp
+        g = 1.0 / (mu + eta)
+        if sparse:
+            for p in range(indptr[j], indptr[j + 1]):
+                a = data[p]
+                base = indices[p] * K
+                for k in range(K):
+                    phi[j, base + k] -= a * beta[k] * g
+                    Sphi[base + k] -= a * beta[k] * g
+                    Sg[base + k] += a * (beta[k] - s[j, k])
+        else:
+            for col in range(X.shape[1]):
+                a = X[j, col]
+                if a != 0.0:
+                    base = col * K
+                    for k in range(K):
+                        phi[j, base + k] -= a * beta[k] * g
+                        Sphi[base + k] -= a * beta[k] * g
+                        Sg[base + k] += a * (beta[k] - s[j, k])
+        for k in range(K):
+            s[j, k] = beta[k]

@@ -130,10 +130,11 @@ def miso(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, cal
                        progress=progress, order=order, seed=seed, off_clock=off_clock, check_every=check_every)
 
 
-@register("prox_finito", needs=("linear_terms", "mu"), constraints=("none",))
+@register("prox_finito", needs=("ridge_terms", "mu"), constraints=("none",))
 def prox_finito(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
                 order: str = "random", seed=0, off_clock: bool = False):
-    """Prox-Finito (seed 001 Alg 3.3): each step solves the prox of one term (a 1-D problem here)."""
+    """Prox-Finito (seed 001 Alg 3.3): each step solves the prox of one term (a 1-D problem for the
+    binary linear models, a K-dimensional Newton solve for multinomial logistic regression)."""
     check_common(order, max_iter, tol)
     if getattr(problem, "l1", 0.0):
         raise ValueError("solver 'prox_finito' has no prox for h; the problem has an l1 term")
@@ -141,6 +142,9 @@ def prox_finito(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 3
     n = problem.n_terms
     if n < 2:
         raise ValueError("prox_finito: needs at least two terms")
+    if getattr(problem, "multinomial_terms", None) is not None:
+        return _prox_finito_multinomial(problem, x0, mu=mu, tol=tol, max_iter=max_iter, callback=callback,
+                                        progress=progress, order=order, seed=seed, off_clock=off_clock)
     lt = problem.linear_terms
     mon = Monitor(problem, "prox_finito", tol=tol, max_iter=max_iter, callback=callback, progress=progress)
     mon.off_clock = off_clock
@@ -158,6 +162,37 @@ def prox_finito(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 3
     epoch = 0
     while not mon.check(xr, epoch):
         prox_finito_epoch(lt.loss, *lt.args(), lt.y, lt.gam, indices(rng, n, order), phi, s, Sphi, Sg, lt.sqnorms, z, mu)
+        xr = Sphi / n - (Sg + mu * Sphi) / (mu * n)
+        mon.passes += 1
+        epoch += 1
+    return mon.result(xr, epoch, compiled=True)
+
+
+def _prox_finito_multinomial(problem, x0, *, mu, tol, max_iter, callback, progress, order, seed, off_clock):
+    """Prox-Finito on :class:`~solvers.problems.linear_models.MultinomialLogistic` (compiled,
+    :func:`~solvers.kernels_incremental.multinomial_sdca.mn_prox_finito_epoch`)."""
+    from ..kernels_incremental.multinomial import multinomial_scores
+    from ..kernels_incremental.multinomial_sdca import mn_prox_finito_epoch
+
+    mt = problem.multinomial_terms
+    n, K = problem.n_terms, mt.K
+    mon = Monitor(problem, "prox_finito", tol=tol, max_iter=max_iter, callback=callback, progress=progress)
+    mon.off_clock = off_clock
+    rng = rng_of(seed)
+    x = start(problem, x0)
+    phi = _table(problem, "prox_finito")
+    phi[:] = x
+    Sphi = n * x
+    s = np.empty((n, K))
+    multinomial_scores(*mt.args(), mt.labels, x, s)
+    Sg = np.asarray(problem.A.T @ s, dtype=np.float64).ravel()
+    mon.passes += 1
+    z = np.empty(problem.dim)
+    sqn = np.ascontiguousarray(problem._sq, dtype=np.float64)
+    xr = Sphi / n - (Sg + mu * Sphi) / (mu * n)
+    epoch = 0
+    while not mon.check(xr, epoch):
+        mn_prox_finito_epoch(*mt.args(), mt.labels, indices(rng, n, order), phi, s, Sphi, Sg, sqn, z, mu)
         xr = Sphi / n - (Sg + mu * Sphi) / (mu * n)
         mon.passes += 1
         epoch += 1

@@ -28,7 +28,7 @@ from ._incremental_common import DEFAULT_TOL, Monitor, check_common, indices, rn
 VARIANTS = {"exact": 0, "line_search": 1, "constant": 2}
 
 
-@register("sdca", needs=("sdca_terms",), constraints=("none",))
+@register("sdca", needs=("ridge_terms",), constraints=("none",))
 def sdca(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
          variant: str | None = None, order: str = "random", seed=0, off_clock: bool = False):
     """SDCA (seed 001 Alg 2.1): ``variant`` "exact" | "line_search" | "constant"; stops on the duality gap.

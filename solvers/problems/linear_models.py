@@ -186,8 +186,9 @@ class LinearModel:
         return mu
 
     @property
-    def sdca_terms(self) -> LinearTerms | None:
-        """What SDCA needs: the linear terms when ``l1 == 0`` and ``l2 > 0`` (else ``None``)."""
+    def ridge_terms(self) -> LinearTerms | None:
+        """The linear terms of a pure ridge model (``l2 > 0``, ``l1 == 0``; else ``None``): what SDCA and
+        Prox-Finito need."""
         return self.linear_terms if (self.l1 == 0 and self.l2 > 0) else None
 
     @cached_property
@@ -374,8 +375,9 @@ class MultinomialLogistic:
         return np.zeros(self.dim)
 
     @property
-    def sdca_terms(self) -> MultinomialTerms | None:
-        """What SDCA needs: the multinomial terms when ``l1 == 0`` and ``l2 > 0`` (else ``None``)."""
+    def ridge_terms(self) -> MultinomialTerms | None:
+        """The multinomial terms of a pure ridge model (``l2 > 0``, ``l1 == 0``; else ``None``): what SDCA
+        and Prox-Finito need."""
         return self.multinomial_terms if (self.l1 == 0 and self.l2 > 0) else None
 
     @cached_property

@@ -211,11 +211,12 @@ def test_lazy_sparse_updates_equal_dense(name, opts, l1):
     np.testing.assert_allclose(a.x, b.x, rtol=1e-10, atol=1e-12)
 
 
-def test_term_prox_method_does_not_apply_but_sdca_does():
+def test_dual_and_term_prox_methods_apply_to_ridge_models_only():
     X, y = _data()
     names = solvers.available(MultinomialLogistic(X, y, l2=0.1))
-    assert "prox_finito" not in names and "sdca" in names  # SDCA: K-dimensional duals, no term prox
-    assert {"saga", "sag", "svrg", "s2gd", "sgd", "finito", "miso"} <= set(names)
+    assert {"saga", "sag", "svrg", "s2gd", "sgd", "finito", "miso", "sdca", "prox_finito"} <= set(names)
+    names = solvers.available(MultinomialLogistic(X, y, l2=0.1, l1=0.01))
+    assert "sdca" not in names and "prox_finito" not in names
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
@@ -272,3 +273,40 @@ def test_sdca_multinomial_refuses_the_exact_step_and_needs_a_ridge():
         solvers.minimize(MultinomialLogistic(X, y, l2=0.05), "sdca", variant="exact")
     assert "sdca" not in solvers.available(MultinomialLogistic(X, y, l2=0.05, l1=0.01))
     assert "sdca" not in solvers.available(MultinomialLogistic(X, y, l2=0.0))
+
+
+
+def test_softmax_loss_prox_against_scipy():
+    """The K-dimensional prox of one term, against a direct BFGS solve of its definition."""
+    from scipy.optimize import minimize
+    from scipy.special import logsumexp
+
+    from solvers.kernels_incremental.multinomial_sdca import softmax_loss_prox
+
+    rng = np.random.default_rng(3)
+    for K, t in ((3, 0.01), (5, 1.0), (7, 40.0), (4, 1e3)):
+        v = rng.normal(size=K) * 5
+        y = int(rng.integers(K))
+        u = np.empty(K)
+        softmax_loss_prox(v, t, y, u)
+
+        def f(w):
+            return t * (logsumexp(w) - w[y]) + 0.5 * np.sum((w - v) ** 2)
+
+        ref = minimize(f, v, method="BFGS", options={"gtol": 1e-12}).x
+        np.testing.assert_allclose(u, ref, atol=1e-6 * max(1.0, np.abs(ref).max()))
+        p = np.exp(u - logsumexp(u))
+        e = np.zeros(K)
+        e[y] = 1.0
+        np.testing.assert_allclose(u + t * (p - e), v, atol=1e-12 * (1 + t))  # the optimality condition
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_prox_finito_multinomial_reaches_sklearn_optimum(sparse):
+    X, y = _data(sparse, seed=13)
+    l2 = 0.05
+    p = MultinomialLogistic(X, y, l2=l2)
+    r = solvers.minimize(p, "prox_finito", tol=1e-12, max_iter=3000, seed=1)
+    ref = ref_sklearn(X, y, l2)
+    assert r.converged
+    assert np.linalg.norm(r.x - ref) <= 1e-8 * np.linalg.norm(ref)
