@@ -75,7 +75,9 @@ def loglinear_init_table(F, labels, x, P, gbar):
 
 
 @njit(cache=True)
-def loglinear_saga_epoch(F, labels, idx, x, P, gbar, step, l2, simplex):
+def loglinear_saga_epoch(F, labels, idx, x, P, gbar, step, l2, simplex, theta):
+    """One epoch of SAGA (``theta = 1``) or SAG in the form of Eq. 4.4 (``theta = 1/n``):
+    ``x <- proj(rho x - step (theta (g_j - g_j^old) + gbar))`` with ``rho = 1 - step l2``."""
     n, d, K = F.shape
     p = np.empty(K)
     dlt = np.empty(K)
@@ -91,7 +93,34 @@ def loglinear_saga_epoch(F, labels, idx, x, P, gbar, step, l2, simplex):
             acc = 0.0
             for k in range(K):
                 acc += F[j, a, k] * dlt[k]
-            x[a] = rho * x[a] - step * (acc + gbar[a])
+            x[a] = rho * x[a] - step * (theta * acc + gbar[a])
             gbar[a] += acc / n
         if simplex:
             project_simplex_inplace(x, work)
+
+
+@njit(cache=True)
+def loglinear_svrg_inner(F, labels, idx, x, P_snap, gdata, step, l2, simplex, xsum):
+    """SVRG's inner loop (seed 001 Alg 2.3) on the conditional log-linear problem:
+    ``x <- proj(x - step (F_j (p_j(x) - P_snap_j) + gdata + l2 x))``, where ``P_snap`` (n, K) are the
+    snapshot's class probabilities and ``gdata`` the data part of its full gradient (the labels
+    cancel in ``f'_j(x) - f'_j(x_snap)``). ``xsum`` (length 0 to skip) accumulates the iterates."""
+    n, d, K = F.shape
+    p = np.empty(K)
+    work = np.empty(d)
+    avg = xsum.shape[0] > 0
+    for t in range(idx.shape[0]):
+        j = idx[t]
+        _probs(F, j, x, p)
+        for k in range(K):
+            p[k] -= P_snap[j, k]
+        for a in range(d):
+            acc = 0.0
+            for k in range(K):
+                acc += F[j, a, k] * p[k]
+            x[a] -= step * (acc + gdata[a] + l2 * x[a])
+        if simplex:
+            project_simplex_inplace(x, work)
+        if avg:
+            for a in range(d):
+                xsum[a] += x[a]

@@ -74,8 +74,8 @@ def run_table_method(problem, x0, *, method, theta, step, tol, max_iter, callbac
         return mon.result(x, epoch, step=step, compiled=True)
     if getattr(problem, "multinomial_terms", None) is not None:
         return _table_multinomial(problem, x, mon, rng, step, theta, order)
-    if theta == 1.0 and getattr(problem, "features_ndk", None) is not None and hasattr(problem, "labels"):
-        return _saga_loglinear(problem, x, mon, rng, step, order)
+    if getattr(problem, "features_ndk", None) is not None and hasattr(problem, "labels"):
+        return _saga_loglinear(problem, x, mon, rng, step, order, theta)
     # generic path: any problem with term_grad
     prox = mon.prox
     G = np.array([problem.term_grad(i, x) for i in range(n)], dtype=np.float64)
@@ -124,8 +124,8 @@ def _table_multinomial(problem, x, mon, rng, step, theta, order):
     return mon.result(x, epoch, step=step, compiled=True)
 
 
-def _saga_loglinear(problem, x, mon, rng, step, order):
-    """Compiled SAGA for :class:`~solvers.problems.loglinear.ConditionalLogLinear` (log pools)."""
+def _saga_loglinear(problem, x, mon, rng, step, order, theta):
+    """Compiled SAGA/SAG for :class:`~solvers.problems.loglinear.ConditionalLogLinear` (log pools)."""
     from ..kernels_incremental.loglinear_saga import loglinear_init_table, loglinear_saga_epoch, project_simplex_inplace
 
     F = problem.features_ndk
@@ -142,7 +142,7 @@ def _saga_loglinear(problem, x, mon, rng, step, order):
     epoch = 0
     stop = mon.check(x, epoch)
     while not stop:
-        loglinear_saga_epoch(F, labels, indices(rng, n, order), x, P, gbar, step, l2, simplex)
+        loglinear_saga_epoch(F, labels, indices(rng, n, order), x, P, gbar, step, l2, simplex, theta)
         mon.passes += 1
         epoch += 1
         stop = mon.check(x, epoch)

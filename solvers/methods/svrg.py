@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..kernels_incremental.loglinear_saga import loglinear_init_table, loglinear_svrg_inner, project_simplex_inplace
 from ..kernels_incremental.losses import all_derivs_loss
 from ..kernels_incremental.multinomial import full_pass as mn_full_pass
 from ..kernels_incremental.multinomial import mn_svrg_dense_inner, mn_svrg_sparse_inner
 from ..kernels_incremental.variance_reduced import geometric_tables, svrg_dense_inner, svrg_sparse_inner, svrg_sparse_inner_scaled, use_scaled
+from ..problem import constraint_of
 from ..registry import register
 from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start
 
@@ -54,6 +56,9 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
     x = start(problem, x0)
     lt = getattr(problem, "linear_terms", None)
     mt = getattr(problem, "multinomial_terms", None)  # softmax regression: one K-vector per term
+    # the log pool's conditional log-linear problem: compiled inner loop (one K-vector per term)
+    ll = (lt is None and mt is None and getattr(problem, "features_ndk", None) is not None
+          and hasattr(problem, "labels") and constraint_of(problem) in ("none", "simplex"))
     prox = mon.prox
     sparse_rows = (lt is not None and lt.sparse) or (mt is not None and mt.sparse)
     if sparse_rows and snapshot == "average":
@@ -80,6 +85,15 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
         elif mt is not None:
             fx, s_snap, gdata = mn_full_pass(problem, x)
             g = gdata + problem.l2 * x
+        elif ll:
+            if constraint_of(problem) == "simplex" and it == 0:
+                project_simplex_inplace(x, np.empty_like(x))
+            F = problem.features_ndk
+            labels = np.ascontiguousarray(problem.labels, dtype=np.int64)
+            P_snap = np.empty((n, problem.n_classes))
+            gdata = np.empty(problem.dim)
+            loglinear_init_table(F, labels, x, P_snap, gdata)
+            fx, g = problem.value_and_grad(x)
         else:
             fx, g = problem.value_and_grad(x)
         mon.passes += 1
@@ -116,6 +130,20 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
             elif record >= 0:
                 x = xs
             mon.passes += length / n
+        elif ll:
+            l2 = float(getattr(problem, "l2", 0.0) or 0.0)
+            simplex = constraint_of(problem) == "simplex"
+            xsum = np.zeros(problem.dim) if snapshot == "average" else np.zeros(0)
+            if record >= 0:
+                loglinear_svrg_inner(F, labels, idx[: record + 1], x, P_snap, gdata, step, l2, simplex, xsum)
+                xs = x.copy()
+                loglinear_svrg_inner(F, labels, idx[record + 1 :], x, P_snap, gdata, step, l2, simplex, xsum)
+                x = xs
+            else:
+                loglinear_svrg_inner(F, labels, idx, x, P_snap, gdata, step, l2, simplex, xsum)
+            if snapshot == "average":
+                x = xsum / length
+            mon.passes += length / n
         else:
             xt = x.copy()
             xsum = np.zeros_like(x)
@@ -134,7 +162,7 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
                 x = xs
             mon.passes += 2 * length / n
         it += 1
-    return mon.result(x, it, step=step, m=m, compiled=lt is not None or mt is not None)
+    return mon.result(x, it, step=step, m=m, compiled=lt is not None or mt is not None or ll)
 
 
 @register("svrg", needs=("term_grad",), constraints=("none", "simplex", "box"))

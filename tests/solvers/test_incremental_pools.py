@@ -1,8 +1,8 @@
 """Pools fit their weights with any applicable solver by name and reach the same weights.
 
 The log pool's problem (``ConditionalLogLinear`` on the simplex, engineer H2) offers ``term_grad``
-and a projection, so the stochastic solvers run their generic (Python) path on it; SAGA has a
-compiled path for it. Reference:
+and a projection; SAGA, SAG, SVRG and S2GD have a compiled path for it (the others run the generic
+Python path). Reference:
 the Newton fit, cross-checked by scipy SLSQP on an objective written out here.
 """
 
@@ -57,7 +57,7 @@ def test_log_pool_fits_with_incremental_solvers(pool_data, name):
     opts = {"max_iter": 1000} if name in ("saga", "svrg", "s2gd", "sag") else {"max_iter": 20000}
     pool = LogPool(solver=name, tol=1e-9, solver_options=opts).fit(lp, y, kind="log_probs")
     assert pool.fit_result_.method == name
-    if name == "saga":  # SAGA has a compiled path for the log-linear problem
+    if name in ("saga", "sag", "svrg", "s2gd"):  # compiled paths for the log-linear problem
         assert pool.fit_result_.extra["compiled"]
     assert pool.fit_result_.converged, pool.fit_result_.message
     np.testing.assert_allclose(pool.weights_, ref, atol=1e-6)
@@ -81,3 +81,37 @@ def test_solvers_without_constraint_support_are_not_offered(pool_data):
         assert name not in avail
     with pytest.raises(ValueError, match="does not apply"):
         solvers.minimize(problem, "finito")
+
+
+
+class _NoFeatures:
+    """The same problem without ``features_ndk``: the solvers take their generic Python path."""
+
+    def __init__(self, p):
+        self._p = p
+
+    def __getattr__(self, name):
+        if name == "features_ndk":
+            raise AttributeError(name)
+        return getattr(self._p, name)
+
+
+@pytest.mark.parametrize("snapshot", ["last", "average", "random"])
+def test_compiled_loglinear_svrg_takes_the_generic_paths_iterates(pool_data, snapshot):
+    lp, y, _ = pool_data
+    p = ConditionalLogLinear.from_log_probs(lp, y)
+    a = solvers.minimize(p, "svrg", tol=0.0, max_iter=4, snapshot=snapshot, seed=5)
+    b = solvers.minimize(_NoFeatures(p), "svrg", tol=0.0, max_iter=4, snapshot=snapshot, seed=5)
+    assert a.extra["compiled"] and not b.extra["compiled"]
+    np.testing.assert_allclose(a.x, b.x, rtol=1e-12, atol=1e-14)
+
+
+
+@pytest.mark.parametrize("name", ["saga", "sag"])
+def test_compiled_loglinear_table_methods_take_the_generic_paths_iterates(pool_data, name):
+    lp, y, _ = pool_data
+    p = ConditionalLogLinear.from_log_probs(lp, y)
+    a = solvers.minimize(p, name, tol=0.0, max_iter=3, seed=7)
+    b = solvers.minimize(_NoFeatures(p), name, tol=0.0, max_iter=3, seed=7)
+    assert a.extra["compiled"] and not b.extra["compiled"]
+    np.testing.assert_allclose(a.x, b.x, rtol=1e-11, atol=1e-13)
