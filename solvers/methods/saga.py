@@ -76,6 +76,8 @@ def run_table_method(problem, x0, *, method, theta, step, tol, max_iter, callbac
         return _table_multinomial(problem, x, mon, rng, step, theta, order)
     if getattr(problem, "features_ndk", None) is not None and hasattr(problem, "labels"):
         return _saga_loglinear(problem, x, mon, rng, step, order, theta)
+    if getattr(problem, "mixture_rows", None) is not None:
+        return _saga_mixture(problem, x, mon, rng, step, order, theta)
     # generic path: any problem with term_grad
     prox = mon.prox
     G = np.array([problem.term_grad(i, x) for i in range(n)], dtype=np.float64)
@@ -143,6 +145,28 @@ def _saga_loglinear(problem, x, mon, rng, step, order, theta):
     stop = mon.check(x, epoch)
     while not stop:
         loglinear_saga_epoch(F, labels, indices(rng, n, order), x, P, gbar, step, l2, simplex, theta)
+        mon.passes += 1
+        epoch += 1
+        stop = mon.check(x, epoch)
+    return mon.result(x, epoch, step=step, compiled=True)
+
+
+def _saga_mixture(problem, x, mon, rng, step, order, theta):
+    """Compiled SAGA/SAG for :class:`~solvers.problems.mixture.MixtureLikelihood` (linear pools)."""
+    from ..kernels_incremental.loglinear_saga import project_simplex_inplace
+    from ..kernels_incremental.mixture import mixture_init_table, mixture_saga_epoch
+
+    Q = problem.mixture_rows
+    n = problem.n_terms
+    project_simplex_inplace(x, np.empty_like(x))
+    s = np.empty(n)
+    gbar = np.empty(problem.dim)
+    mixture_init_table(Q, x, s, gbar)
+    mon.passes += 1
+    epoch = 0
+    stop = mon.check(x, epoch)
+    while not stop:
+        mixture_saga_epoch(Q, indices(rng, n, order), x, s, gbar, step, theta)
         mon.passes += 1
         epoch += 1
         stop = mon.check(x, epoch)

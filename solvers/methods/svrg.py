@@ -23,6 +23,7 @@ import numpy as np
 
 from ..kernels_incremental.loglinear_saga import loglinear_init_table, loglinear_svrg_inner, project_simplex_inplace
 from ..kernels_incremental.losses import all_derivs_loss
+from ..kernels_incremental.mixture import mixture_init_table, mixture_svrg_inner
 from ..kernels_incremental.multinomial import full_pass as mn_full_pass
 from ..kernels_incremental.multinomial import mn_svrg_dense_inner, mn_svrg_sparse_inner
 from ..kernels_incremental.variance_reduced import geometric_tables, svrg_dense_inner, svrg_sparse_inner, svrg_sparse_inner_scaled, use_scaled
@@ -59,6 +60,7 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
     # the log pool's conditional log-linear problem: compiled inner loop (one K-vector per term)
     ll = (lt is None and mt is None and getattr(problem, "features_ndk", None) is not None
           and hasattr(problem, "labels") and constraint_of(problem) in ("none", "simplex"))
+    mix = lt is None and mt is None and not ll and getattr(problem, "mixture_rows", None) is not None
     prox = mon.prox
     sparse_rows = (lt is not None and lt.sparse) or (mt is not None and mt.sparse)
     if sparse_rows and snapshot == "average":
@@ -93,6 +95,14 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
             P_snap = np.empty((n, problem.n_classes))
             gdata = np.empty(problem.dim)
             loglinear_init_table(F, labels, x, P_snap, gdata)
+            fx, g = problem.value_and_grad(x)
+        elif mix:
+            if it == 0:
+                project_simplex_inplace(x, np.empty_like(x))
+            Q = problem.mixture_rows
+            s_snap = np.empty(n)
+            gdata = np.empty(problem.dim)
+            mixture_init_table(Q, x, s_snap, gdata)
             fx, g = problem.value_and_grad(x)
         else:
             fx, g = problem.value_and_grad(x)
@@ -144,6 +154,18 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
             if snapshot == "average":
                 x = xsum / length
             mon.passes += length / n
+        elif mix:
+            xsum = np.zeros(problem.dim) if snapshot == "average" else np.zeros(0)
+            if record >= 0:
+                mixture_svrg_inner(Q, idx[: record + 1], x, s_snap, gdata, step, xsum)
+                xs = x.copy()
+                mixture_svrg_inner(Q, idx[record + 1 :], x, s_snap, gdata, step, xsum)
+                x = xs
+            else:
+                mixture_svrg_inner(Q, idx, x, s_snap, gdata, step, xsum)
+            if snapshot == "average":
+                x = xsum / length
+            mon.passes += length / n
         else:
             xt = x.copy()
             xsum = np.zeros_like(x)
@@ -162,7 +184,7 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
                 x = xs
             mon.passes += 2 * length / n
         it += 1
-    return mon.result(x, it, step=step, m=m, compiled=lt is not None or mt is not None or ll)
+    return mon.result(x, it, step=step, m=m, compiled=lt is not None or mt is not None or ll or mix)
 
 
 @register("svrg", needs=("term_grad",), constraints=("none", "simplex", "box"))

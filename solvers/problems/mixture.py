@@ -66,6 +66,12 @@ class MixtureLikelihood:
     def x0(self) -> np.ndarray:
         return np.full(self.dim, 1.0 / self.dim)
 
+    @property
+    def mixture_rows(self) -> np.ndarray:
+        """The rows ``q_i`` (scaled by their maxima) the compiled stochastic kernels read
+        (:mod:`solvers.kernels_incremental.mixture`)."""
+        return self.Q
+
     def mixture(self, x: np.ndarray) -> np.ndarray:
         """``(Q w)_n`` in the scaled units (row maxima divided out)."""
         return self.Q @ np.asarray(x, dtype=np.float64)

@@ -115,3 +115,36 @@ def test_compiled_loglinear_table_methods_take_the_generic_paths_iterates(pool_d
     b = solvers.minimize(_NoFeatures(p), name, tol=0.0, max_iter=3, seed=7)
     assert a.extra["compiled"] and not b.extra["compiled"]
     np.testing.assert_allclose(a.x, b.x, rtol=1e-11, atol=1e-13)
+
+
+class _NoRows:
+    """The mixture problem without ``mixture_rows``: the solvers take their generic Python path."""
+
+    def __init__(self, p):
+        self._p = p
+
+    def __getattr__(self, name):
+        if name == "mixture_rows":
+            raise AttributeError(name)
+        return getattr(self._p, name)
+
+
+@pytest.mark.parametrize("name", ["saga", "sag", "svrg", "s2gd"])
+def test_linear_pool_compiled_stochastic_paths(pool_data, name):
+    """Linear pool (mixture likelihood on the simplex): the compiled path takes the generic path's
+    iterates, and the pool fitted with it reaches the Newton (constrained) weights. The mixture has
+    no global smoothness constant (``-log`` on the simplex), so the step is given."""
+    from aggregators.linear import LinearPool
+    from solvers.problems.mixture import MixtureLikelihood
+
+    lp, y, _ = pool_data
+    p = MixtureLikelihood.from_log_probs(lp, y)
+    step = 0.05
+    a = solvers.minimize(p, name, tol=0.0, max_iter=3, seed=4, step=step)
+    b = solvers.minimize(_NoRows(p), name, tol=0.0, max_iter=3, seed=4, step=step)
+    assert a.extra["compiled"] and not b.extra["compiled"]
+    np.testing.assert_allclose(a.x, b.x, rtol=1e-11, atol=1e-13)
+    ref = LinearPool(solver="newton", tol=1e-13).fit(lp, y, kind="log_probs").weights_
+    pool = LinearPool(solver=name, tol=1e-9, solver_options={"max_iter": 3000, "step": step}).fit(lp, y, kind="log_probs")
+    assert pool.fit_result_.extra["compiled"] and pool.fit_result_.converged, pool.fit_result_.message
+    np.testing.assert_allclose(pool.weights_, ref, atol=1e-6)
