@@ -124,3 +124,40 @@ def loglinear_svrg_inner(F, labels, idx, x, P_snap, gdata, step, l2, simplex, xs
         if avg:
             for a in range(d):
                 xsum[a] += x[a]
+
+
+@njit(cache=True)
+def loglinear_sgd_epoch(F, labels, idx, x, k0, schedule, g0, mu, l2, simplex, xavg, avg_from):
+    """SGD (seed 001 L392-404) on the conditional log-linear problem:
+    ``x <- proj(x - g_k (F_j (p_j(x) - e_{y_j}) + l2 x))`` with ``g_k`` = ``g0`` (schedule 0),
+    ``g0 / (1 + g0 mu k)`` (1) or ``g0 / sqrt(1 + k)`` (2); ``xavg`` (length 0 to skip) is the running
+    average of the iterates after step ``avg_from``. Returns the new step count."""
+    n, d, K = F.shape
+    p = np.empty(K)
+    work = np.empty(d)
+    avg = xavg.shape[0] > 0
+    k = k0
+    for t in range(idx.shape[0]):
+        j = idx[t]
+        if schedule == 0:
+            st = g0
+        elif schedule == 1:
+            st = g0 / (1.0 + g0 * mu * k)
+        else:
+            st = g0 / math.sqrt(1.0 + k)
+        _probs(F, j, x, p)
+        p[labels[j]] -= 1.0
+        for a in range(d):
+            acc = 0.0
+            for c in range(K):
+                acc += F[j, a, c] * p[c]
+            work[a] = x[a] - st * (acc + l2 * x[a])
+        for a in range(d):
+            x[a] = work[a]
+        if simplex:
+            project_simplex_inplace(x, work)
+        k += 1
+        if avg and k > avg_from:
+            for a in range(d):
+                xavg[a] += (x[a] - xavg[a]) / (k - avg_from)
+    return k

@@ -68,3 +68,30 @@ def mixture_svrg_inner(Q, idx, x, s_snap, gdata, step, xsum):
         if avg:
             for a in range(A):
                 xsum[a] += x[a]
+
+
+@njit(cache=True)
+def mixture_sgd_epoch(Q, idx, x, k0, schedule, g0, mu, xavg, avg_from):
+    """SGD (seed 001 L392-404): ``x <- proj(x + g_k q_j / (q_j . x))`` with the schedules of
+    :func:`solvers.kernels_incremental.loglinear_saga.loglinear_sgd_epoch`. Returns the new step count."""
+    n, A = Q.shape
+    work = np.empty(A)
+    avg = xavg.shape[0] > 0
+    k = k0
+    for t in range(idx.shape[0]):
+        j = idx[t]
+        if schedule == 0:
+            st = g0
+        elif schedule == 1:
+            st = g0 / (1.0 + g0 * mu * k)
+        else:
+            st = g0 / np.sqrt(1.0 + k)
+        sj = -1.0 / _dot_row(Q, j, x)
+        for a in range(A):
+            x[a] -= st * sj * Q[j, a]
+        project_simplex_inplace(x, work)
+        k += 1
+        if avg and k > avg_from:
+            for a in range(A):
+                xavg[a] += (x[a] - xavg[a]) / (k - avg_from)
+    return k

@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..kernels_incremental.loglinear_saga import loglinear_sgd_epoch
+from ..kernels_incremental.mixture import mixture_sgd_epoch
 from ..kernels_incremental.multinomial import mn_sgd_epoch
 from ..kernels_incremental.table_methods import sgd_epoch
+from ..problem import constraint_of
 from ..registry import register
 from ._incremental_common import Monitor, check_common, constant, indices, rng_of, start
 
@@ -50,6 +53,14 @@ def sgd(problem, x0=None, *, tol: float = 0.0, max_iter: int = 50, callback=None
     n = problem.n_terms
     lt = getattr(problem, "linear_terms", None)
     mt = getattr(problem, "multinomial_terms", None)
+    # the pool problems: compiled per-term loops (log pool: conditional log-linear; linear pool: mixture)
+    ll = (lt is None and mt is None and getattr(problem, "features_ndk", None) is not None
+          and hasattr(problem, "labels") and constraint_of(problem) in ("none", "simplex"))
+    mix = lt is None and mt is None and not ll and getattr(problem, "mixture_rows", None) is not None
+    simplex = constraint_of(problem) == "simplex"
+    l2 = float(getattr(problem, "l2", 0.0) or 0.0)
+    if ll:
+        labels = np.ascontiguousarray(problem.labels, dtype=np.int64)
     avg_from = (max_iter * n) // 2
     xavg = np.zeros(problem.dim) if average else np.zeros(0)
     k = 0
@@ -62,6 +73,10 @@ def sgd(problem, x0=None, *, tol: float = 0.0, max_iter: int = 50, callback=None
             k = sgd_epoch(lt.loss, *lt.args(), lt.y, lt.gam, idx, x, k, sch, step, problem.l2, problem.l1, xavg, avg_from)
         elif mt is not None:
             k = mn_sgd_epoch(*mt.args(), mt.labels, mt.K, idx, x, k, sch, step, problem.l2, problem.l1, xavg, avg_from)
+        elif ll:
+            k = loglinear_sgd_epoch(problem.features_ndk, labels, idx, x, k, sch, step, mu, l2, simplex, xavg, avg_from)
+        elif mix:
+            k = mixture_sgd_epoch(problem.mixture_rows, idx, x, k, sch, step, mu, xavg, avg_from)
         else:
             for j in idx:
                 st = step if sch == 0 else (step / (1 + step * mu * k) if sch == 1 else step / np.sqrt(1 + k))
@@ -72,4 +87,4 @@ def sgd(problem, x0=None, *, tol: float = 0.0, max_iter: int = 50, callback=None
         mon.passes += 1
         epoch += 1
     xr = xavg.copy() if average and k > avg_from else x
-    return mon.result(xr, epoch, step=step, schedule=schedule, compiled=lt is not None or mt is not None)
+    return mon.result(xr, epoch, step=step, schedule=schedule, compiled=lt is not None or mt is not None or ll or mix)

@@ -148,3 +148,16 @@ def test_linear_pool_compiled_stochastic_paths(pool_data, name):
     pool = LinearPool(solver=name, tol=1e-9, solver_options={"max_iter": 3000, "step": step}).fit(lp, y, kind="log_probs")
     assert pool.fit_result_.extra["compiled"] and pool.fit_result_.converged, pool.fit_result_.message
     np.testing.assert_allclose(pool.weights_, ref, atol=1e-6)
+
+
+@pytest.mark.parametrize("schedule,average", [("inverse_sqrt", False), ("constant", True)])
+def test_compiled_sgd_on_pool_problems_takes_the_generic_paths_iterates(pool_data, schedule, average):
+    from solvers.problems.mixture import MixtureLikelihood
+
+    lp, y, _ = pool_data
+    for p, hide in ((ConditionalLogLinear.from_log_probs(lp, y), _NoFeatures), (MixtureLikelihood.from_log_probs(lp, y), _NoRows)):
+        opts = dict(tol=0.0, max_iter=4, seed=9, step=0.05, schedule=schedule, average=average)
+        a = solvers.minimize(p, "sgd", **opts)
+        b = solvers.minimize(hide(p), "sgd", **opts)
+        assert a.extra["compiled"] and not b.extra["compiled"]
+        np.testing.assert_allclose(a.x, b.x, rtol=1e-11, atol=1e-13)
