@@ -166,6 +166,17 @@ def _check_shape(arr: np.ndarray, field: str) -> None:
         raise PredictionError(field, f"needs at least two classes; got {k}", code="bad_shape")
 
 
+def _reject_nan_and_posinf(arr: np.ndarray, field: str) -> None:
+    nan = np.isnan(arr)
+    if nan.any():
+        i, a = _first(nan)
+        raise PredictionError(field, "contains NaN", item=i, agent=a, code="nan")
+    posinf = np.isposinf(arr)
+    if posinf.any():
+        i, a = _first(posinf)
+        raise PredictionError(field, "contains +inf", item=i, agent=a, code="inf")
+
+
 def as_log_probs(
     x: Any,
     *,
@@ -190,14 +201,7 @@ def as_log_probs(
     _check_shape(arr, field)
 
     if kind == "probs":
-        nan = np.isnan(arr)
-        if nan.any():
-            i, a = _first(nan)
-            raise PredictionError(field, "contains NaN", item=i, agent=a, code="nan")
-        posinf = np.isposinf(arr)
-        if posinf.any():
-            i, a = _first(posinf)
-            raise PredictionError(field, "contains +inf", item=i, agent=a, code="inf")
+        _reject_nan_and_posinf(arr, field)
         neginf = np.isneginf(arr)
         if neginf.any():
             i, a = _first(neginf)
@@ -229,14 +233,7 @@ def as_log_probs(
         out = np.empty_like(flat)
         if normalise_log_rows(flat, out) == 0:
             return Predictions(out.reshape(arr.shape))
-    nan = np.isnan(arr)
-    if nan.any():
-        i, a = _first(nan)
-        raise PredictionError(field, "contains NaN", item=i, agent=a, code="nan")
-    posinf = np.isposinf(arr)
-    if posinf.any():
-        i, a = _first(posinf)
-        raise PredictionError(field, "contains +inf", item=i, agent=a, code="inf")
+    _reject_nan_and_posinf(arr, field)
     allneg = np.isneginf(arr).all(axis=2)
     if allneg.any():
         i, a = _first(allneg)

@@ -425,18 +425,7 @@ def _direction_from_S(u, T, Wsum, reg, d, H, Lc, tmp, c):
             for p in range(j):
                 v -= Lc[i2, p] * Lc[j, p]
             Lc[i2, j] = v * inv
-    for k in range(K):
-        v = (T[k] - Wsum * c[k]) * c[K + k]
-        for p in range(k):
-            v -= Lc[k, p] * d[p]
-        d[k] = v / Lc[k, k]
-    for k in range(K - 1, -1, -1):
-        v = d[k]
-        for p in range(k + 1, K):
-            v -= Lc[p, k] * d[p]
-        d[k] = v / Lc[k, k]
-    for k in range(K):
-        d[k] *= c[K + k]
+    _chord_direction(u, T, Wsum, d, Lc, c)  # the two triangular solves with the new factor
     return True
 
 

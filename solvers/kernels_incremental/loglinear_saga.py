@@ -15,6 +15,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .losses import sgd_step_size
+
 
 @njit(cache=True)
 def project_simplex_inplace(v, work):
@@ -139,12 +141,7 @@ def loglinear_sgd_epoch(F, labels, idx, x, k0, schedule, g0, mu, l2, simplex, xa
     k = k0
     for t in range(idx.shape[0]):
         j = idx[t]
-        if schedule == 0:
-            st = g0
-        elif schedule == 1:
-            st = g0 / (1.0 + g0 * mu * k)
-        else:
-            st = g0 / math.sqrt(1.0 + k)
+        st = sgd_step_size(schedule, g0, mu, k)
         _probs(F, j, x, p)
         p[labels[j]] -= 1.0
         for a in range(d):

@@ -296,3 +296,14 @@ def value_grad_dense(loss, X, y, gam, x, g) -> float:
             for c in range(d):
                 g[c] += r * X[i, c]
     return total
+
+
+@njit(cache=True, inline="always")
+def sgd_step_size(schedule, g0, mu, k):
+    """SGD's step at step ``k`` (seed 001 L392-404): ``g0`` (schedule 0), ``g0 / (1 + g0 mu k)``
+    (1, the classical theta/k shifted so that the first step is g0) or ``g0 / sqrt(1 + k)`` (2)."""
+    if schedule == 0:
+        return g0
+    if schedule == 1:
+        return g0 / (1.0 + g0 * mu * k)
+    return g0 / math.sqrt(1.0 + k)

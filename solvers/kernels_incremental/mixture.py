@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .losses import sgd_step_size
+
 from .loglinear_saga import project_simplex_inplace
 
 
@@ -80,12 +82,7 @@ def mixture_sgd_epoch(Q, idx, x, k0, schedule, g0, mu, xavg, avg_from):
     k = k0
     for t in range(idx.shape[0]):
         j = idx[t]
-        if schedule == 0:
-            st = g0
-        elif schedule == 1:
-            st = g0 / (1.0 + g0 * mu * k)
-        else:
-            st = g0 / np.sqrt(1.0 + k)
+        st = sgd_step_size(schedule, g0, mu, k)
         sj = -1.0 / _dot_row(Q, j, x)
         for a in range(A):
             x[a] -= st * sj * Q[j, a]

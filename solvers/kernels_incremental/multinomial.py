@@ -40,7 +40,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .losses import soft
+from .losses import sgd_step_size, soft
 
 
 @njit(cache=True, inline="always")
@@ -360,12 +360,7 @@ def mn_sgd_epoch(X, data, indices, indptr, sparse, labels, K, idx, x, k0, schedu
     acc = xavg.shape[0] > 0
     for t in range(idx.shape[0]):
         j = idx[t]
-        if schedule == 0:
-            st = g0
-        elif schedule == 1:
-            st = g0 / (1.0 + g0 * l2 * k)
-        else:
-            st = g0 / math.sqrt(1.0 + k)
+        st = sgd_step_size(schedule, g0, l2, k)
         if sparse:
             _logits_sparse(data, indices, indptr, j, x, z)
         else:
@@ -410,12 +405,7 @@ def _mn_sgd_dense(X, labels, K, idx, x, k0, schedule, g0, l2, l1, xavg, avg_from
     k = k0
     for t in range(idx.shape[0]):
         j = idx[t]
-        if schedule == 0:
-            st = g0
-        elif schedule == 1:
-            st = g0 / (1.0 + g0 * l2 * k)
-        else:
-            st = g0 / math.sqrt(1.0 + k)
+        st = sgd_step_size(schedule, g0, l2, k)
         _logits_kd(X, j, xt, z)
         _softmax_minus_onehot(z, labels[j])
         r = 1.0 - st * l2

@@ -12,7 +12,7 @@ import math
 
 from numba import njit
 
-from .losses import loss_conj, loss_conj_deriv, loss_deriv, loss_prox, row_axpy, row_dot, soft
+from .losses import loss_conj, loss_conj_deriv, loss_deriv, loss_prox, row_axpy, row_dot, sgd_step_size, soft
 
 
 @njit(cache=True)
@@ -155,12 +155,7 @@ def sgd_epoch(loss, X, data, indices, indptr, sparse, y, gam, idx, x, k0, schedu
     acc = xavg.shape[0] > 0
     for t in range(idx.shape[0]):
         j = idx[t]
-        if schedule == 0:
-            st = g0
-        elif schedule == 1:
-            st = g0 / (1.0 + g0 * l2 * k)
-        else:
-            st = g0 / math.sqrt(1.0 + k)
+        st = sgd_step_size(schedule, g0, l2, k)
         sj = loss_deriv(loss, row_dot(X, data, indices, indptr, sparse, j, x), y[j], gam)
         r = 1.0 - st * l2
         for c in range(d):

@@ -142,58 +142,40 @@ def prox_finito(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 3
     n = problem.n_terms
     if n < 2:
         raise ValueError("prox_finito: needs at least two terms")
-    if getattr(problem, "multinomial_terms", None) is not None:
-        return _prox_finito_multinomial(problem, x0, mu=mu, tol=tol, max_iter=max_iter, callback=callback,
-                                        progress=progress, order=order, seed=seed, off_clock=off_clock)
-    lt = problem.linear_terms
+    x = start(problem, x0)
+    mt = getattr(problem, "multinomial_terms", None)
+    if mt is not None:  # one K-vector per term; the prox of a term is a K-dimensional Newton solve
+        from ..kernels_incremental.multinomial import multinomial_scores
+        from ..kernels_incremental.multinomial_sdca import mn_prox_finito_epoch
+
+        s = np.empty((n, mt.K))
+        multinomial_scores(*mt.args(), mt.labels, x, s)
+        sqn = np.ascontiguousarray(problem._sq, dtype=np.float64)
+
+        def epoch(idx, phi, s, Sphi, Sg, z):
+            mn_prox_finito_epoch(*mt.args(), mt.labels, idx, phi, s, Sphi, Sg, sqn, z, mu)
+    else:  # one scalar per term; the prox of a term is a 1-D problem
+        lt = problem.linear_terms
+        s = np.empty(n)
+        all_derivs(lt.loss, *lt.args(), lt.y, x, lt.gam, s)
+
+        def epoch(idx, phi, s, Sphi, Sg, z):
+            prox_finito_epoch(lt.loss, *lt.args(), lt.y, lt.gam, idx, phi, s, Sphi, Sg, lt.sqnorms, z, mu)
+
     mon = Monitor(problem, "prox_finito", tol=tol, max_iter=max_iter, callback=callback, progress=progress)
     mon.off_clock = off_clock
     rng = rng_of(seed)
-    x = start(problem, x0)
     phi = _table(problem, "prox_finito")
     phi[:] = x
     Sphi = n * x
-    s = np.empty(n)
-    all_derivs(lt.loss, *lt.args(), lt.y, x, lt.gam, s)
-    Sg = np.asarray(problem.A.T @ s, dtype=np.float64)
+    Sg = np.asarray(problem.A.T @ s, dtype=np.float64).ravel()  # sum_i a_i s_i (x's layout)
     mon.passes += 1
     z = np.empty(problem.dim)
     xr = Sphi / n - (Sg + mu * Sphi) / (mu * n)
-    epoch = 0
-    while not mon.check(xr, epoch):
-        prox_finito_epoch(lt.loss, *lt.args(), lt.y, lt.gam, indices(rng, n, order), phi, s, Sphi, Sg, lt.sqnorms, z, mu)
+    k = 0
+    while not mon.check(xr, k):
+        epoch(indices(rng, n, order), phi, s, Sphi, Sg, z)
         xr = Sphi / n - (Sg + mu * Sphi) / (mu * n)
         mon.passes += 1
-        epoch += 1
-    return mon.result(xr, epoch, compiled=True)
-
-
-def _prox_finito_multinomial(problem, x0, *, mu, tol, max_iter, callback, progress, order, seed, off_clock):
-    """Prox-Finito on :class:`~solvers.problems.linear_models.MultinomialLogistic` (compiled,
-    :func:`~solvers.kernels_incremental.multinomial_sdca.mn_prox_finito_epoch`)."""
-    from ..kernels_incremental.multinomial import multinomial_scores
-    from ..kernels_incremental.multinomial_sdca import mn_prox_finito_epoch
-
-    mt = problem.multinomial_terms
-    n, K = problem.n_terms, mt.K
-    mon = Monitor(problem, "prox_finito", tol=tol, max_iter=max_iter, callback=callback, progress=progress)
-    mon.off_clock = off_clock
-    rng = rng_of(seed)
-    x = start(problem, x0)
-    phi = _table(problem, "prox_finito")
-    phi[:] = x
-    Sphi = n * x
-    s = np.empty((n, K))
-    multinomial_scores(*mt.args(), mt.labels, x, s)
-    Sg = np.asarray(problem.A.T @ s, dtype=np.float64).ravel()
-    mon.passes += 1
-    z = np.empty(problem.dim)
-    sqn = np.ascontiguousarray(problem._sq, dtype=np.float64)
-    xr = Sphi / n - (Sg + mu * Sphi) / (mu * n)
-    epoch = 0
-    while not mon.check(xr, epoch):
-        mn_prox_finito_epoch(*mt.args(), mt.labels, indices(rng, n, order), phi, s, Sphi, Sg, sqn, z, mu)
-        xr = Sphi / n - (Sg + mu * Sphi) / (mu * n)
-        mon.passes += 1
-        epoch += 1
-    return mon.result(xr, epoch, compiled=True)
+        k += 1
+    return mon.result(xr, k, compiled=True)

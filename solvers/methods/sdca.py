@@ -55,27 +55,39 @@ def sdca(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, cal
     n = problem.n_terms
     Lphi = problem.curvature * float(lt.sqnorms.max()) if np.isfinite(problem.curvature) else np.inf
     sconst = mu * n / (mu * n + Lphi) if np.isfinite(Lphi) else 0.0
+    v = VARIANTS[variant]
+    return _loop(
+        problem, np.zeros(n), mu, variant, tol, max_iter, callback, progress, seed, off_clock,
+        dual_terms=lambda beta: sdca_dual_terms(lt.loss, beta, lt.y, lt.gam),
+        epoch=lambda idx, beta, x: sdca_epoch(lt.loss, *lt.args(), lt.y, lt.gam, idx, beta, x, lt.sqnorms, mu, v, sconst),
+        order=order,
+    )
+
+
+def _loop(problem, beta, mu, variant, tol, max_iter, callback, progress, seed, off_clock, *, dual_terms, epoch, order):
+    """SDCA's outer loop: the duality gap ``P(x) - D(beta)`` (L465-467),
+    ``D = -(1/n) sum_i phi*(beta_i) - (mu/2)|x|^2``, checked before every epoch (off the clock with
+    ``off_clock``), then one epoch of coordinate steps from ``beta = 0, x = 0``."""
+    n = problem.n_terms
     mon = Monitor(problem, "sdca", tol=tol, max_iter=max_iter, callback=callback, progress=progress)
     mon.off_clock = off_clock
     rng = rng_of(seed)
-    beta = np.zeros(n)
     x = np.zeros(problem.dim)
-    v = VARIANTS[variant]
-    epoch = 0
+    k = 0
     while True:
         if off_clock:
             mon.clock.pause()
         P = problem.value(x)
-        D = -sdca_dual_terms(lt.loss, beta, lt.y, lt.gam) / n - 0.5 * mu * float(x @ x)
+        D = -dual_terms(beta) / n - 0.5 * mu * float(x @ x)
         if off_clock:
             mon.clock.resume()
         gap = P - D
-        mon.passes += 0 if epoch == 0 else 1
-        if mon.check(x, epoch, value_grad=(P, None), measure=gap, dual=D):
+        mon.passes += 0 if k == 0 else 1
+        if mon.check(x, k, value_grad=(P, None), measure=gap, dual=D):
             break
-        sdca_epoch(lt.loss, *lt.args(), lt.y, lt.gam, indices(rng, n, order), beta, x, lt.sqnorms, mu, v, sconst)
-        epoch += 1
-    return mon.result(x, epoch, dual=beta, duality_gap=gap, variant=variant, compiled=True)
+        epoch(indices(rng, n, order), beta, x)
+        k += 1
+    return mon.result(x, k, dual=beta, duality_gap=gap, variant=variant, compiled=True)
 
 
 def _sdca_multinomial(problem, *, tol, max_iter, callback, progress, variant, order, seed, off_clock):
@@ -93,24 +105,10 @@ def _sdca_multinomial(problem, *, tol, max_iter, callback, progress, variant, or
     sqn = np.ascontiguousarray(problem._sq, dtype=np.float64)
     Lphi = 0.5 * float(sqn.max())  # the softmax loss's Hessian is <= I/2 in the logits
     sconst = mu * n / (mu * n + Lphi)
-    mon = Monitor(problem, "sdca", tol=tol, max_iter=max_iter, callback=callback, progress=progress)
-    mon.off_clock = off_clock
-    rng = rng_of(seed)
-    beta = np.zeros((n, K))
-    x = np.zeros(problem.dim)
     v = VARIANTS[variant]
-    epoch = 0
-    while True:
-        if off_clock:
-            mon.clock.pause()
-        P = problem.value(x)
-        D = -mn_sdca_dual_terms(beta, mt.labels) / n - 0.5 * mu * float(x @ x)
-        if off_clock:
-            mon.clock.resume()
-        gap = P - D
-        mon.passes += 0 if epoch == 0 else 1
-        if mon.check(x, epoch, value_grad=(P, None), measure=gap, dual=D):
-            break
-        mn_sdca_epoch(*mt.args(), mt.labels, indices(rng, n, order), beta, x, sqn, mu, v, sconst)
-        epoch += 1
-    return mon.result(x, epoch, dual=beta, duality_gap=gap, variant=variant, compiled=True)
+    return _loop(
+        problem, np.zeros((n, K)), mu, variant, tol, max_iter, callback, progress, seed, off_clock,
+        dual_terms=lambda beta: mn_sdca_dual_terms(beta, mt.labels),
+        epoch=lambda idx, beta, x: mn_sdca_epoch(*mt.args(), mt.labels, idx, beta, x, sqn, mu, v, sconst),
+        order=order,
+    )
