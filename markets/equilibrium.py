@@ -236,19 +236,25 @@ def solve_prices(
         _powers(lp[s:e], g, out)
         return out
 
-    # pipeline: NumPy computes the next block's P^gamma in a helper thread while the compiled
-    # solver (which releases the GIL) works on the current one
-    with ThreadPoolExecutor(1) as ex:
-        nxt = ex.submit(powers, 0)
-        for idx, s in enumerate(starts):
-            e = min(n, s + b)
-            pg = nxt.result()
-            if idx + 1 < len(starts):
-                nxt = ex.submit(powers, idx + 1)
-            kernels.solve_iso_block(
-                pg, g, W, tol, max_iter, code, U[s:e], warm, ok[s:e], iters[s:e], conv[s:e], res[s:e],
-                labels[s:e] if pay else no_y, payouts[s:e] if pay else no_pay,
-            )
+    def solve(idx: int, pg: np.ndarray) -> None:
+        s, e = starts[idx], min(n, starts[idx] + b)
+        kernels.solve_iso_block(
+            pg, g, W, tol, max_iter, code, U[s:e], warm, ok[s:e], iters[s:e], conv[s:e], res[s:e],
+            labels[s:e] if pay else no_y, payouts[s:e] if pay else no_pay,
+        )
+
+    if len(starts) == 1:  # one block (e.g. an API request): no helper thread
+        solve(0, powers(0))
+    else:
+        # pipeline: NumPy computes the next block's P^gamma in a helper thread while the compiled
+        # solver (which releases the GIL) works on the current one
+        with ThreadPoolExecutor(1) as ex:
+            nxt = ex.submit(powers, 0)
+            for idx in range(len(starts)):
+                pg = nxt.result()
+                if idx + 1 < len(starts):
+                    nxt = ex.submit(powers, idx + 1)
+                solve(idx, pg)
     nneg = np.zeros(n, np.int64)
     rest = np.flatnonzero(~ok)
     if rest.size:  # e.g. a good nobody believes in: the general path decides (and reports) it
