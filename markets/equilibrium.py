@@ -28,12 +28,11 @@ market clears: ``sum_i r_ik = c_k`` (with total wealth one). Methods:
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
+from solvers.special import logsumexp
 
 from aggregators.validation import DEFAULT_FLOOR, as_log_probs
 
@@ -166,10 +165,6 @@ def _tatonnement(lp: np.ndarray, agents: Agents, tol: float, max_iter: int):
 
 
 
-BLOCK_ITEMS = 2048
-"""Items per block of the one-order path (``P^gamma`` of a block is computed by NumPy, then solved)."""
-
-
 def _one_order_gamma(agents: Agents, wealth: np.ndarray) -> float | None:
     """The common order ``gamma`` if every agent is isoelastic with it, has positive wealth and
     ``gamma`` is not within 0.1 of the log agent (the kernels' lean path); else ``None``."""
@@ -179,13 +174,6 @@ def _one_order_gamma(agents: Agents, wealth: np.ndarray) -> float | None:
     if not (np.all(g == g[0]) and abs(1.0 - g[0]) >= 0.1 and np.all(wealth > 0)):
         return None
     return float(g[0])
-
-
-def _powers(block: np.ndarray, g: float, out: np.ndarray) -> None:
-    """``out = exp(g * block)`` with NumPy's vectorised exp (several times faster than a scalar
-    ``exp`` in a compiled loop; the ufuncs release the GIL)."""
-    np.multiply(block, g, out=out)
-    np.exp(out, out=out)
 
 
 def solve_prices(
@@ -201,8 +189,8 @@ def solve_prices(
     wealth: np.ndarray | None = None,
 ):
     """Newton (``code`` 0) or the fixed point (1) for every item at ``agents.wealth``. One-order
-    isoelastic markets go block by block through :func:`kernels.solve_iso_block` (``P^gamma`` from
-    NumPy, the same for both methods); items it cannot take, and all other markets, go through the
+    isoelastic markets go through :func:`kernels.solve_iso_block` (``P^gamma`` per item inside
+    the parallel loop, the same for both methods); items it cannot take, and all other markets, go through the
     general kernels. With ``labels``, also fills ``payouts`` (n, A): each agent's share of the
     realised price of the label (batch market training). ``wealth`` overrides ``agents.wealth``
     unvalidated (training: wealth may reach zero)."""
@@ -224,37 +212,10 @@ def solve_prices(
     conv = np.zeros(n, bool)
     res = np.zeros(n)
     ok = np.zeros(n, bool)
-    no_y = np.zeros(0, np.int64)
-    no_pay = np.zeros((0, A))
-    b = min(n, BLOCK_ITEMS)
-    starts = list(range(0, n, b))
-    bufs = [np.empty((b, A, K)), np.empty((b, A, K))] if len(starts) > 1 else [np.empty((b, A, K))]
-
-    def powers(idx: int) -> np.ndarray:
-        s, e = starts[idx], min(n, starts[idx] + b)
-        out = bufs[idx % len(bufs)][: e - s]
-        _powers(lp[s:e], g, out)
-        return out
-
-    def solve(idx: int, pg: np.ndarray) -> None:
-        s, e = starts[idx], min(n, starts[idx] + b)
-        kernels.solve_iso_block(
-            pg, g, W, tol, max_iter, code, U[s:e], warm, ok[s:e], iters[s:e], conv[s:e], res[s:e],
-            labels[s:e] if pay else no_y, payouts[s:e] if pay else no_pay,
-        )
-
-    if len(starts) == 1:  # one block (e.g. an API request): no helper thread
-        solve(0, powers(0))
-    else:
-        # pipeline: NumPy computes the next block's P^gamma in a helper thread while the compiled
-        # solver (which releases the GIL) works on the current one
-        with ThreadPoolExecutor(1) as ex:
-            nxt = ex.submit(powers, 0)
-            for idx in range(len(starts)):
-                pg = nxt.result()
-                if idx + 1 < len(starts):
-                    nxt = ex.submit(powers, idx + 1)
-                solve(idx, pg)
+    kernels.solve_iso_block(
+        np.ascontiguousarray(lp), g, W, tol, max_iter, code, U, warm, ok, iters, conv, res,
+        labels if pay else np.zeros(0, np.int64), payouts if pay else np.zeros((0, A)),
+    )
     nneg = np.zeros(n, np.int64)
     rest = np.flatnonzero(~ok)
     if rest.size:  # e.g. a good nobody believes in: the general path decides (and reports) it
@@ -300,7 +261,8 @@ def equilibrium(
     wealth : (n_agents,) positive; normalised to sum to one. Default: equal wealth.
     method : one of :data:`METHODS`.
     tol : relative clearing tolerance ``max_k |sum_i r_ik - c_k| / c_k``.
-    max_iter : iteration cap (default 100 for Newton, 100,000 for the fixed point and tâtonnement).
+    max_iter : iteration cap (default 100 for Newton, 100,000 for the fixed point and tâtonnement);
+        0 evaluates the start only.
     floor : probability floor (see :func:`markets.agents.prepare_beliefs`).
     check : recompute and report the equilibrium conditions from the investments.
     start : optional (n_items, n_classes) starting log-prices (warm start).
@@ -309,6 +271,8 @@ def equilibrium(
         raise ValueError(f"method: must be one of {METHODS}; got {method!r}")
     if not (np.isfinite(tol) and tol > 0):
         raise ValueError(f"tol: must be a positive number; got {tol!r}")
+    if max_iter is not None and (isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 0):
+        raise ValueError(f"max_iter: must be a non-negative integer (0: evaluate the start only); got {max_iter!r}")
     if isinstance(utilities, Agents):
         agents = utilities if wealth is None else utilities.with_wealth(wealth)
     else:
@@ -337,7 +301,7 @@ def equilibrium(
         conv = np.ones(n, bool)
         res = None
     elif method == "tatonnement":
-        log_c, iters, conv = _tatonnement(lp, agents, tol, max_iter or 100_000)
+        log_c, iters, conv = _tatonnement(lp, agents, tol, 100_000 if max_iter is None else max_iter)
         res = None
     else:
         if agents.has_generic:
@@ -345,7 +309,7 @@ def equilibrium(
         if method == "fixed_point" and agents.has_exponential:
             raise ValueError("method: the fixed point (Storkey et al.) is for isoelastic and log agents only")
         code = 0 if method == "newton" else 1
-        mi = max_iter or (100 if method == "newton" else 100_000)
+        mi = (100 if method == "newton" else 100_000) if max_iter is None else max_iter
         U = np.zeros((n, K)) if start is None else np.array(start, dtype=np.float64, copy=True)
         if U.shape != (n, K):
             raise ValueError(f"start: must have shape ({n}, {K}); got {U.shape}")

@@ -18,7 +18,7 @@ mirror-gradient fall-back when the Hessian is not negative definite, and an Armi
 alternating minimisation of ``KL(c || sum_i r_i)``). Markets of isoelastic agents with one order
 ``gamma`` take a lean path in both methods (``_iso_*`` below: one pass over ``P^gamma`` per
 iteration, no effective beliefs formed, the Hessian as a Gram matrix built in the same pass;
-:func:`solve_iso_block` takes ``P^gamma`` precomputed by NumPy's vectorised exp); everything else
+:func:`solve_iso_block` computes ``P^gamma`` per item with a vectorised exp); everything else
 uses the general kernels.
 """
 
@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+
+from solvers.kernels.fastexp import exp_scaled
 
 EXP = 0
 ISO = 1
@@ -242,9 +244,8 @@ def _init_prices(L, kind, gam, W, Pg, u):
 # spending is T_k = c_k^(1-g) sum_i (W_i / z_i) P_ik^g and the Hessian's rank-A part is
 # diag(c^(1-g)) G diag(c^(1-g)) with the Gram matrix G = sum_i (W_i / z_i^2) P_i^g (P_i^g)^T.
 # Everything reads P^g once per pass, agent by agent (row i of ``Pg`` gives z_i, its share of T
-# and its rank-one term of G), and Q is never formed. ``Pg`` comes either from the caller (the
-# block driver :func:`solve_iso_block`, where NumPy's vectorised exp computes it) or from
-# :func:`_iso_powers`. Newton and the seed's fixed point use the same pass, so the comparison
+# and its rank-one term of G), and Q is never formed. ``Pg`` comes from :func:`_iso_powers`
+# (a vectorised exp, computed per item inside the parallel loop of :func:`solve_iso_block`). Newton and the seed's fixed point use the same pass, so the comparison
 # stays like for like.
 
 _FM = {"reassoc", "contract"}
@@ -264,13 +265,18 @@ def _one_order(kind, gam, W):
     return True
 
 
-@njit(cache=True, fastmath=_FM, error_model="numpy")
-def _iso_powers(L, g, PgT):
-    """``PgT[k, i] = P_ik^g`` (goods-major) from log-beliefs ``L`` (A, K); 0 where ``P_ik = 0``."""
+@njit(cache=True, error_model="numpy")
+def _iso_powers(L, g, PgT, flat, buf):
+    """``PgT[k, i] = P_ik^g`` (goods-major) from log-beliefs ``L`` (A, K); 0 where ``P_ik = 0``.
+    ``flat`` and ``buf`` are scratch of length ``A * K``. The powers come from the vectorised
+    :func:`solvers.kernels.fastexp.exp_scaled` (within 1.5 ulp of ``exp``) over the item's
+    row-major beliefs, then are transposed (about 1.4 µs for A = 100, K = 10)."""
     A, K = L.shape
-    for i in range(A):
-        for k in range(K):
-            PgT[k, i] = np.exp(g * L[i, k])
+    exp_scaled(np.ascontiguousarray(L).reshape(A * K), g, flat, buf)
+    for k in range(K):
+        row = PgT[k]
+        for i in range(A):
+            row[i] = flat[i * K + k]
 
 
 @njit(cache=True, fastmath=_FM, error_model="numpy")
@@ -630,7 +636,7 @@ def _iso_fixed_point_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
 def _iso_newton(L, g, W, Wsum, tol, max_iter, u, warm):
     A, K = L.shape
     Pg = np.empty((K, A))
-    _iso_powers(L, g, Pg)
+    _iso_powers(L, g, Pg, np.empty(A * K), np.empty(A * K))
     return _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, np.empty(iso_workspace_size(K, A)))
 
 
@@ -638,23 +644,23 @@ def _iso_newton(L, g, W, Wsum, tol, max_iter, u, warm):
 def _iso_fixed_point(L, g, W, Wsum, tol, max_iter, u, warm):
     A, K = L.shape
     Pg = np.empty((K, A))
-    _iso_powers(L, g, Pg)
+    _iso_powers(L, g, Pg, np.empty(A * K), np.empty(A * K))
     return _iso_fixed_point_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, np.empty(iso_workspace_size(K, A)))
 
 
 @njit(cache=True, parallel=True, nogil=True, error_model="numpy")
-def solve_iso_block(Pg, g, W, tol, max_iter, method, U, warm, ok, iters, conv, res, y, pay):
-    """Equilibria of a block of items of a one-order isoelastic market from ``Pg = P^g``
-    (n, A, K), computed by the caller (NumPy's vectorised exp); each item is transposed here to
-    the goods-major layout of the passes (cheaper than a strided NumPy write). ``method``
-    0 = Newton, 1 = fixed point. ``ok[j]`` False leaves ``U[j]`` untouched: solve that item on
-    the general path (:func:`solve_items`).
+def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, res, y, pay):
+    """Equilibria of the items of a one-order isoelastic market from their log-beliefs ``L``
+    (n, A, K). Each item's ``P^g`` is computed inside the parallel loop by :func:`_iso_powers`
+    (vectorised exp, in cache, transposed to the goods-major layout of the passes), the same for
+    both methods: ``method`` 0 = Newton, 1 = fixed point. ``ok[j]`` False leaves ``U[j]``
+    untouched: solve that item on the general path (:func:`solve_items`).
 
     If ``y`` is not empty (batch market training, Algorithm 2.4), also each agent's payout when
     label ``y[j]`` occurs: ``pay[j, i] = r_{i,y} / sum_l r_{l,y}`` with
     ``r_{i,y} = W_i P_iy^g c_y^(1-g) / z_i`` (one more pass at the answer; as in
     :func:`batch_payouts`, the realised price makes total wealth conserved to rounding)."""
-    n, A, K = Pg.shape
+    n, A, K = L.shape
     Wsum = 0.0
     for i in range(A):
         Wsum += W[i]
@@ -663,12 +669,11 @@ def solve_iso_block(Pg, g, W, tol, max_iter, method, U, warm, ok, iters, conv, r
     for c in prange(m):
         ws = np.empty(iso_workspace_size(K, A))
         PgT = np.empty((K, A))
+        flat = np.empty(A * K)
+        buf = np.empty(A * K)
         u = np.empty(K)
         for j in range(c * n // m, (c + 1) * n // m):
-            P = Pg[j]
-            for i in range(A):
-                for k in range(K):
-                    PgT[k, i] = P[i, k]
+            _iso_powers(L[j], g, PgT, flat, buf)
             u[:] = U[j]
             if method == 0:
                 a, b, cv, d = _iso_newton_pg(PgT, g, W, Wsum, tol, max_iter, u, warm, ws)

@@ -227,12 +227,10 @@ def _general_path(lp, eta, W, start=None):
 
 
 @pytest.mark.parametrize("eta", [2.0, 30.0])
-def test_one_order_block_path_matches_general_path_across_blocks(eta, rng, monkeypatch):
-    """The block driver (NumPy ``P^gamma``, :func:`kernels.solve_iso_block`) over several blocks,
-    the last one partial, against the general per-item kernels."""
-    import sys
-
-    monkeypatch.setattr(sys.modules["markets.equilibrium"], "BLOCK_ITEMS", 64)
+def test_one_order_block_path_matches_general_path_across_chunks(eta, rng):
+    """The one-order driver (:func:`kernels.solve_iso_block`: ``P^gamma`` by the vectorised exp,
+    150 items in 64 chunks of 2-3, so uneven chunk boundaries) against the general per-item
+    kernels, which use NumPy-free scalar ``exp``."""
     lp = random_beliefs(rng, 150, 6, 4)
     lp[7, :, 2] = -40.0  # a good almost nobody believes in
     W = rng.uniform(0.1, 1.0, 6)

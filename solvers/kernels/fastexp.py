@@ -1,0 +1,71 @@
+"""A vectorisable ``exp`` for compiled loops.
+
+numba compiles ``np.exp`` to a scalar libm call (about 5-6 ns per element here: llvmlite ships
+without SVML), while NumPy's ufunc is vectorised but cannot run inside a ``prange`` loop. This kernel
+is branch-free, so LLVM vectorises it (AVX2: four doubles per instruction), and runs at about
+1.2-1.4 ns per element in cache, inside the caller's parallel loop.
+
+Method (textbook Cody-Waite reduction): ``x = t ln 2 + r`` with ``t = round(x / ln 2)`` and
+``|r| <= ln(2)/2``; ``ln 2`` is split into a head with 32 trailing zero bits (so ``t * LN2_HI`` is
+exact for ``|t| < 2^20``) and a tail; ``exp(r)`` by its Taylor polynomial of degree 12 (truncation
+error ``(ln 2 / 2)^13 / 13! < 2e-16``); ``2^t`` assembled in the exponent bits. The rounding of
+``x / ln 2`` uses the ``1.5 * 2^52`` shift, whose low mantissa bits then hold ``t`` as an integer,
+so no float-to-int conversion (not vectorised on AVX2) is needed. Measured error: at most 1.5 ulp
+against NumPy's ``exp`` (tests/solvers/test_fastexp.py).
+
+The fast-math flags allow contraction to FMA but not re-association, which would break the
+reduction (with ``reassoc`` the error grows to about 100 ulp).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+LOG2E = 1.4426950408889634
+LN2_HI = 0.6931471803691238  # 32 trailing zero bits
+LN2_LO = 1.9082149292705877e-10
+_SHIFT = 6755399441055744.0  # 1.5 * 2^52
+_SHIFT_BITS = int(np.float64(_SHIFT).view(np.int64))
+X_MIN = -708.0
+"""Below this the result is returned as 0 (``exp(-708) = 3.3e-308``; subnormals are dropped)."""
+X_MAX = 709.0
+"""Above this the result is returned as ``+inf``."""
+
+_FM = {"nsz", "contract"}
+
+
+@njit(cache=True, fastmath=_FM, error_model="numpy")
+def exp_scaled(x, g, out, buf):
+    """``out[j] = exp(g * x[j])`` for 1-D ``x``; ``buf`` is scratch of ``x``'s length (float64).
+
+    ``g * x[j]`` must not be NaN; ``-inf`` (and anything below :data:`X_MIN`) gives 0, anything
+    above :data:`X_MAX` gives ``+inf``. ``out`` may be ``x`` itself."""
+    n = x.shape[0]
+    for j in range(n):
+        v0 = g * x[j]
+        v = min(max(v0, X_MIN), X_MAX)
+        sh = v * LOG2E + _SHIFT
+        buf[j] = sh
+        t = sh - _SHIFT
+        r = (v - t * LN2_HI) - t * LN2_LO
+        p = 1.0 / 479001600.0
+        p = p * r + 1.0 / 39916800.0
+        p = p * r + 1.0 / 3628800.0
+        p = p * r + 1.0 / 362880.0
+        p = p * r + 1.0 / 40320.0
+        p = p * r + 1.0 / 5040.0
+        p = p * r + 1.0 / 720.0
+        p = p * r + 1.0 / 120.0
+        p = p * r + 1.0 / 24.0
+        p = p * r + 1.0 / 6.0
+        p = p * r + 0.5
+        p = p * r + 1.0
+        p = p * r + 1.0
+        p = 0.0 if v0 < X_MIN else p
+        out[j] = np.inf if v0 > X_MAX else p
+    bits = buf.view(np.int64)
+    for j in range(n):  # 2^t in the exponent field (t + 1023 is in [1, 2046] after clamping)
+        bits[j] = (bits[j] - _SHIFT_BITS + 1023) << 52
+    for j in range(n):
+        out[j] *= buf[j]
