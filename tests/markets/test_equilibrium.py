@@ -270,3 +270,22 @@ def test_newton_from_far_starts_on_extreme_markets():
         np.testing.assert_allclose(a.log_prices, b.log_prices, atol=1e-9)
         s = a.summary()
         assert s["max_clearing_error"] < 1e-10 and s["max_budget_error"] < 1e-12
+
+
+@pytest.mark.parametrize("method", ["newton", "fixed_point"])
+def test_max_iter_zero_evaluates_the_start_only(method, rng):
+    """``max_iter=0`` (the benchmark's floor) returns the power-mean start and its clearing error,
+    unconverged, for both methods; a negative or non-integer cap is refused by name."""
+    lp = random_beliefs(rng, 40, 5, 4)
+    W = rng.uniform(0.2, 1.0, 5)
+    r = equilibrium(lp, 3.0, W, method=method, max_iter=0, floor=None)
+    assert np.all(r.n_iter == 0) and not r.converged.any()
+    g = 1.0 / 3.0
+    start = logsumexp(g * lp + np.log(W / W.sum())[None, :, None], axis=1) / g
+    start -= logsumexp(start, axis=1, keepdims=True)
+    np.testing.assert_allclose(r.log_prices, start, atol=1e-12)
+    np.testing.assert_allclose(r.clearing_error, equilibrium(lp, 3.0, W, method=method, max_iter=0,
+                                                             floor=None, check=False).clearing_error, rtol=1e-6)
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="max_iter"):
+            equilibrium(lp, 3.0, W, method=method, max_iter=bad)
