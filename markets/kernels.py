@@ -494,6 +494,47 @@ def _ascent_ok(phin, phi, resn, res, t, gd):
     return gain >= 1e-4 * t * gd or (abs(gain) <= noise and resn < res)
 
 
+@njit(cache=True, error_model="numpy")
+def _eval_at(lean, u, W, Wsum, T, cp, PgT, g, z, s, L, kind, gam, Pg, Q, B):
+    """Potential, residual and negative-position count at ``u`` by the lean one-order pass
+    (``lean``: reads ``PgT, g, z, s``) or by the general :func:`_evaluate` (reads ``L, kind, gam,
+    Pg, Q, B``); both fill the spending ``T``."""
+    if lean:
+        phi, res = _iso_pass(PgT, g, W, Wsum, u, z, s, T, cp, True)
+        return phi, res, 0
+    return _evaluate(L, kind, gam, W, Wsum, u, Pg, Q, B, T, cp)
+
+
+@njit(cache=True, error_model="numpy")
+def _safeguarded_step(ok, u, d, un, phi, res, lean, W, Wsum, T, cp, PgT, g, z, s, L, kind, gam, Pg, Q, B):
+    """One iteration of the safeguarded phase shared by both Newton drivers: the Newton direction
+    ``d`` if ``ok`` (else, or if its line search fails, the mirror-gradient direction), Armijo
+    backtracking on Phi from the capped first trial :func:`_first_step`. Returns
+    ``(accepted, phi, res, n_negative)``: at the trial point ``un`` if accepted (the caller moves
+    ``u`` there), else at ``u`` (buffers restored; no progress is possible at working precision)."""
+    nneg = 0
+    for attempt in range(2):
+        if not ok or attempt == 1:
+            _mirror_direction(u, T, Wsum, d)
+        gd = _slope(u, T, Wsum, d)
+        if not (gd > 0.0):
+            if attempt == 0:
+                continue
+            break
+        t = _first_step(d)
+        for ls in range(60):
+            _trial(u, d, t, un)
+            phin, resn, nn = _eval_at(lean, un, W, Wsum, T, cp, PgT, g, z, s, L, kind, gam, Pg, Q, B)
+            if _ascent_ok(phin, phi, resn, res, t, gd):
+                return True, phin, resn, nn
+            t *= 0.5
+        # restore the buffers at u (the line search overwrote them) before the fall-back
+        phi, res, nneg = _eval_at(lean, u, W, Wsum, T, cp, PgT, g, z, s, L, kind, gam, Pg, Q, B)
+        if not ok:
+            break
+    return False, phi, res, nneg
+
+
 CHORD_RATIO = 1e-2
 """Residual reduction of the last step below which Newton's next step reuses its factorisation."""
 
@@ -555,8 +596,9 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
     the residual by more than ``1/CHORD_RATIO`` (the quadratic regime), the next step reuses the
     last factorisation with the new gradient (a chord step: one pass and two triangular solves,
     no Gram matrix); a chord step that does not halve the residual is discarded for a fresh
-    Newton step. (2) The first time a full Newton step fails that test the method switches for good to the line search of :func:`item_newton` (Armijo on Phi with the
-    mirror-gradient fall-back), which converges from any start. Phase 1 cannot cycle: its residual
+    Newton step. (2) The first time a full Newton step fails that test the method switches for
+    good to :func:`_safeguarded_step` (Armijo on Phi with the mirror-gradient fall-back, shared
+    with :func:`item_newton`), which converges from any start. Phase 1 cannot cycle: its residual
     falls geometrically, so it either reaches ``tol`` or hands over to phase 2.
     """
     K, A = Pg.shape
@@ -600,31 +642,13 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
             phi, res = _iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, True)
             if not np.isfinite(phi):
                 return False, it, False, np.inf
-        accepted = False
-        phin = phi
-        resn = res
-        for attempt in range(2):
-            if not ok or attempt == 1:
-                _mirror_direction(u, T, Wsum, d)
-            gd = _slope(u, T, Wsum, d)
-            if not (gd > 0.0):
-                if attempt == 0:
-                    continue
-                break
-            t = _first_step(d)
-            for ls in range(60):
-                _trial(u, d, t, un)
-                phin, resn = _iso_pass(Pg, g, W, Wsum, un, z, s, T, cp, True)
-                if _ascent_ok(phin, phi, resn, res, t, gd):
-                    accepted = True
-                    break
-                t *= 0.5
-            if accepted:
-                break
-            phi, res = _iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, True)
-            if not ok:
-                break
+        no2 = np.empty((0, 0))  # the general evaluator's arguments, unused here
+        accepted, phin, resn, _ = _safeguarded_step(
+            ok, u, d, un, phi, res, True, W, Wsum, T, cp, Pg, g, z, s, no2, np.empty(0, np.int64),
+            np.empty(0), no2, no2, no2,
+        )
         if not accepted:
+            res = resn
             break
         for k in range(K):
             u[k] = un[k]
@@ -744,6 +768,8 @@ def item_newton(L, kind, gam, W, tol, max_iter, u, warm):
     Lc = np.zeros((K, K))
     tmp = np.zeros(K)
     un = np.zeros(K)
+    no1 = np.empty(0)  # the lean evaluator's arguments, unused here
+    no2 = np.empty((0, 0))
     _powers(L, kind, gam, Pg)
     if not warm:
         _init_prices(L, kind, gam, W, Pg, u)
@@ -752,32 +778,11 @@ def item_newton(L, kind, gam, W, tol, max_iter, u, warm):
     while res > tol and it < max_iter:
         it += 1
         ok = _newton_direction(kind, gam, W, u, Q, B, T, Wsum, d, H, Lc, tmp)
-        accepted = False
-        for attempt in range(2):
-            if not ok or attempt == 1:
-                _mirror_direction(u, T, Wsum, d)
-            gd = _slope(u, T, Wsum, d)
-            if not (gd > 0.0):
-                if attempt == 0:
-                    continue
-                break
-            t = _first_step(d)
-            for ls in range(60):
-                _trial(u, d, t, un)
-                # evaluate into scratch via the shared buffers; on rejection they are recomputed
-                phin, resn, nnegn = _evaluate(L, kind, gam, W, Wsum, un, Pg, Q, B, T, cp)
-                if _ascent_ok(phin, phi, resn, res, t, gd):
-                    accepted = True
-                    break
-                t *= 0.5
-            if accepted:
-                break
-            # restore the buffers at u (the line search overwrote them) before the fall-back
-            phi, res, nneg = _evaluate(L, kind, gam, W, Wsum, u, Pg, Q, B, T, cp)
-            if not ok:
-                break
+        accepted, phin, resn, nnegn = _safeguarded_step(
+            ok, u, d, un, phi, res, False, W, Wsum, T, cp, no2, 0.0, no1, no1, L, kind, gam, Pg, Q, B,
+        )
         if not accepted:
-            # no progress possible at working precision: stop (buffers already hold u)
+            phi, res, nneg = phin, resn, nnegn
             break
         for k in range(K):
             u[k] = un[k]
