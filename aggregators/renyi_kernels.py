@@ -39,6 +39,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from solvers.kernels.cholesky import cho_solve
+
 STABLE_BELOW = 1e-3
 """Use the ``stable`` evaluation when the smallest γ_i is below this."""
 
@@ -217,22 +219,6 @@ def _cholesky(H, C):
 
 
 @njit(cache=True)
-def _cho_solve(C, b, out):
-    """Solve ``C Cᵀ x = b`` with ``C`` lower triangular."""
-    K = b.shape[0]
-    for y in range(K):
-        s = b[y]
-        for k in range(y):
-            s -= C[y, k] * out[k]
-        out[y] = s / C[y, y]
-    for y in range(K - 1, -1, -1):
-        s = out[y]
-        for k in range(y + 1, K):
-            s -= C[k, y] * out[k]
-        out[y] = s / C[y, y]
-
-
-@njit(cache=True)
 def _newton_direction(Qi, mix, G, wp, gam, X, H, C, delta, b):
     """Build ``H`` at the current point, factor it into ``C`` and solve ``H δ = Q ⊙ G``."""
     _hessian(Qi, mix, wp, gam, X, H)
@@ -246,7 +232,7 @@ def _chord_direction(C, mix, G, delta, b):
     K = G.shape[0]
     for y in range(K):
         b[y] = mix[y] * G[y]
-    _cho_solve(C, b, delta)
+    cho_solve(C, b, delta)
 
 
 @njit(cache=True)
@@ -439,7 +425,7 @@ def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, stable, lam_grad, LQ, W,
     C = np.empty_like(H)
     _cholesky(H, C)
     e[labels[j]] = 1.0
-    _cho_solve(C, e, lam)
+    cho_solve(C, e, lam)
     lq = 0.0
     for y in range(K):
         lq += lam[y] * mix[y]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from solvers.kernels.cholesky import cho_solve
 from solvers.kernels.fastexp import exp_scaled
 
 EXP = 0
@@ -545,15 +546,8 @@ def _chord_direction(u, T, Wsum, d, Lc, c):
     of the prices) left by the last :func:`_direction_from_S`, and the gradient at ``u``."""
     K = u.shape[0]
     for k in range(K):
-        v = (T[k] - Wsum * np.exp(u[k])) * c[K + k]
-        for p in range(k):
-            v -= Lc[k, p] * d[p]
-        d[k] = v / Lc[k, k]
-    for k in range(K - 1, -1, -1):
-        v = d[k]
-        for p in range(k + 1, K):
-            v -= Lc[p, k] * d[p]
-        d[k] = v / Lc[k, k]
+        d[k] = (T[k] - Wsum * np.exp(u[k])) * c[K + k]
+    cho_solve(Lc, d, d)
     for k in range(K):
         d[k] *= c[K + k]
 
