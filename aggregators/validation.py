@@ -30,7 +30,7 @@ raised to ``eps`` and the row renormalised; the number of floored entries is rep
 
 Errors
 ------
-Every problem raises :class:`PredictionError` (a ``ValueError``) carrying ``field``, ``reason`` and,
+Every problem raises :class:`PredictionError` (the library's one :class:`solvers.errors.InputError`) carrying ``field``, ``reason`` and,
 where it applies, the first offending ``item`` and ``agent``; the API turns it into a 422
 ``application/problem+json`` body.
 """
@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+from solvers.errors import InputError
 from solvers.special import logsumexp
 
 PROB_SUM_TOL: float = 1e-6
@@ -52,39 +53,8 @@ DEFAULT_FLOOR: float = 1e-9
 Kind = Literal["probs", "log_probs"]
 
 
-class PredictionError(ValueError):
-    """Invalid predictions or labels; names the field, the reason and where it is."""
-
-    def __init__(
-        self,
-        field: str,
-        reason: str,
-        *,
-        item: int | None = None,
-        agent: int | None = None,
-        code: str = "invalid",
-    ) -> None:
-        self.field = field
-        self.reason = reason
-        self.item = item
-        self.agent = agent
-        self.code = code
-        where = []
-        if item is not None:
-            where.append(f"item {item}")
-        if agent is not None:
-            where.append(f"agent {agent}")
-        loc = f" (at {', '.join(where)})" if where else ""
-        super().__init__(f"{field}: {reason}{loc}")
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready description, used by the API's problem+json bodies."""
-        d: dict[str, Any] = {"field": self.field, "reason": self.reason, "code": self.code}
-        if self.item is not None:
-            d["item"] = self.item
-        if self.agent is not None:
-            d["agent"] = self.agent
-        return d
+PredictionError = InputError
+"""Invalid predictions or labels: the library's one :class:`solvers.errors.InputError`."""
 
 
 @dataclass(frozen=True)
