@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 
-class InputError(ValueError, TypeError):
+class InputError(ValueError):
     """Invalid input or parameter: names the field, the reason and, where it applies, the location.
 
-    It is both a ``ValueError`` and a ``TypeError`` so that callers catching either (as NumPy and
-    scikit-learn users do for bad arguments) keep working.
+    It is a ``ValueError`` (as scikit-learn's argument errors are), not a ``TypeError``: the service
+    reads a ``TypeError`` from a library call as a wrong keyword argument, which is another error.
 
     Parameters
     ----------
