@@ -32,6 +32,11 @@ def to_npy(arr: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
+def load_npy(data: bytes) -> np.ndarray:
+    """The array of ``.npy`` bytes written by :func:`to_npy` (stored data; no pickles)."""
+    return np.load(io.BytesIO(data), allow_pickle=False)
+
+
 def from_npy(data: bytes, field: str = "array") -> np.ndarray:
     try:
         arr = np.load(io.BytesIO(data), allow_pickle=False)
@@ -93,12 +98,12 @@ def save_blob(session: Session, owner_type: str, owner_id: str, name: str, arr: 
 
 def load_blobs(session: Session, owner_type: str, owner_id: str) -> dict[str, np.ndarray]:
     rows = session.scalars(select(Blob).where(Blob.owner_type == owner_type, Blob.owner_id == owner_id)).all()
-    return {r.name: np.load(io.BytesIO(r.data), allow_pickle=False) for r in rows}
+    return {r.name: load_npy(r.data) for r in rows}
 
 
 def load_blob(session: Session, owner_type: str, owner_id: str, name: str) -> np.ndarray | None:
     row = session.scalars(select(Blob).where(Blob.owner_type == owner_type, Blob.owner_id == owner_id, Blob.name == name)).first()
-    return None if row is None else np.load(io.BytesIO(row.data), allow_pickle=False)
+    return None if row is None else load_npy(row.data)
 
 
 def delete_blobs(session: Session, owner_type: str, owner_id: str) -> None:

@@ -24,7 +24,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
 from .limits import send_problem
-from .models import IdempotencyRecord, utcnow
+from .models import IdempotencyRecord, aware, utcnow
 
 NOT_STORED = {401, 403, 409, 429}
 
@@ -82,7 +82,7 @@ class IdempotencyMiddleware:
                 old = s.scalars(select(IdempotencyRecord).where(IdempotencyRecord.owner == owner, IdempotencyRecord.key == key)).first()
                 if old is None:  # expired and deleted meanwhile
                     return "retry", None, None
-                if old.created_at is not None and _aware(old.created_at) < utcnow() - ttl:
+                if old.created_at is not None and aware(old.created_at) < utcnow() - ttl:
                     s.delete(old)
                     s.commit()
                     return "retry", None, None
@@ -150,9 +150,3 @@ class IdempotencyMiddleware:
             raise
         keep = captured["status"] < 500 and captured["status"] not in NOT_STORED
         await anyio.to_thread.run_sync(finish, keep)
-
-
-def _aware(dt):
-    from datetime import timezone
-
-    return dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)

@@ -22,7 +22,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any, Callable
 
 import numpy as np
@@ -34,7 +34,7 @@ from solvers.progress import Cancelled
 from .arrays import delete_blobs, load_blobs, save_blob
 from .db import Database
 from .errors import ProblemError
-from .models import JobRow, new_id, utcnow
+from .models import JobRow, aware, new_id, utcnow
 
 log = logging.getLogger("agora.jobs")
 
@@ -74,12 +74,6 @@ def handler(kind: str) -> Callable[[Handler], Handler]:
 def run_inline(kind: str, spec: dict[str, Any], inputs: dict[str, np.ndarray], db: Database) -> dict[str, Any]:
     """Run a handler now, in the caller's thread (small requests)."""
     return _HANDLERS[kind](JobContext(None, spec, inputs, db, None))
-
-
-def _aware(dt: datetime | None) -> datetime | None:
-    if dt is None:
-        return None
-    return dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
 
 
 class _Stop(Cancelled):
@@ -319,9 +313,9 @@ def job_view(job: JobRow) -> dict[str, Any]:
         "cancel_requested": bool(job.cancel_requested),
         "resource_type": job.resource_type,
         "resource_id": job.resource_id,
-        "created_at": _aware(job.created_at),
-        "started_at": _aware(job.started_at),
-        "finished_at": _aware(job.finished_at),
+        "created_at": aware(job.created_at),
+        "started_at": aware(job.started_at),
+        "finished_at": aware(job.finished_at),
         "result": job.result,
         "error": job.error,
         "links": {"self": f"/v1/jobs/{job.id}", "cancel": f"/v1/jobs/{job.id}/cancel",

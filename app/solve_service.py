@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import state as state_io
+from . import estimator_store as store
 from .errors import ProblemError
 from .jobs import JobContext, handler
 
@@ -58,7 +58,7 @@ def _params(fn: Callable[..., Any]) -> list[dict[str, Any]]:
         d: dict[str, Any] = {"name": p.name, "required": p.default is p.empty}
         if p.default is not p.empty:
             try:
-                d["default"] = state_io.public(state_io.jsonable(p.default))
+                d["default"] = store.public(store.jsonable(p.default))
             except TypeError:
                 d["default"] = repr(p.default)
         out.append(d)
@@ -133,7 +133,7 @@ def run_solve(ctx: JobContext) -> dict[str, Any]:
         res = minimize(problem, spec.get("method", "auto"), x0, **opts)
     except TypeError as exc:
         raise ValueError(f"options: {exc}") from None
-    d = state_io.public(state_io.result_dict(res))
+    d = store.public(store.result_dict(res))
     d.pop("extra", None)
     d["problem"] = spec["problem"]
     d["available"] = available(problem)

@@ -8,8 +8,6 @@ values.
 
 from __future__ import annotations
 
-import hashlib
-import io
 import logging
 import secrets
 from dataclasses import dataclass
@@ -20,11 +18,15 @@ import numpy as np
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, undefer
 
+from aggregators.metrics import log_loss, perplexity
 from aggregators.validation import PredictionError, as_labels
+from app.arrays import load_npy, to_npy
+from app.auth import hash_key
 from app.errors import ProblemError
-from app.models import new_id, utcnow
+from app.models import aware, new_id, utcnow
+from evaluation import aggregation, leaderboard
+from evaluation.split import public_private_split
 
-from . import aggregation, leaderboard, scoring
 from .models import AggregationRun, Competition, Participant, Submission
 from .parsing import SubmissionRejected, parse_submission  # noqa: F401 (SubmissionRejected: raised from here)
 
@@ -35,26 +37,6 @@ MAX_AGENTS = 100
 """At most this many submissions (the best on the public part) enter an aggregation run."""
 MAX_ITEMS = 200_000
 MAX_CLASSES = 1000
-
-
-def aware(dt: datetime | None) -> datetime | None:
-    if dt is None:
-        return None
-    return dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
-
-
-def hash_token(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
-
-
-def _npy(arr: np.ndarray) -> bytes:
-    buf = io.BytesIO()
-    np.save(buf, np.ascontiguousarray(arr), allow_pickle=False)
-    return buf.getvalue()
-
-
-def _load(b: bytes) -> np.ndarray:
-    return np.load(io.BytesIO(b), allow_pickle=False)
 
 
 # -- who is calling ---------------------------------------------------------------------------------
@@ -82,7 +64,7 @@ class Caller:
 def participant_by_token(session: Session, token: str) -> Participant | None:
     if not token.startswith("agp_"):
         return None
-    return session.scalars(select(Participant).where(Participant.token_hash == hash_token(token))).first()
+    return session.scalars(select(Participant).where(Participant.token_hash == hash_key(token))).first()
 
 
 # -- competitions ----------------------------------------------------------------------------------
@@ -147,7 +129,7 @@ def create_competition(
         n_classes=n_classes, n_items=n, public_fraction=float(public_fraction),
         split_seed=int(split_seed if split_seed is not None else secrets.randbelow(2**31 - 1)),
         daily_cap=int(daily_cap), n_select=int(n_select), deadline=aware(deadline), owner_key_id=owner_key_id,
-        item_ids=_npy(ids), labels=_npy(y.astype(np.int16)), extra=extra or {}, created_at=utcnow(),
+        item_ids=to_npy(ids), labels=to_npy(y.astype(np.int16)), extra=extra or {}, created_at=utcnow(),
     )
     session.add(comp)
     session.commit()
@@ -168,14 +150,14 @@ def list_competitions(session: Session) -> list[Competition]:
 
 def item_ids(session: Session, comp: Competition) -> np.ndarray:
     session.refresh(comp, attribute_names=["item_ids"])
-    return _load(comp.item_ids)
+    return load_npy(comp.item_ids)
 
 
 def _hidden(session: Session, comp: Competition) -> tuple[np.ndarray, np.ndarray]:
     """(labels, public mask): the hidden part, for scoring only."""
     session.refresh(comp, attribute_names=["labels"])
-    y = _load(comp.labels).astype(np.int64)
-    return y, scoring.public_private_split(comp.n_items, comp.public_fraction, comp.split_seed)
+    y = load_npy(comp.labels).astype(np.int64)
+    return y, public_private_split(comp.n_items, comp.public_fraction, comp.split_seed)
 
 
 # -- participants ----------------------------------------------------------------------------------
@@ -190,7 +172,7 @@ def join(session: Session, comp: Competition, name: str) -> tuple[Participant, s
     if taken:
         raise ProblemError(409, f"the name {name!r} is taken in this competition", field="name", reason="taken", code="name-taken")
     token = "agp_" + secrets.token_urlsafe(32)
-    p = Participant(id=new_id("cpa"), competition_id=comp.id, name=name, token_hash=hash_token(token), created_at=utcnow())
+    p = Participant(id=new_id("cpa"), competition_id=comp.id, name=name, token_hash=hash_key(token), created_at=utcnow())
     session.add(p)
     session.commit()
     return p, token
@@ -238,9 +220,9 @@ def submit(
     sub = Submission(
         id=new_id("sub"), competition_id=comp.id, participant_id=participant.id,
         description=(description or "")[:500], filename=(filename or "")[:200],
-        public_perplexity=scoring.perplexity(lp[public], y[public]), public_log_loss=scoring.log_loss(lp[public], y[public]),
-        private_perplexity=scoring.perplexity(lp[~public], y[~public]), private_log_loss=scoring.log_loss(lp[~public], y[~public]),
-        selected=False, warnings=parsed.report.warnings, data=_npy(lp.astype(np.float32)), created_at=now,
+        public_perplexity=perplexity(lp[public], y[public]), public_log_loss=log_loss(lp[public], y[public]),
+        private_perplexity=perplexity(lp[~public], y[~public]), private_log_loss=log_loss(lp[~public], y[~public]),
+        selected=False, warnings=parsed.report.warnings, data=to_npy(lp.astype(np.float32)), created_at=now,
     )
     session.add(sub)
     session.commit()
@@ -324,7 +306,7 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
         if len(subs) < 2:
             raise ProblemError(422, "aggregation needs at least 2 submissions better than a uniform prediction", field="submissions", reason="too few", code="too-few-submissions")
         s.execute(select(Submission).where(Submission.id.in_([x.id for x in subs])).options(undefer(Submission.data))).all()
-        lp = np.stack([_load(x.data).astype(np.float64) for x in subs], axis=1)  # (n_items, A, K)
+        lp = np.stack([load_npy(x.data).astype(np.float64) for x in subs], axis=1)  # (n_items, A, K)
         meta = [dict(submission_id=x.id, participant=people[x.participant_id].name, participant_id=x.participant_id,
                      description=x.description) for x in subs]
         params = dict(run.params or {})

@@ -16,7 +16,7 @@ from ..auth import require
 from ..db import get_session
 from ..errors import library_error
 from ..jobs import job_view, run_inline
-from ..models import PoolRow, new_id
+from ..models import PoolRow, aware, new_id
 from ..pagination import page
 from ..schemas import JobView, PoolCreate, PoolList, PoolView, PredictRequest, PredictResponse, Problem
 from .aggregate import json_response
@@ -78,7 +78,7 @@ def list_pools(request: Request, limit: int = Query(None, ge=1, le=500), cursor:
                session: Session = Depends(get_session), _=require("read")) -> Any:
     rows, nxt = page(session, PoolRow, limit or request.app.state.settings.page_size, cursor)
     items = [{"id": r.id, "name": r.name, "method": r.method, "status": r.status, "n_agents": r.n_agents,
-              "n_classes": r.n_classes, "created_at": svc.state_io_aware(r.created_at), "links": {"self": f"/v1/pools/{r.id}"}} for r in rows]
+              "n_classes": r.n_classes, "created_at": aware(r.created_at), "links": {"self": f"/v1/pools/{r.id}"}} for r in rows]
     return {"items": items, "next_cursor": nxt}
 
 

@@ -1,4 +1,4 @@
-"""Saving and restoring a fitted estimator's learnt state without pickles.
+"""Estimator persistence: saving and restoring a fitted estimator's learnt state without pickles.
 
 An estimator (pool or market) is rebuilt from its method and hyper-parameters, then given back its
 learnt attributes (the scikit-learn ``name_`` convention): numeric arrays are stored as ``.npy``
