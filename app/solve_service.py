@@ -17,6 +17,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from solvers.errors import InputError
+
 from . import estimator_store as store
 from .errors import ProblemError
 from .jobs import JobContext, handler
@@ -101,16 +103,10 @@ def build_problem(name: str, data: dict[str, Any]) -> Any:
         kwargs[k] = v
     try:
         return fn(**kwargs)
+    except InputError:
+        raise
     except TypeError as exc:
         raise ProblemError(422, f"data: {exc}", field="data", reason=str(exc), code="bad-arguments") from None
-
-
-def work_size(data: dict[str, Any]) -> int:
-    n = 0
-    for v in data.values():
-        if isinstance(v, np.ndarray):
-            n += v.size
-    return n
 
 
 @handler("solve")
@@ -131,8 +127,10 @@ def run_solve(ctx: JobContext) -> dict[str, Any]:
     x0 = ctx.inputs.get("x0")
     try:
         res = minimize(problem, spec.get("method", "auto"), x0, **opts)
-    except TypeError as exc:
-        raise ValueError(f"options: {exc}") from None
+    except InputError:
+        raise
+    except TypeError as exc:  # an unknown or ill-typed solver option
+        raise InputError("options", str(exc)) from None
     d = store.public(store.result_dict(res))
     d.pop("extra", None)
     d["problem"] = spec["problem"]

@@ -16,12 +16,11 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ..auth import presented_key, principal_of
 from ..competitions import schemas as views
 from ..competitions import service as svc
 from ..competitions.models import Participant, Submission
 from ..competitions.parsing import SubmissionRejected
-from ..db import get_session
+from ..deps import get_caller, get_session
 from ..errors import PROBLEM, ProblemError, problem_body
 from ..models import JobRow
 from ..schemas import Problem
@@ -31,17 +30,6 @@ router = APIRouter(prefix="/v1/competitions", tags=["competitions"])
 P = {401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 409: {"model": Problem},
      413: {"model": Problem}, 422: {"model": Problem}, 429: {"model": Problem}}
 MAX_UPLOAD_BYTES = 256 * 1024 * 1024
-
-
-def get_caller(request: Request, session: Session = Depends(get_session)) -> svc.Caller:
-    secret = presented_key(request)
-    if secret is not None and secret.startswith("agp_"):
-        p = svc.participant_by_token(session, secret)
-        if p is None:
-            raise ProblemError(401, "unknown participant token", field="authorization", reason="unknown participant token", code="bad-key", headers={"WWW-Authenticate": "Bearer"})
-        return svc.Caller(participant=p)
-    pr = principal_of(request)
-    return svc.Caller(key_id=pr.key_id, scopes=pr.scopes)
 
 
 def _role(caller: svc.Caller, comp) -> str:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..fastjson import FastRoute
 from fastapi import APIRouter, Request
 from sqlalchemy import text
 
 from .. import __version__
+from ..fastjson import FastRoute
 from ..schemas import Health
 
 router = APIRouter(tags=["health"], route_class=FastRoute)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..fastjson import FastRoute
 from fastapi import APIRouter, Depends, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..auth import create_key, require, revoke_key
-from ..db import get_session
+from ..auth import create_key, revoke_key
+from ..deps import get_session, require
+from ..fastjson import FastRoute
 from ..models import ApiKey, aware
 from ..schemas import KeyCreate, KeyView, Problem
 from .common import not_found

@@ -6,20 +6,18 @@ from typing import Any
 
 import anyio
 import numpy as np
-from ..fastjson import FastRoute
 from fastapi import APIRouter, Depends, Query, Request, Response
 from sqlalchemy.orm import Session
 
 from .. import pool_service as svc
 from ..arrays import encode
-from ..auth import require
-from ..db import get_session
+from ..deps import get_session, require
 from ..errors import library_error
+from ..fastjson import FastRoute, json_response
 from ..jobs import job_view, run_inline
 from ..models import PoolRow, aware, new_id
 from ..pagination import page
 from ..schemas import JobView, PoolCreate, PoolList, PoolView, PredictRequest, PredictResponse, Problem
-from .aggregate import json_response
 from .common import labels_in, not_found, predictions_in, run_in_background
 
 router = APIRouter(prefix="/v1/pools", tags=["pools"], route_class=FastRoute)
