@@ -40,7 +40,7 @@ def load_npy(data: bytes) -> np.ndarray:
 def from_npy(data: bytes, field: str = "array") -> np.ndarray:
     try:
         arr = np.load(io.BytesIO(data), allow_pickle=False)
-    except Exception as exc:  # ValueError, EOFError, OSError, UnpicklingError...
+    except Exception as exc:  # last resort on untrusted bytes: ValueError, EOFError, OSError, UnpicklingError, SyntaxError...
         raise ProblemError(422, f"{field}: not a readable .npy array ({exc.__class__.__name__})", field=field, reason="not a readable .npy array (object arrays are refused)", code="bad-npy") from None
     if not isinstance(arr, np.ndarray):
         raise ProblemError(422, f"{field}: expected one .npy array", field=field, reason="expected one .npy array", code="bad-npy")

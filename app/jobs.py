@@ -182,7 +182,7 @@ class JobRunner:
     def _run(self, jid: str) -> None:
         try:
             self._execute(jid)
-        except Exception:
+        except Exception:  # last resort: a runner thread must survive whatever one job does
             log.exception("job %s", jid)
         finally:
             with self._lock:
@@ -253,7 +253,7 @@ class JobRunner:
             self._finish(jid, state="failed", finished_at=utcnow(), eta_seconds=None, error=err)
             _on_end(self.db, jid, kind, spec, "failed", err)
             return
-        except Exception as exc:
+        except Exception as exc:  # last resort: any other failure is recorded on the job, not lost
             log.exception("job %s (%s) crashed", jid, kind)
             err = {"status": 500, "detail": f"internal error ({exc.__class__.__name__}); it has been logged"}
             self._finish(jid, state="failed", finished_at=utcnow(), eta_seconds=None, error=err)
@@ -283,7 +283,7 @@ def _on_end(db: Database, jid: str, kind: str, spec: dict[str, Any], state: str,
     if fn is not None:
         try:
             fn(db, jid, spec, state, error)
-        except Exception:
+        except Exception:  # last resort: a failing hook must not hide the job's own outcome
             log.exception("end hook of job %s", jid)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
+from aggregators.renyi_pool import DEFAULT_GAMMA_GRID
 from evaluation.metrics import metrics_of
 
 from . import estimator_store as store
@@ -40,12 +41,10 @@ def build_params(method: str, gamma: Any, solver: str | None, params: dict[str, 
 
 
 def work_size(n_items: int, n_agents: int, n_classes: int, params: dict[str, Any]) -> int:
+    """``n_items x n_agents x n_classes``, times the number of γ values of a sweep."""
     g = params.get("gamma_grid")
     if g is None and isinstance(params.get("gamma"), str):
-        try:
-            from aggregators.renyi_pool import DEFAULT_GAMMA_GRID as g
-        except ImportError:
-            g = None
+        g = DEFAULT_GAMMA_GRID
     sweep = len(g) if isinstance(g, (list, tuple)) else 1
     return int(n_items) * int(n_agents) * int(n_classes) * max(1, sweep)
 

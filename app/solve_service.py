@@ -32,10 +32,7 @@ def problem_catalogue() -> dict[str, tuple[str, Callable[..., Any]]]:
     for m in pkgutil.iter_modules(pkg.__path__):
         if m.name.startswith("_"):
             continue
-        try:
-            mod = importlib.import_module(f"{pkg.__name__}.{m.name}")
-        except Exception:  # a broken module hides only its own problems
-            continue
+        mod = importlib.import_module(f"{pkg.__name__}.{m.name}")
         for name, cls in vars(mod).items():
             if name.startswith("_") or not inspect.isclass(cls) or cls.__module__ != mod.__name__:
                 continue

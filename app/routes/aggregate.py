@@ -15,7 +15,7 @@ from ..arrays import encode, resolve
 from ..deps import require
 from ..errors import library_error
 from ..fastjson import FastRoute, json_response
-from ..schemas import AggregateRequest, ArrayRef, AggregateResponse, Problem
+from ..schemas import AggregateRequest, AggregateResponse, ArrayRef, Problem
 
 router = APIRouter(prefix="/v1", tags=["aggregate"], route_class=FastRoute)
 

@@ -17,7 +17,7 @@ from ..errors import ProblemError, library_error
 from ..fastjson import FastRoute, json_response
 from ..jobs import job_view, run_inline
 from ..models import new_id
-from ..schemas import JobView, ProblemInfoView, Problem, SolverInfoView, SolveRequest, SolveResponse
+from ..schemas import JobView, Problem, ProblemInfoView, SolveRequest, SolveResponse, SolverInfoView
 from .common import array_in, run_in_background
 
 router = APIRouter(prefix="/v1", tags=["solve"], route_class=FastRoute)

@@ -11,10 +11,10 @@ from fastapi.testclient import TestClient
 
 from aggregators.metrics import perplexity
 from app.competitions import parsing
-from evaluation.split import public_private_split
 from app.competitions.models import Competition, Submission
 from app.main import create_app
 from app.settings import Settings
+from evaluation.split import public_private_split
 
 ADMIN = "test-admin-key-competitions"
 K = 5

@@ -9,7 +9,6 @@ import pytest
 
 from app.competitions import parsing
 
-
 # -- parsing ------------------------------------------------------------------------------------
 IDS = np.array([10, 11, 12, 13, 14])
 

@@ -118,7 +118,6 @@ def test_every_pool_method_round_trips_through_the_database(tmp_path, method, bo
     """A stored pool, rebuilt from the database in a fresh process state, predicts exactly as the
     library's estimator fitted on the same data in memory."""
     from aggregators.registry import make_pool
-
     from app.pool_service import build_params
 
     rng = np.random.default_rng(9)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from evaluation.demo_task import K, W_, _residual_logp, load_images, sample_pixels
+from evaluation.demo_task import W_, K, _residual_logp, load_images, sample_pixels
 
 
 def test_images_and_pixel_task_follow_algorithm_2_3():
