@@ -106,6 +106,12 @@ def load_blob(session: Session, owner_type: str, owner_id: str, name: str) -> np
     return None if row is None else load_npy(row.data)
 
 
+def load_blob_of_each(session: Session, owner_type: str, owner_ids: list[str], name: str) -> dict[str, np.ndarray]:
+    """The blob ``name`` of each owner in ``owner_ids`` (one query), by owner id."""
+    rows = session.scalars(select(Blob).where(Blob.owner_type == owner_type, Blob.owner_id.in_(owner_ids), Blob.name == name)).all()
+    return {r.owner_id: load_npy(r.data) for r in rows}
+
+
 def delete_blobs(session: Session, owner_type: str, owner_id: str) -> None:
     session.execute(delete(Blob).where(Blob.owner_type == owner_type, Blob.owner_id == owner_id))
 

@@ -23,7 +23,7 @@ import anyio
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
-from .limits import send_problem
+from .limits import replay_body, send_problem
 from .models import IdempotencyRecord, aware, utcnow
 
 NOT_STORED = {401, 403, 409, 429}
@@ -110,15 +110,6 @@ class IdempotencyMiddleware:
             await send({"type": "http.response.body", "body": payload or b""})
             return
 
-        sent_body = False
-
-        async def replay():
-            nonlocal sent_body
-            if not sent_body:
-                sent_body = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
         captured = {"status": 500, "headers": [], "body": []}
 
         async def capture(message):
@@ -144,7 +135,7 @@ class IdempotencyMiddleware:
                 s.commit()
 
         try:
-            await self.app(scope, replay, capture)
+            await self.app(scope, replay_body(body, receive), capture)
         except BaseException:
             await anyio.to_thread.run_sync(finish, False)
             raise

@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session, undefer
+from sqlalchemy.orm import Session
 
 from aggregators.metrics import log_loss, perplexity
 from aggregators.validation import PredictionError, as_labels
-from app.arrays import load_npy, to_npy
+from app.arrays import load_blob, load_blob_of_each, save_blob
 from app.auth import hash_key
 from app.errors import ProblemError
 from app.models import aware, new_id, utcnow
@@ -129,9 +129,11 @@ def create_competition(
         n_classes=n_classes, n_items=n, public_fraction=float(public_fraction),
         split_seed=int(split_seed if split_seed is not None else secrets.randbelow(2**31 - 1)),
         daily_cap=int(daily_cap), n_select=int(n_select), deadline=aware(deadline), owner_key_id=owner_key_id,
-        item_ids=to_npy(ids), labels=to_npy(y.astype(np.int16)), extra=extra or {}, created_at=utcnow(),
+        extra=extra or {}, created_at=utcnow(),
     )
     session.add(comp)
+    save_blob(session, "competition", comp.id, "item_ids", ids)
+    save_blob(session, "competition", comp.id, "labels", y.astype(np.int16))
     session.commit()
     log.info("competition %s created (%d items, %d classes)", comp.id, n, n_classes)
     return comp
@@ -149,14 +151,12 @@ def list_competitions(session: Session) -> list[Competition]:
 
 
 def item_ids(session: Session, comp: Competition) -> np.ndarray:
-    session.refresh(comp, attribute_names=["item_ids"])
-    return load_npy(comp.item_ids)
+    return load_blob(session, "competition", comp.id, "item_ids")
 
 
 def _hidden(session: Session, comp: Competition) -> tuple[np.ndarray, np.ndarray]:
     """(labels, public mask): the hidden part, for scoring only."""
-    session.refresh(comp, attribute_names=["labels"])
-    y = load_npy(comp.labels).astype(np.int64)
+    y = load_blob(session, "competition", comp.id, "labels").astype(np.int64)
     return y, public_private_split(comp.n_items, comp.public_fraction, comp.split_seed)
 
 
@@ -222,9 +222,10 @@ def submit(
         description=(description or "")[:500], filename=(filename or "")[:200],
         public_perplexity=perplexity(lp[public], y[public]), public_log_loss=log_loss(lp[public], y[public]),
         private_perplexity=perplexity(lp[~public], y[~public]), private_log_loss=log_loss(lp[~public], y[~public]),
-        selected=False, warnings=parsed.report.warnings, data=to_npy(lp.astype(np.float32)), created_at=now,
+        selected=False, warnings=parsed.report.warnings, created_at=now,
     )
     session.add(sub)
+    save_blob(session, "submission", sub.id, "data", lp.astype(np.float32))
     session.commit()
     log.info("submission %s accepted for competition %s", sub.id, comp.id)  # no scores in logs
     sub._report = parsed.report  # type: ignore[attr-defined]
@@ -305,8 +306,8 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
         subs = subs[:MAX_AGENTS]
         if len(subs) < 2:
             raise ProblemError(422, "aggregation needs at least 2 submissions better than a uniform prediction", field="submissions", reason="too few", code="too-few-submissions")
-        s.execute(select(Submission).where(Submission.id.in_([x.id for x in subs])).options(undefer(Submission.data))).all()
-        lp = np.stack([load_npy(x.data).astype(np.float64) for x in subs], axis=1)  # (n_items, A, K)
+        data = load_blob_of_each(s, "submission", [x.id for x in subs], "data")
+        lp = np.stack([data[x.id].astype(np.float64) for x in subs], axis=1)  # (n_items, A, K)
         meta = [dict(submission_id=x.id, participant=people[x.participant_id].name, participant_id=x.participant_id,
                      description=x.description) for x in subs]
         params = dict(run.params or {})
