@@ -19,16 +19,17 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from aggregators.metrics import log_loss, perplexity
-from aggregators.validation import PredictionError, as_labels
+from aggregators.validation import as_labels
 from app.arrays import load_blob, load_blob_of_each, save_blob
 from app.auth import hash_key
 from app.errors import ProblemError
 from app.models import aware, new_id, utcnow
 from evaluation import aggregation, leaderboard
 from evaluation.split import public_private_split
+from solvers.errors import InputError
 
 from .models import AggregationRun, Competition, Participant, Submission
-from .parsing import SubmissionRejected, parse_submission  # noqa: F401 (SubmissionRejected: raised from here)
+from .parsing import parse_submission
 
 log = logging.getLogger("agora.competitions")
 
@@ -100,7 +101,7 @@ def create_competition(
         raise ProblemError(422, "labels must be a 1-D list of integer classes", field="labels", reason="not a 1-D integer array", code="bad-labels")
     try:
         y = as_labels(y_arr, int(y_arr.shape[0]), n_classes, field="labels")
-    except PredictionError as exc:
+    except InputError as exc:
         # the message names the rule and the position, never echoes a label value
         where = f" (first at position {exc.item})" if exc.item is not None else ""
         reason = {"unknown_class": f"labels must be integers in 0..{n_classes - 1}"}.get(exc.code, exc.reason) + where
