@@ -22,7 +22,9 @@ from aggregators.metrics import log_loss, perplexity
 from aggregators.validation import as_labels
 from app.arrays import load_blob, load_blob_of_each, save_blob
 from app.auth import hash_key
+from app.db import Database
 from app.errors import ProblemError
+from app.jobs import JobContext, handler, on_end
 from app.models import aware, new_id, utcnow
 from evaluation import aggregation, leaderboard
 from evaluation.split import public_private_split
@@ -331,23 +333,18 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
     return {"aggregation_id": agg_id, "competition_id": comp_id}
 
 
-def _register_job() -> None:
-    from app import jobs
-
-    @jobs.handler(JOB_KIND)
-    def _handle(ctx):  # noqa: ANN001
-        return run_aggregation(ctx.db, ctx.spec["aggregation_id"], ctx.progress)
-
-    @jobs.on_end(JOB_KIND)
-    def _ended(db, jid, spec, state, error):  # noqa: ANN001
-        with db.sessions() as s:
-            run = s.get(AggregationRun, spec["aggregation_id"])
-            if run is not None:
-                run.state, run.error, run.finished_at = state, error, utcnow()
-                s.commit()
+@handler(JOB_KIND)
+def _run_aggregation_job(ctx: JobContext) -> dict:
+    return run_aggregation(ctx.db, ctx.spec["aggregation_id"], ctx.progress)
 
 
-_register_job()
+@on_end(JOB_KIND)
+def _aggregation_job_ended(db: Database, jid: str, spec: dict, state: str, error: dict | None) -> None:
+    with db.sessions() as s:
+        run = s.get(AggregationRun, spec["aggregation_id"])
+        if run is not None:
+            run.state, run.error, run.finished_at = state, error, utcnow()
+            s.commit()
 
 
 def start_aggregation(session: Session, comp: Competition, runner, params: dict | None = None):
