@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
+from markets import make_agents, train_market
+
 from .arrays import delete_blobs, load_blob, save_blob
 from .db import Database
 from .errors import ProblemError
@@ -34,24 +36,18 @@ def market_view(session: Session, row: MarketRow, *, with_history: bool = False)
 
 def check_agents(utilities: Any, wealth: Any, n_agents: int) -> np.ndarray:
     """Validate the agents with the library; returns the normalised initial wealth."""
-    from markets import make_agents
-
     agents = make_agents(utilities, wealth, n_agents)
     return agents.wealth
 
 
 def agents_of(utilities: Any, wealth: np.ndarray) -> Any:
     """The library's agents with a stored wealth (trained exponential agents may hold <= 0)."""
-    from markets import make_agents
-
     return make_agents(utilities, None, int(wealth.shape[0])).with_wealth(wealth)
 
 
 @handler("market_train")
 def train(ctx: JobContext) -> dict[str, Any]:
     """Train the stored market ``spec['market_id']`` on ``ctx.inputs`` from its current wealth."""
-    from markets import train_market
-
     spec = ctx.spec
     mid = spec["market_id"]
     with ctx.db.sessions() as s:

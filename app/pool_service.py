@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
+from aggregators.registry import make_pool
 from aggregators.renyi_pool import DEFAULT_GAMMA_GRID
+from aggregators.validation import as_labels
 from evaluation.metrics import metrics_of
 
 from . import estimator_store as store
@@ -52,8 +54,6 @@ def work_size(n_items: int, n_agents: int, n_classes: int, params: dict[str, Any
 @handler("pool_fit")
 def fit_pool(ctx: JobContext) -> dict[str, Any]:
     """Fit the pool described by ``ctx.spec`` on ``ctx.inputs`` and store it under ``spec['pool_id']``."""
-    from aggregators.registry import make_pool
-
     spec = ctx.spec
     pool = make_pool(spec["method"], **spec.get("params", {}))
     lp = ctx.inputs["predictions"]
@@ -81,8 +81,6 @@ def fit_pool(ctx: JobContext) -> dict[str, Any]:
 
 
 def pool_labels(y: Any, agg: np.ndarray) -> np.ndarray:
-    from aggregators.validation import as_labels
-
     return as_labels(y, agg.shape[0], agg.shape[1])
 
 
@@ -120,8 +118,6 @@ def restore_pool(session: Session, row: PoolRow) -> Any:
         hit = _CACHE.get(row.id)
     if hit is not None:
         return hit
-    from aggregators.registry import make_pool
-
     pool = make_pool(row.method, **(row.params or {}))
     store.restore(pool, row.state or {}, load_blobs(session, "pool", row.id))
     _cache_put(row.id, pool)

@@ -17,7 +17,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+import solvers.problems as pkg
 from solvers.errors import InputError
+from solvers.registry import available, info, minimize
 
 from . import estimator_store as store
 from .errors import ProblemError
@@ -26,8 +28,6 @@ from .jobs import JobContext, handler
 
 @lru_cache
 def problem_catalogue() -> dict[str, tuple[str, Callable[..., Any]]]:
-    import solvers.problems as pkg
-
     out: dict[str, tuple[str, Callable[..., Any]]] = {}
     for m in pkgutil.iter_modules(pkg.__path__):
         if m.name.startswith("_"):
@@ -74,8 +74,6 @@ def problems_view() -> list[dict[str, Any]]:
 
 
 def solvers_view() -> list[dict[str, Any]]:
-    from solvers.registry import available, info
-
     out = []
     for n in available():
         s = info(n)
@@ -108,8 +106,6 @@ def build_problem(name: str, data: dict[str, Any]) -> Any:
 
 @handler("solve")
 def run_solve(ctx: JobContext) -> dict[str, Any]:
-    from solvers.registry import available, minimize
-
     spec = ctx.spec
     data = dict(spec.get("scalars", {}))
     data.update({k[5:]: v for k, v in ctx.inputs.items() if k.startswith("data.")})

@@ -9,6 +9,7 @@ import numpy as np
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from aggregators import registry
 from solvers.errors import InputError
 
 from ..arrays import encode, resolve
@@ -32,10 +33,8 @@ def approx_size(x: list[Any]) -> int:
 
 
 def _run(body: AggregateRequest, preds: Any) -> dict[str, Any]:
-    from aggregators.registry import aggregate
-
     try:
-        agg, info = aggregate(body.method, preds, kind=body.kind, **body.params)
+        agg, info = registry.aggregate(body.method, preds, kind=body.kind, **body.params)
     except InputError:
         raise
     except TypeError as exc:  # an unknown or ill-typed keyword in params

@@ -10,6 +10,7 @@ import numpy as np
 from fastapi import APIRouter, Depends, Query, Request, Response
 from sqlalchemy.orm import Session
 
+import markets
 from solvers.errors import InputError
 
 from .. import market_service as svc
@@ -38,12 +39,10 @@ async def equilibrium(body: EquilibriumRequest, request: Request, _=require("sta
     """Clear the market of agents with these beliefs, utilities and wealth for each item; the prices
     are the aggregate (log agents: the linear pool; isoelastic: a Rényi pool, Eq. 2.36)."""
     def work():
-        from markets import equilibrium as eq
-
         with request.app.state.db.sessions() as s:
             lp = predictions_in(request, s, body.predictions, body.kind)
         try:
-            res = eq(lp, body.utilities, body.wealth, method=body.method, tol=body.tol, floor=body.floor)
+            res = markets.equilibrium(lp, body.utilities, body.wealth, method=body.method, tol=body.tol, floor=body.floor)
         except (ValueError, TypeError, ArithmeticError) as exc:
             raise library_error(exc) from None
         return _prices(res, body.kind, body.output, body.format)
@@ -123,8 +122,6 @@ def train(market_id: str, body: TrainRequest, request: Request, session: Session
 @router.post("/{market_id}/predict", response_model=PricesResponse, responses=P, summary="Equilibrium prices under the trained wealth")
 async def predict(market_id: str, body: MarketPredict, request: Request, _=require("read")) -> Any:
     def work():
-        from markets import equilibrium as eq
-
         with request.app.state.db.sessions() as s:
             row = svc.require_market(s.get(MarketRow, market_id), market_id)
             wealth = load_blob(s, "market", market_id, "wealth")
@@ -134,7 +131,7 @@ async def predict(market_id: str, body: MarketPredict, request: Request, _=requi
             raise InputError("predictions", f"the market has {row.n_agents} agents; got {lp.shape[1]}", code="shape_mismatch")
         method = "auto" if opts.get("method", "newton") == "newton" else opts["method"]
         try:
-            res = eq(lp, svc.agents_of(utilities, wealth), method=method, tol=opts.get("tol", 1e-10), floor=opts.get("floor", 1e-9))
+            res = markets.equilibrium(lp, svc.agents_of(utilities, wealth), method=method, tol=opts.get("tol", 1e-10), floor=opts.get("floor", 1e-9))
         except (ValueError, TypeError, ArithmeticError) as exc:
             raise library_error(exc) from None
         return _prices(res, body.kind, body.output, body.format)

@@ -9,6 +9,8 @@ import numpy as np
 from fastapi import APIRouter, Depends, Query, Request, Response
 from sqlalchemy.orm import Session
 
+from aggregators.registry import make_pool
+
 from .. import pool_service as svc
 from ..arrays import encode
 from ..deps import get_session, require
@@ -29,8 +31,6 @@ P = {401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 
 def create_pool(body: PoolCreate, request: Request, response: Response, session: Session = Depends(get_session), _=require("write")) -> Any:
     """Fit ``method`` on ``predictions`` and ``labels``. Small fits answer 201 with the pool; large
     ones (or ``background: true``) answer 202 with the job, whose result names the pool."""
-    from aggregators.registry import make_pool
-
     params = svc.build_params(body.method, body.gamma, body.solver, body.params)
     try:
         make_pool(body.method, **params)  # rejects unknown parameters before any work
