@@ -32,10 +32,15 @@ def to_npy(arr: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
+def load_npy(data: bytes) -> np.ndarray:
+    """The array of ``.npy`` bytes written by :func:`to_npy` (stored data; no pickles)."""
+    return np.load(io.BytesIO(data), allow_pickle=False)
+
+
 def from_npy(data: bytes, field: str = "array") -> np.ndarray:
     try:
         arr = np.load(io.BytesIO(data), allow_pickle=False)
-    except Exception as exc:  # ValueError, EOFError, OSError, UnpicklingError...
+    except Exception as exc:  # last resort on untrusted bytes: ValueError, EOFError, OSError, UnpicklingError, SyntaxError...
         raise ProblemError(422, f"{field}: not a readable .npy array ({exc.__class__.__name__})", field=field, reason="not a readable .npy array (object arrays are refused)", code="bad-npy") from None
     if not isinstance(arr, np.ndarray):
         raise ProblemError(422, f"{field}: expected one .npy array", field=field, reason="expected one .npy array", code="bad-npy")
@@ -93,12 +98,18 @@ def save_blob(session: Session, owner_type: str, owner_id: str, name: str, arr: 
 
 def load_blobs(session: Session, owner_type: str, owner_id: str) -> dict[str, np.ndarray]:
     rows = session.scalars(select(Blob).where(Blob.owner_type == owner_type, Blob.owner_id == owner_id)).all()
-    return {r.name: np.load(io.BytesIO(r.data), allow_pickle=False) for r in rows}
+    return {r.name: load_npy(r.data) for r in rows}
 
 
 def load_blob(session: Session, owner_type: str, owner_id: str, name: str) -> np.ndarray | None:
     row = session.scalars(select(Blob).where(Blob.owner_type == owner_type, Blob.owner_id == owner_id, Blob.name == name)).first()
-    return None if row is None else np.load(io.BytesIO(row.data), allow_pickle=False)
+    return None if row is None else load_npy(row.data)
+
+
+def load_blob_of_each(session: Session, owner_type: str, owner_ids: list[str], name: str) -> dict[str, np.ndarray]:
+    """The blob ``name`` of each owner in ``owner_ids`` (one query), by owner id."""
+    rows = session.scalars(select(Blob).where(Blob.owner_type == owner_type, Blob.owner_id.in_(owner_ids), Blob.name == name)).all()
+    return {r.owner_id: load_npy(r.data) for r in rows}
 
 
 def delete_blobs(session: Session, owner_type: str, owner_id: str) -> None:

@@ -20,9 +20,11 @@ import secrets
 import time
 from dataclasses import dataclass
 
-from fastapi import Depends, Request
+from fastapi import Request
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+
+from solvers.errors import InputError
 
 from .errors import ProblemError
 from .models import ApiKey, new_id
@@ -93,29 +95,11 @@ def principal_of(request: Request) -> Principal:
     return p
 
 
-def require(scope: str):
-    """FastAPI dependency factory: the caller must hold ``scope``; returns the :class:`Principal`."""
-    if scope not in SCOPES:
-        raise ValueError(f"unknown scope {scope!r}")
-
-    async def dep(request: Request) -> Principal:
-        # async: no thread hand-off per request (key look-ups are cached; a miss is one indexed query)
-        p = principal_of(request)
-        if not p.allows(scope):
-            if p.anonymous:
-                raise ProblemError(401, f"this endpoint needs an API key with scope {scope!r}", field="authorization", reason=f"missing API key with scope {scope!r}", code="unauthenticated", headers={"WWW-Authenticate": "Bearer"})
-            raise ProblemError(403, f"this API key lacks scope {scope!r}", field="authorization", reason=f"missing scope {scope!r}", code="forbidden")
-        return p
-
-    dep.__name__ = f"require_{scope}"
-    return Depends(dep)
-
-
 def create_key(session: Session, name: str, scopes: list[str]) -> tuple[ApiKey, str]:
     """Store a new key (hashed) and return its row and the secret, shown once."""
     bad = [s for s in scopes if s not in SCOPES]
     if bad or not scopes:
-        raise ValueError(f"scopes must be a non-empty subset of {list(SCOPES)}; got {scopes}")
+        raise InputError("scopes", f"must be a non-empty subset of {list(SCOPES)}; got {scopes}")
     secret = "agora_" + secrets.token_urlsafe(32)
     row = ApiKey(id=new_id("key"), name=name, key_hash=hash_key(secret), scopes=",".join(dict.fromkeys(scopes)))
     session.add(row)

@@ -1,7 +1,7 @@
 """The ``agora`` command line: ``agora serve``, ``agora fit``, ``agora keys``.
 
 ``agora serve [--host H] [--port P] [--workers N] [--demo]`` runs migrations then uvicorn;
-``--demo`` loads the demo data through ``app.demo.load_demo`` when that module exists.
+``--demo`` loads the demo data (:func:`app.demo.load_demo`).
 ``agora fit --method renyi --predictions val.npy --labels y.npy [--gamma 0.1 | --gamma 0.01,0.1,1]``
 fits a pool locally with a progress bar (or on a server with ``--server URL``, following its job).
 ``agora keys create --scopes read,write [--name N]`` prints a new API key once (stored hashed).
@@ -10,7 +10,6 @@ fits a pool locally with a progress bar (or on a server with ``--server URL``, f
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import logging
 import os
@@ -36,15 +35,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     db = Database.from_url(settings.database_url)
     db.migrate()  # once, before any worker starts
     if args.demo:
-        try:
-            demo = importlib.import_module("app.demo")
-        except ModuleNotFoundError as exc:
-            if exc.name != "app.demo":
-                raise
-            print("agora: no demo module (app/demo.py) in this build; starting without demo data", file=sys.stderr)
-        else:
-            demo.load_demo(db)
-            print("agora: demo data loaded", file=sys.stderr)
+        from .demo import load_demo
+
+        load_demo(db, settings=settings)
+        print("agora: demo data loaded", file=sys.stderr)
     db.dispose()
     os.environ["AGORA_MIGRATE_ON_STARTUP"] = "false"  # done once above, not again in every worker
     print(f"agora: serving on http://{args.host}:{args.port} (docs at /docs), database {settings.database_url}", file=sys.stderr)
@@ -87,21 +81,21 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from aggregators.registry import make_pool
     from solvers.progress import tqdm_progress
 
-    from . import state as state_io
+    from . import estimator_store as store
 
     pool = make_pool(args.method, **params)
     with tqdm_progress(f"fit {args.method}", disable=args.quiet) as cb:
         pool.fit(lp, y, kind=args.kind, progress=cb)
         cb(1.0)
-    st, arrays = state_io.dump(pool)
+    st, arrays = store.dump(pool)
     out = {"method": args.method, "params": params, "score": pool.score(lp, y, kind=args.kind)}
-    out.update({k: state_io.public(v) for k, v in st.items() if k in ("weights_", "gamma_", "n_floored_")})
+    out.update({k: store.public(v) for k, v in st.items() if k in ("weights_", "gamma_", "n_floored_")})
     for k, v in arrays.items():
         if k in ("weights_", "gamma_"):
             out[k] = v.tolist()
     fit = st.get("fit_result_")
     if fit is not None:
-        f = state_io.public(fit)
+        f = store.public(fit)
         out["fit"] = {k: f.get(k) for k in ("method", "fun", "n_iter", "n_passes", "converged", "message", "seconds")}
     text = json.dumps(out, indent=2)
     if args.out:

@@ -9,11 +9,9 @@ own modules and adding an Alembic revision whose ``down_revision`` is the curren
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from fastapi import Request
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
@@ -93,13 +91,3 @@ def run_migrations(engine: Engine) -> None:
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")
-
-
-def get_db(request: Request) -> Database:
-    return request.app.state.db
-
-
-def get_session(request: Request) -> Iterator[Session]:
-    """FastAPI dependency: a session bound to this app's database, closed after the request."""
-    with request.app.state.db.sessions() as session:
-        yield session

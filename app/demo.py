@@ -1,7 +1,7 @@
 """The demo loaded by ``make run`` (``agora serve --demo``): Algorithm 2.3's pixel competition.
 
 Two competitions on the same task (the 6-bit grey level of a pixel from the patch above and to its
-left, scikit-image's bundled natural images, see :mod:`app.demo_data`):
+left, scikit-image's bundled natural images, see :mod:`evaluation.demo_task`):
 
 * **closed**: 4,000 test pixels, a field of 22 diverse submissions from 10 participants and the
   deadline passed; the aggregation is queued as a background job at load time (the server runs it
@@ -13,14 +13,14 @@ left, scikit-image's bundled natural images, see :mod:`app.demo_data`):
 
 :func:`load_demo` is idempotent: a competition whose ``extra["demo"]`` tag already exists is left
 alone. The organiser of both is an API key named ``demo organiser`` whose secret is written to
-``var/demo-organiser-key.txt`` (readable by whoever runs the server) and printed once.
+``Settings.demo_key_file`` (``var/demo-organiser-key.txt``, readable by whoever runs the server)
+and announced once; the generated data are cached in ``Settings.demo_cache``.
 """
 
 from __future__ import annotations
 
 import io
 import logging
-import os
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -28,10 +28,14 @@ from typing import Any
 import numpy as np
 from sqlalchemy import select
 
+from evaluation.demo_task import make_demo_data
+
+from .auth import create_key, hash_key
 from .competitions import parsing
 from .competitions import service as svc
 from .competitions.models import Competition
-from .models import Blob, utcnow
+from .models import ApiKey, Blob, JobRow, new_id, utcnow
+from .settings import Settings, get_settings
 
 log = logging.getLogger("agora.demo")
 
@@ -40,7 +44,6 @@ TAG_OPEN = "pixels-open-v1"
 DEMO_ETAS = (3.0, 30.0)
 """The demo run's Rényi sweep (η = 1/γ; η = 1 comes from the linear pool): two fits keep the queued
 job to a few minutes on a small machine; the lab can rerun it with a finer sweep."""
-KEY_FILE = Path(os.environ.get("AGORA_DEMO_KEY_FILE", "var/demo-organiser-key.txt"))
 
 TASK = ("Predict the 6-bit grey level (64 classes) of a pixel from the 9x4 patch above it and the 4 pixels "
         "to its left (seed 000, Algorithm 2.3), on scikit-image's bundled natural images. Submit one row of "
@@ -48,24 +51,21 @@ TASK = ("Predict the 6-bit grey level (64 classes) of a pixel from the 9x4 patch
         "Scored by perplexity (Eq. 2.26): uniform guessing scores 64.")
 
 
-def _organiser_key(session) -> str:
-    """The demo organiser's key id (created once; its secret is written to ``KEY_FILE``)."""
-    from .auth import create_key, hash_key
-    from .models import ApiKey
-
-    if KEY_FILE.is_file():
-        secret = KEY_FILE.read_text().strip()
+def _organiser_key(session, key_file: Path) -> str:
+    """The demo organiser's key id (created once; its secret is written to ``key_file``)."""
+    if key_file.is_file():
+        secret = key_file.read_text().strip()
         row = session.scalars(select(ApiKey).where(ApiKey.key_hash == hash_key(secret), ApiKey.revoked.is_(False))).first()
         if row is not None:
             return row.id
     row, secret = create_key(session, "demo organiser", ["read", "write"])
-    KEY_FILE.parent.mkdir(parents=True, exist_ok=True)
-    KEY_FILE.write_text(secret + "\n")
+    key_file.parent.mkdir(parents=True, exist_ok=True)
+    key_file.write_text(secret + "\n")
     try:
-        KEY_FILE.chmod(0o600)
+        key_file.chmod(0o600)
     except OSError:
         pass
-    print(f"agora demo: organiser API key written to {KEY_FILE} (paste it into the dashboard's key box)")
+    print(f"agora demo: organiser API key written to {key_file} (paste it into the dashboard's key box)")
     return row.id
 
 
@@ -87,10 +87,8 @@ def _npz(**arrays) -> bytes:
 
 
 def _populate(db, owner: str, *, tag: str, title: str, seed: int, n_test: int, n_train: int, closed: bool,
-              keep: slice | None = None, aggregate: bool = True) -> str:
-    from .demo_data import make_demo_data
-
-    tr, te, agents = make_demo_data(n_train=n_train, n_test=n_test, seed=seed, cache_dir=os.environ.get("AGORA_DEMO_CACHE", "var/demo-cache"))
+              cache_dir: str, keep: slice | None = None, aggregate: bool = True) -> str:
+    tr, te, agents = make_demo_data(n_train=n_train, n_test=n_test, seed=seed, cache_dir=cache_dir)
     if keep is not None:
         agents = agents[keep]
     now = utcnow()
@@ -126,8 +124,6 @@ def queue_aggregation(session, comp: Competition) -> str:
     """Queue the aggregation as a background job: the server's job runner picks it up once it
     starts, and the lab shows its progress. (Fitting every pool takes longer than the demo's
     start-up budget on a small machine, so :func:`load_demo` does not wait for it.)"""
-    from .models import JobRow, new_id
-
     run = svc.new_aggregation(session, comp, {"etas": list(DEMO_ETAS)})
     job = JobRow(id=new_id("job"), kind=svc.JOB_KIND, state="queued", spec={"aggregation_id": run.id},
                  resource_type="competition", resource_id=comp.id)
@@ -137,14 +133,17 @@ def queue_aggregation(session, comp: Competition) -> str:
     return run.id
 
 
-def load_demo(db, *, n_test: int = 4000, n_train: int = 30000) -> dict[str, str]:
+def load_demo(db, *, n_test: int = 4000, n_train: int = 30000, settings: Settings | None = None) -> dict[str, str]:
     """Create the demo competitions if they are missing; returns ``{tag: competition id}``.
 
-    ``db`` is an :class:`app.db.Database` (migrated). Safe to call at every start.
+    ``db`` is an :class:`app.db.Database` (migrated); ``settings`` (default: the process's) name
+    the key file and the data cache. Safe to call at every start.
     """
+    settings = settings or get_settings()
+    cache = settings.demo_cache
     out = {}
     with db.sessions() as s:
-        owner = _organiser_key(s)
+        owner = _organiser_key(s, Path(settings.demo_key_file))
         closed = _existing(s, TAG_CLOSED)
         opened = _existing(s, TAG_OPEN)
         for comp in (closed, opened):  # a lost key file: the new demo key takes over the demo
@@ -152,8 +151,9 @@ def load_demo(db, *, n_test: int = 4000, n_train: int = 30000) -> dict[str, str]
                 comp.owner_key_id = owner
         s.commit()
     out[TAG_CLOSED] = closed.id if closed else _populate(
-        db, owner, tag=TAG_CLOSED, title="Pixel grey levels (demo, closed)", seed=2026, n_test=n_test, n_train=n_train, closed=True)
+        db, owner, tag=TAG_CLOSED, title="Pixel grey levels (demo, closed)", seed=2026, n_test=n_test, n_train=n_train, closed=True,
+        cache_dir=cache)
     out[TAG_OPEN] = opened.id if opened else _populate(
         db, owner, tag=TAG_OPEN, title="Pixel grey levels (demo, open)", seed=7, n_test=n_test // 2, n_train=n_train, closed=False,
-        keep=slice(0, 22, 3), aggregate=False)
+        cache_dir=cache, keep=slice(0, 22, 3), aggregate=False)
     return out

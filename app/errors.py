@@ -1,10 +1,12 @@
 """Errors as RFC 9457 problem details (``application/problem+json``).
 
 Every 4xx names the field and the reason: ``{"type", "title", "status", "detail", "errors": [{"field",
-"reason", ...}]}``. Library input errors (:class:`aggregators.validation.PredictionError`, and the
-``ValueError``/``TypeError`` raised by estimators and solvers on bad parameters) become 422;
-malformed JSON 400; oversize bodies 413. Anything unexpected is logged with its traceback and
-answered with a 500 problem body that leaks nothing.
+"reason", ...}]}``. The library's one input error, :class:`solvers.errors.InputError` (raised by the
+validator, the estimators, the markets and the solvers, and by the service on bad input), becomes a
+422 whose ``errors`` is its :meth:`~solvers.errors.InputError.to_dict`; a plain ``ValueError`` or
+``TypeError`` from the library goes through :func:`library_error`. Malformed JSON is 400, oversize
+bodies 413. Anything unexpected is logged with its traceback and answered with a 500 problem body
+that leaks nothing.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from aggregators.validation import PredictionError
+from solvers.errors import InputError
 
 log = logging.getLogger("agora.api")
 
@@ -82,15 +84,15 @@ def problem_response(status: int, detail: str, *, code: str | None = None, error
     return JSONResponse(problem_body(status, detail, code=code, errors=errors, instance=instance), status_code=status, media_type=PROBLEM, headers=headers)
 
 
-def prediction_problem(exc: PredictionError, instance: str | None = None) -> JSONResponse:
-    d = exc.to_dict()
-    return problem_response(422, str(exc), code=d.get("code", "invalid"), errors=[d], instance=instance)
+def input_problem(exc: InputError) -> ProblemError:
+    """An :class:`~solvers.errors.InputError` as a 422 problem naming its field and location."""
+    return ProblemError(422, str(exc), errors=[exc.to_dict()], code=exc.code)
 
 
 def library_error(exc: Exception) -> ProblemError:
     """A ``ValueError``/``TypeError`` from the library, as a 422 problem."""
-    if isinstance(exc, PredictionError):
-        return ProblemError(422, str(exc), errors=[exc.to_dict()], code=exc.code)
+    if isinstance(exc, InputError):
+        return input_problem(exc)
     msg = str(exc) or exc.__class__.__name__
     field = getattr(exc, "field", None)
     if not field:
@@ -108,13 +110,16 @@ def _loc_to_field(loc: tuple[Any, ...]) -> str:
 def install(app: FastAPI) -> None:
     """Register the problem+json handlers on ``app``."""
 
-    @app.exception_handler(ProblemError)
-    async def _problem(request: Request, exc: ProblemError):
+    def answer(request: Request, exc: ProblemError) -> JSONResponse:
         return problem_response(exc.status, exc.detail, code=exc.code, errors=exc.errors, instance=request.url.path, headers=exc.headers)
 
-    @app.exception_handler(PredictionError)
-    async def _prediction(request: Request, exc: PredictionError):
-        return prediction_problem(exc, request.url.path)
+    @app.exception_handler(ProblemError)
+    async def _problem(request: Request, exc: ProblemError):
+        return answer(request, exc)
+
+    @app.exception_handler(InputError)
+    async def _input(request: Request, exc: InputError):
+        return answer(request, input_problem(exc))
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError):

@@ -23,8 +23,8 @@ import anyio
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
-from .limits import send_problem
-from .models import IdempotencyRecord, utcnow
+from .limits import replay_body, send_problem
+from .models import IdempotencyRecord, aware, utcnow
 
 NOT_STORED = {401, 403, 409, 429}
 
@@ -82,7 +82,7 @@ class IdempotencyMiddleware:
                 old = s.scalars(select(IdempotencyRecord).where(IdempotencyRecord.owner == owner, IdempotencyRecord.key == key)).first()
                 if old is None:  # expired and deleted meanwhile
                     return "retry", None, None
-                if old.created_at is not None and _aware(old.created_at) < utcnow() - ttl:
+                if old.created_at is not None and aware(old.created_at) < utcnow() - ttl:
                     s.delete(old)
                     s.commit()
                     return "retry", None, None
@@ -110,15 +110,6 @@ class IdempotencyMiddleware:
             await send({"type": "http.response.body", "body": payload or b""})
             return
 
-        sent_body = False
-
-        async def replay():
-            nonlocal sent_body
-            if not sent_body:
-                sent_body = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
         captured = {"status": 500, "headers": [], "body": []}
 
         async def capture(message):
@@ -144,15 +135,9 @@ class IdempotencyMiddleware:
                 s.commit()
 
         try:
-            await self.app(scope, replay, capture)
+            await self.app(scope, replay_body(body, receive), capture)
         except BaseException:
             await anyio.to_thread.run_sync(finish, False)
             raise
         keep = captured["status"] < 500 and captured["status"] not in NOT_STORED
         await anyio.to_thread.run_sync(finish, keep)
-
-
-def _aware(dt):
-    from datetime import timezone
-
-    return dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)

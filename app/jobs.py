@@ -22,7 +22,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any, Callable
 
 import numpy as np
@@ -34,7 +34,7 @@ from solvers.progress import Cancelled
 from .arrays import delete_blobs, load_blobs, save_blob
 from .db import Database
 from .errors import ProblemError
-from .models import JobRow, new_id, utcnow
+from .models import JobRow, aware, new_id, utcnow
 
 log = logging.getLogger("agora.jobs")
 
@@ -74,12 +74,6 @@ def handler(kind: str) -> Callable[[Handler], Handler]:
 def run_inline(kind: str, spec: dict[str, Any], inputs: dict[str, np.ndarray], db: Database) -> dict[str, Any]:
     """Run a handler now, in the caller's thread (small requests)."""
     return _HANDLERS[kind](JobContext(None, spec, inputs, db, None))
-
-
-def _aware(dt: datetime | None) -> datetime | None:
-    if dt is None:
-        return None
-    return dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
 
 
 class _Stop(Cancelled):
@@ -188,7 +182,7 @@ class JobRunner:
     def _run(self, jid: str) -> None:
         try:
             self._execute(jid)
-        except Exception:
+        except Exception:  # last resort: a runner thread must survive whatever one job does
             log.exception("job %s", jid)
         finally:
             with self._lock:
@@ -259,7 +253,7 @@ class JobRunner:
             self._finish(jid, state="failed", finished_at=utcnow(), eta_seconds=None, error=err)
             _on_end(self.db, jid, kind, spec, "failed", err)
             return
-        except Exception as exc:
+        except Exception as exc:  # last resort: any other failure is recorded on the job, not lost
             log.exception("job %s (%s) crashed", jid, kind)
             err = {"status": 500, "detail": f"internal error ({exc.__class__.__name__}); it has been logged"}
             self._finish(jid, state="failed", finished_at=utcnow(), eta_seconds=None, error=err)
@@ -289,7 +283,7 @@ def _on_end(db: Database, jid: str, kind: str, spec: dict[str, Any], state: str,
     if fn is not None:
         try:
             fn(db, jid, spec, state, error)
-        except Exception:
+        except Exception:  # last resort: a failing hook must not hide the job's own outcome
             log.exception("end hook of job %s", jid)
 
 
@@ -319,9 +313,9 @@ def job_view(job: JobRow) -> dict[str, Any]:
         "cancel_requested": bool(job.cancel_requested),
         "resource_type": job.resource_type,
         "resource_id": job.resource_id,
-        "created_at": _aware(job.created_at),
-        "started_at": _aware(job.started_at),
-        "finished_at": _aware(job.finished_at),
+        "created_at": aware(job.created_at),
+        "started_at": aware(job.started_at),
+        "finished_at": aware(job.finished_at),
         "result": job.result,
         "error": job.error,
         "links": {"self": f"/v1/jobs/{job.id}", "cancel": f"/v1/jobs/{job.id}/cancel",

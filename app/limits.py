@@ -18,6 +18,20 @@ async def send_problem(send, status: int, detail: str, code: str, errors=None, e
     await send({"type": "http.response.body", "body": body})
 
 
+def replay_body(body: bytes, receive):
+    """An ASGI ``receive`` that hands the already-read ``body`` over once, then defers to ``receive``."""
+    sent = False
+
+    async def replay():
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
 class BodyLimitMiddleware:
     def __init__(self, app, max_bytes: int) -> None:
         self.app = app
@@ -54,15 +68,5 @@ class BodyLimitMiddleware:
                     return await send_problem(send, 413, too_big, "too-large", errors, [(b"connection", b"close")])
                 chunks.append(chunk)
                 more = msg.get("more_body", False)
-            body = b"".join(chunks)
-            sent = False
-
-            async def replay():
-                nonlocal sent
-                if not sent:
-                    sent = True
-                    return {"type": "http.request", "body": body, "more_body": False}
-                return await receive()
-
-            return await self.app(scope, replay, send)
+            return await self.app(scope, replay_body(b"".join(chunks), receive), send)
         return await self.app(scope, receive, send)

@@ -18,7 +18,7 @@ from .db import Database
 from .idempotency import IdempotencyMiddleware
 from .jobs import JobRunner
 from .limits import BodyLimitMiddleware
-from .routes import aggregate, arrays, health, jobs, keys, markets, pools, solve
+from .routes import aggregate, arrays, competitions, health, jobs, keys, markets, pools, solve
 from .settings import Settings, get_settings
 
 log = logging.getLogger("agora.api")
@@ -66,9 +66,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(jobs.router)
     app.include_router(arrays.router)
     app.include_router(keys.router)
-    # -- other parts of the service register their routers below (one line each) ----------------------
-    from .routes import competitions as _competitions  # competitions (H8)
-    app.include_router(_competitions.router)
+    app.include_router(competitions.router)
 
     _mount_static(app, settings)
     return app

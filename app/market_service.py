@@ -8,22 +8,18 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
+from markets import make_agents, train_market
+
 from .arrays import delete_blobs, load_blob, save_blob
 from .db import Database
 from .errors import ProblemError
 from .jobs import JobContext, handler, on_end
-from .models import JobRow, MarketRow, utcnow
+from .models import JobRow, MarketRow, aware, utcnow
 
 TRAIN_OPTIONS = ("mode", "batch_size", "max_epochs", "wealth_tol", "tol", "method", "floor")
 
 
-def summary_of(res: Any) -> dict[str, Any]:
-    return res.summary()
-
-
 def market_view(session: Session, row: MarketRow, *, with_history: bool = False) -> dict[str, Any]:
-    from .pool_service import state_io_aware
-
     wealth = load_blob(session, "market", row.id, "wealth")
     links = {"self": f"/v1/markets/{row.id}", "train": f"/v1/markets/{row.id}/train",
              "predict": f"/v1/markets/{row.id}/predict", "wealth": f"/v1/markets/{row.id}/wealth"}
@@ -34,30 +30,24 @@ def market_view(session: Session, row: MarketRow, *, with_history: bool = False)
         "utilities": row.spec.get("utilities"), "options": row.spec.get("options", {}),
         "wealth": None if wealth is None else wealth.tolist(), "n_trained": row.n_trained,
         "trainings": (row.state or {}).get("trainings", []), "job_id": row.job_id,
-        "created_at": state_io_aware(row.created_at), "updated_at": state_io_aware(row.updated_at), "links": links,
+        "created_at": aware(row.created_at), "updated_at": aware(row.updated_at), "links": links,
     }
 
 
 def check_agents(utilities: Any, wealth: Any, n_agents: int) -> np.ndarray:
     """Validate the agents with the library; returns the normalised initial wealth."""
-    from markets import make_agents
-
     agents = make_agents(utilities, wealth, n_agents)
     return agents.wealth
 
 
 def agents_of(utilities: Any, wealth: np.ndarray) -> Any:
     """The library's agents with a stored wealth (trained exponential agents may hold <= 0)."""
-    from markets import make_agents
-
     return make_agents(utilities, None, int(wealth.shape[0])).with_wealth(wealth)
 
 
 @handler("market_train")
 def train(ctx: JobContext) -> dict[str, Any]:
     """Train the stored market ``spec['market_id']`` on ``ctx.inputs`` from its current wealth."""
-    from markets import train_market
-
     spec = ctx.spec
     mid = spec["market_id"]
     with ctx.db.sessions() as s:

@@ -20,6 +20,13 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def aware(dt: datetime | None) -> datetime | None:
+    """``dt`` with its time zone: SQLite returns naive datetimes, which are UTC here."""
+    if dt is None:
+        return None
+    return dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
+
+
 def new_id(prefix: str) -> str:
     return f"{prefix}_{secrets.token_hex(8)}"
 
@@ -54,43 +61,43 @@ class Blob(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
-class PoolRow(Base):
+class StoredResource:
+    """The columns every stored pool and market has: its id and name, its size, the job working on
+    it and its creation time (the cursor of list pages is ``(created_at, id)``)."""
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), default="")
+    n_agents: Mapped[int] = mapped_column(Integer, default=0)
+    n_classes: Mapped[int] = mapped_column(Integer, default=0)
+    job_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class PoolRow(StoredResource, Base):
     """A fitted (or fitting) pool: its method and parameters, learnt scalars, metrics and trace."""
 
     __tablename__ = "pools"
     __table_args__ = (Index("ix_pools_created", "created_at", "id"),)
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    name: Mapped[str] = mapped_column(String(200), default="")
     method: Mapped[str] = mapped_column(String(40))
     params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     kind: Mapped[str] = mapped_column(String(20), default="log_probs")
     status: Mapped[str] = mapped_column(String(20), default="ready")  # pending | ready | failed
     n_items: Mapped[int] = mapped_column(Integer, default=0)
-    n_agents: Mapped[int] = mapped_column(Integer, default=0)
-    n_classes: Mapped[int] = mapped_column(Integer, default=0)
     state: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # learnt scalars / small lists
     metrics: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     fit: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # solver result + trace, curve
-    job_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
     error: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
-class MarketRow(Base):
+class MarketRow(StoredResource, Base):
     """A machine-learning market: its agents and their utilities, wealth, and training history."""
 
     __tablename__ = "markets"
     __table_args__ = (Index("ix_markets_created", "created_at", "id"),)
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    name: Mapped[str] = mapped_column(String(200), default="")
     spec: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     state: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     status: Mapped[str] = mapped_column(String(20), default="ready")  # ready | training | failed
-    n_agents: Mapped[int] = mapped_column(Integer, default=0)
-    n_classes: Mapped[int] = mapped_column(Integer, default=0)
     n_trained: Mapped[int] = mapped_column(Integer, default=0)
-    job_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

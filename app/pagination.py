@@ -25,7 +25,7 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         ts, rid = json.loads(raw)
         return datetime.fromisoformat(ts), str(rid)
-    except Exception:
+    except (ValueError, TypeError):  # bad base64, JSON, shape or timestamp
         raise ProblemError(422, "cursor: not a cursor returned by this API", field="cursor", reason="invalid cursor", code="bad-cursor") from None
 
 

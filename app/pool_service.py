@@ -14,20 +14,17 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
-from . import state as state_io
+from aggregators.registry import make_pool
+from aggregators.renyi_pool import DEFAULT_GAMMA_GRID
+from aggregators.validation import as_labels
+from evaluation.metrics import metrics_of
+
+from . import estimator_store as store
 from .arrays import delete_blobs, load_blobs, save_blob
 from .db import Database
 from .errors import ProblemError
 from .jobs import JobContext, handler, on_end
-from .models import JobRow, PoolRow, utcnow
-
-
-def metrics_of(agg: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    from aggregators.metrics import brier_score, log_loss, perplexity
-
-    out = {"log_loss": float(log_loss(agg, y)), "perplexity": float(perplexity(agg, y)), "brier_score": float(brier_score(agg, y))}
-    out["accuracy"] = float((agg.argmax(axis=1) == y).mean())
-    return out
+from .models import JobRow, PoolRow, aware, utcnow
 
 
 def build_params(method: str, gamma: Any, solver: str | None, params: dict[str, Any]) -> dict[str, Any]:
@@ -46,12 +43,10 @@ def build_params(method: str, gamma: Any, solver: str | None, params: dict[str, 
 
 
 def work_size(n_items: int, n_agents: int, n_classes: int, params: dict[str, Any]) -> int:
+    """``n_items x n_agents x n_classes``, times the number of γ values of a sweep."""
     g = params.get("gamma_grid")
     if g is None and isinstance(params.get("gamma"), str):
-        try:
-            from aggregators.renyi_pool import DEFAULT_GAMMA_GRID as g
-        except ImportError:
-            g = None
+        g = DEFAULT_GAMMA_GRID
     sweep = len(g) if isinstance(g, (list, tuple)) else 1
     return int(n_items) * int(n_agents) * int(n_classes) * max(1, sweep)
 
@@ -59,8 +54,6 @@ def work_size(n_items: int, n_agents: int, n_classes: int, params: dict[str, Any
 @handler("pool_fit")
 def fit_pool(ctx: JobContext) -> dict[str, Any]:
     """Fit the pool described by ``ctx.spec`` on ``ctx.inputs`` and store it under ``spec['pool_id']``."""
-    from aggregators.registry import make_pool
-
     spec = ctx.spec
     pool = make_pool(spec["method"], **spec.get("params", {}))
     lp = ctx.inputs["predictions"]
@@ -68,8 +61,8 @@ def fit_pool(ctx: JobContext) -> dict[str, Any]:
     pool.fit(lp, y, kind=spec.get("kind", "log_probs"), progress=ctx.progress)
     agg = pool.predict(lp, kind=spec.get("kind", "log_probs"))
     # JSON columns cannot hold inf/NaN (PostgreSQL refuses them): non-finite metrics become null
-    metrics = state_io.public(state_io.jsonable({"validation": metrics_of(agg, np.asarray(pool_labels(y, agg)))}))
-    st, arrays = state_io.dump(pool)
+    metrics = store.public(store.jsonable({"validation": metrics_of(agg, np.asarray(pool_labels(y, agg)))}))
+    st, arrays = store.dump(pool)
     fit = st.get("fit_result_")
     with ctx.db.sessions() as s:
         row = s.get(PoolRow, spec["pool_id"])
@@ -78,7 +71,7 @@ def fit_pool(ctx: JobContext) -> dict[str, Any]:
         row.status = "ready"
         row.state = st
         row.metrics = metrics
-        row.fit = state_io.public(fit) if fit is not None else {}
+        row.fit = store.public(fit) if fit is not None else {}
         row.n_items, row.n_agents, row.n_classes = int(agg.shape[0]), int(pool.n_agents_), int(pool.n_classes_)
         for name, arr in arrays.items():
             save_blob(s, "pool", row.id, name, arr)
@@ -88,8 +81,6 @@ def fit_pool(ctx: JobContext) -> dict[str, Any]:
 
 
 def pool_labels(y: Any, agg: np.ndarray) -> np.ndarray:
-    from aggregators.validation import as_labels
-
     return as_labels(y, agg.shape[0], agg.shape[1])
 
 
@@ -127,10 +118,8 @@ def restore_pool(session: Session, row: PoolRow) -> Any:
         hit = _CACHE.get(row.id)
     if hit is not None:
         return hit
-    from aggregators.registry import make_pool
-
     pool = make_pool(row.method, **(row.params or {}))
-    state_io.restore(pool, row.state or {}, load_blobs(session, "pool", row.id))
+    store.restore(pool, row.state or {}, load_blobs(session, "pool", row.id))
     _cache_put(row.id, pool)
     return pool
 
@@ -153,14 +142,14 @@ def _learnt(row: PoolRow, arrays: dict[str, np.ndarray], name: str) -> Any:
     if name in arrays:
         return arrays[name].tolist()
     v = (row.state or {}).get(name)
-    return state_io.public(v)
+    return store.public(v)
 
 
 def pool_view(session: Session, row: PoolRow) -> dict[str, Any]:
     arrays = load_blobs(session, "pool", row.id) if row.status == "ready" else {}
     w = _learnt(row, arrays, "weights_")
     shown = {"weights_", "gamma_", "validation_curve_", "fit_result_", "_skipped"}
-    other = {k: state_io.public(v) for k, v in (row.state or {}).items() if k not in shown}
+    other = {k: store.public(v) for k, v in (row.state or {}).items() if k not in shown}
     for k, v in arrays.items():
         if k not in shown:
             other[k] = {"shape": list(v.shape), "dtype": str(v.dtype)}
@@ -173,14 +162,8 @@ def pool_view(session: Session, row: PoolRow) -> dict[str, Any]:
         "weights": None if w is None else list(np.ravel(np.asarray(w, dtype=float)).tolist()),
         "gamma": _learnt(row, arrays, "gamma_"), "validation_curve": _learnt(row, arrays, "validation_curve_"),
         "fit": row.fit or {}, "metrics": row.metrics or {}, "state": other, "job_id": row.job_id, "error": row.error,
-        "created_at": state_io_aware(row.created_at), "links": links,
+        "created_at": aware(row.created_at), "links": links,
     }
-
-
-def state_io_aware(dt):
-    from datetime import timezone
-
-    return dt if dt is None or dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
 
 
 def require_ready(row: PoolRow | None, pid: str) -> PoolRow:

@@ -93,10 +93,6 @@ class PoolCreate(BaseModel):
     background: bool | None = Field(None, description="force (true) or forbid (false) a background job; default: by size")
 
 
-class FitInfo(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-
 class PoolView(BaseModel):
     id: str
     name: str
@@ -149,6 +145,94 @@ class PredictResponse(BaseModel):
     aggregate: Any
     n_floored: int = 0
     metrics: dict[str, Any] | None = None
+
+
+# -- markets -----------------------------------------------------------------------------------------
+UtilitySpec = str | float
+Utilities = UtilitySpec | list[UtilitySpec]
+UTIL_DOC = "'log', 'exp' (exponential, may short-sell), or a number eta > 0 (isoelastic, γ = 1/eta); one for all agents or a list, one per agent"
+
+
+class EquilibriumRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
+        "kind": "probs", "predictions": [[[0.7, 0.2, 0.1], [0.5, 0.3, 0.2]]], "utilities": 2.0, "wealth": [0.6, 0.4]}]})
+    kind: Kind = "log_probs"
+    predictions: ArrayIn
+    utilities: Utilities = Field("log", description=UTIL_DOC)
+    wealth: list[float] | None = Field(None, description="positive, one per agent (normalised); default equal")
+    method: Literal["auto", "newton", "fixed_point", "tatonnement"] = "auto"
+    tol: float = Field(1e-10, gt=0, le=0.1)
+    floor: float | None = 1e-9
+    output: Kind | None = None
+    format: Format = "json"
+
+
+class MarketCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"n_agents": 2, "utilities": "log", "name": "m"}]})
+    name: str = Field("", max_length=200)
+    n_agents: int = Field(..., ge=2, le=100_000)
+    utilities: Utilities = Field("log", description=UTIL_DOC)
+    wealth: list[float] | None = None
+    mode: Literal["batch", "online"] = "batch"
+    batch_size: int | None = Field(None, ge=1)
+    max_epochs: int = Field(100, ge=1, le=100_000)
+    wealth_tol: float = Field(1e-10, gt=0)
+    tol: float = Field(1e-10, gt=0, le=0.1)
+    method: Literal["newton", "fixed_point"] = "newton"
+    floor: float | None = 1e-9
+
+
+class TrainRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Kind = "log_probs"
+    predictions: ArrayIn
+    labels: ArrayIn
+    mode: Literal["batch", "online"] | None = None
+    batch_size: int | None = Field(None, ge=1)
+    max_epochs: int | None = Field(None, ge=1, le=100_000)
+    background: bool | None = None
+
+
+class MarketPredict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Kind = "log_probs"
+    predictions: ArrayIn
+    output: Kind | None = None
+    format: Format = "json"
+
+
+class MarketView(BaseModel):
+    id: str
+    name: str
+    status: str
+    n_agents: int
+    n_classes: int
+    utilities: Any
+    options: dict[str, Any]
+    wealth: list[float] | None
+    n_trained: int
+    trainings: list[dict[str, Any]]
+    job_id: str | None
+    created_at: Any
+    updated_at: Any
+    links: dict[str, str]
+
+
+class MarketList(BaseModel):
+    items: list[MarketView]
+    next_cursor: str | None
+
+
+class PricesResponse(BaseModel):
+    kind: Kind
+    prices: Any = Field(..., description="(n_items, n_classes) equilibrium prices")
+    summary: dict[str, Any]
+
+
+class WealthHistory(BaseModel):
+    market_id: str
+    history: Any = Field(..., description="(n_rows, n_agents): the initial wealth, then the wealth after each epoch of each training")
+    trainings: list[dict[str, Any]]
 
 
 # -- jobs --------------------------------------------------------------------------------------------

@@ -61,6 +61,13 @@ class Settings(BaseSettings):
         None, description="Folder served at /static (index.html at /); default: the repository's static/."
     )
     log_level: str = Field("info", description="Log level of the service.")
+    demo_key_file: str = Field(
+        "var/demo-organiser-key.txt",
+        description="Where `agora serve --demo` writes the secret of the demo competitions' organiser key.",
+    )
+    demo_cache: str = Field(
+        "var/demo-cache", description="Folder caching the demo's generated pixel data between starts."
+    )
 
     @field_validator("anonymous_scopes")
     @classmethod

@@ -17,23 +17,22 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import state as state_io
+import solvers.problems as pkg
+from solvers.errors import InputError
+from solvers.registry import available, info, minimize
+
+from . import estimator_store as store
 from .errors import ProblemError
 from .jobs import JobContext, handler
 
 
 @lru_cache
 def problem_catalogue() -> dict[str, tuple[str, Callable[..., Any]]]:
-    import solvers.problems as pkg
-
     out: dict[str, tuple[str, Callable[..., Any]]] = {}
     for m in pkgutil.iter_modules(pkg.__path__):
         if m.name.startswith("_"):
             continue
-        try:
-            mod = importlib.import_module(f"{pkg.__name__}.{m.name}")
-        except Exception:  # a broken module hides only its own problems
-            continue
+        mod = importlib.import_module(f"{pkg.__name__}.{m.name}")
         for name, cls in vars(mod).items():
             if name.startswith("_") or not inspect.isclass(cls) or cls.__module__ != mod.__name__:
                 continue
@@ -58,7 +57,7 @@ def _params(fn: Callable[..., Any]) -> list[dict[str, Any]]:
         d: dict[str, Any] = {"name": p.name, "required": p.default is p.empty}
         if p.default is not p.empty:
             try:
-                d["default"] = state_io.public(state_io.jsonable(p.default))
+                d["default"] = store.public(store.jsonable(p.default))
             except TypeError:
                 d["default"] = repr(p.default)
         out.append(d)
@@ -75,8 +74,6 @@ def problems_view() -> list[dict[str, Any]]:
 
 
 def solvers_view() -> list[dict[str, Any]]:
-    from solvers.registry import available, info
-
     out = []
     for n in available():
         s = info(n)
@@ -101,22 +98,14 @@ def build_problem(name: str, data: dict[str, Any]) -> Any:
         kwargs[k] = v
     try:
         return fn(**kwargs)
+    except InputError:
+        raise
     except TypeError as exc:
         raise ProblemError(422, f"data: {exc}", field="data", reason=str(exc), code="bad-arguments") from None
 
 
-def work_size(data: dict[str, Any]) -> int:
-    n = 0
-    for v in data.values():
-        if isinstance(v, np.ndarray):
-            n += v.size
-    return n
-
-
 @handler("solve")
 def run_solve(ctx: JobContext) -> dict[str, Any]:
-    from solvers.registry import available, minimize
-
     spec = ctx.spec
     data = dict(spec.get("scalars", {}))
     data.update({k[5:]: v for k, v in ctx.inputs.items() if k.startswith("data.")})
@@ -131,9 +120,11 @@ def run_solve(ctx: JobContext) -> dict[str, Any]:
     x0 = ctx.inputs.get("x0")
     try:
         res = minimize(problem, spec.get("method", "auto"), x0, **opts)
-    except TypeError as exc:
-        raise ValueError(f"options: {exc}") from None
-    d = state_io.public(state_io.result_dict(res))
+    except InputError:
+        raise
+    except TypeError as exc:  # an unknown or ill-typed solver option
+        raise InputError("options", str(exc)) from None
+    d = store.public(store.result_dict(res))
     d.pop("extra", None)
     d["problem"] = spec["problem"]
     d["available"] = available(problem)

@@ -2,8 +2,10 @@
 
 Hidden data (the labels, the server's split seed, private scores) live in columns that only
 :mod:`app.competitions.service` reads; the views in :mod:`app.competitions.schemas` decide what a
-caller may see. Arrays are stored as ``.npy`` bytes in the competition's own tables (not in the
-shared ``blobs`` table, so no generic array route can ever serve them).
+caller may see. Arrays are :class:`app.models.Blob` rows like every array of the service: the item
+ids and hidden labels owned by the competition (``owner_type="competition"``, names ``item_ids``
+and ``labels``), each submission's matrix by the submission (``"submission"``, ``data``). Only
+uploads (``"upload"``) are ever served by ``/v1/arrays``.
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, LargeBinary, String, Text
-from sqlalchemy.orm import Mapped, deferred, mapped_column
+from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db import Base
 from app.models import utcnow
@@ -32,8 +34,7 @@ class Competition(Base):
     n_select: Mapped[int] = mapped_column(Integer, default=2)
     deadline: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     owner_key_id: Mapped[str] = mapped_column(String(40))
-    item_ids: Mapped[bytes] = deferred(mapped_column(LargeBinary))  # .npy int64, public
-    labels: Mapped[bytes] = deferred(mapped_column(LargeBinary))  # .npy int16, HIDDEN
+    # blobs: "item_ids" (int64, public) and "labels" (int16, HIDDEN)
     extra: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # public data links, demo notes
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
@@ -61,7 +62,7 @@ class Submission(Base):
     private_log_loss: Mapped[float] = mapped_column(Float)  # HIDDEN until the deadline
     selected: Mapped[bool] = mapped_column(Boolean, default=False)
     warnings: Mapped[list[Any]] = mapped_column(JSON, default=list)
-    data: Mapped[bytes] = deferred(mapped_column(LargeBinary))  # .npy float32 (n_items, K), normalised
+    # blob: "data" (float32 (n_items, K), normalised log-probabilities)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

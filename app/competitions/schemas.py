@@ -18,10 +18,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.models import aware
 from app.schemas import ArrayIn
 
 from .models import AggregationRun, Competition, Submission
-from .service import aware
 
 
 class CompetitionCreate(BaseModel):

@@ -8,8 +8,6 @@ values.
 
 from __future__ import annotations
 
-import hashlib
-import io
 import logging
 import secrets
 from dataclasses import dataclass
@@ -18,15 +16,22 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session, undefer
+from sqlalchemy.orm import Session
 
-from aggregators.validation import PredictionError, as_labels
+from aggregators.metrics import log_loss, perplexity
+from aggregators.validation import as_labels
+from app.arrays import load_blob, load_blob_of_each, save_blob
+from app.auth import hash_key
+from app.db import Database
 from app.errors import ProblemError
-from app.models import new_id, utcnow
+from app.jobs import JobContext, handler, on_end
+from app.models import aware, new_id, utcnow
+from evaluation import aggregation, leaderboard
+from evaluation.split import public_private_split
+from solvers.errors import InputError
 
-from . import aggregation, leaderboard, scoring
 from .models import AggregationRun, Competition, Participant, Submission
-from .parsing import SubmissionRejected, parse_submission  # noqa: F401 (SubmissionRejected: raised from here)
+from .parsing import parse_submission
 
 log = logging.getLogger("agora.competitions")
 
@@ -35,26 +40,6 @@ MAX_AGENTS = 100
 """At most this many submissions (the best on the public part) enter an aggregation run."""
 MAX_ITEMS = 200_000
 MAX_CLASSES = 1000
-
-
-def aware(dt: datetime | None) -> datetime | None:
-    if dt is None:
-        return None
-    return dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
-
-
-def hash_token(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
-
-
-def _npy(arr: np.ndarray) -> bytes:
-    buf = io.BytesIO()
-    np.save(buf, np.ascontiguousarray(arr), allow_pickle=False)
-    return buf.getvalue()
-
-
-def _load(b: bytes) -> np.ndarray:
-    return np.load(io.BytesIO(b), allow_pickle=False)
 
 
 # -- who is calling ---------------------------------------------------------------------------------
@@ -82,7 +67,7 @@ class Caller:
 def participant_by_token(session: Session, token: str) -> Participant | None:
     if not token.startswith("agp_"):
         return None
-    return session.scalars(select(Participant).where(Participant.token_hash == hash_token(token))).first()
+    return session.scalars(select(Participant).where(Participant.token_hash == hash_key(token))).first()
 
 
 # -- competitions ----------------------------------------------------------------------------------
@@ -118,7 +103,7 @@ def create_competition(
         raise ProblemError(422, "labels must be a 1-D list of integer classes", field="labels", reason="not a 1-D integer array", code="bad-labels")
     try:
         y = as_labels(y_arr, int(y_arr.shape[0]), n_classes, field="labels")
-    except PredictionError as exc:
+    except InputError as exc:
         # the message names the rule and the position, never echoes a label value
         where = f" (first at position {exc.item})" if exc.item is not None else ""
         reason = {"unknown_class": f"labels must be integers in 0..{n_classes - 1}"}.get(exc.code, exc.reason) + where
@@ -147,9 +132,11 @@ def create_competition(
         n_classes=n_classes, n_items=n, public_fraction=float(public_fraction),
         split_seed=int(split_seed if split_seed is not None else secrets.randbelow(2**31 - 1)),
         daily_cap=int(daily_cap), n_select=int(n_select), deadline=aware(deadline), owner_key_id=owner_key_id,
-        item_ids=_npy(ids), labels=_npy(y.astype(np.int16)), extra=extra or {}, created_at=utcnow(),
+        extra=extra or {}, created_at=utcnow(),
     )
     session.add(comp)
+    save_blob(session, "competition", comp.id, "item_ids", ids)
+    save_blob(session, "competition", comp.id, "labels", y.astype(np.int16))
     session.commit()
     log.info("competition %s created (%d items, %d classes)", comp.id, n, n_classes)
     return comp
@@ -167,15 +154,13 @@ def list_competitions(session: Session) -> list[Competition]:
 
 
 def item_ids(session: Session, comp: Competition) -> np.ndarray:
-    session.refresh(comp, attribute_names=["item_ids"])
-    return _load(comp.item_ids)
+    return load_blob(session, "competition", comp.id, "item_ids")
 
 
 def _hidden(session: Session, comp: Competition) -> tuple[np.ndarray, np.ndarray]:
     """(labels, public mask): the hidden part, for scoring only."""
-    session.refresh(comp, attribute_names=["labels"])
-    y = _load(comp.labels).astype(np.int64)
-    return y, scoring.public_private_split(comp.n_items, comp.public_fraction, comp.split_seed)
+    y = load_blob(session, "competition", comp.id, "labels").astype(np.int64)
+    return y, public_private_split(comp.n_items, comp.public_fraction, comp.split_seed)
 
 
 # -- participants ----------------------------------------------------------------------------------
@@ -190,7 +175,7 @@ def join(session: Session, comp: Competition, name: str) -> tuple[Participant, s
     if taken:
         raise ProblemError(409, f"the name {name!r} is taken in this competition", field="name", reason="taken", code="name-taken")
     token = "agp_" + secrets.token_urlsafe(32)
-    p = Participant(id=new_id("cpa"), competition_id=comp.id, name=name, token_hash=hash_token(token), created_at=utcnow())
+    p = Participant(id=new_id("cpa"), competition_id=comp.id, name=name, token_hash=hash_key(token), created_at=utcnow())
     session.add(p)
     session.commit()
     return p, token
@@ -238,11 +223,12 @@ def submit(
     sub = Submission(
         id=new_id("sub"), competition_id=comp.id, participant_id=participant.id,
         description=(description or "")[:500], filename=(filename or "")[:200],
-        public_perplexity=scoring.perplexity(lp[public], y[public]), public_log_loss=scoring.log_loss(lp[public], y[public]),
-        private_perplexity=scoring.perplexity(lp[~public], y[~public]), private_log_loss=scoring.log_loss(lp[~public], y[~public]),
-        selected=False, warnings=parsed.report.warnings, data=_npy(lp.astype(np.float32)), created_at=now,
+        public_perplexity=perplexity(lp[public], y[public]), public_log_loss=log_loss(lp[public], y[public]),
+        private_perplexity=perplexity(lp[~public], y[~public]), private_log_loss=log_loss(lp[~public], y[~public]),
+        selected=False, warnings=parsed.report.warnings, created_at=now,
     )
     session.add(sub)
+    save_blob(session, "submission", sub.id, "data", lp.astype(np.float32))
     session.commit()
     log.info("submission %s accepted for competition %s", sub.id, comp.id)  # no scores in logs
     sub._report = parsed.report  # type: ignore[attr-defined]
@@ -323,8 +309,8 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
         subs = subs[:MAX_AGENTS]
         if len(subs) < 2:
             raise ProblemError(422, "aggregation needs at least 2 submissions better than a uniform prediction", field="submissions", reason="too few", code="too-few-submissions")
-        s.execute(select(Submission).where(Submission.id.in_([x.id for x in subs])).options(undefer(Submission.data))).all()
-        lp = np.stack([_load(x.data).astype(np.float64) for x in subs], axis=1)  # (n_items, A, K)
+        data = load_blob_of_each(s, "submission", [x.id for x in subs], "data")
+        lp = np.stack([data[x.id].astype(np.float64) for x in subs], axis=1)  # (n_items, A, K)
         meta = [dict(submission_id=x.id, participant=people[x.participant_id].name, participant_id=x.participant_id,
                      description=x.description) for x in subs]
         params = dict(run.params or {})
@@ -347,23 +333,18 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
     return {"aggregation_id": agg_id, "competition_id": comp_id}
 
 
-def _register_job() -> None:
-    from app import jobs
-
-    @jobs.handler(JOB_KIND)
-    def _handle(ctx):  # noqa: ANN001
-        return run_aggregation(ctx.db, ctx.spec["aggregation_id"], ctx.progress)
-
-    @jobs.on_end(JOB_KIND)
-    def _ended(db, jid, spec, state, error):  # noqa: ANN001
-        with db.sessions() as s:
-            run = s.get(AggregationRun, spec["aggregation_id"])
-            if run is not None:
-                run.state, run.error, run.finished_at = state, error, utcnow()
-                s.commit()
+@handler(JOB_KIND)
+def _run_aggregation_job(ctx: JobContext) -> dict:
+    return run_aggregation(ctx.db, ctx.spec["aggregation_id"], ctx.progress)
 
 
-_register_job()
+@on_end(JOB_KIND)
+def _aggregation_job_ended(db: Database, jid: str, spec: dict, state: str, error: dict | None) -> None:
+    with db.sessions() as s:
+        run = s.get(AggregationRun, spec["aggregation_id"])
+        if run is not None:
+            run.state, run.error, run.finished_at = state, error, utcnow()
+            s.commit()
 
 
 def start_aggregation(session: Session, comp: Competition, runner, params: dict | None = None):

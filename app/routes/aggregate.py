@@ -6,21 +6,21 @@ from typing import Any
 
 import anyio
 import numpy as np
-from ..fastjson import FastRoute
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from aggregators import registry
+from solvers.errors import InputError
+
 from ..arrays import encode, resolve
-from ..auth import require
+from ..deps import require
 from ..errors import library_error
-from ..schemas import AggregateRequest, ArrayRef, AggregateResponse, Problem
+from ..fastjson import FastRoute, json_response
+from ..schemas import AggregateRequest, AggregateResponse, ArrayRef, Problem
 
 router = APIRouter(prefix="/v1", tags=["aggregate"], route_class=FastRoute)
 
 PROBLEMS = {400: {"model": Problem}, 401: {"model": Problem}, 413: {"model": Problem}, 422: {"model": Problem}}
-
-
-from ..fastjson import json_response  # noqa: E402  (re-exported for the other routers)
 
 
 def approx_size(x: list[Any]) -> int:
@@ -33,12 +33,12 @@ def approx_size(x: list[Any]) -> int:
 
 
 def _run(body: AggregateRequest, preds: Any) -> dict[str, Any]:
-    from aggregators.registry import aggregate
-
     try:
-        agg, info = aggregate(body.method, preds, kind=body.kind, **body.params)
-    except TypeError as exc:
-        raise library_error(ValueError(f"params: {exc}")) from None
+        agg, info = registry.aggregate(body.method, preds, kind=body.kind, **body.params)
+    except InputError:
+        raise
+    except TypeError as exc:  # an unknown or ill-typed keyword in params
+        raise InputError("params", str(exc), code="invalid-parameters") from None
     except (ValueError, ArithmeticError) as exc:
         raise library_error(exc) from None
     out = body.output or body.kind

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..fastjson import FastRoute
 from fastapi import APIRouter, Depends, Request, Response
 from sqlalchemy.orm import Session
 
 from ..arrays import check_size, delete_blobs, from_npy, save_blob
-from ..auth import require
-from ..db import get_session
+from ..deps import get_session, require
 from ..errors import ProblemError
+from ..fastjson import FastRoute
 from ..models import Blob, new_id
 from ..schemas import ArrayInfo, Problem
 

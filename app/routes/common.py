@@ -9,10 +9,10 @@ from fastapi import Request
 from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
-from aggregators.validation import PredictionError, as_labels, as_log_probs
+from aggregators.validation import as_labels, as_log_probs
 
 from ..arrays import resolve
-from ..errors import ProblemError, library_error
+from ..errors import ProblemError
 
 
 def array_in(request: Request, session: Session | None, value: Any, field: str) -> Any:
@@ -22,20 +22,15 @@ def array_in(request: Request, session: Session | None, value: Any, field: str) 
 
 
 def predictions_in(request: Request, session: Session | None, value: Any, kind: str, field: str = "predictions") -> np.ndarray:
-    """Posted predictions, validated by the one validator, as normalised log-probabilities."""
+    """Posted predictions, validated by the one validator, as normalised log-probabilities (an
+    invalid array raises the validator's :class:`~solvers.errors.InputError`: a 422 naming it)."""
     raw = array_in(request, session, value, field)
-    try:
-        return as_log_probs(raw, kind=kind, field=field).log_probs
-    except PredictionError as exc:
-        raise library_error(exc) from None
+    return as_log_probs(raw, kind=kind, field=field).log_probs
 
 
 def labels_in(request: Request, session: Session | None, value: Any, n_items: int, n_classes: int, field: str = "labels") -> np.ndarray:
     raw = array_in(request, session, value, field)
-    try:
-        return as_labels(raw, n_items, n_classes, field=field)
-    except PredictionError as exc:
-        raise library_error(exc) from None
+    return as_labels(raw, n_items, n_classes, field=field)
 
 
 def run_in_background(request: Request, background: bool | None, size: int) -> bool:

@@ -16,14 +16,13 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ..auth import presented_key, principal_of
 from ..competitions import schemas as views
 from ..competitions import service as svc
-from ..competitions.models import Participant, Submission
+from ..competitions.models import AggregationRun, Participant, Submission
 from ..competitions.parsing import SubmissionRejected
-from ..db import get_session
+from ..deps import get_caller, get_session
 from ..errors import PROBLEM, ProblemError, problem_body
-from ..models import JobRow
+from ..models import Blob, JobRow
 from ..schemas import Problem
 from .common import array_in
 
@@ -31,17 +30,6 @@ router = APIRouter(prefix="/v1/competitions", tags=["competitions"])
 P = {401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 409: {"model": Problem},
      413: {"model": Problem}, 422: {"model": Problem}, 429: {"model": Problem}}
 MAX_UPLOAD_BYTES = 256 * 1024 * 1024
-
-
-def get_caller(request: Request, session: Session = Depends(get_session)) -> svc.Caller:
-    secret = presented_key(request)
-    if secret is not None and secret.startswith("agp_"):
-        p = svc.participant_by_token(session, secret)
-        if p is None:
-            raise ProblemError(401, "unknown participant token", field="authorization", reason="unknown participant token", code="bad-key", headers={"WWW-Authenticate": "Bearer"})
-        return svc.Caller(participant=p)
-    pr = principal_of(request)
-    return svc.Caller(key_id=pr.key_id, scopes=pr.scopes)
 
 
 def _role(caller: svc.Caller, comp) -> str:
@@ -258,8 +246,6 @@ def _job(session, run):
 def list_aggregations(competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)) -> Any:
     comp = svc.get_competition(session, competition_id)
     reveal = _reveal(caller, comp)
-    from ..competitions.models import AggregationRun
-
     runs = session.scalars(select(AggregationRun).where(AggregationRun.competition_id == comp.id).order_by(AggregationRun.created_at.desc())).all()
     out = []
     for r in runs:
@@ -283,12 +269,8 @@ def get_aggregation(competition_id: str, aggregation_id: str, session: Session =
 
 @router.get("/{competition_id}/files/{name}", responses=P, summary="A public data file of the competition (e.g. training data)")
 def get_file(competition_id: str, name: str, session: Session = Depends(get_session)) -> Any:
-    from fastapi.responses import Response as RawResponse
-
-    from ..models import Blob
-
     comp = svc.get_competition(session, competition_id)
     row = session.scalars(select(Blob).where(Blob.owner_type == "cmp_file", Blob.owner_id == comp.id, Blob.name == name)).first()
     if row is None:
         raise ProblemError(404, f"no file {name!r} in this competition", field="name", reason="not found")
-    return RawResponse(row.data, media_type="application/octet-stream", headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    return Response(row.data, media_type="application/octet-stream", headers={"Content-Disposition": f'attachment; filename="{name}"'})

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from ..fastjson import FastRoute
 from fastapi import APIRouter, Request
 from sqlalchemy import text
 
 from .. import __version__
+from ..capabilities import capabilities
+from ..fastjson import FastRoute
 from ..schemas import Health
 
 router = APIRouter(tags=["health"], route_class=FastRoute)
@@ -17,7 +18,5 @@ def health(request: Request) -> dict:
     db = request.app.state.db
     with db.engine.connect() as conn:
         conn.execute(text("SELECT 1"))
-    from ..capabilities import capabilities
-
     caps = capabilities()
     return {"status": "ok", "version": __version__, "database": db.engine.dialect.name, **caps}

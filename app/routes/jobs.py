@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..fastjson import FastRoute
 from fastapi import APIRouter, Depends, Query, Request
 from sqlalchemy.orm import Session
 
-from ..auth import require
-from ..db import get_session
+from ..deps import get_session, require
+from ..fastjson import FastRoute
 from ..jobs import job_view, request_cancel
 from ..models import JobRow
 from ..pagination import page

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..fastjson import FastRoute
 from fastapi import APIRouter, Depends, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..auth import create_key, require, revoke_key
-from ..db import get_session
-from ..models import ApiKey
+from ..auth import create_key, revoke_key
+from ..deps import get_session, require
+from ..fastjson import FastRoute
+from ..models import ApiKey, aware
 from ..schemas import KeyCreate, KeyView, Problem
 from .common import not_found
 
@@ -20,9 +20,7 @@ P = {401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 
 
 
 def _view(row: ApiKey, secret: str | None = None) -> dict[str, Any]:
-    from ..pool_service import state_io_aware
-
-    return {"id": row.id, "name": row.name, "scopes": [s for s in row.scopes.split(",") if s], "created_at": state_io_aware(row.created_at), "revoked": row.revoked, "key": secret}
+    return {"id": row.id, "name": row.name, "scopes": [s for s in row.scopes.split(",") if s], "created_at": aware(row.created_at), "revoked": row.revoked, "key": secret}
 
 
 @router.post("", status_code=201, response_model=KeyView, responses=P, summary="Create an API key")

@@ -3,115 +3,29 @@ wealth) trained on labelled data, used to predict, with their wealth history."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import numpy as np
-from ..fastjson import FastRoute
 from fastapi import APIRouter, Depends, Query, Request, Response
-from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
+
+import markets
+from solvers.errors import InputError
 
 from .. import market_service as svc
 from ..arrays import encode, load_blob
-from ..auth import require
-from ..db import get_session
+from ..deps import get_session, require
 from ..errors import library_error
+from ..fastjson import FastRoute, json_response
 from ..jobs import job_view, run_inline
 from ..models import MarketRow, new_id
 from ..pagination import page
-from ..schemas import ArrayIn, Format, JobView, Kind, Problem
-from .aggregate import json_response
+from ..schemas import EquilibriumRequest, Format, JobView, MarketCreate, MarketList, MarketPredict, MarketView, PricesResponse, Problem, TrainRequest, WealthHistory
 from .common import labels_in, predictions_in, run_in_background
 
 router = APIRouter(prefix="/v1/markets", tags=["markets"], route_class=FastRoute)
 P = {401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 409: {"model": Problem}, 413: {"model": Problem}, 422: {"model": Problem}}
-
-UtilitySpec = str | float
-Utilities = UtilitySpec | list[UtilitySpec]
-UTIL_DOC = "'log', 'exp' (exponential, may short-sell), or a number eta > 0 (isoelastic, γ = 1/eta); one for all agents or a list, one per agent"
-
-
-class EquilibriumRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
-        "kind": "probs", "predictions": [[[0.7, 0.2, 0.1], [0.5, 0.3, 0.2]]], "utilities": 2.0, "wealth": [0.6, 0.4]}]})
-    kind: Kind = "log_probs"
-    predictions: ArrayIn
-    utilities: Utilities = Field("log", description=UTIL_DOC)
-    wealth: list[float] | None = Field(None, description="positive, one per agent (normalised); default equal")
-    method: Literal["auto", "newton", "fixed_point", "tatonnement"] = "auto"
-    tol: float = Field(1e-10, gt=0, le=0.1)
-    floor: float | None = 1e-9
-    output: Kind | None = None
-    format: Format = "json"
-
-
-class MarketCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"n_agents": 2, "utilities": "log", "name": "m"}]})
-    name: str = Field("", max_length=200)
-    n_agents: int = Field(..., ge=2, le=100_000)
-    utilities: Utilities = Field("log", description=UTIL_DOC)
-    wealth: list[float] | None = None
-    mode: Literal["batch", "online"] = "batch"
-    batch_size: int | None = Field(None, ge=1)
-    max_epochs: int = Field(100, ge=1, le=100_000)
-    wealth_tol: float = Field(1e-10, gt=0)
-    tol: float = Field(1e-10, gt=0, le=0.1)
-    method: Literal["newton", "fixed_point"] = "newton"
-    floor: float | None = 1e-9
-
-
-class TrainRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    kind: Kind = "log_probs"
-    predictions: ArrayIn
-    labels: ArrayIn
-    mode: Literal["batch", "online"] | None = None
-    batch_size: int | None = Field(None, ge=1)
-    max_epochs: int | None = Field(None, ge=1, le=100_000)
-    background: bool | None = None
-
-
-class MarketPredict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    kind: Kind = "log_probs"
-    predictions: ArrayIn
-    output: Kind | None = None
-    format: Format = "json"
-
-
-class MarketView(BaseModel):
-    id: str
-    name: str
-    status: str
-    n_agents: int
-    n_classes: int
-    utilities: Any
-    options: dict[str, Any]
-    wealth: list[float] | None
-    n_trained: int
-    trainings: list[dict[str, Any]]
-    job_id: str | None
-    created_at: Any
-    updated_at: Any
-    links: dict[str, str]
-
-
-class MarketList(BaseModel):
-    items: list[MarketView]
-    next_cursor: str | None
-
-
-class PricesResponse(BaseModel):
-    kind: Kind
-    prices: Any = Field(..., description="(n_items, n_classes) equilibrium prices")
-    summary: dict[str, Any]
-
-
-class WealthHistory(BaseModel):
-    market_id: str
-    history: Any = Field(..., description="(n_rows, n_agents): the initial wealth, then the wealth after each epoch of each training")
-    trainings: list[dict[str, Any]]
 
 
 def _prices(res: Any, kind: str, out: str | None, fmt: str) -> dict[str, Any]:
@@ -125,12 +39,10 @@ async def equilibrium(body: EquilibriumRequest, request: Request, _=require("sta
     """Clear the market of agents with these beliefs, utilities and wealth for each item; the prices
     are the aggregate (log agents: the linear pool; isoelastic: a Rényi pool, Eq. 2.36)."""
     def work():
-        from markets import equilibrium as eq
-
         with request.app.state.db.sessions() as s:
             lp = predictions_in(request, s, body.predictions, body.kind)
         try:
-            res = eq(lp, body.utilities, body.wealth, method=body.method, tol=body.tol, floor=body.floor)
+            res = markets.equilibrium(lp, body.utilities, body.wealth, method=body.method, tol=body.tol, floor=body.floor)
         except (ValueError, TypeError, ArithmeticError) as exc:
             raise library_error(exc) from None
         return _prices(res, body.kind, body.output, body.format)
@@ -182,9 +94,9 @@ def train(market_id: str, body: TrainRequest, request: Request, session: Session
     row = svc.require_market(session.get(MarketRow, market_id), market_id, idle=True)
     lp = predictions_in(request, session, body.predictions, body.kind)
     if lp.shape[1] != row.n_agents:
-        raise library_error(ValueError(f"predictions: the market has {row.n_agents} agents; got {lp.shape[1]}"))
+        raise InputError("predictions", f"the market has {row.n_agents} agents; got {lp.shape[1]}", code="shape_mismatch")
     if row.n_classes and lp.shape[2] != row.n_classes:
-        raise library_error(ValueError(f"predictions: the market trades {row.n_classes} classes; got {lp.shape[2]}"))
+        raise InputError("predictions", f"the market trades {row.n_classes} classes; got {lp.shape[2]}", code="shape_mismatch")
     y = labels_in(request, session, body.labels, lp.shape[0], lp.shape[2])
     opts = {k: v for k, v in body.model_dump(include={"mode", "batch_size", "max_epochs"}).items() if v is not None}
     spec = {"market_id": market_id, "options": opts}
@@ -210,18 +122,16 @@ def train(market_id: str, body: TrainRequest, request: Request, session: Session
 @router.post("/{market_id}/predict", response_model=PricesResponse, responses=P, summary="Equilibrium prices under the trained wealth")
 async def predict(market_id: str, body: MarketPredict, request: Request, _=require("read")) -> Any:
     def work():
-        from markets import equilibrium as eq
-
         with request.app.state.db.sessions() as s:
             row = svc.require_market(s.get(MarketRow, market_id), market_id)
             wealth = load_blob(s, "market", market_id, "wealth")
             lp = predictions_in(request, s, body.predictions, body.kind)
             utilities, opts = row.spec["utilities"], row.spec.get("options", {})
         if lp.shape[1] != row.n_agents:
-            raise library_error(ValueError(f"predictions: the market has {row.n_agents} agents; got {lp.shape[1]}"))
+            raise InputError("predictions", f"the market has {row.n_agents} agents; got {lp.shape[1]}", code="shape_mismatch")
         method = "auto" if opts.get("method", "newton") == "newton" else opts["method"]
         try:
-            res = eq(lp, svc.agents_of(utilities, wealth), method=method, tol=opts.get("tol", 1e-10), floor=opts.get("floor", 1e-9))
+            res = markets.equilibrium(lp, svc.agents_of(utilities, wealth), method=method, tol=opts.get("tol", 1e-10), floor=opts.get("floor", 1e-9))
         except (ValueError, TypeError, ArithmeticError) as exc:
             raise library_error(exc) from None
         return _prices(res, body.kind, body.output, body.format)

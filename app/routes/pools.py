@@ -6,20 +6,20 @@ from typing import Any
 
 import anyio
 import numpy as np
-from ..fastjson import FastRoute
 from fastapi import APIRouter, Depends, Query, Request, Response
 from sqlalchemy.orm import Session
 
+from aggregators.registry import make_pool
+
 from .. import pool_service as svc
 from ..arrays import encode
-from ..auth import require
-from ..db import get_session
+from ..deps import get_session, require
 from ..errors import library_error
+from ..fastjson import FastRoute, json_response
 from ..jobs import job_view, run_inline
-from ..models import PoolRow, new_id
+from ..models import PoolRow, aware, new_id
 from ..pagination import page
 from ..schemas import JobView, PoolCreate, PoolList, PoolView, PredictRequest, PredictResponse, Problem
-from .aggregate import json_response
 from .common import labels_in, not_found, predictions_in, run_in_background
 
 router = APIRouter(prefix="/v1/pools", tags=["pools"], route_class=FastRoute)
@@ -31,8 +31,6 @@ P = {401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 
 def create_pool(body: PoolCreate, request: Request, response: Response, session: Session = Depends(get_session), _=require("write")) -> Any:
     """Fit ``method`` on ``predictions`` and ``labels``. Small fits answer 201 with the pool; large
     ones (or ``background: true``) answer 202 with the job, whose result names the pool."""
-    from aggregators.registry import make_pool
-
     params = svc.build_params(body.method, body.gamma, body.solver, body.params)
     try:
         make_pool(body.method, **params)  # rejects unknown parameters before any work
@@ -78,7 +76,7 @@ def list_pools(request: Request, limit: int = Query(None, ge=1, le=500), cursor:
                session: Session = Depends(get_session), _=require("read")) -> Any:
     rows, nxt = page(session, PoolRow, limit or request.app.state.settings.page_size, cursor)
     items = [{"id": r.id, "name": r.name, "method": r.method, "status": r.status, "n_agents": r.n_agents,
-              "n_classes": r.n_classes, "created_at": svc.state_io_aware(r.created_at), "links": {"self": f"/v1/pools/{r.id}"}} for r in rows]
+              "n_classes": r.n_classes, "created_at": aware(r.created_at), "links": {"self": f"/v1/pools/{r.id}"}} for r in rows]
     return {"items": items, "next_cursor": nxt}
 
 

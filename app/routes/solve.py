@@ -5,17 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from ..fastjson import FastRoute
 from fastapi import APIRouter, Request
 from pydantic import BaseModel
 
+from solvers.errors import InputError
+
 from .. import solve_service as svc
-from ..auth import Principal, require
-from ..errors import library_error
+from ..auth import Principal
+from ..deps import require
+from ..errors import ProblemError, library_error
+from ..fastjson import FastRoute, json_response
 from ..jobs import job_view, run_inline
 from ..models import new_id
-from ..schemas import JobView, ProblemInfoView, Problem, SolverInfoView, SolveRequest, SolveResponse
-from .aggregate import json_response
+from ..schemas import JobView, Problem, ProblemInfoView, SolveRequest, SolveResponse, SolverInfoView
 from .common import array_in, run_in_background
 
 router = APIRouter(prefix="/v1", tags=["solve"], route_class=FastRoute)
@@ -49,8 +51,6 @@ def solve(body: SolveRequest, request: Request, p: Principal = require("stateles
                 except (ValueError, TypeError):
                     v = None
                 if v is None or v.dtype.kind not in "biuf":
-                    from ..errors import ProblemError
-
                     raise ProblemError(422, f"data.{k}: not a rectangular numeric array", field=f"data.{k}", reason="not a rectangular numeric array")
             (arrays if isinstance(v, np.ndarray) else scalars)[k] = v
         x0 = None
@@ -58,15 +58,13 @@ def solve(body: SolveRequest, request: Request, p: Principal = require("stateles
             try:
                 x0 = np.asarray(array_in(request, s, body.x0, "x0"), dtype=np.float64)
             except (ValueError, TypeError):
-                raise library_error(ValueError("x0: must be a list of numbers")) from None
+                raise InputError("x0", "must be a list of numbers") from None
     spec = {"problem": body.problem, "method": body.method, "tol": body.tol, "max_iter": body.max_iter, "options": body.options, "scalars": scalars}
     inputs = {f"data.{k}": v for k, v in arrays.items()}
     if x0 is not None:
         inputs["x0"] = x0
     if run_in_background(request, body.background, sum(a.size for a in arrays.values())):
         if not p.allows("write"):
-            from ..errors import ProblemError
-
             raise ProblemError(403 if not p.anonymous else 401, "background solves are stored as jobs and need scope 'write'", field="authorization", reason="missing scope 'write'")
         # validate now so that bad input is a 422 here, not a failed job
         _check(body.problem, scalars, arrays)

@@ -24,9 +24,20 @@ from pathlib import Path
 
 import httpx
 import pytest
+from schemathesis.checks import not_a_server_error
 
 REPO = Path(__file__).resolve().parents[2]
 PY = sys.executable
+
+
+def assert_no_server_error(case, response) -> None:
+    """A schemathesis case's answer: never a 5xx, and every 4xx is problem+json."""
+    case.validate_response(response, checks=[not_a_server_error])
+    assert response.status_code < 500
+    if response.status_code >= 400:
+        ctype = response.headers.get("content-type") or [""]
+        ctype = ctype[0] if isinstance(ctype, list) else ctype
+        assert ctype.startswith("application/problem+json"), (response.status_code, response.text[:300])
 
 
 def free_port() -> int:

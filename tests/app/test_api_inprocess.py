@@ -10,7 +10,6 @@ import time
 import numpy as np
 import pytest
 
-
 PROBLEM = "application/problem+json"
 
 
@@ -110,8 +109,6 @@ def test_aggregate_average_and_linear_match_mixtures(client):
 
 
 def test_aggregate_linear_and_log_with_weights(client):
-    pytest.importorskip("aggregators.linear")
-    pytest.importorskip("aggregators.logpool")
     rng = np.random.default_rng(2)
     p = probs(rng, 4, 3, 5)
     w = np.array([0.5, 0.3, 0.2])

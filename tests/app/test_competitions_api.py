@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from app.competitions import parsing, scoring
+from aggregators.metrics import perplexity
+from app.competitions import parsing
 from app.competitions.models import Competition, Submission
 from app.main import create_app
 from app.settings import Settings
+from evaluation.split import public_private_split
 
 ADMIN = "test-admin-key-competitions"
 K = 5
@@ -64,7 +66,7 @@ def _join(client, cid, name):
 def _split(client, cid):
     with client.app_ref.state.db.sessions() as s:
         c = s.get(Competition, cid)
-        return scoring.public_private_split(c.n_items, c.public_fraction, c.split_seed)
+        return public_private_split(c.n_items, c.public_fraction, c.split_seed)
 
 
 def test_full_competition_over_the_api(client):
@@ -84,7 +86,7 @@ def test_full_competition_over_the_api(client):
     sub = r.json()
     pub = _split(client, cid)
     ref = lp - np.log(np.exp(lp).sum(1, keepdims=True))
-    assert sub["public_perplexity"] == pytest.approx(scoring.perplexity(ref[pub], y[pub]), rel=1e-4)
+    assert sub["public_perplexity"] == pytest.approx(perplexity(ref[pub], y[pub]), rel=1e-4)
     assert "private_perplexity" not in sub and "private_log_loss" not in sub
 
     # multipart .npy upload from bob, and a bad one that stores nothing
@@ -171,12 +173,12 @@ def test_aggregation_job_and_views(client):
     w = np.array([c["weight_linear"] for c in res["credit"]])
     P = np.stack([np.exp(lps[c["submission_id"]][priv]) for c in res["credit"]], axis=1)
     mix = np.log(np.einsum("a,nak->nk", w, P))
-    assert rows["linear"]["private_perplexity"] == pytest.approx(scoring.perplexity(mix, y[priv]), rel=1e-4)
+    assert rows["linear"]["private_perplexity"] == pytest.approx(perplexity(mix, y[priv]), rel=1e-4)
     # the log pool by hand too: normalised sum_i w_i log p_i
     wl = np.array([c["weight_log"] for c in res["credit"]])
     s_ = np.einsum("a,nak->nk", wl, np.log(P))
     s_ -= np.log(np.exp(s_).sum(1, keepdims=True))
-    assert rows["log"]["private_perplexity"] == pytest.approx(scoring.perplexity(s_, y[priv]), rel=1e-3)
+    assert rows["log"]["private_perplexity"] == pytest.approx(perplexity(s_, y[priv]), rel=1e-3)
     assert sum(c["weight_log"] for c in res["credit"]) == pytest.approx(1.0, abs=1e-6)
     assert sum(c["market_wealth"] for c in res["credit"]) == pytest.approx(1.0, abs=1e-6)  # wealth is conserved
     assert all("loo_gain" in c for c in res["credit"])

@@ -4,38 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.special import logsumexp
 
 from app import demo
 from app.competitions import service as svc
 from app.competitions.models import AggregationRun, Competition, Participant, Submission
 from app.db import Database
-from app.demo_data import FEATURES, K, LEVELS, N_, W_, _residual_logp, load_images, sample_pixels
 from app.models import JobRow
+from app.settings import Settings
 
 
-def test_images_and_pixel_task_follow_algorithm_2_3():
-    images = load_images()
-    assert len(images) >= 8  # the bundled images load offline
-    assert all(im.dtype == np.uint8 and im.max() <= 63 for im in images)
-    rng = np.random.default_rng(0)
-    d = sample_pixels(images, 500, rng)
-    assert d.x.shape == (500, 40) and d.y.min() >= 0 and d.y.max() < K
-    # natural images are smooth: the left neighbour predicts the pixel far better than chance
-    assert np.mean(np.abs(d.x[:, W_] - d.y)) < 4.0
-    # the discretised Laplace residual is a proper distribution peaked at its mean
-    lp = _residual_logp(np.array([10.3]), np.array([1.5]), "laplace")
-    assert np.exp(logsumexp(lp)) == pytest.approx(1.0) and int(np.argmax(lp)) == 10
-
-
-def test_load_demo_is_idempotent_and_complete(tmp_path, monkeypatch):
-    monkeypatch.setattr(demo, "KEY_FILE", tmp_path / "key.txt")
-    monkeypatch.setenv("AGORA_DEMO_CACHE", str(tmp_path / "cache"))
+def test_load_demo_is_idempotent_and_complete(tmp_path):
+    settings = Settings(demo_key_file=str(tmp_path / "key.txt"), demo_cache=str(tmp_path / "cache"))
     db = Database.from_url(f"sqlite:///{tmp_path}/demo.db")
     db.migrate()
-    ids = demo.load_demo(db, n_test=600, n_train=6000)
+    ids = demo.load_demo(db, n_test=600, n_train=6000, settings=settings)
     (tmp_path / "key.txt").unlink()  # a lost key file: a new key becomes the demo's organiser
-    again = demo.load_demo(db, n_test=600, n_train=6000)
+    again = demo.load_demo(db, n_test=600, n_train=6000, settings=settings)
     assert ids == again
     from app.auth import hash_key
     from app.models import ApiKey

@@ -12,7 +12,6 @@ import socket
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import httpx

@@ -4,8 +4,8 @@ PostgreSQL."""
 
 from __future__ import annotations
 
-import numpy as np
 import httpx
+import numpy as np
 import pytest
 
 from app.client import AgoraClient, AgoraError

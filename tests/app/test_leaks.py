@@ -16,8 +16,8 @@ from fastapi.testclient import TestClient
 
 from app.auth import create_key
 from app.competitions import parsing
-from app.competitions.models import AggregationRun, Competition, Submission
 from app.competitions import service as svc
+from app.competitions.models import AggregationRun, Competition, Submission
 from app.main import create_app
 from app.settings import Settings
 

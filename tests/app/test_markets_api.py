@@ -6,9 +6,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import pytest
-
-pytest.importorskip("markets.training")
 
 
 def _data(seed, n=40, a=3, k=4):

@@ -118,7 +118,6 @@ def test_every_pool_method_round_trips_through_the_database(tmp_path, method, bo
     """A stored pool, rebuilt from the database in a fresh process state, predicts exactly as the
     library's estimator fitted on the same data in memory."""
     from aggregators.registry import make_pool
-
     from app.pool_service import build_params
 
     rng = np.random.default_rng(9)
@@ -137,3 +136,49 @@ def test_every_pool_method_round_trips_through_the_database(tmp_path, method, bo
     if method == "renyi" and isinstance(body["gamma"], list):
         assert view["validation_curve"] and view["gamma"] in body["gamma"]
     c.__exit__(None, None, None)
+
+
+def test_competition_arrays_move_to_blobs_and_back(db_url):
+    """Migration 0101: a competition stored before it keeps its item ids, hidden labels and
+    submissions, byte for byte, now read from the blobs table; the downgrade puts them back."""
+    from alembic import command
+
+    from app.arrays import to_npy
+    from app.competitions import service as svc
+    from app.db import alembic_config
+
+    db = Database.from_url(db_url)
+    cfg = alembic_config(db.engine)
+    rng = np.random.default_rng(4)
+    ids, y = np.arange(6, dtype=np.int64) + 100, rng.integers(0, 3, 6).astype(np.int16)
+    lp = np.log(rng.dirichlet(np.ones(3), size=6)).astype(np.float32)
+    now = utcnow()
+    with db.engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0100_competitions")
+        conn.execute(text(
+            "INSERT INTO competitions (id, title, description, n_classes, n_items, public_fraction, split_seed, daily_cap,"
+            " n_select, deadline, owner_key_id, item_ids, labels, extra, created_at) VALUES ('cmp_old', 't', '', 3, 6, 0.5,"
+            " 11, 5, 2, :now, 'key_x', :ids, :y, '{}', :now)"), {"now": now, "ids": to_npy(ids), "y": to_npy(y)})
+        conn.execute(text("INSERT INTO competition_participants (id, competition_id, name, token_hash, created_at)"
+                          " VALUES ('cpa_old', 'cmp_old', 'ann', 'h', :now)"), {"now": now})
+        conn.execute(text(
+            "INSERT INTO competition_submissions (id, competition_id, participant_id, description, filename,"
+            " public_perplexity, public_log_loss, private_perplexity, private_log_loss, selected, warnings, data,"
+            " created_at) VALUES ('sub_old', 'cmp_old', 'cpa_old', '', '', 2.0, 0.7, 2.0, 0.7, false, '[]', :d, :now)"),
+            {"d": to_npy(lp), "now": now})
+    db.migrate()
+    with db.sessions() as s:
+        comp = svc.get_competition(s, "cmp_old")
+        np.testing.assert_array_equal(svc.item_ids(s, comp), ids)
+        labels, public = svc._hidden(s, comp)
+        np.testing.assert_array_equal(labels, y)
+        sub = s.scalars(select(Blob).where(Blob.owner_type == "submission", Blob.owner_id == "sub_old")).one()
+        assert sub.data == to_npy(lp) and sub.shape == [6, 3] and sub.dtype == "float32"
+    with db.engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "0100_competitions")
+        assert conn.execute(text("SELECT labels FROM competitions WHERE id = 'cmp_old'")).scalar() == to_npy(y)
+        assert conn.execute(text("SELECT data FROM competition_submissions WHERE id = 'sub_old'")).scalar() == to_npy(lp)
+        assert conn.execute(text("SELECT count(*) FROM blobs WHERE owner_type IN ('competition', 'submission')")).scalar() == 0
+    db.dispose()

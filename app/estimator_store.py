@@ -1,4 +1,4 @@
-"""Saving and restoring a fitted estimator's learnt state without pickles.
+"""Estimator persistence: saving and restoring a fitted estimator's learnt state without pickles.
 
 An estimator (pool or market) is rebuilt from its method and hyper-parameters, then given back its
 learnt attributes (the scikit-learn ``name_`` convention): numeric arrays are stored as ``.npy``
@@ -10,7 +10,7 @@ under ``"_skipped"``.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -43,33 +43,28 @@ def jsonable(v: Any) -> Any:
     raise TypeError(f"cannot store {type(v).__name__}")
 
 
-def unjson(v: Any) -> Any:
+def _untag(v: Any, tags: dict[str, Callable[[Any], Any]]) -> Any:
+    """``v`` rebuilt with every tagged object (``{"__float__": ...}``, ``{"__solve_result__": ...}``,
+    ``{"__trace__": ...}``) replaced by ``tags[tag](value)``."""
     if isinstance(v, dict):
-        if set(v) == {"__float__"}:
-            return float(v["__float__"])
-        if set(v) == {"__solve_result__"}:
-            return solve_result_from(v["__solve_result__"])
-        if set(v) == {"__trace__"}:
-            return _trace_from(v["__trace__"])
-        return {k: unjson(x) for k, x in v.items()}
+        if len(v) == 1:
+            ((tag, x),) = v.items()
+            if tag in tags:
+                return tags[tag](x)
+        return {k: _untag(x, tags) for k, x in v.items()}
     if isinstance(v, list):
-        return [unjson(x) for x in v]
+        return [_untag(x, tags) for x in v]
     return v
+
+
+def unjson(v: Any) -> Any:
+    """Inverse of :func:`jsonable`: tags become floats, solve results and traces again."""
+    return _untag(v, {"__float__": float, "__solve_result__": solve_result_from, "__trace__": _trace_from})
 
 
 def public(v: Any) -> Any:
     """A JSON value for responses: tags removed (non-finite floats become null)."""
-    if isinstance(v, dict):
-        if set(v) == {"__float__"}:
-            return None
-        if set(v) == {"__solve_result__"}:
-            return public(v["__solve_result__"])
-        if set(v) == {"__trace__"}:
-            return public(v["__trace__"])
-        return {k: public(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [public(x) for x in v]
-    return v
+    return _untag(v, {"__float__": lambda _: None, "__solve_result__": public, "__trace__": public})
 
 
 def result_dict(r: SolveResult) -> dict[str, Any]:

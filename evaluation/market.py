@@ -11,18 +11,23 @@ from __future__ import annotations
 
 import numpy as np
 
+from aggregators.metrics import perplexity
+from markets.estimator import MarketPool
+
 MAX_EPOCHS = 30
 WEALTH_TOL = 1e-6
 
 
 def fit_market(val_lp, val_y, test_lp, *, eta: float = 10.0, progress=None):
-    """Train on ``(val_lp, val_y)``, predict ``test_lp``; returns ``(test_log_probs, info)``."""
-    from markets.estimator import MarketPool
+    """Train on ``(val_lp, val_y)``, predict ``test_lp``; returns ``(test_log_probs, info)``.
 
+    ``info`` holds the market's ``params``, its ``public_perplexity`` on the validation part, the
+    final ``wealth`` and the ``wealth_history``.
+    """
     market = MarketPool(utilities=float(eta), max_epochs=MAX_EPOCHS, wealth_tol=WEALTH_TOL).fit(val_lp, val_y, progress=progress)
     pred = market.predict(test_lp)
     val_pred = market.predict(val_lp)
-    public = float(np.exp(-val_pred[np.arange(len(val_y)), val_y].mean()))
+    public = perplexity(val_pred, val_y)
     hist = np.asarray(market.wealth_history_, dtype=float)
     return pred, {
         "params": {"utility": "isoelastic", "eta": float(eta), "epochs": int(market.n_epochs_), "converged": bool(market.converged_)},

@@ -1,4 +1,4 @@
-"""The demo competition's data: Algorithm 2.3 of seed 000 on scikit-image's bundled images.
+"""The demo competition's task: Algorithm 2.3 of seed 000 on scikit-image's bundled images.
 
 The task: predict the 6-bit grey level (64 classes) of a pixel from the patch above and to its
 left. The seed used 35 x 30 patches of van Hateren images; here the patch is 9 pixels wide and 5
@@ -16,6 +16,7 @@ are fast closed-form fits, so the whole field is built in a few seconds.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -148,15 +149,18 @@ def linear_agent(tr: PixelData, te: PixelData, feats, kind="laplace", temp=1.0, 
     return _residual_logp(mu, s * temp, kind)
 
 
+def _med(x: np.ndarray) -> np.ndarray:
+    """The median edge detector's prediction (LOCO-I / JPEG-LS) from the causal neighbours."""
+    a, b, c = x[:, W_], x[:, N_], x[:, NW_]
+    return np.where(c >= np.maximum(a, b), np.minimum(a, b), np.where(c <= np.minimum(a, b), np.maximum(a, b), a + b - c))
+
+
 def med_agent(tr: PixelData, te: PixelData, temp=1.0):
     """Median edge detector (LOCO-I / JPEG-LS) + Laplace residual whose scale depends on activity."""
-    def med(x):
-        a, b, c = x[:, W_], x[:, N_], x[:, NW_]
-        return np.where(c >= np.maximum(a, b), np.minimum(a, b), np.where(c <= np.minimum(a, b), np.maximum(a, b), a + b - c))
-    resid = tr.y - med(tr.x)
+    resid = tr.y - _med(tr.x)
     c = _scale_model(tr.x, resid, "laplace")
     s = np.maximum(c[0] + c[1] * _activity(te.x), 0.3)
-    return _residual_logp(med(te.x), s * temp, "laplace")
+    return _residual_logp(_med(te.x), s * temp, "laplace")
 
 
 def histogram_agent(tr: PixelData, te: PixelData, feats, bins=64, alpha=0.5):
@@ -229,11 +233,8 @@ def build_agents(tr: PixelData, te: PixelData, seed: int = 0) -> list[tuple[str,
 
 
 def _residual_logp_med_fixed(tr, te):
-    def med(x):
-        a, b, c = x[:, W_], x[:, N_], x[:, NW_]
-        return np.where(c >= np.maximum(a, b), np.minimum(a, b), np.where(c <= np.minimum(a, b), np.maximum(a, b), a + b - c))
-    b = max(np.abs(tr.y - med(tr.x)).mean(), 0.3)
-    return _residual_logp(med(te.x), np.full(len(te), b), "laplace")
+    b = max(np.abs(tr.y - _med(tr.x)).mean(), 0.3)
+    return _residual_logp(_med(te.x), np.full(len(te), b), "laplace")
 
 
 CACHE_VERSION = 1
@@ -244,8 +245,6 @@ def make_demo_data(n_train: int = 30000, n_test: int = 4000, seed: int = 2026, c
 
     With ``cache_dir`` the result is kept in ``<cache_dir>/pixels-<...>.npz`` and read back next time.
     """
-    import os
-
     path = None
     if cache_dir:
         path = os.path.join(cache_dir, f"pixels-v{CACHE_VERSION}-{n_train}-{n_test}-{seed}.npz")

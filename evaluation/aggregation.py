@@ -6,8 +6,15 @@ fit every pool on the submissions; each pool is then scored on the private part,
 subsets for the mean ± std and the one-sided p-value against the linear pool of Table 2.3.
 
 Pools come from :func:`aggregators.registry.make_pool` (``topk``, ``power_bma``, ``linear``,
-``log``, ``renyi``); the isoelastic market comes from :mod:`markets` when it is installed. A method
-that fails is reported as a row with an ``error`` instead of sinking the whole run.
+``log``, ``renyi``); the isoelastic market from :mod:`evaluation.market`. A method that fails is
+reported as a row with an ``error`` instead of sinking the whole run.
+
+The service runs :func:`aggregate_submissions` on a competition's stored submissions; a researcher
+can call it directly on arrays::
+
+    from evaluation.aggregation import aggregate_submissions
+    result = aggregate_submissions(val_log_probs, val_y, test_log_probs, test_y)
+    print(result["rows"])  # Table 2.3
 
 Per-submission credit: the learnt weight of the log pool and of the chosen Rényi pool (Fig. 2.6),
 the leave-one-out gain in private perplexity of the log pool (perplexity without the submission
@@ -21,9 +28,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from aggregators.metrics import log_loss, perplexity
+from aggregators.registry import aggregate, make_pool
 from solvers.progress import ProgressFn, report
 
-from . import scoring
+from .market import fit_market
+from .split import private_subsets
+from .table import subset_log_losses, table_row
 
 DEFAULT_ETAS: tuple[float, ...] = (2.0, 5.0, 10.0, 30.0)
 """η = 1/γ of the Rényi sweep (Fig. 2.5a plots perplexity against η). η = 1 is the linear pool and
@@ -48,16 +59,8 @@ fitted weights are renormalised without the submission (no refit), which is chea
 the others' weights would adapt."""
 
 
-def _make_pool(method: str, **params):
-    from aggregators.registry import make_pool
-
-    return make_pool(method, **params)
-
-
 def _log_pool_fixed(lp: np.ndarray, w: np.ndarray) -> np.ndarray:
     """The log pool with given weights, through the registry's stateless pooling (floors zeros)."""
-    from aggregators.registry import aggregate
-
     return aggregate("log", lp, weights=w)[0]
 
 
@@ -109,7 +112,7 @@ def aggregate_submissions(
     """
     t0 = time.perf_counter()
     n_agents = val_lp.shape[1]
-    subsets = scoring.private_subsets(len(test_y), seed)
+    subsets = private_subsets(len(test_y), seed)
     steps: list[tuple[str, float]] = []
     for m in methods:
         steps.append((m, {"renyi": float(len(etas)), "market": 3.0}.get(m, 1.0)))
@@ -135,7 +138,7 @@ def aggregate_submissions(
     test_preds: dict[str, np.ndarray] = {}
 
     # the best single entry, ranked on the validation (public) part as the seed does
-    val_ppl_agents = np.array([scoring.perplexity(val_lp[:, a], val_y) for a in range(n_agents)])
+    val_ppl_agents = np.array([perplexity(val_lp[:, a], val_y) for a in range(n_agents)])
     best = int(np.argmin(val_ppl_agents))
     test_preds["best_single"] = test_lp[:, best]
     results["best_single"] = {"params": {"submission_index": best}, "public_perplexity": float(val_ppl_agents[best])}
@@ -153,16 +156,16 @@ def aggregate_submissions(
                 w0 = _weights(fitted["linear"]) if "linear" in fitted else None
                 if "linear" in test_preds:  # η = 1: the Rényi pool is the linear pool
                     gamma_sweep.append({"eta": 1.0, "gamma": 1.0, "public_perplexity": results["linear"]["public_perplexity"],
-                                        "private_perplexity": scoring.perplexity(test_preds["linear"], test_y)})
+                                        "private_perplexity": perplexity(test_preds["linear"], test_y)})
                 for i, eta in enumerate(sorted(float(e) for e in etas)):
                     gamma = 1.0 / float(eta)
                     n_eta = len(etas)
-                    pool = _make_pool("renyi", gamma=gamma, weights=w0, **RENYI_OPTIONS).fit(
+                    pool = make_pool("renyi", gamma=gamma, weights=w0, **RENYI_OPTIONS).fit(
                         val_lp, val_y, progress=lambda f, i=i: cb((i + f) / n_eta))
                     w0 = _weights(pool)
                     pv = float(np.exp(-pool.score(val_lp, val_y)))
                     pred = pool.predict(test_lp)
-                    pt = scoring.perplexity(pred, test_y)
+                    pt = perplexity(pred, test_y)
                     gamma_sweep.append({"eta": float(eta), "gamma": gamma, "public_perplexity": pv, "private_perplexity": pt})
                     if pv < best_val:
                         best_val, fitted["renyi"], test_preds["renyi"] = pv, pool, pred
@@ -170,16 +173,12 @@ def aggregate_submissions(
                     cb((i + 1) / len(etas))
             elif method == "market":
                 eta = results.get("renyi", {}).get("params", {}).get("eta", 10.0)
-                res = _fit_market(val_lp, val_y, test_lp, eta=eta, progress=sub(weight))
-                if res is None:
-                    results["market"] = {"error": "the markets package offers no isoelastic market yet"}
-                else:
-                    pred, info = res
-                    test_preds["market"] = pred
-                    fitted["market"] = info
-                    results["market"] = {"params": info.get("params", {}), "public_perplexity": info["public_perplexity"]}
+                pred, info = fit_market(val_lp, val_y, test_lp, eta=eta, progress=sub(weight))
+                test_preds["market"] = pred
+                fitted["market"] = info
+                results["market"] = {"params": info.get("params", {}), "public_perplexity": info["public_perplexity"]}
             else:
-                pool = _make_pool(method).fit(val_lp, val_y, progress=sub(weight))
+                pool = make_pool(method).fit(val_lp, val_y, progress=sub(weight))
                 fitted[method] = pool
                 test_preds[method] = pool.predict(test_lp)
                 results[method] = {"params": _public_params(pool), "public_perplexity": float(np.exp(-pool.score(val_lp, val_y)))}
@@ -191,17 +190,17 @@ def aggregate_submissions(
     # Table 2.3
     baseline = None
     if "linear" in test_preds:
-        baseline = scoring.subset_log_losses(test_preds["linear"], test_y, subsets)
+        baseline = subset_log_losses(test_preds["linear"], test_y, subsets)
     rows = []
     for key in ["best_single", *methods]:
         if key not in results:
             continue
         row = {"method": key, "label": LABELS.get(key, key), **results[key]}
         if key in test_preds:
-            ll = scoring.subset_log_losses(test_preds[key], test_y, subsets)
-            row["private_perplexity"] = scoring.perplexity(test_preds[key], test_y)
-            row["private_log_loss"] = scoring.log_loss(test_preds[key], test_y)
-            row.update(scoring.table_row(ll, None if key == "linear" else baseline))
+            ll = subset_log_losses(test_preds[key], test_y, subsets)
+            row["private_perplexity"] = perplexity(test_preds[key], test_y)
+            row["private_log_loss"] = log_loss(test_preds[key], test_y)
+            row.update(table_row(ll, None if key == "linear" else baseline))
             if key == "linear":
                 row.update(diff_mean=0.0, diff_std=0.0, p_value=None)
         rows.append(row)
@@ -219,7 +218,7 @@ def aggregate_submissions(
     loo_mode = None
     if loo and "log" in fitted and n_agents > 1:
         cb = sub(dict(steps)["loo"])
-        base_ppl = scoring.perplexity(test_preds["log"], test_y)
+        base_ppl = perplexity(test_preds["log"], test_y)
         refit = loo_refit
         loo_mode = "refit" if refit else "renormalised"
         w_all = np.asarray(fitted["log"].weights_, dtype=float)
@@ -229,12 +228,12 @@ def aggregate_submissions(
                 keep = keep_all.copy()
                 keep[a] = False
                 if refit:
-                    p = _make_pool("log").fit(val_lp[:, keep], val_y).predict(test_lp[:, keep])
+                    p = make_pool("log").fit(val_lp[:, keep], val_y).predict(test_lp[:, keep])
                 else:
                     p = _log_pool_fixed(test_lp[:, keep], w_all[keep] / max(w_all[keep].sum(), 1e-300))
-                credit[a]["loo_gain"] = scoring.perplexity(p, test_y) - base_ppl
+                credit[a]["loo_gain"] = perplexity(p, test_y) - base_ppl
                 cb((a + 1) / n_agents)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - a failing refit loses the gains, not the table
             loo_mode = f"failed: {exc.__class__.__name__}: {exc}"
         finish(dict(steps)["loo"])
 
@@ -254,16 +253,3 @@ def aggregate_submissions(
     report(progress, 1.0)
     return out
 
-
-def _fit_market(val_lp, val_y, test_lp, *, eta: float, progress=None):
-    """Train an isoelastic market on the validation part when :mod:`markets` provides one.
-
-    Returns ``(test_predictions, info)`` or ``None`` when the package has no market.
-    """
-    try:
-        import markets.estimator  # noqa: F401
-    except ImportError:
-        return None
-    from . import market_adapter
-
-    return market_adapter.fit_market(val_lp, val_y, test_lp, eta=eta, progress=progress)

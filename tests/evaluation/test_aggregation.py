@@ -1,0 +1,62 @@
+"""The competition's aggregation run from Python, on arrays, without a server."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from aggregators.logpool import LogPool
+from aggregators.metrics import perplexity
+from aggregators.registry import aggregate
+from evaluation.aggregation import aggregate_submissions
+
+K = 4
+
+
+def _field(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Labels and three agents: a sharp informed one, an uninformed one and a confidently wrong one."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, K, n)
+    onehot = np.eye(K)[y]
+    good = 0.7 * onehot + 0.3 / K
+    noise = rng.dirichlet(np.ones(K), n)
+    wrong = 0.6 * np.eye(K)[(y + 1) % K] + 0.4 / K
+    return np.log(np.stack([good, noise, wrong], axis=1)), y
+
+
+@pytest.fixture(scope="module")
+def run():
+    val_lp, val_y = _field(400, 0)
+    test_lp, test_y = _field(300, 1)
+    res = aggregate_submissions(val_lp, val_y, test_lp, test_y, seed=3, methods=("linear", "log"))
+    return val_lp, val_y, test_lp, test_y, res
+
+
+def test_rows_of_table_2_3(run):
+    *_, res = run
+    rows = {r["method"]: r for r in res["rows"]}
+    assert list(rows) == ["best_single", "linear", "log"]
+    assert all("error" not in r for r in rows.values())
+    assert rows["best_single"]["params"]["submission_index"] == 0  # the informed agent
+    assert rows["linear"]["p_value"] is None and rows["linear"]["diff_mean"] == 0.0
+    assert res["n_validation"] == 400 and res["n_private"] == 300 and res["n_subsets"] == 10
+
+
+def test_log_pool_row_is_a_direct_fit_on_the_same_arrays(run):
+    val_lp, val_y, test_lp, test_y, res = run
+    pool = LogPool().fit(val_lp, val_y)
+    log_row = next(r for r in res["rows"] if r["method"] == "log")
+    assert log_row["private_perplexity"] == pytest.approx(perplexity(pool.predict(test_lp), test_y), rel=1e-9)
+    credit = res["credit"]
+    np.testing.assert_allclose([c["weight_log"] for c in credit], pool.weights_, rtol=1e-9)
+
+
+def test_log_pool_beats_the_simple_average_and_credits_the_informed_agent(run):
+    _, _, test_lp, test_y, res = run
+    log_row = next(r for r in res["rows"] if r["method"] == "log")
+    average = perplexity(aggregate("average", test_lp)[0], test_y)
+    assert log_row["private_perplexity"] < average
+    credit = res["credit"]
+    assert credit[0]["weight_log"] > credit[1]["weight_log"]
+    assert credit[0]["loo_gain"] > 0.0  # leaving the informed agent out hurts
+    assert res["loo_mode"] == "refit"
