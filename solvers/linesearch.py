@@ -11,6 +11,7 @@ from typing import Callable
 
 import numpy as np
 
+from .errors import InputError
 from .progress import ProgressFn, report
 
 
@@ -30,7 +31,7 @@ def armijo(
     below floating-point resolution) it returns the best step tried, possibly ``t = 0``.
     """
     if not (0 < alpha <= 0.5 and 0 < beta < 1):
-        raise ValueError("armijo needs 0 < alpha <= 1/2 and 0 < beta < 1")
+        raise InputError("armijo", "needs 0 < alpha <= 1/2 and 0 < beta < 1")
     t = t0
     best_t, best_f = 0.0, f0
     for k in range(1, max_steps + 1):

@@ -27,6 +27,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from .errors import InputError
+
 
 @runtime_checkable
 class Problem(Protocol):
@@ -60,7 +62,7 @@ def start_point(problem: object, x0: np.ndarray | None) -> np.ndarray:
     if x0 is not None:
         x = np.array(x0, dtype=np.float64, copy=True)
         if x.shape != (problem.dim,):  # type: ignore[attr-defined]
-            raise ValueError(f"x0 must have shape ({problem.dim},); got {x.shape}")  # type: ignore[attr-defined]
+            raise InputError("x0", f"must have shape ({problem.dim},); got {x.shape}")  # type: ignore[attr-defined]
         return x
     if offers(problem, "x0"):
         return np.array(problem.x0(), dtype=np.float64, copy=True)  # type: ignore[attr-defined]

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .errors import InputError
 from .problem import constraint_of, offers
 from .result import SolveResult
 
@@ -66,7 +67,7 @@ def info(name: str) -> SolverInfo:
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise ValueError(f"unknown solver {name!r}; known: {sorted(_REGISTRY)}") from None
+        raise InputError("method", f"unknown solver {name!r}; known: {sorted(_REGISTRY)}") from None
 
 
 def applicable(problem: object, name: str) -> bool:
@@ -91,7 +92,7 @@ def choose(problem: object) -> str:
             return name
     names = available(problem)
     if not names:
-        raise ValueError(f"no registered solver applies to {type(problem).__name__}")
+        raise InputError("method", f"no registered solver applies to {type(problem).__name__}")
     return names[0]
 
 
@@ -107,5 +108,5 @@ def minimize(
     if not applicable(problem, name):
         missing = [m for m in s.needs if not offers(problem, m)]
         why = f"needs {missing}" if missing else f"handles constraints {list(s.constraints)}, not {constraint_of(problem)!r}"
-        raise ValueError(f"solver {name!r} does not apply to {type(problem).__name__}: it {why}")
+        raise InputError("method", f"solver {name!r} does not apply to {type(problem).__name__}: it {why}")
     return s.fn(problem, x0, **options)

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import InputError
+
 
 def project_simplex(x: np.ndarray, radius: float = 1.0) -> np.ndarray:
     """Euclidean projection of ``x`` (1-D, or each row of a 2-D array) onto ``{z >= 0, sum z = radius}``.
@@ -31,12 +33,12 @@ def project_simplex(x: np.ndarray, radius: float = 1.0) -> np.ndarray:
     the projection is ``max(x - tau, 0)``.
     """
     if radius <= 0:
-        raise ValueError(f"radius must be positive; got {radius!r}")
+        raise InputError("radius", f"must be positive; got {radius!r}")
     a = np.asarray(x, dtype=np.float64)
     if a.ndim not in (1, 2):
-        raise ValueError(f"x must be 1-D or 2-D; got shape {a.shape}")
+        raise InputError("x", f"must be 1-D or 2-D; got shape {a.shape}")
     if not np.isfinite(a).all():
-        raise ValueError("x must be finite")
+        raise InputError("x", "must be finite")
     two_d = a.ndim == 2
     a2 = a if two_d else a[None, :]
     u = -np.sort(-a2, axis=1)
@@ -111,7 +113,7 @@ def solve_simplex_qp(
     c = np.asarray(c, dtype=np.float64)
     d = c.shape[0]
     if H.shape != (d, d):
-        raise ValueError(f"H must have shape ({d}, {d}); got {H.shape}")
+        raise InputError("H", f"must have shape ({d}, {d}); got {H.shape}")
     ridge = 1e-13 * max(float(np.max(np.abs(np.diag(H)))) if d else 0.0, 1e-300)
     Hr = H + ridge * np.eye(d)
     if z0 is None:

@@ -8,11 +8,18 @@ Rows are read through :func:`row_dot` / :func:`row_axpy` (dense or CSR).
 
 from __future__ import annotations
 
-import math
-
 from numba import njit
 
-from .losses import loss_conj, loss_conj_deriv, loss_deriv, loss_prox, row_axpy, row_dot, sgd_step_size, soft
+from .losses import (
+    loss_conj,
+    loss_conj_deriv,
+    loss_deriv,
+    loss_prox,
+    row_axpy,
+    row_dot,
+    sgd_step_size,
+    soft,
+)
 
 
 @njit(cache=True)

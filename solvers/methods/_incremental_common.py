@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..errors import InputError
 from ..problem import constraint_of, offers, start_point
 from ..progress import report
 from ..result import Clock, SolveResult, Trace
@@ -20,11 +21,11 @@ DEFAULT_TOL = 1e-10
 
 def check_common(order: str, max_iter: int, tol: float) -> None:
     if order not in ORDERS:
-        raise ValueError(f"order: must be one of {ORDERS}; got {order!r}")
+        raise InputError("order", f"must be one of {ORDERS}; got {order!r}")
     if not (isinstance(max_iter, (int, np.integer)) and max_iter >= 0):
-        raise ValueError(f"max_iter: must be an integer >= 0; got {max_iter!r}")
+        raise InputError("max_iter", f"must be an integer >= 0; got {max_iter!r}")
     if not (tol >= 0):
-        raise ValueError(f"tol: must be >= 0; got {tol!r}")
+        raise InputError("tol", f"must be >= 0; got {tol!r}")
 
 
 def indices(rng: np.random.Generator, n: int, order: str, length: int | None = None) -> np.ndarray:
@@ -49,7 +50,7 @@ def prox_of(problem: object) -> Callable[[np.ndarray, float], np.ndarray]:
         proj = problem.project  # type: ignore[attr-defined]
         return lambda x, step: proj(x)
     if constraint_of(problem) != "none":
-        raise ValueError(f"{type(problem).__name__} is constrained ({constraint_of(problem)!r}) but offers neither prox nor project")
+        raise InputError("problem", f"{type(problem).__name__} is constrained ({constraint_of(problem)!r}) but offers neither prox nor project")
     return lambda x, step: x
 
 
@@ -76,7 +77,7 @@ def term_mu(problem: object) -> float:
 
 def require_smooth(problem: object, method: str) -> None:
     if getattr(problem, "smooth", True) is False:
-        raise ValueError(f"solver {method!r} needs a smooth objective; {getattr(problem, 'loss', type(problem).__name__)!r} is not (use 'sdca' or 'sgd')")
+        raise InputError("problem", f"solver {method!r} needs a smooth objective; {getattr(problem, 'loss', type(problem).__name__)!r} is not (use 'sdca' or 'sgd')")
 
 
 class Monitor:

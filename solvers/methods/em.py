@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from ..linesearch import gap_progress, rel_tol_scale, stop_requested
 from ..problem import start_point
 from ..progress import report
@@ -31,7 +32,7 @@ def _em_map(problem, w):
     """One EM step; returns (new w, f(w), gap(w))."""
     m = problem.mixture(w)
     if np.any(m <= 0):
-        raise ValueError("EM reached a point where some item has zero mixture probability; start inside the simplex")
+        raise InputError("x0", "EM reached a point where some item has zero mixture probability; start inside the simplex")
     ratio = (problem.Q.T @ (1.0 / m)) / problem.n_terms
     f = float(-np.mean(np.log(m)) + problem.offset)
     w_new = w * ratio

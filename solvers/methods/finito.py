@@ -23,12 +23,23 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from ..kernels_incremental.losses import all_derivs
 from ..kernels_incremental.multinomial import full_pass as mn_full_pass
 from ..kernels_incremental.multinomial import mn_finito_epoch
 from ..kernels_incremental.table_methods import finito_epoch, prox_finito_epoch
 from ..registry import register
-from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start, term_mu
+from ._incremental_common import (
+    DEFAULT_TOL,
+    Monitor,
+    check_common,
+    constant,
+    indices,
+    require_smooth,
+    rng_of,
+    start,
+    term_mu,
+)
 
 MAX_TABLE_BYTES = 4 * 2**30
 
@@ -36,10 +47,10 @@ MAX_TABLE_BYTES = 4 * 2**30
 def _mu_L(problem, method):
     mu = term_mu(problem)
     if mu <= 0:
-        raise ValueError(f"solver {method!r} needs a strongly convex problem (mu > 0); add an l2 term")
+        raise InputError("problem", f"solver {method!r} needs a strongly convex problem (mu > 0); add an l2 term")
     L = constant(problem, "L_max") or constant(problem, "L")
     if L is None:
-        raise ValueError(f"solver {method!r} needs L_max (or L)")
+        raise InputError("problem", f"solver {method!r} needs L_max (or L)")
     return mu, L
 
 
@@ -52,7 +63,7 @@ def finito_default_alpha(n: int, mu: float, L: float) -> float:
 def _table(problem, method):
     n, d = problem.n_terms, problem.dim
     if 8.0 * n * d > MAX_TABLE_BYTES:
-        raise ValueError(f"{method}: the point table needs {8.0 * n * d / 2**30:.1f} GiB (n x dim); use 'saga' or 'svrg'")
+        raise InputError("problem", f"{method}: the point table needs {8.0 * n * d / 2**30:.1f} GiB (n x dim); use 'saga' or 'svrg'")
     return np.empty((n, d))
 
 
@@ -60,10 +71,10 @@ def _run_finito(problem, x0, *, method, alpha, tol, max_iter, callback, progress
     check_common(order, max_iter, tol)
     require_smooth(problem, method)
     if getattr(problem, "l1", 0.0):
-        raise ValueError(f"solver {method!r} has no prox; the problem has an l1 term (use 'saga' or 'svrg')")
+        raise InputError("problem", f"solver {method!r} has no prox; the problem has an l1 term (use 'saga' or 'svrg')")
     mu, L = _mu_L(problem, method)
     if not alpha > 0:
-        raise ValueError(f"alpha: must be > 0; got {alpha}")
+        raise InputError("alpha", f"must be > 0; got {alpha}")
     mon = Monitor(problem, method, tol=tol, max_iter=max_iter, callback=callback, progress=progress)
     mon.off_clock = off_clock
     mon.check_every = int(check_every)
@@ -137,11 +148,11 @@ def prox_finito(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 3
     binary linear models, a K-dimensional Newton solve for multinomial logistic regression)."""
     check_common(order, max_iter, tol)
     if getattr(problem, "l1", 0.0):
-        raise ValueError("solver 'prox_finito' has no prox for h; the problem has an l1 term")
+        raise InputError("problem", "solver 'prox_finito' has no prox for h; the problem has an l1 term")
     mu, _ = _mu_L(problem, "prox_finito")
     n = problem.n_terms
     if n < 2:
-        raise ValueError("prox_finito: needs at least two terms")
+        raise InputError("prox_finito", "needs at least two terms")
     x = start(problem, x0)
     mt = getattr(problem, "multinomial_terms", None)
     if mt is not None:  # one K-vector per term; the prox of a term is a K-dimensional Newton solve

@@ -50,6 +50,8 @@ from solvers.progress import ProgressFn, report
 from solvers.registry import register
 from solvers.result import Clock, SolveResult, Trace
 
+from ..errors import InputError
+
 __all__ = ["bound_majorization", "stochastic_bound_majorization", "loglinear_terms", "simplex_metric_projection"]
 
 
@@ -133,7 +135,7 @@ class _MultinomialTerms(_Terms):
             ax = np.abs(X)
             S = self.kf.flat(np.asarray(ax.T @ (cr * (w * ax.sum(axis=1))[:, None])).T) / m
         else:
-            raise ValueError(f"curvature must be 'full' or 'diag'; got {curvature!r}")
+            raise InputError("curvature", f"must be 'full' or 'diag'; got {curvature!r}")
         return val, g, S
 
     def dense_batch(self, theta, idx):
@@ -153,17 +155,17 @@ def loglinear_terms(problem: Any) -> _Terms:
     """The bound-sum view of a conditional log-linear ``problem`` (raises ValueError if it is not one)."""
     feats = getattr(problem, "features", None)
     if feats is None or getattr(problem, "labels", None) is None:
-        raise ValueError(f"{type(problem).__name__} is not a conditional log-linear problem: it needs `features` and `labels`")
+        raise InputError("problem", f"{type(problem).__name__} is not a conditional log-linear problem: it needs `features` and `labels`")
     structured = hasattr(feats, "rows") and hasattr(feats, "kron_sum")
     F = feats if structured else np.asarray(feats)  # no copy: (n, K, d) views are used per class
     if not structured and F.ndim != 3:
-        raise ValueError(f"{type(problem).__name__}.features must have shape (n_items, n_classes, dim); got {F.shape}")
+        raise InputError("problem", f"{type(problem).__name__}.features must have shape (n_items, n_classes, dim); got {F.shape}")
     n, K = F.shape[0], F.shape[1]
     labels = np.asarray(problem.labels).astype(np.int64)
     lam = _attr(problem, "lam", "l2", "reg", "lambda_")
     lam = 0.0 if lam is None else float(lam)
     if float(_attr(problem, "l1") or 0.0) != 0.0:
-        raise ValueError(f"{type(problem).__name__} has an l1 term: bound majorization handles smooth (ridge) objectives only")
+        raise InputError("problem", f"{type(problem).__name__} has an l1 term: bound majorization handles smooth (ridge) objectives only")
     log_h = _attr(problem, "log_h", "log_base")
     if log_h is not None:
         log_h = np.broadcast_to(np.asarray(log_h, dtype=np.float64), (n, K))
@@ -183,7 +185,8 @@ def _check_consistent(problem: Any, terms: _Terms, x: np.ndarray) -> None:
     g = g + terms.lam * x
     pv, pg = problem.value_and_grad(x)
     if not (abs(pv - val) <= 1e-8 * (1 + abs(pv)) and np.allclose(pg, g, rtol=1e-6, atol=1e-9)):
-        raise ValueError(
+        raise InputError(
+            "problem",
             f"bound majorization: {type(problem).__name__}'s objective is not the mean log-linear NLL + lam/2||x||^2 "
             f"read from its features/labels/log_h/lam (value {pv!r} vs {val!r}); it cannot be majorized by this solver"
         )
@@ -274,7 +277,7 @@ def _minimise_majorizer(x, g, H, constraint, projection):
         return projection(H, v, x)
     if constraint == "simplex":
         return simplex_metric_projection(H, v, x)
-    raise ValueError(f"bound majorization handles constraints 'none' and 'simplex', not {constraint!r}")
+    raise InputError("problem", f"bound majorization handles constraints 'none' and 'simplex', not {constraint!r}")
 
 
 def _add_lam(S: np.ndarray, lam: float) -> np.ndarray:
@@ -287,14 +290,14 @@ def _add_lam(S: np.ndarray, lam: float) -> np.ndarray:
 
 def _prepare(problem, x0, curvature, order):
     if curvature not in ("full", "diag"):
-        raise ValueError(f"curvature must be 'full' or 'diag'; got {curvature!r}")
+        raise InputError("curvature", f"must be 'full' or 'diag'; got {curvature!r}")
     if order not in ("ascending", "given"):
-        raise ValueError(f"order must be 'ascending' or 'given'; got {order!r}")
+        raise InputError("order", f"must be 'ascending' or 'given'; got {order!r}")
     terms = loglinear_terms(problem)
     terms.order = "ascending" if order == "ascending" else None
     constraint = constraint_of(problem)
     if constraint not in ("none", "simplex"):
-        raise ValueError(f"bound majorization handles constraints 'none' and 'simplex', not {constraint!r}")
+        raise InputError("problem", f"bound majorization handles constraints 'none' and 'simplex', not {constraint!r}")
     x = start_point(problem, x0)
     if constraint == "simplex" and (np.any(x < 0) or abs(x.sum() - 1.0) > 1e-9):
         proj = getattr(problem, "project", None)
@@ -305,9 +308,9 @@ def _prepare(problem, x0, curvature, order):
 
 def _check_common(tol: float, max_iter: int) -> None:
     if not (tol >= 0 and math.isfinite(tol)):
-        raise ValueError(f"tol must be finite and >= 0; got {tol}")
+        raise InputError("tol", f"must be finite and >= 0; got {tol}")
     if int(max_iter) < 1:
-        raise ValueError(f"max_iter must be >= 1; got {max_iter}")
+        raise InputError("max_iter", f"must be >= 1; got {max_iter}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -520,24 +523,24 @@ def stochastic_bound_majorization(
     """
     _check_common(tol, max_iter)
     if not (step > 0 and math.isfinite(step)):
-        raise ValueError(f"step must be finite and > 0; got {step}")
+        raise InputError("step", f"must be finite and > 0; got {step}")
     if schedule not in ("constant", "inverse"):
-        raise ValueError(f"schedule must be 'constant' or 'inverse'; got {schedule!r}")
+        raise InputError("schedule", f"must be 'constant' or 'inverse'; got {schedule!r}")
     if not (growth >= 1.0 and math.isfinite(growth)):
-        raise ValueError(f"growth must be >= 1; got {growth}")
+        raise InputError("growth", f"must be >= 1; got {growth}")
     clock = Clock()
     terms, constraint, x = _prepare(problem, x0, curvature, order)
     n, lam = terms.n, terms.lam
     if sherman_morrison:
         if lam <= 0:
-            raise ValueError("sherman_morrison=True needs lam > 0 (M starts at I/lam)")
+            raise InputError("sherman_morrison", "sherman_morrison=True needs lam > 0 (M starts at I/lam)")
         if constraint != "none":
-            raise ValueError("sherman_morrison=True handles unconstrained problems only (the metric projection needs H, not H^{-1})")
+            raise InputError("sherman_morrison", "sherman_morrison=True handles unconstrained problems only (the metric projection needs H, not H^{-1})")
         if curvature != "full":
-            raise ValueError("sherman_morrison=True needs curvature='full'")
+            raise InputError("sherman_morrison", "sherman_morrison=True needs curvature='full'")
     p = int(batch_size) if batch_size is not None else min(n, 40)
     if not 1 <= p:
-        raise ValueError(f"batch_size must be >= 1; got {batch_size}")
+        raise InputError("batch_size", f"must be >= 1; got {batch_size}")
     p = min(p, n)
     pf = float(p)
     rng = np.random.default_rng(seed)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+from ..errors import InputError
 from ..registry import register
 from ._incremental_common import Monitor, constant, require_smooth, start
 
@@ -24,7 +25,7 @@ DEFAULT_TOL = 1e-10
 def _L(problem, method):
     L = constant(problem, "L")
     if L is None:
-        raise ValueError(f"solver {method!r} needs the problem's L (or give step=)")
+        raise InputError("step", f"solver {method!r} needs the problem's L (or give step=)")
     return L
 
 
@@ -44,7 +45,7 @@ def heavy_ball(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 50
     t = t0 if step is None else float(step)
     b = b0 if momentum is None else float(momentum)
     if not (t > 0 and 0 <= b < 1):
-        raise ValueError(f"step must be > 0 and momentum in [0, 1); got {t}, {b}")
+        raise InputError("step", f"must be > 0 and momentum in [0, 1); got {t}, {b}")
     mon = Monitor(problem, "heavy_ball", tol=tol, max_iter=max_iter, callback=callback, progress=progress)
     mon.off_clock = off_clock
     prox = mon.prox
@@ -71,7 +72,7 @@ def nesterov(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 5000
     mu = constant(problem, "mu", 0.0) or 0.0
     t = 1.0 / L if step is None else float(step)
     if not t > 0:
-        raise ValueError(f"step: must be > 0; got {step}")
+        raise InputError("step", f"must be > 0; got {step}")
     if momentum is None and mu > 0:
         momentum = (math.sqrt(L) - math.sqrt(mu)) / (math.sqrt(L) + math.sqrt(mu))
     mon = Monitor(problem, "nesterov", tol=tol, max_iter=max_iter, callback=callback, progress=progress)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from ..linesearch import armijo, gap_progress, rel_tol_scale, stop_requested
 from ..problem import constraint_of, offers, start_point
 from ..progress import report
@@ -81,7 +82,7 @@ def newton(
         working_set = simplex and offers(problem, "restrict") and problem.dim > ws_min
     if working_set:
         if not (simplex and offers(problem, "restrict")):
-            raise ValueError("working_set=True needs a simplex problem offering restrict(idx)")
+            raise InputError("working_set", "working_set=True needs a simplex problem offering restrict(idx)")
         return _newton_working_set(
             problem, x0, tol=tol, max_iter=max_iter, callback=callback, progress=progress,
             alpha=alpha, beta=beta, ws_init=ws_init, ws_add=ws_add, hessian_sample=hessian_sample, seed=seed,
@@ -126,7 +127,7 @@ def _sample(problem, fraction, seed):
     if fraction is None or fraction >= 1:
         return None
     if not (fraction > 0):
-        raise ValueError(f"hessian_sample must be in (0, 1]; got {fraction!r}")
+        raise InputError("hessian_sample", f"must be in (0, 1]; got {fraction!r}")
     n = problem.n_terms
     m = max(1, int(round(fraction * n)))
     return np.sort(np.random.default_rng(seed).choice(n, size=m, replace=False))

@@ -24,6 +24,8 @@ from collections import deque
 
 import numpy as np
 
+from ..checks import check_count, check_tol
+from ..errors import InputError
 from ..linesearch import gap_progress, rel_tol_scale, stop_requested
 from ..problem import constraint_of, offers, start_point
 from ..progress import report
@@ -36,7 +38,7 @@ def _projector(problem):
     if offers(problem, "project"):
         return problem.project
     if constraint_of(problem) != "none":
-        raise ValueError(f"{type(problem).__name__} has constraint {constraint_of(problem)!r} but no project(x)")
+        raise InputError("problem", f"{type(problem).__name__} has constraint {constraint_of(problem)!r} but no project(x)")
     return lambda x: x
 
 
@@ -61,8 +63,9 @@ def projected_gradient(
     ``gamma`` (sufficient-decrease constant), ``step_min``/``step_max`` (clip of the spectral step),
     ``step0`` (first step; default ``1/||P(x - g) - x||_∞``).
     """
-    if tol <= 0 or max_iter < 0 or memory < 1:
-        raise ValueError("need tol > 0, max_iter >= 0 and memory >= 1")
+    check_tol(tol, positive=True)
+    check_count(max_iter)
+    check_count(memory, field="memory", minimum=1)
     clock = Clock()
     proj = _projector(problem)
     simplex = constraint_of(problem) == "simplex"

@@ -19,16 +19,33 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from ..kernels_incremental.losses import all_derivs
-from ..kernels_incremental.variance_reduced import geometric_tables, saga_dense_epoch, saga_sparse_epoch, saga_sparse_epoch_scaled, use_scaled
+from ..kernels_incremental.variance_reduced import (
+    geometric_tables,
+    saga_dense_epoch,
+    saga_sparse_epoch,
+    saga_sparse_epoch_scaled,
+    use_scaled,
+)
 from ..registry import register
-from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start, term_mu
+from ._incremental_common import (
+    DEFAULT_TOL,
+    Monitor,
+    check_common,
+    constant,
+    indices,
+    require_smooth,
+    rng_of,
+    start,
+    term_mu,
+)
 
 
 def saga_default_step(problem) -> float:
     L = constant(problem, "L_max") or constant(problem, "L")
     if L is None:
-        raise ValueError("step: the problem offers no L_max/L, so give a step size")
+        raise InputError("step", "the problem offers no L_max/L, so give a step size")
     mu = term_mu(problem)
     n = problem.n_terms
     return max(1.0 / (3.0 * L), 1.0 / (2.0 * (mu * n + L)) if mu > 0 else 0.0)
@@ -39,7 +56,7 @@ def run_table_method(problem, x0, *, method, theta, step, tol, max_iter, callbac
     check_common(order, max_iter, tol)
     require_smooth(problem, method)
     if not step > 0:
-        raise ValueError(f"step: must be > 0; got {step}")
+        raise InputError("step", f"must be > 0; got {step}")
     mon = Monitor(problem, method, tol=tol, max_iter=max_iter, callback=callback, progress=progress)
     mon.off_clock = off_clock
     rng = rng_of(seed)
@@ -102,7 +119,11 @@ def _table_multinomial(problem, x, mon, rng, step, theta, order):
     """Compiled SAGA / SAG for :class:`~solvers.problems.linear_models.MultinomialLogistic`: one stored
     K-vector per term, explicit-L2 update, lazy updates on CSR rows
     (:mod:`solvers.kernels_incremental.multinomial`)."""
-    from ..kernels_incremental.multinomial import full_pass, mn_saga_dense_epoch, mn_saga_sparse_epoch
+    from ..kernels_incremental.multinomial import (
+        full_pass,
+        mn_saga_dense_epoch,
+        mn_saga_sparse_epoch,
+    )
 
     mt = problem.multinomial_terms
     n = problem.n_terms
@@ -128,7 +149,11 @@ def _table_multinomial(problem, x, mon, rng, step, theta, order):
 
 def _saga_loglinear(problem, x, mon, rng, step, order, theta):
     """Compiled SAGA/SAG for :class:`~solvers.problems.loglinear.ConditionalLogLinear` (log pools)."""
-    from ..kernels_incremental.loglinear_saga import loglinear_init_table, loglinear_saga_epoch, project_simplex_inplace
+    from ..kernels_incremental.loglinear_saga import (
+        loglinear_init_table,
+        loglinear_saga_epoch,
+        project_simplex_inplace,
+    )
 
     F = problem.features_ndk
     labels = np.ascontiguousarray(problem.labels, dtype=np.int64)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from ..kernels_incremental.multinomial_sdca import mn_sdca_dual_terms, mn_sdca_epoch
 from ..kernels_incremental.table_methods import sdca_dual_terms, sdca_epoch
 from ..registry import register
@@ -42,15 +43,15 @@ def sdca(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, cal
     if variant is None:  # the seed's exact step where it has a usable form, else the line search
         variant = "line_search" if getattr(problem, "multinomial_terms", None) is not None else "exact"
     if variant not in VARIANTS:
-        raise ValueError(f"variant: must be one of {sorted(VARIANTS)}; got {variant!r}")
+        raise InputError("variant", f"must be one of {sorted(VARIANTS)}; got {variant!r}")
     mu = float(problem.l2)
     if mu <= 0 or getattr(problem, "l1", 0.0):
-        raise ValueError("solver 'sdca' needs l2 > 0 and l1 = 0")
+        raise InputError("problem", "solver 'sdca' needs l2 > 0 and l1 = 0")
     if getattr(problem, "multinomial_terms", None) is not None:
         return _sdca_multinomial(problem, tol=tol, max_iter=max_iter, callback=callback, progress=progress,
                                  variant=variant, order=order, seed=seed, off_clock=off_clock)
     if variant == "constant" and not np.isfinite(problem.curvature):
-        raise ValueError("sdca variant 'constant' needs a smooth loss (the hinge has no L); use 'exact'")
+        raise InputError("variant", "sdca variant 'constant' needs a smooth loss (the hinge has no L); use 'exact'")
     lt = problem.linear_terms
     n = problem.n_terms
     Lphi = problem.curvature * float(lt.sqnorms.max()) if np.isfinite(problem.curvature) else np.inf
@@ -95,7 +96,8 @@ def _sdca_multinomial(problem, *, tol, max_iter, callback, progress, variant, or
     duals ``beta`` (n, K) with ``W = -(1/(mu n)) sum_i a_i beta_i^T``; the duality gap
     ``P(W) - D(beta)``, ``D = -(1/n) sum_i phi*(beta_i) - (mu/2)|W|^2``, is the stopping measure."""
     if variant == "exact":
-        raise ValueError(
+        raise InputError(
+            "variant",
             "sdca variant 'exact' has no usable closed form for the multinomial logistic loss "
             "(seed 001 L472); use 'line_search' or 'constant'"
         )

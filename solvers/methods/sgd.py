@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from ..kernels_incremental.loglinear_saga import loglinear_sgd_epoch
 from ..kernels_incremental.mixture import mixture_sgd_epoch
 from ..kernels_incremental.multinomial import mn_sgd_epoch
@@ -36,15 +37,15 @@ def sgd(problem, x0=None, *, tol: float = 0.0, max_iter: int = 50, callback=None
     if schedule is None:
         schedule = "inverse" if mu > 0 else "inverse_sqrt"
     if schedule not in SCHEDULES:
-        raise ValueError(f"schedule: must be one of {sorted(SCHEDULES)}; got {schedule!r}")
+        raise InputError("schedule", f"must be one of {sorted(SCHEDULES)}; got {schedule!r}")
     if schedule == "inverse" and mu <= 0:
-        raise ValueError("schedule 'inverse' needs mu > 0")
+        raise InputError("schedule", "schedule 'inverse' needs mu > 0")
     if step is None:
         L = constant(problem, "L_max") or constant(problem, "L")
         if L is None and getattr(problem, "linear_terms", None) is not None:
             L = float(problem.sqnorms.max()) + problem.l2  # hinge: a subgradient step of the same scale
         if L is None:
-            raise ValueError("step: the problem offers no L_max/L, so give a step size")
+            raise InputError("step", "the problem offers no L_max/L, so give a step size")
         step = 1.0 / L
     mon = Monitor(problem, "sgd", tol=tol, max_iter=max_iter, callback=callback, progress=progress)
     mon.off_clock = off_clock

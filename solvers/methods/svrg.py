@@ -21,15 +21,35 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels_incremental.loglinear_saga import loglinear_init_table, loglinear_svrg_inner, project_simplex_inplace
+from ..errors import InputError
+from ..kernels_incremental.loglinear_saga import (
+    loglinear_init_table,
+    loglinear_svrg_inner,
+    project_simplex_inplace,
+)
 from ..kernels_incremental.losses import all_derivs_loss
 from ..kernels_incremental.mixture import mixture_init_table, mixture_svrg_inner
 from ..kernels_incremental.multinomial import full_pass as mn_full_pass
 from ..kernels_incremental.multinomial import mn_svrg_dense_inner, mn_svrg_sparse_inner
-from ..kernels_incremental.variance_reduced import geometric_tables, svrg_dense_inner, svrg_sparse_inner, svrg_sparse_inner_scaled, use_scaled
+from ..kernels_incremental.variance_reduced import (
+    geometric_tables,
+    svrg_dense_inner,
+    svrg_sparse_inner,
+    svrg_sparse_inner_scaled,
+    use_scaled,
+)
 from ..problem import constraint_of
 from ..registry import register
-from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start
+from ._incremental_common import (
+    DEFAULT_TOL,
+    Monitor,
+    check_common,
+    constant,
+    indices,
+    require_smooth,
+    rng_of,
+    start,
+)
 
 SNAPSHOTS = ("last", "average", "random")
 
@@ -37,19 +57,19 @@ SNAPSHOTS = ("last", "average", "random")
 def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, progress, order, seed, s2gd, off_clock):
     check_common(order, max_iter, tol)
     if snapshot not in SNAPSHOTS:
-        raise ValueError(f"snapshot: must be one of {SNAPSHOTS}; got {snapshot!r}")
+        raise InputError("snapshot", f"must be one of {SNAPSHOTS}; got {snapshot!r}")
     require_smooth(problem, method)
     n = problem.n_terms
     if step is None:
         L = constant(problem, "L_max") or constant(problem, "L")
         if L is None:
-            raise ValueError("step: the problem offers no L_max/L, so give a step size")
+            raise InputError("step", "the problem offers no L_max/L, so give a step size")
         step = 1.0 / (4.0 * L)
     if not step > 0:
-        raise ValueError(f"step: must be > 0; got {step}")
+        raise InputError("step", f"must be > 0; got {step}")
     m = n if m is None else int(m)
     if m < 1:
-        raise ValueError(f"m: must be >= 1; got {m}")
+        raise InputError("m", f"must be >= 1; got {m}")
     mu = constant(problem, "mu", 0.0) or 0.0
     mon = Monitor(problem, method, tol=tol, max_iter=max_iter, callback=callback, progress=progress)
     mon.off_clock = off_clock
@@ -64,7 +84,7 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
     prox = mon.prox
     sparse_rows = (lt is not None and lt.sparse) or (mt is not None and mt.sparse)
     if sparse_rows and snapshot == "average":
-        raise ValueError("snapshot='average' is not implemented for sparse rows; use 'last' or 'random'")
+        raise InputError("snapshot", "snapshot='average' is not implemented for sparse rows; use 'last' or 'random'")
     if sparse_rows:
         last = np.zeros(problem.dim if mt is None else problem.d, dtype=np.int64)
         pw, geo = geometric_tables(1.0 - step * problem.l2, m)

@@ -26,7 +26,15 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels_incremental.losses import DUMMY2, DUMMY_F, DUMMY_I, loss_deriv, value_grad_csr, value_grad_dense
+from ..errors import InputError
+from ..kernels_incremental.losses import (
+    DUMMY2,
+    DUMMY_F,
+    DUMMY_I,
+    loss_deriv,
+    value_grad_csr,
+    value_grad_dense,
+)
 
 LOSSES = {"logistic": 0, "squared": 1, "smooth_hinge": 2, "hinge": 3}
 CLASSIFICATION = {"logistic", "smooth_hinge", "hinge"}
@@ -75,24 +83,24 @@ def _as_rows(X) -> np.ndarray | sp.csr_matrix:
             # one index type, so the compiled kernels have one signature (compiled once)
             A = sp.csr_matrix((A.data, A.indices.astype(np.int32), A.indptr.astype(np.int32)), shape=A.shape)
         if not np.all(np.isfinite(A.data)):
-            raise ValueError("X: contains NaN or infinite values")
+            raise InputError("X", "contains NaN or infinite values")
         return A
     A = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
     if A.ndim != 2:
-        raise ValueError(f"X: must be a 2-D array (n_samples, n_features); got shape {A.shape}")
+        raise InputError("X", f"must be a 2-D array (n_samples, n_features); got shape {A.shape}")
     if not np.all(np.isfinite(A)):
-        raise ValueError("X: contains NaN or infinite values")
+        raise InputError("X", "contains NaN or infinite values")
     return A
 
 
 def _sym_labels(y: np.ndarray) -> np.ndarray:
     vals = np.unique(y)
     if len(vals) > 2 or len(vals) == 0:
-        raise ValueError(f"y: a binary classification loss needs two label values; got {len(vals)}")
+        raise InputError("y", f"a binary classification loss needs two label values; got {len(vals)}")
     if set(vals.tolist()) <= {-1.0, 1.0}:
         return y.astype(np.float64)
     if len(vals) == 1:
-        raise ValueError("y: labels must be in {-1, +1} when only one class is present")
+        raise InputError("y", "labels must be in {-1, +1} when only one class is present")
     return np.where(y == vals[1], 1.0, -1.0)
 
 
@@ -112,20 +120,20 @@ class LinearModel:
 
     def __init__(self, X, y, loss: str = "logistic", *, l2: float = 0.0, l1: float = 0.0, smoothing: float = 1.0):
         if loss not in LOSSES:
-            raise ValueError(f"loss: must be one of {sorted(LOSSES)}; got {loss!r}")
+            raise InputError("loss", f"must be one of {sorted(LOSSES)}; got {loss!r}")
         A = _as_rows(X)
         y = np.asarray(y, dtype=np.float64).ravel()
         if y.shape[0] != A.shape[0]:
-            raise ValueError(f"y: has {y.shape[0]} entries but X has {A.shape[0]} rows")
+            raise InputError("y", f"has {y.shape[0]} entries but X has {A.shape[0]} rows")
         if not np.all(np.isfinite(y)):
-            raise ValueError("y: contains NaN or infinite values")
+            raise InputError("y", "contains NaN or infinite values")
         if A.shape[0] == 0:
-            raise ValueError("X: needs at least one row")
+            raise InputError("X", "needs at least one row")
         for name, v in (("l2", l2), ("l1", l1)):
             if not np.isfinite(v) or v < 0:
-                raise ValueError(f"{name}: must be a finite number >= 0; got {v}")
+                raise InputError(name, f"must be a finite number >= 0; got {v}")
         if not smoothing > 0:
-            raise ValueError(f"smoothing: must be > 0; got {smoothing}")
+            raise InputError("smoothing", f"must be > 0; got {smoothing}")
         self.loss = loss
         self.A = A
         self.y = _sym_labels(y) if loss in CLASSIFICATION else y
@@ -319,7 +327,7 @@ class LinearModel:
     def dual_value(self, beta: np.ndarray) -> float:
         """D(beta) = -(1/n) sum phi*(beta_i) - (mu/2)|x(beta)|^2, x(beta) = -(1/(mu n)) A^T beta (seed 001 L436)."""
         if self.l2 <= 0:
-            raise ValueError("dual_value: needs l2 > 0")
+            raise InputError("dual_value", "needs l2 > 0")
         xb = -(self.A.T @ beta) / (self.l2 * self.n_terms)
         return float(-np.mean(self.conj(beta)) - 0.5 * self.l2 * xb @ xb)
 
@@ -348,14 +356,14 @@ class MultinomialLogistic:
         A = _as_rows(X)
         y = np.asarray(y).ravel()
         if y.shape[0] != A.shape[0]:
-            raise ValueError(f"y: has {y.shape[0]} entries but X has {A.shape[0]} rows")
+            raise InputError("y", f"has {y.shape[0]} entries but X has {A.shape[0]} rows")
         classes, yi = np.unique(y, return_inverse=True)
         K = int(n_classes or len(classes))
         if K < 2:
-            raise ValueError("y: needs at least two classes")
+            raise InputError("y", "needs at least two classes")
         for name, v in (("l2", l2), ("l1", l1)):
             if not np.isfinite(v) or v < 0:
-                raise ValueError(f"{name}: must be a finite number >= 0; got {v}")
+                raise InputError(name, f"must be a finite number >= 0; got {v}")
         self.A = A
         self.classes = classes
         self.labels = yi
