@@ -9,8 +9,6 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-import numpy as np
-
 from .errors import InputError
 from .progress import ProgressFn, report
 
@@ -58,8 +56,3 @@ def gap_progress(progress: ProgressFn | None, gap0: float, gap: float, target: f
         return
     frac = math.log(max(gap0, 1e-300) / max(gap, 1e-300)) / math.log(max(gap0, 1e-300) / max(target, 1e-300))
     report(progress, max(floor, frac))
-
-
-def stop_requested(callback: Callable[[np.ndarray], object] | None, x: np.ndarray) -> bool:
-    """Call ``callback(x)``; a truthy return value asks the solver to stop."""
-    return bool(callback(x)) if callback is not None else False

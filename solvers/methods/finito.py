@@ -28,6 +28,7 @@ from ..kernels_incremental.losses import all_derivs
 from ..kernels_incremental.multinomial import full_pass as mn_full_pass
 from ..kernels_incremental.multinomial import mn_finito_epoch
 from ..kernels_incremental.table_methods import finito_epoch, prox_finito_epoch
+from ..problem import capability
 from ..registry import register
 from ._incremental_common import (
     DEFAULT_TOL,
@@ -70,7 +71,7 @@ def _table(problem, method):
 def _run_finito(problem, x0, *, method, alpha, tol, max_iter, callback, progress, order, seed, off_clock, check_every=1):
     check_common(order, max_iter, tol)
     require_smooth(problem, method)
-    if getattr(problem, "l1", 0.0):
+    if capability(problem, "l1", 0.0):
         raise InputError("problem", f"solver {method!r} has no prox; the problem has an l1 term (use 'saga' or 'svrg')")
     mu, L = _mu_L(problem, method)
     if not alpha > 0:
@@ -84,8 +85,8 @@ def _run_finito(problem, x0, *, method, alpha, tol, max_iter, callback, progress
     phi = _table(problem, method)
     phi[:] = x
     Sphi = n * x
-    lt = getattr(problem, "linear_terms", None)
-    mt = getattr(problem, "multinomial_terms", None)
+    lt = capability(problem, "linear_terms")
+    mt = capability(problem, "multinomial_terms")
     if lt is not None:
         s = np.empty(n)
         all_derivs(lt.loss, *lt.args(), lt.y, x, lt.gam, s)
@@ -147,21 +148,21 @@ def prox_finito(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 3
     """Prox-Finito (seed 001 Alg 3.3): each step solves the prox of one term (a 1-D problem for the
     binary linear models, a K-dimensional Newton solve for multinomial logistic regression)."""
     check_common(order, max_iter, tol)
-    if getattr(problem, "l1", 0.0):
+    if capability(problem, "l1", 0.0):
         raise InputError("problem", "solver 'prox_finito' has no prox for h; the problem has an l1 term")
     mu, _ = _mu_L(problem, "prox_finito")
     n = problem.n_terms
     if n < 2:
         raise InputError("prox_finito", "needs at least two terms")
     x = start(problem, x0)
-    mt = getattr(problem, "multinomial_terms", None)
+    mt = capability(problem, "multinomial_terms")
     if mt is not None:  # one K-vector per term; the prox of a term is a K-dimensional Newton solve
         from ..kernels_incremental.multinomial import multinomial_scores
         from ..kernels_incremental.multinomial_sdca import mn_prox_finito_epoch
 
         s = np.empty((n, mt.K))
         multinomial_scores(*mt.args(), mt.labels, x, s)
-        sqn = np.ascontiguousarray(problem._sq, dtype=np.float64)
+        sqn = np.ascontiguousarray(problem.sqnorms, dtype=np.float64)
 
         def epoch(idx, phi, s, Sphi, Sg, z):
             mn_prox_finito_epoch(*mt.args(), mt.labels, idx, phi, s, Sphi, Sg, sqn, z, mu)

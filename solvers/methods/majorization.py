@@ -45,7 +45,7 @@ from numba import njit
 from scipy import linalg
 
 from solvers.bound import _beta_scalar, class_space_bounds, nll_bound_sums
-from solvers.problem import constraint_of, start_point
+from solvers.problem import capability, constraint_of, start_point
 from solvers.progress import ProgressFn, report
 from solvers.registry import register
 from solvers.result import Clock, SolveResult, Trace
@@ -144,8 +144,9 @@ class _MultinomialTerms(_Terms):
 
 
 def _attr(problem: Any, *names: str) -> Any:
+    """The first of the declared capabilities ``names`` the problem offers as data (not a method)."""
     for n in names:
-        v = getattr(problem, n, None)
+        v = capability(problem, n)
         if v is not None and not callable(v):
             return v
     return None
@@ -153,8 +154,8 @@ def _attr(problem: Any, *names: str) -> Any:
 
 def loglinear_terms(problem: Any) -> _Terms:
     """The bound-sum view of a conditional log-linear ``problem`` (raises ValueError if it is not one)."""
-    feats = getattr(problem, "features", None)
-    if feats is None or getattr(problem, "labels", None) is None:
+    feats = capability(problem, "features")
+    if feats is None or capability(problem, "labels") is None:
         raise InputError("problem", f"{type(problem).__name__} is not a conditional log-linear problem: it needs `features` and `labels`")
     structured = hasattr(feats, "rows") and hasattr(feats, "kron_sum")
     F = feats if structured else np.asarray(feats)  # no copy: (n, K, d) views are used per class
@@ -162,11 +163,11 @@ def loglinear_terms(problem: Any) -> _Terms:
         raise InputError("problem", f"{type(problem).__name__}.features must have shape (n_items, n_classes, dim); got {F.shape}")
     n, K = F.shape[0], F.shape[1]
     labels = np.asarray(problem.labels).astype(np.int64)
-    lam = _attr(problem, "lam", "l2", "reg", "lambda_")
+    lam = _attr(problem, "lam", "l2")
     lam = 0.0 if lam is None else float(lam)
     if float(_attr(problem, "l1") or 0.0) != 0.0:
         raise InputError("problem", f"{type(problem).__name__} has an l1 term: bound majorization handles smooth (ridge) objectives only")
-    log_h = _attr(problem, "log_h", "log_base")
+    log_h = _attr(problem, "log_h")
     if log_h is not None:
         log_h = np.broadcast_to(np.asarray(log_h, dtype=np.float64), (n, K))
     w = _attr(problem, "sample_weight")
@@ -300,7 +301,7 @@ def _prepare(problem, x0, curvature, order):
         raise InputError("problem", f"bound majorization handles constraints 'none' and 'simplex', not {constraint!r}")
     x = start_point(problem, x0)
     if constraint == "simplex" and (np.any(x < 0) or abs(x.sum() - 1.0) > 1e-9):
-        proj = getattr(problem, "project", None)
+        proj = capability(problem, "project")
         x = proj(x) if proj is not None else simplex_metric_projection(np.ones(len(x)), x)
     _check_consistent(problem, terms, x)
     return terms, constraint, x

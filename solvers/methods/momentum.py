@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from ..errors import InputError
+from ..problem import capability
 from ..registry import register
 from ._incremental_common import Monitor, constant, require_smooth, start
 
@@ -36,7 +37,7 @@ def heavy_ball(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 50
     require_smooth(problem, "heavy_ball")
     L = _L(problem, "heavy_ball")
     mu = constant(problem, "mu", 0.0) or 0.0
-    quad = getattr(problem, "loss", None) == "squared" and not getattr(problem, "l1", 0.0) and mu > 0
+    quad = capability(problem, "loss") == "squared" and not capability(problem, "l1", 0.0) and mu > 0
     if quad:
         t0 = 4.0 / (math.sqrt(L) + math.sqrt(mu)) ** 2
         b0 = ((math.sqrt(L) - math.sqrt(mu)) / (math.sqrt(L) + math.sqrt(mu))) ** 2

@@ -26,11 +26,11 @@ import numpy as np
 
 from ..checks import check_count, check_tol
 from ..errors import InputError
-from ..linesearch import gap_progress, rel_tol_scale, stop_requested
+from ..linesearch import gap_progress, rel_tol_scale
+from ..monitor import Run
 from ..problem import constraint_of, offers, start_point
-from ..progress import report
 from ..registry import register
-from ..result import Clock, SolveResult, Trace
+from ..result import SolveResult
 from ..simplex import fw_gap
 
 
@@ -66,14 +66,13 @@ def projected_gradient(
     check_tol(tol, positive=True)
     check_count(max_iter)
     check_count(memory, field="memory", minimum=1)
-    clock = Clock()
+    run = Run("projected_gradient", callback=callback, progress=progress)
     proj = _projector(problem)
     simplex = constraint_of(problem) == "simplex"
     x = proj(start_point(problem, x0))
     f, g = problem.value_and_grad(x)
-    passes = 1.0
-    trace = Trace()
-    trace.record(f, passes, clock())
+    run.passes = 1.0
+    run.record(f)
     recent: deque[float] = deque([f], maxlen=memory)
 
     def measure(x, g):
@@ -110,7 +109,7 @@ def projected_gradient(
         while True:
             x_new = x + t * d
             f_new = problem.value(x_new)
-            passes += 1
+            run.passes += 1
             if np.isfinite(f_new) and f_new <= fmax + gamma * t * slope:
                 break
             # safeguarded quadratic interpolation, as in SPG2
@@ -124,7 +123,7 @@ def projected_gradient(
             message = "line search made no progress (precision limit)"
             break
         f_new, g_new = problem.value_and_grad(x_new)
-        passes += 1
+        run.passes += 1
         s = x_new - x
         yv = g_new - g
         sy = float(s @ yv)
@@ -132,17 +131,13 @@ def projected_gradient(
         x, f, g = x_new, f_new, g_new
         recent.append(f)
         gap = measure(x, g)
-        trace.record(f, passes, clock(), gap=gap, step=t)
-        if stop_requested(callback, x):
+        run.record(f, gap=gap, step=t)
+        if run.callback_stops(x):
             message = "stopped by callback"
             break
     else:
         target = tol * rel_tol_scale(f)
         if gap <= target:
             converged, message = True, "gap below tolerance"
-    if converged:
-        report(progress, 1.0)
-    return SolveResult(
-        x=x, fun=float(f), n_iter=it, n_passes=passes, converged=converged, message=message,
-        method="projected_gradient", seconds=clock(), trace=trace, extra={"gap": float(gap)},
-    )
+    run.done(converged)
+    return run.result(x, float(f), it, converged, message, gap=float(gap))

@@ -28,6 +28,7 @@ from ..kernels_incremental.variance_reduced import (
     saga_sparse_epoch_scaled,
     use_scaled,
 )
+from ..problem import capability
 from ..registry import register
 from ._incremental_common import (
     DEFAULT_TOL,
@@ -62,7 +63,7 @@ def run_table_method(problem, x0, *, method, theta, step, tol, max_iter, callbac
     rng = rng_of(seed)
     x = start(problem, x0)
     n = problem.n_terms
-    lt = getattr(problem, "linear_terms", None)
+    lt = capability(problem, "linear_terms")
     if lt is not None:
         l2, l1 = problem.l2, problem.l1
         table = np.empty(n)
@@ -89,11 +90,11 @@ def run_table_method(problem, x0, *, method, theta, step, tol, max_iter, callbac
             epoch += 1
             stop = mon.check(x, epoch)
         return mon.result(x, epoch, step=step, compiled=True)
-    if getattr(problem, "multinomial_terms", None) is not None:
+    if capability(problem, "multinomial_terms") is not None:
         return _table_multinomial(problem, x, mon, rng, step, theta, order)
-    if getattr(problem, "features_ndk", None) is not None and hasattr(problem, "labels"):
+    if capability(problem, "features_ndk") is not None and capability(problem, "labels") is not None:
         return _saga_loglinear(problem, x, mon, rng, step, order, theta)
-    if getattr(problem, "mixture_rows", None) is not None:
+    if capability(problem, "mixture_rows") is not None:
         return _saga_mixture(problem, x, mon, rng, step, order, theta)
     # generic path: any problem with term_grad
     prox = mon.prox
@@ -159,7 +160,7 @@ def _saga_loglinear(problem, x, mon, rng, step, order, theta):
     labels = np.ascontiguousarray(problem.labels, dtype=np.int64)
     n, K = problem.n_terms, problem.n_classes
     simplex = problem.constraint == "simplex"
-    l2 = float(getattr(problem, "l2", 0.0) or 0.0)
+    l2 = float(capability(problem, "l2", 0.0) or 0.0)
     if simplex:
         project_simplex_inplace(x, np.empty_like(x))
     P = np.empty((n, K))

@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import InputError
 from ..kernels_incremental.multinomial_sdca import mn_sdca_dual_terms, mn_sdca_epoch
 from ..kernels_incremental.table_methods import sdca_dual_terms, sdca_epoch
+from ..problem import capability
 from ..registry import register
 from ._incremental_common import DEFAULT_TOL, Monitor, check_common, indices, rng_of
 
@@ -41,13 +42,13 @@ def sdca(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, cal
     """
     check_common(order, max_iter, tol)
     if variant is None:  # the seed's exact step where it has a usable form, else the line search
-        variant = "line_search" if getattr(problem, "multinomial_terms", None) is not None else "exact"
+        variant = "line_search" if capability(problem, "multinomial_terms") is not None else "exact"
     if variant not in VARIANTS:
         raise InputError("variant", f"must be one of {sorted(VARIANTS)}; got {variant!r}")
     mu = float(problem.l2)
-    if mu <= 0 or getattr(problem, "l1", 0.0):
+    if mu <= 0 or capability(problem, "l1", 0.0):
         raise InputError("problem", "solver 'sdca' needs l2 > 0 and l1 = 0")
-    if getattr(problem, "multinomial_terms", None) is not None:
+    if capability(problem, "multinomial_terms") is not None:
         return _sdca_multinomial(problem, tol=tol, max_iter=max_iter, callback=callback, progress=progress,
                                  variant=variant, order=order, seed=seed, off_clock=off_clock)
     if variant == "constant" and not np.isfinite(problem.curvature):
@@ -104,7 +105,7 @@ def _sdca_multinomial(problem, *, tol, max_iter, callback, progress, variant, or
     mt = problem.multinomial_terms
     n, K = problem.n_terms, mt.K
     mu = float(problem.l2)
-    sqn = np.ascontiguousarray(problem._sq, dtype=np.float64)
+    sqn = np.ascontiguousarray(problem.sqnorms, dtype=np.float64)
     Lphi = 0.5 * float(sqn.max())  # the softmax loss's Hessian is <= I/2 in the logits
     sconst = mu * n / (mu * n + Lphi)
     v = VARIANTS[variant]

@@ -20,7 +20,7 @@ from ..kernels_incremental.loglinear_saga import loglinear_sgd_epoch
 from ..kernels_incremental.mixture import mixture_sgd_epoch
 from ..kernels_incremental.multinomial import mn_sgd_epoch
 from ..kernels_incremental.table_methods import sgd_epoch
-from ..problem import constraint_of
+from ..problem import capability, constraint_of
 from ..registry import register
 from ._incremental_common import Monitor, check_common, constant, indices, rng_of, start
 
@@ -42,7 +42,7 @@ def sgd(problem, x0=None, *, tol: float = 0.0, max_iter: int = 50, callback=None
         raise InputError("schedule", "schedule 'inverse' needs mu > 0")
     if step is None:
         L = constant(problem, "L_max") or constant(problem, "L")
-        if L is None and getattr(problem, "linear_terms", None) is not None:
+        if L is None and capability(problem, "linear_terms") is not None:
             L = float(problem.sqnorms.max()) + problem.l2  # hinge: a subgradient step of the same scale
         if L is None:
             raise InputError("step", "the problem offers no L_max/L, so give a step size")
@@ -52,14 +52,14 @@ def sgd(problem, x0=None, *, tol: float = 0.0, max_iter: int = 50, callback=None
     rng = rng_of(seed)
     x = start(problem, x0)
     n = problem.n_terms
-    lt = getattr(problem, "linear_terms", None)
-    mt = getattr(problem, "multinomial_terms", None)
+    lt = capability(problem, "linear_terms")
+    mt = capability(problem, "multinomial_terms")
     # the pool problems: compiled per-term loops (log pool: conditional log-linear; linear pool: mixture)
-    ll = (lt is None and mt is None and getattr(problem, "features_ndk", None) is not None
-          and hasattr(problem, "labels") and constraint_of(problem) in ("none", "simplex"))
-    mix = lt is None and mt is None and not ll and getattr(problem, "mixture_rows", None) is not None
+    ll = (lt is None and mt is None and capability(problem, "features_ndk") is not None
+          and capability(problem, "labels") is not None and constraint_of(problem) in ("none", "simplex"))
+    mix = lt is None and mt is None and not ll and capability(problem, "mixture_rows") is not None
     simplex = constraint_of(problem) == "simplex"
-    l2 = float(getattr(problem, "l2", 0.0) or 0.0)
+    l2 = float(capability(problem, "l2", 0.0) or 0.0)
     if ll:
         labels = np.ascontiguousarray(problem.labels, dtype=np.int64)
     avg_from = (max_iter * n) // 2

@@ -38,7 +38,7 @@ from ..kernels_incremental.variance_reduced import (
     svrg_sparse_inner_scaled,
     use_scaled,
 )
-from ..problem import constraint_of
+from ..problem import capability, constraint_of
 from ..registry import register
 from ._incremental_common import (
     DEFAULT_TOL,
@@ -75,12 +75,12 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
     mon.off_clock = off_clock
     rng = rng_of(seed)
     x = start(problem, x0)
-    lt = getattr(problem, "linear_terms", None)
-    mt = getattr(problem, "multinomial_terms", None)  # softmax regression: one K-vector per term
+    lt = capability(problem, "linear_terms")
+    mt = capability(problem, "multinomial_terms")  # softmax regression: one K-vector per term
     # the log pool's conditional log-linear problem: compiled inner loop (one K-vector per term)
-    ll = (lt is None and mt is None and getattr(problem, "features_ndk", None) is not None
-          and hasattr(problem, "labels") and constraint_of(problem) in ("none", "simplex"))
-    mix = lt is None and mt is None and not ll and getattr(problem, "mixture_rows", None) is not None
+    ll = (lt is None and mt is None and capability(problem, "features_ndk") is not None
+          and capability(problem, "labels") is not None and constraint_of(problem) in ("none", "simplex"))
+    mix = lt is None and mt is None and not ll and capability(problem, "mixture_rows") is not None
     prox = mon.prox
     sparse_rows = (lt is not None and lt.sparse) or (mt is not None and mt.sparse)
     if sparse_rows and snapshot == "average":
@@ -161,7 +161,7 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
                 x = xs
             mon.passes += length / n
         elif ll:
-            l2 = float(getattr(problem, "l2", 0.0) or 0.0)
+            l2 = float(capability(problem, "l2", 0.0) or 0.0)
             simplex = constraint_of(problem) == "simplex"
             xsum = np.zeros(problem.dim) if snapshot == "average" else np.zeros(0)
             if record >= 0:

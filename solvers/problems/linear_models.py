@@ -397,7 +397,8 @@ class MultinomialLogistic:
         return MultinomialTerms(self.K, self.A, DUMMY_F, DUMMY_I, DUMMY_I, False, labels)
 
     @cached_property
-    def _sq(self) -> np.ndarray:
+    def sqnorms(self) -> np.ndarray:
+        """Squared row norms ``|a_i|^2``."""
         if self.sparse:
             return np.asarray(self.A.multiply(self.A).sum(axis=1)).ravel()
         return np.einsum("ij,ij->i", self.A, self.A)
@@ -419,7 +420,7 @@ class MultinomialLogistic:
 
     @property
     def L_max(self) -> float:
-        return 0.5 * float(self._sq.max()) + self.l2
+        return 0.5 * float(self.sqnorms.max()) + self.l2
 
     @property
     def mu(self) -> float:

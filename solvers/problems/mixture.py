@@ -74,6 +74,11 @@ class MixtureLikelihood:
         (:mod:`solvers.kernels_incremental.mixture`)."""
         return self.Q
 
+    @property
+    def mixture_offset(self) -> float:
+        """The constant the row scaling removed: ``f(w) = -mean_n log (Qw)_n + mixture_offset``."""
+        return self.offset
+
     def mixture(self, x: np.ndarray) -> np.ndarray:
         """``(Q w)_n`` in the scaled units (row maxima divided out)."""
         return self.Q @ np.asarray(x, dtype=np.float64)
