@@ -38,9 +38,10 @@ class Run:
         self.trace = Trace()
         self.passes = 0.0
 
-    def record(self, objective: float, **extra: float) -> None:
-        """Append ``objective`` (and ``extra`` columns) to the trace with the passes and seconds so far."""
-        self.trace.record(objective, self.passes, self.clock(), **extra)
+    def record(self, objective: float, *, at: float | None = None, **extra: float) -> None:
+        """Append ``objective`` (and ``extra`` columns) to the trace with the passes and the seconds so
+        far (``at``: a time read earlier, for a value evaluated off the clock)."""
+        self.trace.record(objective, self.passes, self.clock() if at is None else at, **extra)
 
     def callback_stops(self, x: np.ndarray) -> bool:
         """Call ``callback(x)``; a truthy return asks the solver to stop (the one callback rule)."""
@@ -51,8 +52,11 @@ class Run:
         if converged:
             report(self.progress, 1.0)
 
-    def result(self, x: np.ndarray, fun: float, n_iter: int, converged: bool, message: str, **extra: Any) -> SolveResult:
-        return SolveResult(x, fun, n_iter, self.passes, converged, message, self.method, self.clock(), self.trace, extra)
+    def result(self, x: np.ndarray, fun: float, n_iter: int, converged: bool, message: str, *,
+               seconds: float | None = None, **extra: Any) -> SolveResult:
+        """The :class:`SolveResult` (``seconds``: the clock now, unless given)."""
+        return SolveResult(x, fun, n_iter, self.passes, converged, message, self.method,
+                           self.clock() if seconds is None else seconds, self.trace, extra)
 
 
 class Monitor(Run):

@@ -1,4 +1,4 @@
-"""Bound majorization solvers ``bm`` and ``sbm`` (solvers/methods/majorization.py).
+"""Bound majorization solvers ``bm`` and ``sbm`` (solvers/methods/{bound,stochastic_bound}_majorization.py).
 
 Independent references: scipy L-BFGS-B at tight tolerance polished by exact Newton steps on the
 problem's own value/gradient/Hessian (no bound code involved), scikit-learn's multinomial
@@ -12,14 +12,12 @@ from scipy.optimize import minimize as sp_minimize
 
 from aggregators.logpool import LogPool
 from solvers import available, minimize
-from solvers.methods.majorization import (
-    _sherman_morrison_direction,
-    loglinear_terms,
-    simplex_metric_projection,
-)
+from solvers.kernels.sherman_morrison import sherman_morrison_direction
+from solvers.methods._loglinear_terms import loglinear_terms
 from solvers.problems.linear_models import MultinomialLogistic
 from solvers.problems.loglinear import ConditionalLogLinear
 from solvers.problems.multinomial_loglinear import DenseLogLinear, MultinomialLogLinear
+from solvers.simplex import simplex_metric_projection
 
 
 def _softmax_data(rng, n=300, p=4, K=4, scale=1.0):
@@ -134,7 +132,7 @@ def test_sherman_morrison_invariants(multinomial):
     idx = np.sort(rng.choice(pb.n_terms, 25, replace=False))
     w = rng.uniform(0.5, 2.0, 25)
     Fb, sb = terms.dense_batch(theta, idx)
-    phi, grad, M = _sherman_morrison_direction(theta, Fb, sb, pb.labels[idx], w, pb.lam, True)
+    phi, grad, M = sherman_morrison_direction(theta, Fb, sb, pb.labels[idx], w, pb.lam, True)
     terms.w = np.ones(pb.n_terms)
     terms.w[idx] = w
     _, g, S = terms.sums(theta, idx)
