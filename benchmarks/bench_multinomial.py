@@ -40,7 +40,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import solvers  # noqa: E402
-from solvers.problems.linear_models import MultinomialLogistic  # noqa: E402
+from solvers.problems.softmax_regression import MultinomialLogistic  # noqa: E402
 
 TARGETS = (1e-4, 1e-6, 1e-8)
 ITER_GRID = [1, 2, 3, 5, 8, 12, 18, 27, 40, 60, 90, 135, 200, 300, 450, 700, 1000]

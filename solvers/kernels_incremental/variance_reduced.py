@@ -38,7 +38,7 @@ from .losses import SAFE_FASTMATH, loss_deriv, soft
 
 
 @njit(cache=True, fastmath=True)
-def saga_dense_epoch(loss, X, y, gam, idx, x, table, gbar, step, l2, l1, theta):
+def saga_dense_epoch(loss, X, y, smoothing, idx, x, table, gbar, step, l2, l1, theta):
     n, d = X.shape
     rho = 1.0 - step * l2
     inv_n = 1.0 / n
@@ -48,7 +48,7 @@ def saga_dense_epoch(loss, X, y, gam, idx, x, table, gbar, step, l2, l1, theta):
         u = 0.0
         for c in range(d):
             u += X[j, c] * x[c]
-        s_new = loss_deriv(loss, u, y[j], gam)
+        s_new = loss_deriv(loss, u, y[j], smoothing)
         delta = s_new - table[j]
         c1 = step * theta * delta
         c2 = delta * inv_n
@@ -89,7 +89,7 @@ def geometric_tables(rho: float, length: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True)
-def saga_sparse_epoch(loss, data, indices, indptr, y, gam, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo):
+def saga_sparse_epoch(loss, data, indices, indptr, y, smoothing, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo):
     n = table.shape[0]
     d = x.shape[0]
     rho = 1.0 - step * l2
@@ -106,7 +106,7 @@ def saga_sparse_epoch(loss, data, indices, indptr, y, gam, idx, x, table, gbar, 
             _catch_up(x, c, k - last[c], rho, step, gbar[c], tl1, pw, geo)
             last[c] = k
             u += data[p] * x[c]
-        s_new = loss_deriv(loss, u, y[j], gam)
+        s_new = loss_deriv(loss, u, y[j], smoothing)
         delta = s_new - table[j]
         c1 = step * theta * delta
         c2 = delta * inv_n
@@ -126,7 +126,7 @@ def saga_sparse_epoch(loss, data, indices, indptr, y, gam, idx, x, table, gbar, 
 
 
 @njit(cache=True, fastmath=True)
-def svrg_dense_inner(loss, X, y, gam, idx, x, s_snap, g, step, l2, l1, xsum):
+def svrg_dense_inner(loss, X, y, smoothing, idx, x, s_snap, g, step, l2, l1, xsum):
     """One inner loop of SVRG; ``xsum`` (length 0 to skip) accumulates the iterates."""
     n, d = X.shape
     rho = 1.0 - step * l2
@@ -137,7 +137,7 @@ def svrg_dense_inner(loss, X, y, gam, idx, x, s_snap, g, step, l2, l1, xsum):
         u = 0.0
         for c in range(d):
             u += X[j, c] * x[c]
-        delta = loss_deriv(loss, u, y[j], gam) - s_snap[j]
+        delta = loss_deriv(loss, u, y[j], smoothing) - s_snap[j]
         c1 = step * delta
         if tl1 > 0.0:
             for c in range(d):
@@ -151,7 +151,7 @@ def svrg_dense_inner(loss, X, y, gam, idx, x, s_snap, g, step, l2, l1, xsum):
 
 
 @njit(cache=True)
-def svrg_sparse_inner(loss, data, indices, indptr, y, gam, idx, x, s_snap, g, step, l2, l1, last, pw, geo):
+def svrg_sparse_inner(loss, data, indices, indptr, y, smoothing, idx, x, s_snap, g, step, l2, l1, last, pw, geo):
     d = x.shape[0]
     rho = 1.0 - step * l2
     tl1 = step * l1
@@ -166,7 +166,7 @@ def svrg_sparse_inner(loss, data, indices, indptr, y, gam, idx, x, s_snap, g, st
             _catch_up(x, c, k - last[c], rho, step, g[c], tl1, pw, geo)
             last[c] = k
             u += data[p] * x[c]
-        c1 = step * (loss_deriv(loss, u, y[j], gam) - s_snap[j])
+        c1 = step * (loss_deriv(loss, u, y[j], smoothing) - s_snap[j])
         for p in range(p0, p1):
             c = indices[p]
             v = rho * x[c] - c1 * data[p] - step * g[c]
@@ -201,18 +201,18 @@ def unsigned(a: np.ndarray) -> np.ndarray:
     return a.view(np.uint32 if a.dtype.itemsize == 4 else np.uint64)
 
 
-def saga_sparse_epoch_scaled(loss, data, indices, indptr, y, gam, idx, x, table, gbar, step, l2, theta, st):
+def saga_sparse_epoch_scaled(loss, data, indices, indptr, y, smoothing, idx, x, table, gbar, step, l2, theta, st):
     """SAGA/SAG epoch on CSR rows without l1: ``x = beta w`` (L1525) and running-sum lazy steps.
 
     Same update as :func:`saga_sparse_epoch` with ``l1 = 0`` (module docstring); ``st`` is a
     ``(d, 3)`` work array (contents ignored on entry). ``x`` and ``gbar`` are read at the start and
     written back, fully up to date, at the end.
     """
-    _saga_sparse_epoch_scaled(loss, data, unsigned(indices), unsigned(indptr), y, gam, idx, x, table, gbar, step, l2, theta, st)
+    _saga_sparse_epoch_scaled(loss, data, unsigned(indices), unsigned(indptr), y, smoothing, idx, x, table, gbar, step, l2, theta, st)
 
 
 @njit(cache=True, fastmath=SAFE_FASTMATH, boundscheck=False)
-def _saga_sparse_epoch_scaled(loss, data, indices, indptr, y, gam, idx, x, table, gbar, step, l2, theta, st):
+def _saga_sparse_epoch_scaled(loss, data, indices, indptr, y, smoothing, idx, x, table, gbar, step, l2, theta, st):
     n = table.shape[0]
     d = x.shape[0]
     rho = 1.0 - step * l2
@@ -233,7 +233,7 @@ def _saga_sparse_epoch_scaled(loss, data, indices, indptr, y, gam, idx, x, table
             w = st[c, 0] - (cs - st[c, 2]) * st[c, 1]
             st[c, 0] = w
             u += data[p] * w
-        s_new = loss_deriv(loss, beta * u, y[j], gam)
+        s_new = loss_deriv(loss, beta * u, y[j], smoothing)
         delta = s_new - table[j]
         table[j] = s_new
         # x+ = rho x - step theta delta a_j - step gbar  <=>  beta+ = rho beta,
@@ -261,13 +261,13 @@ def _saga_sparse_epoch_scaled(loss, data, indices, indptr, y, gam, idx, x, table
         gbar[c] = st[c, 1]
 
 
-def svrg_sparse_inner_scaled(loss, data, indices, indptr, y, gam, idx, x, s_snap, g, step, l2, st):
+def svrg_sparse_inner_scaled(loss, data, indices, indptr, y, smoothing, idx, x, s_snap, g, step, l2, st):
     """SVRG inner loop on CSR rows without l1, scaled form (module docstring); ``st``: ``(d, 2)`` work array."""
-    _svrg_sparse_inner_scaled(loss, data, unsigned(indices), unsigned(indptr), y, gam, idx, x, s_snap, g, step, l2, st)
+    _svrg_sparse_inner_scaled(loss, data, unsigned(indices), unsigned(indptr), y, smoothing, idx, x, s_snap, g, step, l2, st)
 
 
 @njit(cache=True, fastmath=SAFE_FASTMATH, boundscheck=False)
-def _svrg_sparse_inner_scaled(loss, data, indices, indptr, y, gam, idx, x, s_snap, g, step, l2, st):
+def _svrg_sparse_inner_scaled(loss, data, indices, indptr, y, smoothing, idx, x, s_snap, g, step, l2, st):
     d = x.shape[0]
     rho = 1.0 - step * l2
     for c in range(d):
@@ -285,7 +285,7 @@ def _svrg_sparse_inner_scaled(loss, data, indices, indptr, y, gam, idx, x, s_sna
             w = st[c, 0] - (cs - st[c, 1]) * g[c]
             st[c, 0] = w
             u += data[p] * w
-        delta = loss_deriv(loss, beta * u, y[j], gam) - s_snap[j]
+        delta = loss_deriv(loss, beta * u, y[j], smoothing) - s_snap[j]
         beta *= rho
         b1 = step / beta
         a1 = delta * b1

@@ -89,7 +89,7 @@ def _run_finito(problem, x0, *, method, alpha, tol, max_iter, callback, progress
     mt = capability(problem, "multinomial_terms")
     if lt is not None:
         s = np.empty(n)
-        all_derivs(lt.loss, *lt.args(), lt.y, x, lt.gam, s)
+        all_derivs(lt.loss, *lt.args(), lt.y, x, lt.smoothing, s)
         Sg = np.asarray(problem.A.T @ s, dtype=np.float64)
     elif mt is not None:
         _, s, Sg = mn_full_pass(problem, x)
@@ -103,7 +103,7 @@ def _run_finito(problem, x0, *, method, alpha, tol, max_iter, callback, progress
     while not mon.check(w, epoch):
         idx = indices(rng, n, order)
         if lt is not None:
-            finito_epoch(lt.loss, *lt.args(), lt.y, lt.gam, idx, phi, s, Sphi, Sg, w, alpha, mu, problem.l2)
+            finito_epoch(lt.loss, *lt.args(), lt.y, lt.smoothing, idx, phi, s, Sphi, Sg, w, alpha, mu, problem.l2)
         elif mt is not None:
             mn_finito_epoch(*mt.args(), mt.labels, idx, phi, s, Sphi, Sg, w, alpha, mu, problem.l2)
         else:
@@ -169,10 +169,10 @@ def prox_finito(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 3
     else:  # one scalar per term; the prox of a term is a 1-D problem
         lt = problem.linear_terms
         s = np.empty(n)
-        all_derivs(lt.loss, *lt.args(), lt.y, x, lt.gam, s)
+        all_derivs(lt.loss, *lt.args(), lt.y, x, lt.smoothing, s)
 
         def epoch(idx, phi, s, Sphi, Sg, z):
-            prox_finito_epoch(lt.loss, *lt.args(), lt.y, lt.gam, idx, phi, s, Sphi, Sg, lt.sqnorms, z, mu)
+            prox_finito_epoch(lt.loss, *lt.args(), lt.y, lt.smoothing, idx, phi, s, Sphi, Sg, lt.sqnorms, z, mu)
 
     mon = Monitor(problem, "prox_finito", tol=tol, max_iter=max_iter, callback=callback, progress=progress)
     mon.off_clock = off_clock

@@ -5,8 +5,8 @@ algorithm SPG2: from ``x`` with gradient ``g`` and spectral (Barzilai-Borwein) s
 
     d = P(x - λ g) - x,      x+ = x + t d,
 
-with ``t`` from backtracking until ``f(x + t d) <= max_{j<M} f(x_{k-j}) + γ t <g, d>`` (the last
-``M`` values: non-monotone), and ``λ = <s, s>/<s, y>`` clipped to ``[λ_min, λ_max]``.
+with ``t`` from backtracking until ``f(x + t d) <= max_{j<M} f(x_{k-j}) + c t <g, d>`` (the last
+``M`` values: non-monotone; the constant is the option ``armijo_c``), and ``λ = <s, s>/<s, y>`` clipped to ``[λ_min, λ_max]``.
 
 Needs only ``value_and_grad`` (and ``value``) and ``project(x)`` (the Euclidean projection onto the
 feasible set; the identity when the problem has none and ``constraint == "none"``). Applies to any
@@ -52,7 +52,7 @@ def projected_gradient(
     callback=None,
     progress=None,
     memory: int = 10,
-    gamma: float = 1e-4,
+    armijo_c: float = 1e-4,
     step_min: float = 1e-12,
     step_max: float = 1e12,
     step0: float | None = None,
@@ -60,7 +60,7 @@ def projected_gradient(
     """Spectral projected gradient (SPG2) with a non-monotone Armijo line search.
 
     Options: ``memory`` (M, how many past values the non-monotone test uses; 1 is monotone),
-    ``gamma`` (sufficient-decrease constant), ``step_min``/``step_max`` (clip of the spectral step),
+    ``armijo_c`` (the sufficient-decrease constant of the Armijo test), ``step_min``/``step_max`` (clip of the spectral step),
     ``step0`` (first step; default ``1/||P(x - g) - x||_∞``).
     """
     check_tol(tol, positive=True)
@@ -110,7 +110,7 @@ def projected_gradient(
             x_new = x + t * d
             f_new = problem.value(x_new)
             run.passes += 1
-            if np.isfinite(f_new) and f_new <= fmax + gamma * t * slope:
+            if np.isfinite(f_new) and f_new <= fmax + armijo_c * t * slope:
                 break
             # safeguarded quadratic interpolation, as in SPG2
             denom = 2.0 * (f_new - f - t * slope)

@@ -67,7 +67,7 @@ def run_table_method(problem, x0, *, method, theta, step, tol, max_iter, callbac
     if lt is not None:
         l2, l1 = problem.l2, problem.l1
         table = np.empty(n)
-        all_derivs(lt.loss, *lt.args(), lt.y, x, lt.gam, table)
+        all_derivs(lt.loss, *lt.args(), lt.y, x, lt.smoothing, table)
         gbar = np.asarray(problem.A.T @ table, dtype=np.float64) / n
         mon.passes += 1
         scaled = lt.sparse and use_scaled(step, l2, l1, lt.indptr, problem.dim)
@@ -81,11 +81,11 @@ def run_table_method(problem, x0, *, method, theta, step, tol, max_iter, callbac
         while not stop:
             idx = indices(rng, n, order)
             if scaled:
-                saga_sparse_epoch_scaled(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.gam, idx, x, table, gbar, step, l2, theta, work)
+                saga_sparse_epoch_scaled(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, x, table, gbar, step, l2, theta, work)
             elif lt.sparse:
-                saga_sparse_epoch(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.gam, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo)
+                saga_sparse_epoch(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo)
             else:
-                saga_dense_epoch(lt.loss, lt.X, lt.y, lt.gam, idx, x, table, gbar, step, l2, l1, theta)
+                saga_dense_epoch(lt.loss, lt.X, lt.y, lt.smoothing, idx, x, table, gbar, step, l2, l1, theta)
             mon.passes += 1
             epoch += 1
             stop = mon.check(x, epoch)

@@ -60,8 +60,8 @@ def sdca(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, cal
     v = VARIANTS[variant]
     return _loop(
         problem, np.zeros(n), mu, variant, tol, max_iter, callback, progress, seed, off_clock,
-        dual_terms=lambda beta: sdca_dual_terms(lt.loss, beta, lt.y, lt.gam),
-        epoch=lambda idx, beta, x: sdca_epoch(lt.loss, *lt.args(), lt.y, lt.gam, idx, beta, x, lt.sqnorms, mu, v, sconst),
+        dual_terms=lambda beta: sdca_dual_terms(lt.loss, beta, lt.y, lt.smoothing),
+        epoch=lambda idx, beta, x: sdca_epoch(lt.loss, *lt.args(), lt.y, lt.smoothing, idx, beta, x, lt.sqnorms, mu, v, sconst),
         order=order,
     )
 

@@ -113,7 +113,7 @@ def sgd(problem, x0=None, *, tol: float = 0.0, max_iter: int = 50, callback=None
         idx = indices(rng, n, order)
         x, k, xavg = state
         if lt is not None:  # the compiled epochs update x and xavg in place and return the new k
-            state = state._replace(k=sgd_epoch(lt.loss, *lt.args(), lt.y, lt.gam, idx, x, k, sch, step, problem.l2,
+            state = state._replace(k=sgd_epoch(lt.loss, *lt.args(), lt.y, lt.smoothing, idx, x, k, sch, step, problem.l2,
                                                problem.l1, xavg, avg_from))
         elif mt is not None:
             state = state._replace(k=mn_sgd_epoch(*mt.args(), mt.labels, mt.K, idx, x, k, sch, step, problem.l2,

@@ -100,7 +100,7 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
         # snapshot: full gradient at x (also the stopping test)
         if lt is not None:
             s_snap = np.empty(n)
-            lsum = all_derivs_loss(lt.loss, *lt.args(), lt.y, x, lt.gam, s_snap)
+            lsum = all_derivs_loss(lt.loss, *lt.args(), lt.y, x, lt.smoothing, s_snap)
             gdata = np.asarray(problem.A.T @ s_snap, dtype=np.float64) / n
             g = gdata + problem.l2 * x
             fx = lsum / n + 0.5 * problem.l2 * float(x @ x) + problem.l1 * float(np.abs(x).sum())
@@ -148,11 +148,11 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
                     else:
                         mn_svrg_dense_inner(mt.X, mt.labels, part, x, s_snap, gdata, step, l2, l1, xsum)
                 elif scaled:
-                    svrg_sparse_inner_scaled(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.gam, part, x, s_snap, gdata, step, l2, work)
+                    svrg_sparse_inner_scaled(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, part, x, s_snap, gdata, step, l2, work)
                 elif lt.sparse:
-                    svrg_sparse_inner(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.gam, part, x, s_snap, gdata, step, l2, l1, last, pw, geo)
+                    svrg_sparse_inner(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, part, x, s_snap, gdata, step, l2, l1, last, pw, geo)
                 else:
-                    svrg_dense_inner(lt.loss, lt.X, lt.y, lt.gam, part, x, s_snap, gdata, step, l2, l1, xsum)
+                    svrg_dense_inner(lt.loss, lt.X, lt.y, lt.smoothing, part, x, s_snap, gdata, step, l2, l1, xsum)
                 if record >= 0 and pi == 0:
                     xs = x.copy()
             if snapshot == "average":

@@ -14,9 +14,9 @@ from aggregators.logpool import LogPool
 from solvers import available, minimize
 from solvers.kernels.sherman_morrison import sherman_morrison_direction
 from solvers.methods._loglinear_terms import loglinear_terms
-from solvers.problems.linear_models import MultinomialLogistic
 from solvers.problems.loglinear import ConditionalLogLinear
 from solvers.problems.multinomial_loglinear import DenseLogLinear, MultinomialLogLinear
+from solvers.problems.softmax_regression import MultinomialLogistic
 from solvers.simplex import simplex_metric_projection
 
 
