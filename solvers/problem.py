@@ -55,67 +55,55 @@ class Capability:
     used_by: str
 
 
-_GENERIC = (
-    Capability("hessian", "(x, *, items=None) -> (dim, dim) array",
-               "dense Hessian of f; ``items=`` (optional keyword) averages over a subset of the terms (subsampled)",
-               "newton (needs), auto"),
-    Capability("hvp", "(x, v) -> (dim,) array", "Hessian-vector product", "none today (offered for users)"),
-    Capability("term_grad", "(i, x) -> (dim,) array", "gradient of term f_i (incl. its share of a ridge term)",
-               "sag, saga, svrg, s2gd, sgd, finito, miso: the generic Python per-term path"),
-    Capability("project", "(x) -> (dim,) array", "Euclidean projection onto C",
-               "projected_gradient, every prox-based solver when there is no prox"),
-    Capability("prox", "(x, step) -> (dim,) array", "prox of step * r (l1: soft threshold; sets: projection)",
-               "gd, proximal_gradient, heavy_ball, nesterov, saga, svrg, sgd, sag (monitor's gradient mapping)"),
-    Capability("constraint", "str", '"none", "simplex", "box", "product"; absent means "none"',
-               "registry (constraints=), newton/lbfgs (simplex QP), em, bm/sbm"),
-    Capability("L", "float", "Lipschitz constant of grad f", "heavy_ball, nesterov (needs), gd, step defaults"),
-    Capability("L_max", "float", "max over terms of the term Lipschitz constants", "step defaults of the finite-sum solvers"),
-    Capability("mu", "float | None", "strong-convexity constant of f", "finito, miso, prox_finito, sdca (needs), sgd schedule"),
-    Capability("x0", "() -> (dim,) array", "a feasible start", "every solver when no x0 is given"),
-    Capability("restrict", "(idx) -> problem", "the same problem on coordinates idx, the others fixed at 0",
-               "newton's working set"),
-    Capability("screen", "(k) -> int array", "a cheap guess of the k most useful coordinates", "newton's working set"),
-    Capability("n_classes", "int", "number of classes K of a log-linear model (pass accounting)", "newton"),
-    Capability("dtype", "numpy dtype", "storage precision of the data (float32 storage is re-read exactly)", "newton"),
-)
+_TABLE = """
+name :: type :: meaning :: solvers that read it
+-- generic members --
+hessian :: (x, *, items=None) -> (dim, dim) array :: dense Hessian of f; ``items=`` (optional keyword) averages over a subset of the terms (subsampled) :: newton (needs), auto
+hvp :: (x, v) -> (dim,) array :: Hessian-vector product :: none today (offered for users)
+term_grad :: (i, x) -> (dim,) array :: gradient of term f_i (incl. its share of a ridge term) :: sag, saga, svrg, s2gd, sgd, finito, miso: the generic Python per-term path
+project :: (x) -> (dim,) array :: Euclidean projection onto C :: projected_gradient, every prox-based solver when there is no prox
+prox :: (x, step) -> (dim,) array :: prox of step * r (l1: soft threshold; sets: projection) :: gd, proximal_gradient, heavy_ball, nesterov, saga, svrg, sgd, sag (monitor's gradient mapping)
+constraint :: str :: "none", "simplex", "box", "product"; absent means "none" :: registry (constraints=), newton/lbfgs (simplex QP), em, bm/sbm
+L :: float :: Lipschitz constant of grad f :: heavy_ball, nesterov (needs), gd, step defaults
+L_max :: float :: max over terms of the term Lipschitz constants :: step defaults of the finite-sum solvers
+mu :: float | None :: strong-convexity constant of f :: finito, miso, prox_finito, sdca (needs), sgd schedule
+x0 :: () -> (dim,) array :: a feasible start :: every solver when no x0 is given
+restrict :: (idx) -> problem :: the same problem on coordinates idx, the others fixed at 0 :: newton's working set
+screen :: (k) -> int array :: a cheap guess of the k most useful coordinates :: newton's working set
+n_classes :: int :: number of classes K of a log-linear model (pass accounting) :: newton
+dtype :: numpy dtype :: storage precision of the data (float32 storage is re-read exactly) :: newton
+-- the structured data of model families (read by compiled paths and model-specific solvers) --
+linear_terms :: solvers.problems.linear_models.LinearTerms :: rows, labels and loss id of f_i(x) = phi(a_i.x, y_i) + (l2/2)|x|^2, read by the compiled kernels :: sag, saga, svrg, s2gd, sgd, finito, miso, sdca (compiled paths), auto (variance_reduced_auto), monitor
+multinomial_terms :: solvers.problems.linear_models.MultinomialTerms :: rows and labels of softmax regression, read by the compiled multinomial kernels :: sag, saga, svrg, s2gd, sgd, finito, miso, sdca, prox_finito (compiled paths), auto, monitor
+ridge_terms :: LinearTerms | MultinomialTerms | None :: the terms of a pure ridge model (l2 > 0, l1 = 0), else None :: sdca, prox_finito (needs)
+A :: (n_terms, d) array or CSR matrix :: the data rows of a linear / softmax model :: saga, svrg, finito, prox_finito (table sums at BLAS speed)
+sqnorms :: (n_terms,) array :: squared row norms |a_i|^2 :: sdca, prox_finito (multinomial), sgd (hinge step)
+curvature :: float :: upper bound on phi'' of a linear model's loss (inf for the hinge) :: sdca
+loss :: str :: the loss of a linear model ("logistic", "squared", ...) :: heavy_ball (Polyak tuning), messages
+smooth :: bool :: False when the objective is not differentiable (hinge) :: gd, heavy_ball, nesterov, saga, svrg, finito refuse it; auto
+smooth_value :: (x) -> float :: value of the smooth part (f without the l1 term) :: gd backtracking
+l2 :: float :: ridge coefficient (l2/2)|x|^2 inside each term :: finite-sum kernels, term strong convexity, bm/sbm
+l1 :: float :: lasso coefficient l1|x|_1 (handled by prox) :: saga, svrg, sgd kernels, auto; finito, sdca, bm refuse it
+features_ndk :: (n_items, dim, n_classes) array :: features of a conditional log-linear model, agent-major (the log pool's store) :: sag, saga, svrg, sgd, finito (compiled log-pool kernels)
+features :: (n_items, n_classes, dim) array or KroneckerFeatures :: features f_n(y) of a conditional log-linear model :: bm, sbm (needs)
+labels :: (n_items,) int64 array :: observed classes y_n of a log-linear model :: bm, sbm (needs), compiled log-pool kernels
+log_h :: (K,) or (n, K) array | None :: log base measure of a log-linear model :: bm, sbm
+lam :: float :: ridge coefficient of a log-linear model (l2 is read when absent) :: bm, sbm
+sample_weight :: (n,) array | None :: per-item weights of a log-linear model :: bm, sbm
+mixture :: (x) -> (n_items,) array :: (Q x)_n of a mixture likelihood, in the scaled units :: em (needs)
+mixture_rows :: (n_items, dim) array :: the rows Q (scaled by their maxima) of a mixture likelihood :: em (needs), sag, saga, svrg, sgd, finito (compiled linear-pool kernels)
+mixture_offset :: float :: the constant the row scaling removed from a mixture's objective :: em (needs)
+responsibilities :: (x) -> (n_items, dim) array :: EM's E-step w_i Q_ni / (Qw)_n :: none today (offered for users)
+"""
+"""The declaration of every optional member, one row each: ``name :: type :: meaning :: solvers that read it``."""
 
-_STRUCTURE = (
-    Capability("linear_terms", "solvers.problems.linear_models.LinearTerms",
-               "rows, labels and loss id of f_i(x) = phi(a_i.x, y_i) + (l2/2)|x|^2, read by the compiled kernels",
-               "sag, saga, svrg, s2gd, sgd, finito, miso, sdca (compiled paths), auto (variance_reduced_auto), monitor"),
-    Capability("multinomial_terms", "solvers.problems.linear_models.MultinomialTerms",
-               "rows and labels of softmax regression, read by the compiled multinomial kernels",
-               "sag, saga, svrg, s2gd, sgd, finito, miso, sdca, prox_finito (compiled paths), auto, monitor"),
-    Capability("ridge_terms", "LinearTerms | MultinomialTerms | None",
-               "the terms of a pure ridge model (l2 > 0, l1 = 0), else None", "sdca, prox_finito (needs)"),
-    Capability("A", "(n_terms, d) array or CSR matrix", "the data rows of a linear / softmax model",
-               "saga, svrg, finito, prox_finito (table sums at BLAS speed)"),
-    Capability("sqnorms", "(n_terms,) array", "squared row norms |a_i|^2", "sdca, prox_finito (multinomial), sgd (hinge step)"),
-    Capability("curvature", "float", "upper bound on phi'' of a linear model's loss (inf for the hinge)", "sdca"),
-    Capability("loss", "str", 'the loss of a linear model ("logistic", "squared", ...)', "heavy_ball (Polyak tuning), messages"),
-    Capability("smooth", "bool", "False when the objective is not differentiable (hinge)",
-               "gd, heavy_ball, nesterov, saga, svrg, finito refuse it; auto"),
-    Capability("smooth_value", "(x) -> float", "value of the smooth part (f without the l1 term)", "gd backtracking"),
-    Capability("l2", "float", "ridge coefficient (l2/2)|x|^2 inside each term", "finite-sum kernels, term strong convexity, bm/sbm"),
-    Capability("l1", "float", "lasso coefficient l1|x|_1 (handled by prox)", "saga, svrg, sgd kernels, auto; finito, sdca, bm refuse it"),
-    Capability("features_ndk", "(n_items, dim, n_classes) array",
-               "features of a conditional log-linear model, agent-major (the log pool's store)",
-               "sag, saga, svrg, sgd, finito (compiled log-pool kernels)"),
-    Capability("features", "(n_items, n_classes, dim) array or KroneckerFeatures",
-               "features f_n(y) of a conditional log-linear model", "bm, sbm (needs)"),
-    Capability("labels", "(n_items,) int64 array", "observed classes y_n of a log-linear model",
-               "bm, sbm (needs), compiled log-pool kernels"),
-    Capability("log_h", "(K,) or (n, K) array | None", "log base measure of a log-linear model", "bm, sbm"),
-    Capability("lam", "float", "ridge coefficient of a log-linear model (l2 is read when absent)", "bm, sbm"),
-    Capability("sample_weight", "(n,) array | None", "per-item weights of a log-linear model", "bm, sbm"),
-    Capability("mixture", "(x) -> (n_items,) array", "(Q x)_n of a mixture likelihood, in the scaled units", "em (needs)"),
-    Capability("mixture_rows", "(n_items, dim) array", "the rows Q (scaled by their maxima) of a mixture likelihood",
-               "em (needs), sag, saga, svrg, sgd, finito (compiled linear-pool kernels)"),
-    Capability("mixture_offset", "float", "the constant the row scaling removed from a mixture's objective", "em (needs)"),
-    Capability("responsibilities", "(x) -> (n_items, dim) array", "EM's E-step w_i Q_ni / (Qw)_n", "none today (offered for users)"),
-)
 
-CAPABILITIES: dict[str, Capability] = {c.name: c for c in _GENERIC + _STRUCTURE}
+def _parse(table: str) -> dict[str, Capability]:
+    rows = [ln.split(" :: ") for ln in table.strip().splitlines()[1:] if " :: " in ln]
+    return {r[0]: Capability(*r) for r in rows}
+
+
+CAPABILITIES: dict[str, Capability] = _parse(_TABLE)
 """Every optional member a problem may offer, by name (generic members first, then the structured
 data of the model families that compiled paths read)."""
 

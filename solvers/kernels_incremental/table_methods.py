@@ -10,16 +10,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from .losses import (
-    loss_conj,
-    loss_conj_deriv,
-    loss_deriv,
-    loss_prox,
-    row_axpy,
-    row_dot,
-    sgd_step_size,
-    soft,
-)
+from .losses import loss_conj, loss_conj_deriv, loss_deriv, loss_prox, row_axpy, row_dot, sgd_step_size, soft
 
 
 @njit(cache=True)

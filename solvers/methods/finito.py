@@ -30,17 +30,7 @@ from ..kernels_incremental.multinomial import mn_finito_epoch
 from ..kernels_incremental.table_methods import finito_epoch, prox_finito_epoch
 from ..problem import capability
 from ..registry import register
-from ._incremental_common import (
-    DEFAULT_TOL,
-    Monitor,
-    check_common,
-    constant,
-    indices,
-    require_smooth,
-    rng_of,
-    start,
-    term_mu,
-)
+from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start, term_mu
 
 MAX_TABLE_BYTES = 4 * 2**30
 

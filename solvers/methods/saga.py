@@ -30,17 +30,7 @@ from ..kernels_incremental.variance_reduced import (
 )
 from ..problem import capability
 from ..registry import register
-from ._incremental_common import (
-    DEFAULT_TOL,
-    Monitor,
-    check_common,
-    constant,
-    indices,
-    require_smooth,
-    rng_of,
-    start,
-    term_mu,
-)
+from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start, term_mu
 
 
 def saga_default_step(problem) -> float:

@@ -22,11 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from ..kernels_incremental.loglinear_saga import (
-    loglinear_init_table,
-    loglinear_svrg_inner,
-    project_simplex_inplace,
-)
+from ..kernels_incremental.loglinear_saga import loglinear_init_table, loglinear_svrg_inner, project_simplex_inplace
 from ..kernels_incremental.losses import all_derivs_loss
 from ..kernels_incremental.mixture import mixture_init_table, mixture_svrg_inner
 from ..kernels_incremental.multinomial import full_pass as mn_full_pass
@@ -40,16 +36,7 @@ from ..kernels_incremental.variance_reduced import (
 )
 from ..problem import capability, constraint_of
 from ..registry import register
-from ._incremental_common import (
-    DEFAULT_TOL,
-    Monitor,
-    check_common,
-    constant,
-    indices,
-    require_smooth,
-    rng_of,
-    start,
-)
+from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start
 
 SNAPSHOTS = ("last", "average", "random")
 

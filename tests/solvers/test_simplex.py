@@ -5,14 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from solvers.simplex import (
-    fw_gap,
-    mirror_step,
-    project_simplex,
-    softmax,
-    softmax_jacobian_vp,
-    solve_simplex_qp,
-)
+from solvers.simplex import fw_gap, mirror_step, project_simplex, softmax, softmax_jacobian_vp, solve_simplex_qp
 
 
 def brute_force_projection(x):
