@@ -213,6 +213,19 @@ DUMMY_F = np.zeros(0)
 DUMMY_I = np.zeros(0, dtype=np.int32)
 
 
+@njit(cache=True, inline="always")
+def _value_deriv(loss, u, y, smoothing):
+    """``(phi(u, y), phi'(u, y))``; one ``exp`` for both with the logistic loss."""
+    if loss == LOGISTIC:
+        z = -y * u
+        if z > 0:
+            e = math.exp(-z)
+            return z + math.log1p(e), -y / (1.0 + e)
+        e = math.exp(z)
+        return math.log1p(e), -y * e / (1.0 + e)
+    return loss_value(loss, u, y, smoothing), loss_deriv(loss, u, y, smoothing)
+
+
 def value_grad_csr(loss, data, indices, indptr, y, smoothing, x, g) -> float:
     """One streaming pass over CSR rows: ``g = sum_i phi'(a_i . x, y_i) a_i`` (overwritten) and the
     return value ``sum_i phi(a_i . x, y_i)``. Each row is read once: its margin (four partial sums,
@@ -247,19 +260,8 @@ def _value_grad_csr(loss, data, indices, indptr, y, smoothing, x, g) -> float:
             u0 += data[p] * x[indices[p]]
             p += 1
         u = (u0 + u1) + (u2 + u3)
-        if loss == LOGISTIC:  # one exp for the value and the derivative
-            z = -y[i] * u
-            if z > 0:
-                e = math.exp(-z)
-                total += z + math.log1p(e)
-                r = -y[i] / (1.0 + e)
-            else:
-                e = math.exp(z)
-                total += math.log1p(e)
-                r = -y[i] * e / (1.0 + e)
-        else:
-            r = loss_deriv(loss, u, y[i], smoothing)
-            total += loss_value(loss, u, y[i], smoothing)
+        v, r = _value_deriv(loss, u, y[i], smoothing)
+        total += v
         if r != 0.0:
             for p in range(p0, p1):
                 g[indices[p]] += r * data[p]
@@ -279,19 +281,8 @@ def value_grad_dense(loss, X, y, smoothing, x, g) -> float:
         u = 0.0
         for c in range(d):
             u += X[i, c] * x[c]
-        if loss == LOGISTIC:  # one exp for the value and the derivative
-            z = -y[i] * u
-            if z > 0:
-                e = math.exp(-z)
-                total += z + math.log1p(e)
-                r = -y[i] / (1.0 + e)
-            else:
-                e = math.exp(z)
-                total += math.log1p(e)
-                r = -y[i] * e / (1.0 + e)
-        else:
-            r = loss_deriv(loss, u, y[i], smoothing)
-            total += loss_value(loss, u, y[i], smoothing)
+        v, r = _value_deriv(loss, u, y[i], smoothing)
+        total += v
         if r != 0.0:
             for c in range(d):
                 g[c] += r * X[i, c]

@@ -88,10 +88,30 @@ def geometric_tables(rho: float, length: int) -> tuple[np.ndarray, np.ndarray]:
     return pw, geo
 
 
+@njit(cache=True, inline="always")
+def _margin_catching_up(data, indices, p0, p1, x, g, last, k, rho, step, tl1, pw, geo):
+    """``a_j . x`` over the row's non-zeros ``p0:p1``, bringing each coordinate it reads up to step
+    ``k`` first (the just-in-time updates of the lazy sparse kernels)."""
+    u = 0.0
+    for p in range(p0, p1):
+        c = indices[p]
+        _catch_up(x, c, k - last[c], rho, step, g[c], tl1, pw, geo)
+        last[c] = k
+        u += data[p] * x[c]
+    return u
+
+
+@njit(cache=True, inline="always")
+def _flush(x, g, last, m, rho, step, tl1, pw, geo):
+    """Bring every coordinate up to the end of the epoch (step ``m``) and reset ``last``."""
+    for c in range(x.shape[0]):
+        _catch_up(x, c, m - last[c], rho, step, g[c], tl1, pw, geo)
+        last[c] = 0
+
+
 @njit(cache=True)
 def saga_sparse_epoch(loss, data, indices, indptr, y, smoothing, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo):
     n = table.shape[0]
-    d = x.shape[0]
     rho = 1.0 - step * l2
     inv_n = 1.0 / n
     tl1 = step * l1
@@ -100,12 +120,7 @@ def saga_sparse_epoch(loss, data, indices, indptr, y, smoothing, idx, x, table, 
         j = idx[k]
         p0 = indptr[j]
         p1 = indptr[j + 1]
-        u = 0.0
-        for p in range(p0, p1):
-            c = indices[p]
-            _catch_up(x, c, k - last[c], rho, step, gbar[c], tl1, pw, geo)
-            last[c] = k
-            u += data[p] * x[c]
+        u = _margin_catching_up(data, indices, p0, p1, x, gbar, last, k, rho, step, tl1, pw, geo)
         s_new = loss_deriv(loss, u, y[j], smoothing)
         delta = s_new - table[j]
         c1 = step * theta * delta
@@ -120,9 +135,7 @@ def saga_sparse_epoch(loss, data, indices, indptr, y, smoothing, idx, x, table, 
             gbar[c] += c2 * a
             last[c] = k + 1
         table[j] = s_new
-    for c in range(d):
-        _catch_up(x, c, m - last[c], rho, step, gbar[c], tl1, pw, geo)
-        last[c] = 0
+    _flush(x, gbar, last, m, rho, step, tl1, pw, geo)
 
 
 @njit(cache=True, fastmath=True)
@@ -152,7 +165,6 @@ def svrg_dense_inner(loss, X, y, smoothing, idx, x, s_snap, g, step, l2, l1, xsu
 
 @njit(cache=True)
 def svrg_sparse_inner(loss, data, indices, indptr, y, smoothing, idx, x, s_snap, g, step, l2, l1, last, pw, geo):
-    d = x.shape[0]
     rho = 1.0 - step * l2
     tl1 = step * l1
     m = idx.shape[0]
@@ -160,12 +172,7 @@ def svrg_sparse_inner(loss, data, indices, indptr, y, smoothing, idx, x, s_snap,
         j = idx[k]
         p0 = indptr[j]
         p1 = indptr[j + 1]
-        u = 0.0
-        for p in range(p0, p1):
-            c = indices[p]
-            _catch_up(x, c, k - last[c], rho, step, g[c], tl1, pw, geo)
-            last[c] = k
-            u += data[p] * x[c]
+        u = _margin_catching_up(data, indices, p0, p1, x, g, last, k, rho, step, tl1, pw, geo)
         c1 = step * (loss_deriv(loss, u, y[j], smoothing) - s_snap[j])
         for p in range(p0, p1):
             c = indices[p]
@@ -174,9 +181,7 @@ def svrg_sparse_inner(loss, data, indices, indptr, y, smoothing, idx, x, s_snap,
                 v = soft(v, tl1)
             x[c] = v
             last[c] = k + 1
-    for c in range(d):
-        _catch_up(x, c, m - last[c], rho, step, g[c], tl1, pw, geo)
-        last[c] = 0
+    _flush(x, g, last, m, rho, step, tl1, pw, geo)
 
 
 #: rescale (flush every coordinate, reset beta to 1) when the scale beta falls below this
