@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from ..errors import InputError
 from ..kernels_incremental.losses import DUMMY2, DUMMY_F, DUMMY_I
 
-__all__ = ["Rows", "as_rows", "rows_of"]
+__all__ = ["Rows", "as_rows", "check_penalties", "rows_of"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,13 @@ class Rows:
 
     def args(self) -> tuple:
         return (self.X, self.data, self.indices, self.indptr, self.sparse)
+
+
+def check_penalties(**coefs: float) -> None:
+    """Each regularisation coefficient (``l2=``, ``l1=``) must be a finite number >= 0."""
+    for name, v in coefs.items():
+        if not np.isfinite(v) or v < 0:
+            raise InputError(name, f"must be a finite number >= 0; got {v}")
 
 
 def rows_of(A) -> dict:

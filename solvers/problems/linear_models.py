@@ -31,7 +31,7 @@ import scipy.sparse as sp
 
 from ..errors import InputError
 from ..kernels_incremental.losses import loss_deriv, value_grad_csr, value_grad_dense
-from ._rows import Rows, as_rows, rows_of
+from ._rows import Rows, as_rows, check_penalties, rows_of
 
 LOSSES = {"logistic": 0, "squared": 1, "smooth_hinge": 2, "hinge": 3}
 CLASSIFICATION = {"logistic", "smooth_hinge", "hinge"}
@@ -83,9 +83,7 @@ class LinearModel:
             raise InputError("y", "contains NaN or infinite values")
         if A.shape[0] == 0:
             raise InputError("X", "needs at least one row")
-        for name, v in (("l2", l2), ("l1", l1)):
-            if not np.isfinite(v) or v < 0:
-                raise InputError(name, f"must be a finite number >= 0; got {v}")
+        check_penalties(l2=l2, l1=l1)
         if not smoothing > 0:
             raise InputError("smoothing", f"must be > 0; got {smoothing}")
         self.loss = loss

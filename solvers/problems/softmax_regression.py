@@ -23,7 +23,7 @@ import scipy.sparse as sp
 
 from ..errors import InputError
 from ..special import logsumexp
-from ._rows import Rows, as_rows, rows_of
+from ._rows import Rows, as_rows, check_penalties, rows_of
 from .multinomial_loglinear import KroneckerFeatures
 
 __all__ = ["MultinomialLogistic", "MultinomialTerms"]
@@ -65,9 +65,7 @@ class MultinomialLogistic:
         K = int(n_classes or len(classes))
         if K < 2:
             raise InputError("y", "needs at least two classes")
-        for name, v in (("l2", l2), ("l1", l1)):
-            if not np.isfinite(v) or v < 0:
-                raise InputError(name, f"must be a finite number >= 0; got {v}")
+        check_penalties(l2=l2, l1=l1)
         self.A = A
         self.classes = classes
         self.labels = yi

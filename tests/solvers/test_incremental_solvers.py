@@ -64,8 +64,8 @@ def ref_enet(X, y, l1, l2):
     return m.coef_
 
 
-def ref_smooth_hinge(X, y, l2, smoothing=1.0):
-    A = _dense(X)
+def smooth_hinge_objective(A, y, l2, smoothing):
+    """The smoothed-hinge SVM objective and its gradient, written directly from the piecewise formula."""
     n = A.shape[0]
 
     def f(w):
@@ -74,6 +74,13 @@ def ref_smooth_hinge(X, y, l2, smoothing=1.0):
         dv = np.where(z >= 1, 0.0, np.where(z <= 1 - smoothing, -1.0, -(1 - z) / smoothing))
         return v.mean() + 0.5 * l2 * w @ w, A.T @ (dv * y) / n + l2 * w
 
+    return f
+
+
+def ref_smooth_hinge(X, y, l2, smoothing=1.0):
+    A = _dense(X)
+    n = A.shape[0]
+    f = smooth_hinge_objective(A, y, l2, smoothing)
     r = so.minimize(f, np.zeros(A.shape[1]), jac=True, method="L-BFGS-B", options={"gtol": 1e-14, "ftol": 0, "maxiter": 10000})
     # polish with Newton steps on the (piecewise quadratic) objective
     w = r.x

@@ -2,7 +2,7 @@
 
 Least squares (with and without ridge): the optimum against the normal equations solved by
 ``numpy.linalg.lstsq``; the smoothed hinge SVM: value and gradient against the direct piecewise
-formula and finite differences, and the optimum against scipy's L-BFGS-B on that formula.
+formula (``smooth_hinge_objective`` of test_incremental_solvers) and finite differences, and the optimum against scipy's L-BFGS-B on that formula.
 """
 
 import numpy as np
@@ -11,6 +11,8 @@ import scipy.optimize as so
 
 import solvers
 from solvers.problems.linear_models import ElasticNet, Lasso, LeastSquares, LinearModel, LogisticRegression, Ridge, SmoothHingeSVM
+
+from .test_incremental_solvers import smooth_hinge_objective
 
 
 def _data(seed=0, n=120, d=5):
@@ -33,23 +35,11 @@ def test_least_squares_optimum_is_the_normal_equations(l2):
     assert pb.value(w_ref) == pytest.approx(0.5 * np.mean((X @ w_ref - y) ** 2) + 0.5 * l2 * w_ref @ w_ref, rel=1e-13)
 
 
-def _smooth_hinge_ref(X, y, l2, s):
-    n = X.shape[0]
-
-    def f(w):
-        z = y * (X @ w)
-        v = np.where(z >= 1, 0.0, np.where(z <= 1 - s, 1 - z - s / 2, (1 - z) ** 2 / (2 * s)))
-        dv = np.where(z >= 1, 0.0, np.where(z <= 1 - s, -1.0, -(1 - z) / s))
-        return v.mean() + 0.5 * l2 * w @ w, X.T @ (dv * y) / n + l2 * w
-
-    return f
-
-
 @pytest.mark.parametrize("smoothing", [0.5, 1.0, 2.0])
 def test_smooth_hinge_svm_value_gradient_and_optimum(smoothing):
     X, _, yc = _data(1)
     pb = SmoothHingeSVM(X, yc, l2=0.05, smoothing=smoothing)
-    f = _smooth_hinge_ref(X, yc, 0.05, smoothing)
+    f = smooth_hinge_objective(X, yc, 0.05, smoothing)
     rng = np.random.default_rng(2)
     for _ in range(3):
         w = rng.normal(size=X.shape[1])
