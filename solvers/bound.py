@@ -93,6 +93,15 @@ def _beta_scalar(x: float) -> float:
     return np.tanh(0.5 * x) / (2.0 * x)
 
 
+@njit(cache=True, inline="always")
+def _bound_step(la: float, logz: float) -> tuple[float, float, float]:
+    """One outcome of Algorithm 1 in the log domain: with ``la = log alpha`` and ``logz = log z`` so
+    far, ``(beta(log(alpha/z)), alpha/(z + alpha), log(z + alpha))``."""
+    b = _beta_scalar(la - logz)
+    new = max(logz, la) + np.log1p(np.exp(-abs(la - logz)))
+    return b, np.exp(la - new), new
+
+
 @njit(cache=True)
 def _bound_kernel(log_alpha: np.ndarray, F: np.ndarray, slides_order: bool):
     """Algorithm 1 for one model; ``log_alpha[j] = log h_j + theta~^T f_j``. Returns log z, mu, Sigma."""
@@ -328,10 +337,7 @@ def _class_space_kernel(scores, ascending):
                 q[j] = 1.0
                 logz = la
                 continue
-            b = _beta_scalar(la - logz)
-            new = max(logz, la) + np.log1p(np.exp(-abs(la - logz)))
-            kappa = np.exp(la - new)
-            logz = new
+            b, kappa, logz = _bound_step(la, logz)
             for k in range(K):
                 l[k] = -q[k]
             l[j] += 1.0
@@ -418,10 +424,7 @@ def _nll_bound_chunk(F, theta, log_h, use_h, labels, w, mode, B, D, g, ascending
                     mu[k] = F[i, j, k]
                 logz = la
                 continue
-            b = _beta_scalar(la - logz)
-            new = max(logz, la) + np.log1p(np.exp(-abs(la - logz)))
-            kappa = np.exp(la - new)
-            logz = new
+            b, kappa, logz = _bound_step(la, logz)
             sw = np.sqrt(w[i] * b)
             l1 = 0.0
             for k in range(d):

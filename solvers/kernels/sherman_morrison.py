@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..bound import _beta_scalar
+from ..bound import _bound_step
 
 __all__ = ["sherman_morrison_direction"]
 
@@ -51,10 +51,7 @@ def sherman_morrison_direction(theta, Fb, scores, labels, w, lam, ascending=Fals
                     kappa = 1.0
                     logz = la
                 else:
-                    b = _beta_scalar(la - logz)
-                    new = max(logz, la) + np.log1p(np.exp(-abs(la - logz)))
-                    kappa = np.exp(la - new)
-                    logz = new
+                    b, kappa, logz = _bound_step(la, logz)
                 if b > 0.0:
                     # U = coef (M l)(M l)^T with the OLD M; phi <- phi - U grad_old; M <- M - U
                     lMl = 0.0

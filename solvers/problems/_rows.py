@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from ..errors import InputError
 from ..kernels_incremental.losses import DUMMY2, DUMMY_F, DUMMY_I
 
-__all__ = ["Rows", "as_rows", "check_penalties", "rows_of"]
+__all__ = ["Rows", "as_rows", "check_penalties", "row_sqnorms", "rows_of"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,13 @@ class Rows:
 
     def args(self) -> tuple:
         return (self.X, self.data, self.indices, self.indptr, self.sparse)
+
+
+def row_sqnorms(A) -> np.ndarray:
+    """Squared row norms ``|a_i|^2`` of dense or CSR rows."""
+    if sp.issparse(A):
+        return np.asarray(A.multiply(A).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", A, A)
 
 
 def check_penalties(**coefs: float) -> None:

@@ -31,7 +31,7 @@ import scipy.sparse as sp
 
 from ..errors import InputError
 from ..kernels_incremental.losses import loss_deriv, value_grad_csr, value_grad_dense
-from ._rows import Rows, as_rows, check_penalties, rows_of
+from ._rows import Rows, as_rows, check_penalties, row_sqnorms, rows_of
 
 LOSSES = {"logistic": 0, "squared": 1, "smooth_hinge": 2, "hinge": 3}
 CLASSIFICATION = {"logistic", "smooth_hinge", "hinge"}
@@ -109,9 +109,8 @@ class LinearModel:
 
     @cached_property
     def sqnorms(self) -> np.ndarray:
-        if self.sparse:
-            return np.asarray(self.A.multiply(self.A).sum(axis=1)).ravel()
-        return np.einsum("ij,ij->i", self.A, self.A)
+        """Squared row norms ``|a_i|^2``."""
+        return row_sqnorms(self.A)
 
     @cached_property
     def _sigma_max_sq(self) -> float:

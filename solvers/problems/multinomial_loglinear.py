@@ -58,6 +58,14 @@ def _check_weights(w, n: int) -> np.ndarray | None:
     return w
 
 
+def _term_probs(problem, i: int, theta: np.ndarray) -> np.ndarray:
+    """``p(. | x_i)`` of item ``i`` (a fresh array)."""
+    s = problem.scores(theta, np.array([i]))[0]
+    p = np.exp(s - s.max())
+    p /= p.sum()
+    return p
+
+
 class KroneckerFeatures:
     """The features ``f_i(y) = e_y ⊗ x_i`` of multinomial logistic regression, built on demand.
 
@@ -214,9 +222,7 @@ class MultinomialLogLinear:
     def term_grad(self, i: int, theta: np.ndarray) -> np.ndarray:
         """Gradient of term ``i`` (including the ridge term, so that the mean of term gradients is ``grad``)."""
         theta = np.asarray(theta, dtype=np.float64)
-        s = self.scores(theta, np.array([i]))[0]
-        p = np.exp(s - s.max())
-        p /= p.sum()
+        p = _term_probs(self, i, theta)
         p[self.labels[i]] -= 1.0
         return self._w[i] * np.outer(p, self.X[i]).ravel() + self.lam * theta
 
@@ -302,9 +308,7 @@ class DenseLogLinear:
 
     def term_grad(self, i: int, theta: np.ndarray) -> np.ndarray:
         theta = np.asarray(theta, dtype=np.float64)
-        s = self.scores(theta, np.array([i]))[0]
-        p = np.exp(s - s.max())
-        p /= p.sum()
+        p = _term_probs(self, i, theta)
         return self._w[i] * (p @ self.features[i] - self.features[i, self.labels[i]]) + self.lam * theta
 
     def hessian(self, theta: np.ndarray) -> np.ndarray:

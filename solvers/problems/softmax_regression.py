@@ -23,7 +23,7 @@ import scipy.sparse as sp
 
 from ..errors import InputError
 from ..special import logsumexp
-from ._rows import Rows, as_rows, check_penalties, rows_of
+from ._rows import Rows, as_rows, check_penalties, row_sqnorms, rows_of
 from .multinomial_loglinear import KroneckerFeatures
 
 __all__ = ["MultinomialLogistic", "MultinomialTerms"]
@@ -98,9 +98,7 @@ class MultinomialLogistic:
     @cached_property
     def sqnorms(self) -> np.ndarray:
         """Squared row norms ``|a_i|^2``."""
-        if self.sparse:
-            return np.asarray(self.A.multiply(self.A).sum(axis=1)).ravel()
-        return np.einsum("ij,ij->i", self.A, self.A)
+        return row_sqnorms(self.A)
 
     @cached_property
     def L(self) -> float:
