@@ -86,6 +86,18 @@ class Monitor(Run):
         #: evaluate the stopping test every this many epochs (1: every epoch)
         self.check_every = 1
 
+    def run_epochs(self, x: np.ndarray, epoch: Callable[[np.ndarray], Any], draw: Callable[[], np.ndarray]) -> int:
+        """Run ``epoch(idx)`` (a compiled epoch updating ``x`` in place) on the index lists ``draw()``
+        gives, one pass each, until :meth:`check` stops; returns the number of epochs run."""
+        k = 0
+        stop = self.check(x, k)
+        while not stop:
+            epoch(draw())
+            self.passes += 1
+            k += 1
+            stop = self.check(x, k)
+        return k
+
     @property
     def t(self) -> float:
         """The gradient-mapping step ``1/L`` (computed on first use)."""

@@ -66,20 +66,17 @@ def run_table_method(problem, x0, *, method, theta, step, tol, max_iter, callbac
         elif lt.sparse:
             last = np.zeros(problem.dim, dtype=np.int64)
             pw, geo = geometric_tables(1.0 - step * l2, n)
-        epoch = 0
-        stop = mon.check(x, epoch)
-        while not stop:
-            idx = indices(rng, n, order)
-            if scaled:
+        if scaled:
+            def one_epoch(idx):
                 saga_sparse_epoch_scaled(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, x, table, gbar, step, l2, theta, work)
-            elif lt.sparse:
+        elif lt.sparse:
+            def one_epoch(idx):
                 saga_sparse_epoch(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo)
-            else:
+        else:
+            def one_epoch(idx):
                 saga_dense_epoch(lt.loss, lt.X, lt.y, lt.smoothing, idx, x, table, gbar, step, l2, l1, theta)
-            mon.passes += 1
-            epoch += 1
-            stop = mon.check(x, epoch)
-        return mon.result(x, epoch, step=step, compiled=True)
+        epochs = mon.run_epochs(x, one_epoch, lambda: indices(rng, n, order))
+        return mon.result(x, epochs, step=step, compiled=True)
     if capability(problem, "multinomial_terms") is not None:
         return _table_multinomial(problem, x, mon, rng, step, theta, order)
     if capability(problem, "features_ndk") is not None and capability(problem, "labels") is not None:
@@ -124,18 +121,14 @@ def _table_multinomial(problem, x, mon, rng, step, theta, order):
     if mt.sparse:
         last = np.zeros(problem.d, dtype=np.int64)
         pw, geo = geometric_tables(1.0 - step * l2, n)
-    epoch = 0
-    stop = mon.check(x, epoch)
-    while not stop:
-        idx = indices(rng, n, order)
-        if mt.sparse:
+    if mt.sparse:
+        def one_epoch(idx):
             mn_saga_sparse_epoch(mt.data, mt.indices, mt.indptr, mt.labels, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo)
-        else:
+    else:
+        def one_epoch(idx):
             mn_saga_dense_epoch(mt.X, mt.labels, idx, x, table, gbar, step, l2, l1, theta)
-        mon.passes += 1
-        epoch += 1
-        stop = mon.check(x, epoch)
-    return mon.result(x, epoch, step=step, compiled=True)
+    epochs = mon.run_epochs(x, one_epoch, lambda: indices(rng, n, order))
+    return mon.result(x, epochs, step=step, compiled=True)
 
 
 def _saga_loglinear(problem, x, mon, rng, step, order, theta):
