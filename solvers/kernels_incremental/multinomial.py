@@ -480,8 +480,8 @@ def mn_finito_epoch(X, data, indices, indptr, sparse, labels, idx, phi, s, Sphi,
 def full_pass(problem, x):
     """``(F(x), S, G)`` at ``x`` in one BLAS pass: ``S[i] = softmax(W^T a_i) - e_{y_i}`` (n, K) and the
     data part of the gradient ``G = A^T S / n`` flattened like ``x`` (the ridge excluded)."""
-    n, d, K = problem.n_terms, problem.d, problem.K
-    W = x.reshape(d, K)
+    n, K = problem.n_terms, problem.multinomial_terms.K
+    W = x.reshape(problem.dim // K, K)
     Z = np.asarray(problem.A @ W)
     m = Z.max(axis=1, keepdims=True)
     E = np.exp(Z - m)

@@ -119,7 +119,7 @@ def _table_multinomial(problem, x, mon, rng, step, theta, order):
     _, table, gbar = full_pass(problem, x)
     mon.passes += 1
     if mt.sparse:
-        last = np.zeros(problem.d, dtype=np.int64)
+        last = np.zeros(problem.dim // mt.K, dtype=np.int64)  # one clock per feature
         pw, geo = geometric_tables(1.0 - step * l2, n)
     if mt.sparse:
         def one_epoch(idx):

@@ -73,7 +73,7 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
     if sparse_rows and snapshot == "average":
         raise InputError("snapshot", "snapshot='average' is not implemented for sparse rows; use 'last' or 'random'")
     if sparse_rows:
-        last = np.zeros(problem.dim if mt is None else problem.d, dtype=np.int64)
+        last = np.zeros(problem.dim if mt is None else problem.dim // mt.K, dtype=np.int64)
         pw, geo = geometric_tables(1.0 - step * problem.l2, m)
     # no l1: the scaled sparse inner loop (x = beta w, running-sum lazy steps)
     scaled = lt is not None and lt.sparse and use_scaled(step, problem.l2, problem.l1, lt.indptr, problem.dim)
