@@ -60,3 +60,17 @@ def test_a_truthy_callback_return_stops_every_solver_and_none_does_not(method):
     r = solvers.minimize(pb, method, tol=0.0 if method in ("gd", "saga", "sgd") else 1e-300, max_iter=3,
                          callback=lambda x: seen.append(1), **opts)
     assert r.message != "stopped by callback" and len(seen) >= 1
+
+
+def test_drivers_read_only_declared_members_of_a_problem():
+    """Every ``problem.<member>`` a driver or compiled path reads is required or declared in CAPABILITIES."""
+    import pathlib
+    import re
+
+    import solvers as pkg
+
+    root = pathlib.Path(pkg.__file__).parent
+    required = {"dim", "n_terms", "value", "grad", "value_and_grad"}
+    files = [*(root / "methods").glob("*.py"), *(root / "kernels_incremental").glob("*.py"), root / "monitor.py"]
+    read = {(m, f.name) for f in files for m in re.findall(r"\bproblem\.([A-Za-z_]\w*)", f.read_text())}
+    assert {(m, f) for m, f in read if m not in CAPABILITIES and m not in required} == set()
