@@ -41,6 +41,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+
+from solvers.checks import as_labels
 from solvers.errors import InputError
 from solvers.special import logsumexp
 
@@ -267,37 +269,6 @@ def apply_floor(preds: Predictions, floor: float | None = DEFAULT_FLOOR, *, fiel
     out[rows] = np.where(fixed, log_floor, scaled)
     n = int(fixed.sum())
     return Predictions(np.ascontiguousarray(out), n, floor)
-
-
-def as_labels(y: Any, n_items: int, n_classes: int, *, field: str = "labels") -> np.ndarray:
-    """Validate class labels: integers in ``0..n_classes-1``, one per item. Returns int64."""
-    try:
-        arr = np.asarray(y)
-    except (ValueError, TypeError):
-        raise PredictionError(field, "must be a 1-D array of integer class labels", code="bad_labels") from None
-    if arr.ndim != 1:
-        raise PredictionError(field, f"must be 1-D; got shape {tuple(arr.shape)}", code="bad_shape")
-    if arr.shape[0] != n_items:
-        raise PredictionError(
-            field, f"has {arr.shape[0]} labels for {n_items} items", code="shape_mismatch"
-        )
-    if arr.dtype.kind not in "iuf" or arr.dtype == bool:
-        raise PredictionError(field, "must be integer class labels", code="bad_labels")
-    if arr.dtype.kind == "f":
-        if not np.isfinite(arr).all() or (arr != np.round(arr)).any():
-            bad = int(np.argwhere(~np.isfinite(arr) | (arr != np.round(arr)))[0][0])
-            raise PredictionError(field, "must be integer class labels", item=bad, code="bad_labels")
-    # range check before the cast: a huge float or uint64 label would wrap around in int64
-    bad = (arr < 0) | (arr >= n_classes)
-    if bad.any():
-        i = int(np.argwhere(bad)[0][0])
-        raise PredictionError(
-            field,
-            f"label {arr[i]:.0f} is outside 0..{n_classes - 1} (unknown class)",
-            item=i,
-            code="unknown_class",
-        )
-    return arr.astype(np.int64)
 
 
 def validate(

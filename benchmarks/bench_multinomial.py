@@ -38,11 +38,12 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import solvers  # noqa: E402
-from solvers.problems.linear_models import MultinomialLogistic  # noqa: E402
+from bench_incremental import TARGETS, times_to_targets  # noqa: E402
+from solvers.problems.softmax_regression import MultinomialLogistic  # noqa: E402
 
-TARGETS = (1e-4, 1e-6, 1e-8)
 ITER_GRID = [1, 2, 3, 5, 8, 12, 18, 27, 40, 60, 90, 135, 200, 300, 450, 700, 1000]
 OURS = ("saga", "svrg", "sag", "finito", "lbfgs", "auto")
 
@@ -94,12 +95,8 @@ def compile_time():
     return time.perf_counter() - t0
 
 
-def first_times(curve, fstar):
-    out = {}
-    for t in TARGETS:
-        hit = [s for s, v in curve if (v - fstar) / abs(fstar) <= t]
-        out[t] = min(hit) if hit else np.nan
-    return out
+# the first time each target of TARGETS is reached (the same targets as bench_incremental.py)
+first_times = times_to_targets
 
 
 def run_ours(p, method, fref, seed):

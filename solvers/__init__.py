@@ -4,13 +4,17 @@ Knows nothing of pools, markets or HTTP. ``minimize(problem, method)`` runs any 
 by name; ``available(problem)`` lists the ones that apply.
 """
 
-from .problem import Problem, offers
+from .errors import InputError
+from .problem import CAPABILITIES, Problem, capability, offers
 from .progress import Cancelled, ProgressFn
 from .registry import available, choose, minimize, register
 from .result import SolveResult, Trace
 
 __all__ = [
+    "CAPABILITIES",
+    "InputError",
     "Problem",
+    "capability",
     "offers",
     "Cancelled",
     "ProgressFn",

@@ -46,6 +46,8 @@ import numpy as np
 from numba import njit
 from scipy.linalg.blas import dsyrk as _syrk
 
+from .errors import InputError
+
 __all__ = [
     "QuadBound",
     "beta",
@@ -91,6 +93,15 @@ def _beta_scalar(x: float) -> float:
     return np.tanh(0.5 * x) / (2.0 * x)
 
 
+@njit(cache=True, inline="always")
+def _bound_step(la: float, logz: float) -> tuple[float, float, float]:
+    """One outcome of Algorithm 1 in the log domain: with ``la = log alpha`` and ``logz = log z`` so
+    far, ``(beta(log(alpha/z)), alpha/(z + alpha), log(z + alpha))``."""
+    b = _beta_scalar(la - logz)
+    new = max(logz, la) + np.log1p(np.exp(-abs(la - logz)))
+    return b, np.exp(la - new), new
+
+
 @njit(cache=True)
 def _bound_kernel(log_alpha: np.ndarray, F: np.ndarray, slides_order: bool):
     """Algorithm 1 for one model; ``log_alpha[j] = log h_j + theta~^T f_j``. Returns log z, mu, Sigma."""
@@ -133,9 +144,9 @@ def _bound_kernel(log_alpha: np.ndarray, F: np.ndarray, slides_order: bool):
 def _as_features(F: np.ndarray, name: str = "features") -> np.ndarray:
     F = np.asarray(F, dtype=np.float64)
     if F.ndim != 2:
-        raise ValueError(f"{name} must have shape (n_outcomes, dim); got {F.shape}")
+        raise InputError(name, f"must have shape (n_outcomes, dim); got {F.shape}")
     if not np.all(np.isfinite(F)):
-        raise ValueError(f"{name} must be finite")
+        raise InputError(name, "must be finite")
     return F
 
 
@@ -144,9 +155,9 @@ def _as_log_h(log_h: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
         return np.zeros(shape)
     log_h = np.asarray(log_h, dtype=np.float64)
     if log_h.shape != shape:
-        raise ValueError(f"log_h must have shape {shape}; got {log_h.shape}")
+        raise InputError("log_h", f"must have shape {shape}; got {log_h.shape}")
     if np.any(np.isnan(log_h)) or np.any(log_h == np.inf):
-        raise ValueError("log_h must be finite or -inf (h(y) = 0)")
+        raise InputError("log_h", "must be finite or -inf (h(y) = 0)")
     return log_h
 
 
@@ -173,16 +184,16 @@ def compute_bound(
     F = _as_features(F)
     theta = np.asarray(theta_tilde, dtype=np.float64)
     if theta.shape != (F.shape[1],):
-        raise ValueError(f"theta_tilde must have shape ({F.shape[1]},); got {theta.shape}")
+        raise InputError("theta_tilde", f"must have shape ({F.shape[1]},); got {theta.shape}")
     lh = _as_log_h(log_h, (F.shape[0],))
     if order is not None:
         order = np.asarray(order)
         if sorted(order.tolist()) != list(range(F.shape[0])):
-            raise ValueError("order must be a permutation of range(n_outcomes)")
+            raise InputError("order", "must be a permutation of range(n_outcomes)")
         F, lh = F[order], lh[order]
     la = lh + F @ theta
     if not np.any(la > -np.inf):
-        raise ValueError("log_h: the base measure is zero everywhere (Z = 0)")
+        raise InputError("log_h", "the base measure is zero everywhere (Z = 0)")
     log_z, mu, sigma = _bound_kernel(np.ascontiguousarray(la), np.ascontiguousarray(F), bool(slides_order))
     return QuadBound(float(log_z), mu, sigma, theta.copy())
 
@@ -240,7 +251,7 @@ def compute_bounds(scores: np.ndarray, F: np.ndarray, *, curvature: bool = True,
     S = np.zeros((N, d, d)) if curvature else None
     if isinstance(order, str):
         if order != "ascending":
-            raise ValueError(f"order must be None, 'ascending' or an (N, n) array; got {order!r}")
+            raise InputError("order", f"must be None, 'ascending' or an (N, n) array; got {order!r}")
         order = np.argsort(scores, axis=1, kind="stable")
     ar = np.arange(N)
     for j in range(n):
@@ -255,7 +266,7 @@ def compute_bounds(scores: np.ndarray, F: np.ndarray, *, curvature: bool = True,
             S += b[:, None, None] * l[:, :, None] * l[:, None, :]
         mu += kappa[:, None] * l
     if np.any(logz == -np.inf):
-        raise ValueError("log_h: an item has zero base measure on every outcome (Z = 0)")
+        raise InputError("log_h", "an item has zero base measure on every outcome (Z = 0)")
     return (logz, mu, S) if curvature else (logz, mu)
 
 
@@ -283,7 +294,7 @@ def bound_sums(
     logz = np.full(N, -np.inf)
     mu = np.zeros((N, d))
     if curvature not in ("full", "diag"):
-        raise ValueError(f"curvature must be 'full' or 'diag'; got {curvature!r}")
+        raise InputError("curvature", f"must be 'full' or 'diag'; got {curvature!r}")
     S = np.zeros((d, d), order="F") if curvature == "full" else np.zeros(d)
     for j in range(n):
         b, kappa, logz = _step(logz, scores[:, j])
@@ -297,10 +308,10 @@ def bound_sums(
             al = np.abs(l)
             S += (wb * al.sum(axis=1)) @ al
         else:
-            raise ValueError(f"curvature must be 'full' or 'diag'; got {curvature!r}")
+            raise InputError("curvature", f"must be 'full' or 'diag'; got {curvature!r}")
         mu += kappa[:, None] * l
     if np.any(logz == -np.inf):
-        raise ValueError("log_h: an item has zero base measure on every outcome (Z = 0)")
+        raise InputError("log_h", "an item has zero base measure on every outcome (Z = 0)")
     if curvature == "full":
         S = np.triu(S) + np.triu(S, 1).T
     return logz, mu, S
@@ -326,10 +337,7 @@ def _class_space_kernel(scores, ascending):
                 q[j] = 1.0
                 logz = la
                 continue
-            b = _beta_scalar(la - logz)
-            new = max(logz, la) + np.log1p(np.exp(-abs(la - logz)))
-            kappa = np.exp(la - new)
-            logz = new
+            b, kappa, logz = _bound_step(la, logz)
             for k in range(K):
                 l[k] = -q[k]
             l[j] += 1.0
@@ -358,7 +366,7 @@ def class_space_bounds(scores: np.ndarray, order: np.ndarray | str | None = None
     if order is None or (isinstance(order, str) and order == "ascending"):
         logz, q, C = _class_space_kernel(scores, order is not None)
         if np.any(logz == -np.inf):
-            raise ValueError("log_h: an item has zero base measure on every outcome (Z = 0)")
+            raise InputError("log_h", "an item has zero base measure on every outcome (Z = 0)")
         return logz, q, C
     return compute_bounds(scores, np.eye(K), curvature=True, order=order)
 
@@ -416,10 +424,7 @@ def _nll_bound_chunk(F, theta, log_h, use_h, labels, w, mode, B, D, g, ascending
                     mu[k] = F[i, j, k]
                 logz = la
                 continue
-            b = _beta_scalar(la - logz)
-            new = max(logz, la) + np.log1p(np.exp(-abs(la - logz)))
-            kappa = np.exp(la - new)
-            logz = new
+            b, kappa, logz = _bound_step(la, logz)
             sw = np.sqrt(w[i] * b)
             l1 = 0.0
             for k in range(d):
@@ -470,9 +475,9 @@ def nll_bound_sums(
     m = len(items)
     mode = {"full": 1, "diag": 2, None: 0}.get(curvature, -1)
     if order not in ("ascending", None):
-        raise ValueError(f"order must be 'ascending' or None; got {order!r}")
+        raise InputError("order", f"must be 'ascending' or None; got {order!r}")
     if mode < 0:
-        raise ValueError(f"curvature must be 'full', 'diag' or None; got {curvature!r}")
+        raise InputError("curvature", f"must be 'full', 'diag' or None; got {curvature!r}")
     g = np.zeros(d)
     D = np.zeros(d)
     S = np.zeros((d, d), order="F") if mode == 1 else None

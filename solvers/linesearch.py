@@ -9,8 +9,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-import numpy as np
-
+from .errors import InputError
 from .progress import ProgressFn, report
 
 
@@ -30,7 +29,7 @@ def armijo(
     below floating-point resolution) it returns the best step tried, possibly ``t = 0``.
     """
     if not (0 < alpha <= 0.5 and 0 < beta < 1):
-        raise ValueError("armijo needs 0 < alpha <= 1/2 and 0 < beta < 1")
+        raise InputError("armijo", "needs 0 < alpha <= 1/2 and 0 < beta < 1")
     t = t0
     best_t, best_f = 0.0, f0
     for k in range(1, max_steps + 1):
@@ -57,8 +56,3 @@ def gap_progress(progress: ProgressFn | None, gap0: float, gap: float, target: f
         return
     frac = math.log(max(gap0, 1e-300) / max(gap, 1e-300)) / math.log(max(gap0, 1e-300) / max(target, 1e-300))
     report(progress, max(floor, frac))
-
-
-def stop_requested(callback: Callable[[np.ndarray], object] | None, x: np.ndarray) -> bool:
-    """Call ``callback(x)``; a truthy return value asks the solver to stop."""
-    return bool(callback(x)) if callback is not None else False

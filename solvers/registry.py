@@ -1,8 +1,25 @@
 """Solvers by name: ``minimize(problem, method="newton")`` whatever the method.
 
 Every solver is a plain function ``fn(problem, x0=None, *, tol, max_iter, callback, progress,
-**options) -> SolveResult`` registered here with the problem members it needs, so that pools (and
-the API's ``/v1/solve``) pick solvers by name and ``available(problem)`` lists the applicable ones.
+**options) -> SolveResult`` registered here with the problem members it needs (each declared in
+:data:`solvers.problem.CAPABILITIES`; an undeclared name is refused), so that pools (and the API's
+``/v1/solve``) pick solvers by name and ``available(problem)`` lists the applicable ones. The
+callback rule (a truthy return stops) is stated in :mod:`solvers.problem`.
+
+``method="auto"`` consults the rules of :data:`AUTO_PRIORITY`, in that order (the first rule that
+names an applicable solver wins), then falls back to the first applicable solver by name:
+
+==========  ===========================================  ==============================================
+priority    rule (module)                                 decides
+==========  ===========================================  ==============================================
+10          ``variance_reduced_auto_multinomial``          softmax regression: ``saga`` with l1, else ``lbfgs``
+20          ``variance_reduced_auto``                      linear models: ``sdca`` (hinge), ``saga`` (l1), ``lbfgs``
+30          ``quasi_newton``                               no Hessian: ``lbfgs`` (unconstrained, simplex dim <= 500)
+40          ``newton``                                     a Hessian: ``newton`` (simplex; unconstrained dim <= 1000)
+==========  ===========================================  ==============================================
+
+The order is the one import order used to give (newest first); it is now explicit, so it no longer
+depends on module names.
 """
 
 from __future__ import annotations
@@ -12,7 +29,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .problem import constraint_of, offers
+from .errors import InputError
+from .problem import _declared, constraint_of, offers
 from .result import SolveResult
 
 SolverFn = Callable[..., SolveResult]
@@ -28,7 +46,14 @@ class SolverInfo:
 
 
 _REGISTRY: dict[str, SolverInfo] = {}
-_AUTO: list[Callable[[object], str | None]] = []
+AUTO_PRIORITY: dict[str, int] = {
+    "variance_reduced_auto_multinomial": 10,
+    "variance_reduced_auto": 20,
+    "quasi_newton": 30,
+    "newton": 40,
+}
+"""The ``auto`` rules by name and priority (lower first); see the module docstring."""
+_AUTO: list[tuple[int, str, Callable[[object], str | None]]] = []
 
 
 def register(
@@ -44,6 +69,8 @@ def register(
     ``constraints`` the constraint kinds it handles (``"none"``, ``"simplex"``...).
     """
 
+    _declared(tuple(needs), "needs")
+
     def deco(fn: SolverFn) -> SolverFn:
         _REGISTRY[name] = SolverInfo(name, fn, tuple(needs), tuple(constraints), summary or (fn.__doc__ or "").strip().split("\n")[0])
         return fn
@@ -51,9 +78,11 @@ def register(
     return deco
 
 
-def register_auto_rule(rule: Callable[[object], str | None]) -> None:
-    """Add a rule mapping a problem to a preferred method name (first match wins, newest first)."""
-    _AUTO.insert(0, rule)
+def register_auto_rule(name: str, rule: Callable[[object], str | None]) -> None:
+    """Add the ``auto`` rule called ``name`` (a key of :data:`AUTO_PRIORITY`, which fixes its rank)."""
+    if name not in AUTO_PRIORITY:
+        raise InputError("name", f"auto rule {name!r} has no priority in registry.AUTO_PRIORITY; known: {sorted(AUTO_PRIORITY)}")
+    _AUTO[:] = sorted([r for r in _AUTO if r[1] != name] + [(AUTO_PRIORITY[name], name, rule)], key=lambda r: r[0])
 
 
 def _load_all() -> None:
@@ -66,7 +95,7 @@ def info(name: str) -> SolverInfo:
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise ValueError(f"unknown solver {name!r}; known: {sorted(_REGISTRY)}") from None
+        raise InputError("method", f"unknown solver {name!r}; known: {sorted(_REGISTRY)}") from None
 
 
 def applicable(problem: object, name: str) -> bool:
@@ -85,13 +114,13 @@ def available(problem: object | None = None) -> list[str]:
 def choose(problem: object) -> str:
     """The method ``"auto"`` resolves to for this problem."""
     _load_all()
-    for rule in _AUTO:
+    for _, _, rule in _AUTO:
         name = rule(problem)
         if name is not None and name in _REGISTRY and applicable(problem, name):
             return name
     names = available(problem)
     if not names:
-        raise ValueError(f"no registered solver applies to {type(problem).__name__}")
+        raise InputError("method", f"no registered solver applies to {type(problem).__name__}")
     return names[0]
 
 
@@ -107,5 +136,5 @@ def minimize(
     if not applicable(problem, name):
         missing = [m for m in s.needs if not offers(problem, m)]
         why = f"needs {missing}" if missing else f"handles constraints {list(s.constraints)}, not {constraint_of(problem)!r}"
-        raise ValueError(f"solver {name!r} does not apply to {type(problem).__name__}: it {why}")
+        raise InputError("method", f"solver {name!r} does not apply to {type(problem).__name__}: it {why}")
     return s.fn(problem, x0, **options)

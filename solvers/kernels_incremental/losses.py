@@ -1,7 +1,7 @@
 """Scalar losses phi(u, y) of the linear models, their derivatives, 1-D proxes and conjugates.
 
 Loss ids: 0 logistic ``log(1 + exp(-y u))``, 1 squared ``(u - y)^2 / 2``, 2 smoothed hinge
-(Shalev-Shwartz & Zhang's quadratic smoothing with width ``gam``), 3 hinge ``max(0, 1 - y u)``.
+(Shalev-Shwartz & Zhang's quadratic smoothing with width ``smoothing``), 3 hinge ``max(0, 1 - y u)``.
 Labels of the classification losses are in {-1, +1}.
 
 Conjugates are written for the dual variable ``beta`` of SDCA in the seed's sign convention
@@ -24,7 +24,7 @@ SAFE_FASTMATH = {"reassoc", "contract", "nsz"}
 
 
 @njit(cache=True, inline="always")
-def loss_value(loss: int, u: float, y: float, gam: float) -> float:
+def loss_value(loss: int, u: float, y: float, smoothing: float) -> float:
     if loss == LOGISTIC:
         z = -y * u
         if z > 0:
@@ -36,14 +36,14 @@ def loss_value(loss: int, u: float, y: float, gam: float) -> float:
     if loss == SMOOTH_HINGE:
         if z >= 1.0:
             return 0.0
-        if z <= 1.0 - gam:
-            return 1.0 - z - 0.5 * gam
-        return (1.0 - z) * (1.0 - z) / (2.0 * gam)
+        if z <= 1.0 - smoothing:
+            return 1.0 - z - 0.5 * smoothing
+        return (1.0 - z) * (1.0 - z) / (2.0 * smoothing)
     return max(0.0, 1.0 - z)
 
 
 @njit(cache=True, inline="always")
-def loss_deriv(loss: int, u: float, y: float, gam: float) -> float:
+def loss_deriv(loss: int, u: float, y: float, smoothing: float) -> float:
     """phi'(u) (for the hinge: the subgradient -y on z < 1, 0 otherwise)."""
     if loss == LOGISTIC:
         z = y * u
@@ -57,16 +57,16 @@ def loss_deriv(loss: int, u: float, y: float, gam: float) -> float:
     if loss == SMOOTH_HINGE:
         if z >= 1.0:
             return 0.0
-        if z <= 1.0 - gam:
+        if z <= 1.0 - smoothing:
             return -y
-        return -y * (1.0 - z) / gam
+        return -y * (1.0 - z) / smoothing
     if z < 1.0:
         return -y
     return 0.0
 
 
 @njit(cache=True)
-def loss_prox(loss: int, v: float, y: float, t: float, gam: float) -> float:
+def loss_prox(loss: int, v: float, y: float, t: float, smoothing: float) -> float:
     """argmin_u phi(u) + (u - v)^2 / (2 t)."""
     if loss == SQUARED:
         return (v + t * y) / (1.0 + t)
@@ -102,10 +102,10 @@ def loss_prox(loss: int, v: float, y: float, t: float, gam: float) -> float:
     if w >= 1.0:
         z = w
     elif loss == SMOOTH_HINGE:
-        if w <= 1.0 - gam - t:
+        if w <= 1.0 - smoothing - t:
             z = w + t
         else:
-            z = (t + gam * w) / (t + gam)
+            z = (t + smoothing * w) / (t + smoothing)
     else:
         if w <= 1.0 - t:
             z = w + t
@@ -115,7 +115,7 @@ def loss_prox(loss: int, v: float, y: float, t: float, gam: float) -> float:
 
 
 @njit(cache=True, inline="always")
-def loss_conj(loss: int, beta: float, y: float, gam: float) -> float:
+def loss_conj(loss: int, beta: float, y: float, smoothing: float) -> float:
     """phi*(beta) (+inf outside the domain, returned as a large number)."""
     if loss == SQUARED:
         return 0.5 * beta * beta + beta * y
@@ -131,12 +131,12 @@ def loss_conj(loss: int, beta: float, y: float, gam: float) -> float:
             r += (1.0 - p) * math.log(1.0 - p)
         return r
     if loss == SMOOTH_HINGE:
-        return -p + 0.5 * gam * p * p
+        return -p + 0.5 * smoothing * p * p
     return -p
 
 
 @njit(cache=True, inline="always")
-def loss_conj_deriv(loss: int, beta: float, y: float, gam: float) -> float:
+def loss_conj_deriv(loss: int, beta: float, y: float, smoothing: float) -> float:
     """d phi*/d beta, clipped at the boundary of the domain."""
     if loss == SQUARED:
         return beta + y
@@ -145,7 +145,7 @@ def loss_conj_deriv(loss: int, beta: float, y: float, gam: float) -> float:
         p = min(1.0 - 1e-16, max(1e-16, p))
         return -y * math.log(p / (1.0 - p))
     if loss == SMOOTH_HINGE:
-        return y * (1.0 - gam * p)
+        return y * (1.0 - smoothing * p)
     return y
 
 
@@ -183,15 +183,15 @@ def row_axpy(X, data, indices, indptr, sparse: bool, i: int, alpha: float, w) ->
 
 
 @njit(cache=True)
-def all_derivs(loss, X, data, indices, indptr, sparse, y, x, gam, out) -> None:
+def all_derivs(loss, X, data, indices, indptr, sparse, y, x, smoothing, out) -> None:
     """out[i] = phi'(a_i . x, y_i) for every term (one pass)."""
     n = out.shape[0]
     for i in range(n):
-        out[i] = loss_deriv(loss, row_dot(X, data, indices, indptr, sparse, i, x), y[i], gam)
+        out[i] = loss_deriv(loss, row_dot(X, data, indices, indptr, sparse, i, x), y[i], smoothing)
 
 
 @njit(cache=True, fastmath=True)
-def all_derivs_loss(loss, X, data, indices, indptr, sparse, y, x, gam, out) -> float:
+def all_derivs_loss(loss, X, data, indices, indptr, sparse, y, x, smoothing, out) -> float:
     """out[i] = phi'(a_i . x, y_i) for every term; returns sum_i phi(a_i . x, y_i) (one pass)."""
     n = out.shape[0]
     total = 0.0
@@ -203,8 +203,8 @@ def all_derivs_loss(loss, X, data, indices, indptr, sparse, y, x, gam, out) -> f
         else:
             for c in range(X.shape[1]):
                 u += X[i, c] * x[c]
-        out[i] = loss_deriv(loss, u, y[i], gam)
-        total += loss_value(loss, u, y[i], gam)
+        out[i] = loss_deriv(loss, u, y[i], smoothing)
+        total += loss_value(loss, u, y[i], smoothing)
     return total
 
 
@@ -213,18 +213,31 @@ DUMMY_F = np.zeros(0)
 DUMMY_I = np.zeros(0, dtype=np.int32)
 
 
-def value_grad_csr(loss, data, indices, indptr, y, gam, x, g) -> float:
+@njit(cache=True, inline="always")
+def _value_deriv(loss, u, y, smoothing):
+    """``(phi(u, y), phi'(u, y))``; one ``exp`` for both with the logistic loss."""
+    if loss == LOGISTIC:
+        z = -y * u
+        if z > 0:
+            e = math.exp(-z)
+            return z + math.log1p(e), -y / (1.0 + e)
+        e = math.exp(z)
+        return math.log1p(e), -y * e / (1.0 + e)
+    return loss_value(loss, u, y, smoothing), loss_deriv(loss, u, y, smoothing)
+
+
+def value_grad_csr(loss, data, indices, indptr, y, smoothing, x, g) -> float:
     """One streaming pass over CSR rows: ``g = sum_i phi'(a_i . x, y_i) a_i`` (overwritten) and the
     return value ``sum_i phi(a_i . x, y_i)``. Each row is read once: its margin (four partial sums,
     so the additions do not wait on each other), then its scatter into ``g`` while the row is still
     in cache (``A x`` and ``A^T r`` fused). Indices are passed unsigned (no wraparound test)."""
     ui = indices.view(np.uint32 if indices.dtype.itemsize == 4 else np.uint64)
     up = indptr.view(np.uint32 if indptr.dtype.itemsize == 4 else np.uint64)
-    return _value_grad_csr(loss, data, ui, up, y, gam, x, g)
+    return _value_grad_csr(loss, data, ui, up, y, smoothing, x, g)
 
 
 @njit(cache=True, boundscheck=False)
-def _value_grad_csr(loss, data, indices, indptr, y, gam, x, g) -> float:
+def _value_grad_csr(loss, data, indices, indptr, y, smoothing, x, g) -> float:
     n = indptr.shape[0] - 1
     for c in range(g.shape[0]):
         g[c] = 0.0
@@ -247,19 +260,8 @@ def _value_grad_csr(loss, data, indices, indptr, y, gam, x, g) -> float:
             u0 += data[p] * x[indices[p]]
             p += 1
         u = (u0 + u1) + (u2 + u3)
-        if loss == LOGISTIC:  # one exp for the value and the derivative
-            z = -y[i] * u
-            if z > 0:
-                e = math.exp(-z)
-                total += z + math.log1p(e)
-                r = -y[i] / (1.0 + e)
-            else:
-                e = math.exp(z)
-                total += math.log1p(e)
-                r = -y[i] * e / (1.0 + e)
-        else:
-            r = loss_deriv(loss, u, y[i], gam)
-            total += loss_value(loss, u, y[i], gam)
+        v, r = _value_deriv(loss, u, y[i], smoothing)
+        total += v
         if r != 0.0:
             for p in range(p0, p1):
                 g[indices[p]] += r * data[p]
@@ -267,7 +269,7 @@ def _value_grad_csr(loss, data, indices, indptr, y, gam, x, g) -> float:
 
 
 @njit(cache=True, fastmath=SAFE_FASTMATH, boundscheck=False)
-def value_grad_dense(loss, X, y, gam, x, g) -> float:
+def value_grad_dense(loss, X, y, smoothing, x, g) -> float:
     """Dense rows, one streaming pass: ``g = sum_i phi'(a_i . x, y_i) a_i`` (overwritten), returns
     ``sum_i phi(a_i . x, y_i)``; each row is read once (``X x`` and ``X^T r`` fused: about 2.7x less
     time than the two BLAS matrix-vector products plus the NumPy loss on 1e5 x 100, single thread)."""
@@ -279,19 +281,8 @@ def value_grad_dense(loss, X, y, gam, x, g) -> float:
         u = 0.0
         for c in range(d):
             u += X[i, c] * x[c]
-        if loss == LOGISTIC:  # one exp for the value and the derivative
-            z = -y[i] * u
-            if z > 0:
-                e = math.exp(-z)
-                total += z + math.log1p(e)
-                r = -y[i] / (1.0 + e)
-            else:
-                e = math.exp(z)
-                total += math.log1p(e)
-                r = -y[i] * e / (1.0 + e)
-        else:
-            r = loss_deriv(loss, u, y[i], gam)
-            total += loss_value(loss, u, y[i], gam)
+        v, r = _value_deriv(loss, u, y[i], smoothing)
+        total += v
         if r != 0.0:
             for c in range(d):
                 g[c] += r * X[i, c]

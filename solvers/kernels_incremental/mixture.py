@@ -12,9 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .losses import sgd_step_size
-
 from .loglinear_saga import project_simplex_inplace
+from .losses import sgd_step_size
 
 
 @njit(cache=True)

@@ -216,6 +216,29 @@ def _catch_up_w2(w2, c, K, s, rho, step, tl1, pw, geo):
         w2[c, k] = v
 
 
+@njit(cache=True, inline="always")
+def _logits_catching_up(data, indices, p0, p1, w2, K, last, t, rho, step, tl1, pw, geo, z):
+    """``z = W^T a_j`` over the row's non-zeros ``p0:p1``, bringing each feature it reads up to step
+    ``t`` first (just-in-time updates)."""
+    for k in range(K):
+        z[k] = 0.0
+    for p in range(p0, p1):
+        c = indices[p]
+        _catch_up_w2(w2, c, K, t - last[c], rho, step, tl1, pw, geo)
+        last[c] = t
+        a = data[p]
+        for k in range(K):
+            z[k] += a * w2[c, k]
+
+
+@njit(cache=True, inline="always")
+def _flush_w2(w2, K, last, m, rho, step, tl1, pw, geo):
+    """Bring every feature up to the end of the epoch (step ``m``) and reset ``last``."""
+    for c in range(w2.shape[0]):
+        _catch_up_w2(w2, c, K, m - last[c], rho, step, tl1, pw, geo)
+        last[c] = 0
+
+
 @njit(cache=True)
 def mn_saga_sparse_epoch(data, indices, indptr, labels, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo):
     """SAGA / SAG epoch on CSR rows with just-in-time updates (``last`` per feature, zero on entry).
@@ -234,15 +257,7 @@ def mn_saga_sparse_epoch(data, indices, indptr, labels, idx, x, table, gbar, ste
         j = idx[t]
         p0 = indptr[j]
         p1 = indptr[j + 1]
-        for k in range(K):
-            z[k] = 0.0
-        for p in range(p0, p1):
-            c = indices[p]
-            _catch_up_w2(w2, c, K, t - last[c], rho, step, tl1, pw, geo)
-            last[c] = t
-            a = data[p]
-            for k in range(K):
-                z[k] += a * w2[c, k]
+        _logits_catching_up(data, indices, p0, p1, w2, K, last, t, rho, step, tl1, pw, geo, z)
         _softmax_minus_onehot(z, labels[j])
         for k in range(K):
             delta[k] = z[k] - table[j, k]
@@ -259,9 +274,7 @@ def mn_saga_sparse_epoch(data, indices, indptr, labels, idx, x, table, gbar, ste
                 w2[c, k] = v
                 w2[c, K + k] += na * delta[k]
             last[c] = t + 1
-    for c in range(d):
-        _catch_up_w2(w2, c, K, m - last[c], rho, step, tl1, pw, geo)
-        last[c] = 0
+    _flush_w2(w2, K, last, m, rho, step, tl1, pw, geo)
     _unpack(w2, K, x, gbar)
 
 
@@ -318,15 +331,7 @@ def mn_svrg_sparse_inner(data, indices, indptr, labels, idx, x, s_snap, g, step,
         j = idx[t]
         p0 = indptr[j]
         p1 = indptr[j + 1]
-        for k in range(K):
-            z[k] = 0.0
-        for p in range(p0, p1):
-            c = indices[p]
-            _catch_up_w2(w2, c, K, t - last[c], rho, step, tl1, pw, geo)
-            last[c] = t
-            a = data[p]
-            for k in range(K):
-                z[k] += a * w2[c, k]
+        _logits_catching_up(data, indices, p0, p1, w2, K, last, t, rho, step, tl1, pw, geo, z)
         _softmax_minus_onehot(z, labels[j])
         for k in range(K):
             z[k] = step * (z[k] - s_snap[j, k])
@@ -339,9 +344,7 @@ def mn_svrg_sparse_inner(data, indices, indptr, labels, idx, x, s_snap, g, step,
                     v = soft(v, tl1)
                 w2[c, k] = v
             last[c] = t + 1
-    for c in range(d):
-        _catch_up_w2(w2, c, K, m - last[c], rho, step, tl1, pw, geo)
-        last[c] = 0
+    _flush_w2(w2, K, last, m, rho, step, tl1, pw, geo)
     gd = np.empty(d * K)
     _unpack(w2, K, x, gd)
 
@@ -477,8 +480,8 @@ def mn_finito_epoch(X, data, indices, indptr, sparse, labels, idx, phi, s, Sphi,
 def full_pass(problem, x):
     """``(F(x), S, G)`` at ``x`` in one BLAS pass: ``S[i] = softmax(W^T a_i) - e_{y_i}`` (n, K) and the
     data part of the gradient ``G = A^T S / n`` flattened like ``x`` (the ridge excluded)."""
-    n, d, K = problem.n_terms, problem.d, problem.K
-    W = x.reshape(d, K)
+    n, K = problem.n_terms, problem.multinomial_terms.K
+    W = x.reshape(problem.dim // K, K)
     Z = np.asarray(problem.A @ W)
     m = Z.max(axis=1, keepdims=True)
     E = np.exp(Z - m)

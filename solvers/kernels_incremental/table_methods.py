@@ -8,15 +8,13 @@ Rows are read through :func:`row_dot` / :func:`row_axpy` (dense or CSR).
 
 from __future__ import annotations
 
-import math
-
 from numba import njit
 
 from .losses import loss_conj, loss_conj_deriv, loss_deriv, loss_prox, row_axpy, row_dot, sgd_step_size, soft
 
 
 @njit(cache=True)
-def finito_epoch(loss, X, data, indices, indptr, sparse, y, gam, idx, phi, s, Sphi, Sg, w, alpha, mu, l2):
+def finito_epoch(loss, X, data, indices, indptr, sparse, y, smoothing, idx, phi, s, Sphi, Sg, w, alpha, mu, l2):
     """Finito (seed 001 Alg 3.1, Eq. 3.1), MISO when ``alpha = L/mu`` (Eq. 3.2).
 
     w = phibar - (1/(alpha mu n)) sum_i f'_i(phi_i); phi_j <- w; store f'_j(w). ``w`` holds the
@@ -31,7 +29,7 @@ def finito_epoch(loss, X, data, indices, indptr, sparse, y, gam, idx, phi, s, Sp
         j = idx[t]
         for c in range(d):
             w[c] = c_phi * Sphi[c] - c_g * Sg[c]
-        s_new = loss_deriv(loss, row_dot(X, data, indices, indptr, sparse, j, w), y[j], gam)
+        s_new = loss_deriv(loss, row_dot(X, data, indices, indptr, sparse, j, w), y[j], smoothing)
         for c in range(d):
             Sphi[c] += w[c] - phi[j, c]
             phi[j, c] = w[c]
@@ -42,7 +40,7 @@ def finito_epoch(loss, X, data, indices, indptr, sparse, y, gam, idx, phi, s, Sp
 
 
 @njit(cache=True)
-def prox_finito_epoch(loss, X, data, indices, indptr, sparse, y, gam, idx, phi, s, Sphi, Sg, sqn, z, mu):
+def prox_finito_epoch(loss, X, data, indices, indptr, sparse, y, smoothing, idx, phi, s, Sphi, Sg, sqn, z, mu):
     """Prox-Finito (seed 001 Alg 3.3, Eq. 3.11), eta = mu (n - 1).
 
     z = (1/(n-1)) sum_{i != j} phi_i - (1/eta) sum_{i != j} f'_i(phi_i);
@@ -64,10 +62,10 @@ def prox_finito_epoch(loss, X, data, indices, indptr, sparse, y, gam, idx, phi, 
         tt = sqn[j] / (mu + eta)
         v = eta * row_dot(X, data, indices, indptr, sparse, j, z) / (mu + eta)
         if tt > 0.0:
-            u = loss_prox(loss, v, y[j], tt, gam)
+            u = loss_prox(loss, v, y[j], tt, smoothing)
             beta = (v - u) / tt
         else:
-            beta = loss_deriv(loss, v, y[j], gam)
+            beta = loss_deriv(loss, v, y[j], smoothing)
         for c in range(d):
             newp = eta * z[c] / (mu + eta)
             Sphi[c] += newp - phi[j, c]
@@ -79,7 +77,7 @@ def prox_finito_epoch(loss, X, data, indices, indptr, sparse, y, gam, idx, phi, 
 
 
 @njit(cache=True)
-def sdca_epoch(loss, X, data, indices, indptr, sparse, y, gam, idx, beta, x, sqn, mu, variant, sconst):
+def sdca_epoch(loss, X, data, indices, indptr, sparse, y, smoothing, idx, beta, x, sqn, mu, variant, sconst):
     """SDCA (seed 001 Alg 2.1, L438-491) with one dual scalar per term (L493-503).
 
     Sign convention of the seed: x = -(1/(mu n)) sum_i beta_i a_i, beta_i -> phi'(a_i . x*).
@@ -102,18 +100,18 @@ def sdca_epoch(loss, X, data, indices, indptr, sparse, y, gam, idx, beta, x, sqn
         if variant == 0:
             tt = q / mun
             az = ax + bj * tt
-            u = loss_prox(loss, az, y[j], tt, gam)
+            u = loss_prox(loss, az, y[j], tt, smoothing)
             bnew = (az - u) / tt
         else:
-            dd = loss_deriv(loss, ax, y[j], gam) - bj
+            dd = loss_deriv(loss, ax, y[j], smoothing) - bj
             if dd == 0.0:
                 continue
             if variant == 2:
                 sbest = sconst
             else:
                 k2 = dd * dd * q / mun
-                g0 = dd * (loss_conj_deriv(loss, bj, y[j], gam) - ax)
-                g1 = dd * (loss_conj_deriv(loss, bj + dd, y[j], gam) - ax) + k2
+                g0 = dd * (loss_conj_deriv(loss, bj, y[j], smoothing) - ax)
+                g1 = dd * (loss_conj_deriv(loss, bj + dd, y[j], smoothing) - ax) + k2
                 if g0 >= 0.0:
                     sbest = 0.0
                 elif g1 <= 0.0:
@@ -123,7 +121,7 @@ def sdca_epoch(loss, X, data, indices, indptr, sparse, y, gam, idx, beta, x, sqn
                     hi = 1.0
                     for _ in range(50):
                         mid = 0.5 * (lo + hi)
-                        gm = dd * (loss_conj_deriv(loss, bj + mid * dd, y[j], gam) - ax) + mid * k2
+                        gm = dd * (loss_conj_deriv(loss, bj + mid * dd, y[j], smoothing) - ax) + mid * k2
                         if gm > 0.0:
                             hi = mid
                         else:
@@ -135,15 +133,15 @@ def sdca_epoch(loss, X, data, indices, indptr, sparse, y, gam, idx, beta, x, sqn
 
 
 @njit(cache=True)
-def sdca_dual_terms(loss, beta, y, gam):
+def sdca_dual_terms(loss, beta, y, smoothing):
     r = 0.0
     for i in range(beta.shape[0]):
-        r += loss_conj(loss, beta[i], y[i], gam)
+        r += loss_conj(loss, beta[i], y[i], smoothing)
     return r
 
 
 @njit(cache=True)
-def sgd_epoch(loss, X, data, indices, indptr, sparse, y, gam, idx, x, k0, schedule, g0, l2, l1, xavg, avg_from):
+def sgd_epoch(loss, X, data, indices, indptr, sparse, y, smoothing, idx, x, k0, schedule, g0, l2, l1, xavg, avg_from):
     """SGD x <- prox_{g_k l1}(x - g_k f'_j(x)) (seed 001 section 2.1 L392-404; seed 003 6.3).
 
     schedule 0 constant g0; 1 ``g0 / (1 + g0 l2 k)`` (the classical theta/k with theta = 1/mu,
@@ -156,7 +154,7 @@ def sgd_epoch(loss, X, data, indices, indptr, sparse, y, gam, idx, x, k0, schedu
     for t in range(idx.shape[0]):
         j = idx[t]
         st = sgd_step_size(schedule, g0, l2, k)
-        sj = loss_deriv(loss, row_dot(X, data, indices, indptr, sparse, j, x), y[j], gam)
+        sj = loss_deriv(loss, row_dot(X, data, indices, indptr, sparse, j, x), y[j], smoothing)
         r = 1.0 - st * l2
         for c in range(d):
             x[c] *= r

@@ -38,7 +38,7 @@ from .losses import SAFE_FASTMATH, loss_deriv, soft
 
 
 @njit(cache=True, fastmath=True)
-def saga_dense_epoch(loss, X, y, gam, idx, x, table, gbar, step, l2, l1, theta):
+def saga_dense_epoch(loss, X, y, smoothing, idx, x, table, gbar, step, l2, l1, theta):
     n, d = X.shape
     rho = 1.0 - step * l2
     inv_n = 1.0 / n
@@ -48,7 +48,7 @@ def saga_dense_epoch(loss, X, y, gam, idx, x, table, gbar, step, l2, l1, theta):
         u = 0.0
         for c in range(d):
             u += X[j, c] * x[c]
-        s_new = loss_deriv(loss, u, y[j], gam)
+        s_new = loss_deriv(loss, u, y[j], smoothing)
         delta = s_new - table[j]
         c1 = step * theta * delta
         c2 = delta * inv_n
@@ -88,10 +88,30 @@ def geometric_tables(rho: float, length: int) -> tuple[np.ndarray, np.ndarray]:
     return pw, geo
 
 
+@njit(cache=True, inline="always")
+def _margin_catching_up(data, indices, p0, p1, x, g, last, k, rho, step, tl1, pw, geo):
+    """``a_j . x`` over the row's non-zeros ``p0:p1``, bringing each coordinate it reads up to step
+    ``k`` first (the just-in-time updates of the lazy sparse kernels)."""
+    u = 0.0
+    for p in range(p0, p1):
+        c = indices[p]
+        _catch_up(x, c, k - last[c], rho, step, g[c], tl1, pw, geo)
+        last[c] = k
+        u += data[p] * x[c]
+    return u
+
+
+@njit(cache=True, inline="always")
+def _flush(x, g, last, m, rho, step, tl1, pw, geo):
+    """Bring every coordinate up to the end of the epoch (step ``m``) and reset ``last``."""
+    for c in range(x.shape[0]):
+        _catch_up(x, c, m - last[c], rho, step, g[c], tl1, pw, geo)
+        last[c] = 0
+
+
 @njit(cache=True)
-def saga_sparse_epoch(loss, data, indices, indptr, y, gam, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo):
+def saga_sparse_epoch(loss, data, indices, indptr, y, smoothing, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo):
     n = table.shape[0]
-    d = x.shape[0]
     rho = 1.0 - step * l2
     inv_n = 1.0 / n
     tl1 = step * l1
@@ -100,13 +120,8 @@ def saga_sparse_epoch(loss, data, indices, indptr, y, gam, idx, x, table, gbar, 
         j = idx[k]
         p0 = indptr[j]
         p1 = indptr[j + 1]
-        u = 0.0
-        for p in range(p0, p1):
-            c = indices[p]
-            _catch_up(x, c, k - last[c], rho, step, gbar[c], tl1, pw, geo)
-            last[c] = k
-            u += data[p] * x[c]
-        s_new = loss_deriv(loss, u, y[j], gam)
+        u = _margin_catching_up(data, indices, p0, p1, x, gbar, last, k, rho, step, tl1, pw, geo)
+        s_new = loss_deriv(loss, u, y[j], smoothing)
         delta = s_new - table[j]
         c1 = step * theta * delta
         c2 = delta * inv_n
@@ -120,13 +135,11 @@ def saga_sparse_epoch(loss, data, indices, indptr, y, gam, idx, x, table, gbar, 
             gbar[c] += c2 * a
             last[c] = k + 1
         table[j] = s_new
-    for c in range(d):
-        _catch_up(x, c, m - last[c], rho, step, gbar[c], tl1, pw, geo)
-        last[c] = 0
+    _flush(x, gbar, last, m, rho, step, tl1, pw, geo)
 
 
 @njit(cache=True, fastmath=True)
-def svrg_dense_inner(loss, X, y, gam, idx, x, s_snap, g, step, l2, l1, xsum):
+def svrg_dense_inner(loss, X, y, smoothing, idx, x, s_snap, g, step, l2, l1, xsum):
     """One inner loop of SVRG; ``xsum`` (length 0 to skip) accumulates the iterates."""
     n, d = X.shape
     rho = 1.0 - step * l2
@@ -137,7 +150,7 @@ def svrg_dense_inner(loss, X, y, gam, idx, x, s_snap, g, step, l2, l1, xsum):
         u = 0.0
         for c in range(d):
             u += X[j, c] * x[c]
-        delta = loss_deriv(loss, u, y[j], gam) - s_snap[j]
+        delta = loss_deriv(loss, u, y[j], smoothing) - s_snap[j]
         c1 = step * delta
         if tl1 > 0.0:
             for c in range(d):
@@ -151,8 +164,7 @@ def svrg_dense_inner(loss, X, y, gam, idx, x, s_snap, g, step, l2, l1, xsum):
 
 
 @njit(cache=True)
-def svrg_sparse_inner(loss, data, indices, indptr, y, gam, idx, x, s_snap, g, step, l2, l1, last, pw, geo):
-    d = x.shape[0]
+def svrg_sparse_inner(loss, data, indices, indptr, y, smoothing, idx, x, s_snap, g, step, l2, l1, last, pw, geo):
     rho = 1.0 - step * l2
     tl1 = step * l1
     m = idx.shape[0]
@@ -160,13 +172,8 @@ def svrg_sparse_inner(loss, data, indices, indptr, y, gam, idx, x, s_snap, g, st
         j = idx[k]
         p0 = indptr[j]
         p1 = indptr[j + 1]
-        u = 0.0
-        for p in range(p0, p1):
-            c = indices[p]
-            _catch_up(x, c, k - last[c], rho, step, g[c], tl1, pw, geo)
-            last[c] = k
-            u += data[p] * x[c]
-        c1 = step * (loss_deriv(loss, u, y[j], gam) - s_snap[j])
+        u = _margin_catching_up(data, indices, p0, p1, x, g, last, k, rho, step, tl1, pw, geo)
+        c1 = step * (loss_deriv(loss, u, y[j], smoothing) - s_snap[j])
         for p in range(p0, p1):
             c = indices[p]
             v = rho * x[c] - c1 * data[p] - step * g[c]
@@ -174,9 +181,7 @@ def svrg_sparse_inner(loss, data, indices, indptr, y, gam, idx, x, s_snap, g, st
                 v = soft(v, tl1)
             x[c] = v
             last[c] = k + 1
-    for c in range(d):
-        _catch_up(x, c, m - last[c], rho, step, g[c], tl1, pw, geo)
-        last[c] = 0
+    _flush(x, g, last, m, rho, step, tl1, pw, geo)
 
 
 #: rescale (flush every coordinate, reset beta to 1) when the scale beta falls below this
@@ -201,18 +206,18 @@ def unsigned(a: np.ndarray) -> np.ndarray:
     return a.view(np.uint32 if a.dtype.itemsize == 4 else np.uint64)
 
 
-def saga_sparse_epoch_scaled(loss, data, indices, indptr, y, gam, idx, x, table, gbar, step, l2, theta, st):
+def saga_sparse_epoch_scaled(loss, data, indices, indptr, y, smoothing, idx, x, table, gbar, step, l2, theta, st):
     """SAGA/SAG epoch on CSR rows without l1: ``x = beta w`` (L1525) and running-sum lazy steps.
 
     Same update as :func:`saga_sparse_epoch` with ``l1 = 0`` (module docstring); ``st`` is a
     ``(d, 3)`` work array (contents ignored on entry). ``x`` and ``gbar`` are read at the start and
     written back, fully up to date, at the end.
     """
-    _saga_sparse_epoch_scaled(loss, data, unsigned(indices), unsigned(indptr), y, gam, idx, x, table, gbar, step, l2, theta, st)
+    _saga_sparse_epoch_scaled(loss, data, unsigned(indices), unsigned(indptr), y, smoothing, idx, x, table, gbar, step, l2, theta, st)
 
 
 @njit(cache=True, fastmath=SAFE_FASTMATH, boundscheck=False)
-def _saga_sparse_epoch_scaled(loss, data, indices, indptr, y, gam, idx, x, table, gbar, step, l2, theta, st):
+def _saga_sparse_epoch_scaled(loss, data, indices, indptr, y, smoothing, idx, x, table, gbar, step, l2, theta, st):
     n = table.shape[0]
     d = x.shape[0]
     rho = 1.0 - step * l2
@@ -233,7 +238,7 @@ def _saga_sparse_epoch_scaled(loss, data, indices, indptr, y, gam, idx, x, table
             w = st[c, 0] - (cs - st[c, 2]) * st[c, 1]
             st[c, 0] = w
             u += data[p] * w
-        s_new = loss_deriv(loss, beta * u, y[j], gam)
+        s_new = loss_deriv(loss, beta * u, y[j], smoothing)
         delta = s_new - table[j]
         table[j] = s_new
         # x+ = rho x - step theta delta a_j - step gbar  <=>  beta+ = rho beta,
@@ -261,13 +266,13 @@ def _saga_sparse_epoch_scaled(loss, data, indices, indptr, y, gam, idx, x, table
         gbar[c] = st[c, 1]
 
 
-def svrg_sparse_inner_scaled(loss, data, indices, indptr, y, gam, idx, x, s_snap, g, step, l2, st):
+def svrg_sparse_inner_scaled(loss, data, indices, indptr, y, smoothing, idx, x, s_snap, g, step, l2, st):
     """SVRG inner loop on CSR rows without l1, scaled form (module docstring); ``st``: ``(d, 2)`` work array."""
-    _svrg_sparse_inner_scaled(loss, data, unsigned(indices), unsigned(indptr), y, gam, idx, x, s_snap, g, step, l2, st)
+    _svrg_sparse_inner_scaled(loss, data, unsigned(indices), unsigned(indptr), y, smoothing, idx, x, s_snap, g, step, l2, st)
 
 
 @njit(cache=True, fastmath=SAFE_FASTMATH, boundscheck=False)
-def _svrg_sparse_inner_scaled(loss, data, indices, indptr, y, gam, idx, x, s_snap, g, step, l2, st):
+def _svrg_sparse_inner_scaled(loss, data, indices, indptr, y, smoothing, idx, x, s_snap, g, step, l2, st):
     d = x.shape[0]
     rho = 1.0 - step * l2
     for c in range(d):
@@ -285,7 +290,7 @@ def _svrg_sparse_inner_scaled(loss, data, indices, indptr, y, gam, idx, x, s_sna
             w = st[c, 0] - (cs - st[c, 1]) * g[c]
             st[c, 0] = w
             u += data[p] * w
-        delta = loss_deriv(loss, beta * u, y[j], gam) - s_snap[j]
+        delta = loss_deriv(loss, beta * u, y[j], smoothing) - s_snap[j]
         beta *= rho
         b1 = step / beta
         a1 = delta * b1

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..linesearch import gap_progress, rel_tol_scale, stop_requested
+from ..errors import InputError
+from ..linesearch import gap_progress, rel_tol_scale
+from ..monitor import Run
 from ..problem import start_point
-from ..progress import report
 from ..registry import register
-from ..result import Clock, SolveResult, Trace
+from ..result import SolveResult
 from ..simplex import project_simplex
 
 
@@ -31,15 +32,15 @@ def _em_map(problem, w):
     """One EM step; returns (new w, f(w), gap(w))."""
     m = problem.mixture(w)
     if np.any(m <= 0):
-        raise ValueError("EM reached a point where some item has zero mixture probability; start inside the simplex")
-    ratio = (problem.Q.T @ (1.0 / m)) / problem.n_terms
-    f = float(-np.mean(np.log(m)) + problem.offset)
+        raise InputError("x0", "EM reached a point where some item has zero mixture probability; start inside the simplex")
+    ratio = (problem.mixture_rows.T @ (1.0 / m)) / problem.n_terms
+    f = float(-np.mean(np.log(m)) + problem.mixture_offset)
     w_new = w * ratio
     w_new /= w_new.sum()
     return w_new, f, float(ratio.max() - 1.0)
 
 
-@register("em", needs=("responsibilities", "mixture"), constraints=("simplex",))
+@register("em", needs=("mixture", "mixture_rows", "mixture_offset"), constraints=("simplex",))
 def em(
     problem,
     x0=None,
@@ -51,18 +52,17 @@ def em(
     accelerate: bool = True,
 ) -> SolveResult:
     """EM for a mixture's weights (Eq. 2.4), optionally SQUAREM-accelerated; stops on the FW gap."""
-    clock = Clock()
+    run = Run("em", callback=callback, progress=progress)
     w = start_point(problem, x0)
     if np.any(w < 0) or not np.isclose(w.sum(), 1.0):
         w = project_simplex(w)
     if np.any(w <= 0):  # EM cannot revive a zero weight: start in the relative interior
         w = 0.5 * w + 0.5 / w.size
-    trace = Trace()
-    passes = 0.0
+    run.passes = 0.0
     w1, f, gap = _em_map(problem, w)
-    passes += 1
+    run.passes += 1
     gap0 = gap
-    trace.record(f, passes, clock(), gap=gap)
+    run.record(f, gap=gap)
     converged, message, it = False, "maximum number of iterations reached", 0
     for it in range(1, max_iter + 1):
         target = tol * rel_tol_scale(f)
@@ -73,7 +73,7 @@ def em(
         if not accelerate:
             w = w1
             w1, f, gap = _em_map(problem, w)
-            passes += 1
+            run.passes += 1
         else:
             w2, f1, _ = _em_map(problem, w1)
             r = w1 - w
@@ -84,23 +84,22 @@ def em(
             wx = project_simplex(w - 2 * a * r + a * a * v)
             wx = np.maximum(wx, 1e-16 * wx.max())  # keep EM able to move every weight
             wx /= wx.sum()
-            passes += 1
+            run.passes += 1
             try:
                 w_try, f_try, gap_try = _em_map(problem, wx)
-                passes += 1
+                run.passes += 1
             except ValueError:
                 f_try = np.inf
             w3, f2, gap2 = _em_map(problem, w2)
-            passes += 1
+            run.passes += 1
             if f_try <= f2:
                 w, w1, f, gap = wx, w_try, f_try, gap_try
             else:
                 w, w1, f, gap = w2, w3, f2, gap2
-        trace.record(f, passes, clock(), gap=gap)
-        if stop_requested(callback, w):
+        run.record(f, gap=gap)
+        if run.callback_stops(w):
             message = "stopped by callback"
             break
-    if converged:
-        report(progress, 1.0)
+    run.done(converged)
     # weights that EM drives towards zero only geometrically: report them exactly as they are
-    return SolveResult(w, f, it, passes, converged, message, "em", clock(), trace, {"gap": gap})
+    return run.result(w, f, it, converged, message, gap=gap)

@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from ..kernels_incremental.losses import all_derivs
 from ..kernels_incremental.multinomial import full_pass as mn_full_pass
 from ..kernels_incremental.multinomial import mn_finito_epoch
 from ..kernels_incremental.table_methods import finito_epoch, prox_finito_epoch
+from ..problem import capability
 from ..registry import register
 from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start, term_mu
 
@@ -36,10 +38,10 @@ MAX_TABLE_BYTES = 4 * 2**30
 def _mu_L(problem, method):
     mu = term_mu(problem)
     if mu <= 0:
-        raise ValueError(f"solver {method!r} needs a strongly convex problem (mu > 0); add an l2 term")
+        raise InputError("problem", f"solver {method!r} needs a strongly convex problem (mu > 0); add an l2 term")
     L = constant(problem, "L_max") or constant(problem, "L")
     if L is None:
-        raise ValueError(f"solver {method!r} needs L_max (or L)")
+        raise InputError("problem", f"solver {method!r} needs L_max (or L)")
     return mu, L
 
 
@@ -52,18 +54,18 @@ def finito_default_alpha(n: int, mu: float, L: float) -> float:
 def _table(problem, method):
     n, d = problem.n_terms, problem.dim
     if 8.0 * n * d > MAX_TABLE_BYTES:
-        raise ValueError(f"{method}: the point table needs {8.0 * n * d / 2**30:.1f} GiB (n x dim); use 'saga' or 'svrg'")
+        raise InputError("problem", f"{method}: the point table needs {8.0 * n * d / 2**30:.1f} GiB (n x dim); use 'saga' or 'svrg'")
     return np.empty((n, d))
 
 
 def _run_finito(problem, x0, *, method, alpha, tol, max_iter, callback, progress, order, seed, off_clock, check_every=1):
     check_common(order, max_iter, tol)
     require_smooth(problem, method)
-    if getattr(problem, "l1", 0.0):
-        raise ValueError(f"solver {method!r} has no prox; the problem has an l1 term (use 'saga' or 'svrg')")
+    if capability(problem, "l1", 0.0):
+        raise InputError("problem", f"solver {method!r} has no prox; the problem has an l1 term (use 'saga' or 'svrg')")
     mu, L = _mu_L(problem, method)
     if not alpha > 0:
-        raise ValueError(f"alpha: must be > 0; got {alpha}")
+        raise InputError("alpha", f"must be > 0; got {alpha}")
     mon = Monitor(problem, method, tol=tol, max_iter=max_iter, callback=callback, progress=progress)
     mon.off_clock = off_clock
     mon.check_every = int(check_every)
@@ -73,11 +75,11 @@ def _run_finito(problem, x0, *, method, alpha, tol, max_iter, callback, progress
     phi = _table(problem, method)
     phi[:] = x
     Sphi = n * x
-    lt = getattr(problem, "linear_terms", None)
-    mt = getattr(problem, "multinomial_terms", None)
+    lt = capability(problem, "linear_terms")
+    mt = capability(problem, "multinomial_terms")
     if lt is not None:
         s = np.empty(n)
-        all_derivs(lt.loss, *lt.args(), lt.y, x, lt.gam, s)
+        all_derivs(lt.loss, *lt.args(), lt.y, x, lt.smoothing, s)
         Sg = np.asarray(problem.A.T @ s, dtype=np.float64)
     elif mt is not None:
         _, s, Sg = mn_full_pass(problem, x)
@@ -91,7 +93,7 @@ def _run_finito(problem, x0, *, method, alpha, tol, max_iter, callback, progress
     while not mon.check(w, epoch):
         idx = indices(rng, n, order)
         if lt is not None:
-            finito_epoch(lt.loss, *lt.args(), lt.y, lt.gam, idx, phi, s, Sphi, Sg, w, alpha, mu, problem.l2)
+            finito_epoch(lt.loss, *lt.args(), lt.y, lt.smoothing, idx, phi, s, Sphi, Sg, w, alpha, mu, problem.l2)
         elif mt is not None:
             mn_finito_epoch(*mt.args(), mt.labels, idx, phi, s, Sphi, Sg, w, alpha, mu, problem.l2)
         else:
@@ -136,31 +138,31 @@ def prox_finito(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 3
     """Prox-Finito (seed 001 Alg 3.3): each step solves the prox of one term (a 1-D problem for the
     binary linear models, a K-dimensional Newton solve for multinomial logistic regression)."""
     check_common(order, max_iter, tol)
-    if getattr(problem, "l1", 0.0):
-        raise ValueError("solver 'prox_finito' has no prox for h; the problem has an l1 term")
+    if capability(problem, "l1", 0.0):
+        raise InputError("problem", "solver 'prox_finito' has no prox for h; the problem has an l1 term")
     mu, _ = _mu_L(problem, "prox_finito")
     n = problem.n_terms
     if n < 2:
-        raise ValueError("prox_finito: needs at least two terms")
+        raise InputError("prox_finito", "needs at least two terms")
     x = start(problem, x0)
-    mt = getattr(problem, "multinomial_terms", None)
+    mt = capability(problem, "multinomial_terms")
     if mt is not None:  # one K-vector per term; the prox of a term is a K-dimensional Newton solve
         from ..kernels_incremental.multinomial import multinomial_scores
         from ..kernels_incremental.multinomial_sdca import mn_prox_finito_epoch
 
         s = np.empty((n, mt.K))
         multinomial_scores(*mt.args(), mt.labels, x, s)
-        sqn = np.ascontiguousarray(problem._sq, dtype=np.float64)
+        sqn = np.ascontiguousarray(problem.sqnorms, dtype=np.float64)
 
         def epoch(idx, phi, s, Sphi, Sg, z):
             mn_prox_finito_epoch(*mt.args(), mt.labels, idx, phi, s, Sphi, Sg, sqn, z, mu)
     else:  # one scalar per term; the prox of a term is a 1-D problem
         lt = problem.linear_terms
         s = np.empty(n)
-        all_derivs(lt.loss, *lt.args(), lt.y, x, lt.gam, s)
+        all_derivs(lt.loss, *lt.args(), lt.y, x, lt.smoothing, s)
 
         def epoch(idx, phi, s, Sphi, Sg, z):
-            prox_finito_epoch(lt.loss, *lt.args(), lt.y, lt.gam, idx, phi, s, Sphi, Sg, lt.sqnorms, z, mu)
+            prox_finito_epoch(lt.loss, *lt.args(), lt.y, lt.smoothing, idx, phi, s, Sphi, Sg, lt.sqnorms, z, mu)
 
     mon = Monitor(problem, "prox_finito", tol=tol, max_iter=max_iter, callback=callback, progress=progress)
     mon.off_clock = off_clock

@@ -10,8 +10,7 @@ problem's ``prox`` or ``project`` (projected gradient on the simplex), the ident
 
 from __future__ import annotations
 
-import numpy as np
-
+from ..errors import InputError
 from ..registry import register
 from ._incremental_common import Monitor, constant, require_smooth, smooth_value, start
 
@@ -33,12 +32,12 @@ def _gd(problem, x0, *, method, tol, max_iter, callback, progress, step, off_clo
             t = 1.0 / L
     elif step == "2/(L+mu)":
         if L is None:
-            raise ValueError("step '2/(L+mu)' needs the problem's L")
+            raise InputError("step", "step '2/(L+mu)' needs the problem's L")
         t = 2.0 / (L + mu)
     else:
         t = float(step)
         if not t > 0:
-            raise ValueError(f"step: must be > 0; got {step}")
+            raise InputError("step", f"must be > 0; got {step}")
     x = start(problem, x0)
     x = prox(x, t)
     it = 0

@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..linesearch import armijo, gap_progress, rel_tol_scale, stop_requested
-from ..problem import constraint_of, offers, start_point
-from ..progress import report
+from ..errors import InputError
+from ..linesearch import armijo, gap_progress, rel_tol_scale
+from ..monitor import Run
+from ..problem import capability, constraint_of, offers, start_point
 from ..registry import register, register_auto_rule
-from ..result import Clock, SolveResult, Trace
+from ..result import SolveResult
 from ..simplex import fw_gap, solve_simplex_qp
 
 
@@ -81,7 +82,7 @@ def newton(
         working_set = simplex and offers(problem, "restrict") and problem.dim > ws_min
     if working_set:
         if not (simplex and offers(problem, "restrict")):
-            raise ValueError("working_set=True needs a simplex problem offering restrict(idx)")
+            raise InputError("working_set", "working_set=True needs a simplex problem offering restrict(idx)")
         return _newton_working_set(
             problem, x0, tol=tol, max_iter=max_iter, callback=callback, progress=progress,
             alpha=alpha, beta=beta, ws_init=ws_init, ws_add=ws_add, hessian_sample=hessian_sample, seed=seed,
@@ -126,7 +127,7 @@ def _sample(problem, fraction, seed):
     if fraction is None or fraction >= 1:
         return None
     if not (fraction > 0):
-        raise ValueError(f"hessian_sample must be in (0, 1]; got {fraction!r}")
+        raise InputError("hessian_sample", f"must be in (0, 1]; got {fraction!r}")
     n = problem.n_terms
     m = max(1, int(round(fraction * n)))
     return np.sort(np.random.default_rng(seed).choice(n, size=m, replace=False))
@@ -135,19 +136,18 @@ def _sample(problem, fraction, seed):
 def _newton_plain(problem, x0, *, tol, max_iter, callback, progress, alpha, beta, hessian_items=None,
                   clock=None, start=None) -> SolveResult:
     """``start``: ``(f, g)`` already known at ``x0`` (then ``x0`` is used as given, not projected)."""
-    clock = clock or Clock()
+    run = Run("newton", callback=callback, progress=progress, clock=clock)
     simplex = constraint_of(problem) == "simplex"
     x = start_point(problem, x0)
     if start is not None:
         f, g = float(start[0]), np.asarray(start[1], dtype=np.float64)
-        passes = 0.0
+        run.passes = 0.0
     else:
         if simplex:
             x = problem.project(x) if offers(problem, "project") else x
         f, g = problem.value_and_grad(x)
-        passes = 1.0
-    trace = Trace()
-    trace.record(f, passes, clock())
+        run.passes = 1.0
+    run.record(f)
     gap0 = None
     converged, message, it, gap, flat = False, "maximum number of iterations reached", 0, float("inf"), 0
     H_prev = None
@@ -170,10 +170,10 @@ def _newton_plain(problem, x0, *, tol, max_iter, callback, progress, alpha, beta
                 break
         if hessian_items is None:
             H = problem.hessian(x)
-            passes += 1
+            run.passes += 1
         else:
             H = problem.hessian(x, items=hessian_items)
-            passes += hessian_items.size / problem.n_terms
+            run.passes += hessian_items.size / problem.n_terms
         d, slope, model_dec = _model_step(H, g, x, simplex)  # model_dec: λ²/2 for the pure Newton step
         gap = min(gap, model_dec) if simplex else model_dec
         gap0 = gap if gap0 is None else gap0
@@ -193,14 +193,14 @@ def _newton_plain(problem, x0, *, tol, max_iter, callback, progress, alpha, beta
         # it (the usual case) its gradient is the next one, and the step costs one pass, not two
         x1 = _step(x, 1.0, d, simplex)
         f1, g1 = problem.value_and_grad(x1)
-        passes += 1
+        run.passes += 1
         f_old = f
         if f1 <= f + alpha * slope:
             t, x, f, g = 1.0, x1, f1, g1
         else:
             t, f_new, n_ev, ok = armijo(lambda t: problem.value(x + t * d), f, slope, t0=beta, alpha=alpha,
                                         beta=beta)
-            passes += n_ev
+            run.passes += n_ev
             if not ok and f1 < f_new:
                 t, ok = 1.0, True  # no backtracked step beats the full one
             if not ok and -slope <= 1e-13 * rel_tol_scale(f):
@@ -214,7 +214,7 @@ def _newton_plain(problem, x0, *, tol, max_iter, callback, progress, alpha, beta
             else:
                 x = _step(x, t, d, simplex)
                 f, g = problem.value_and_grad(x)
-                passes += 1
+                run.passes += 1
         H_prev = H if (hessian_items is not None and t == 1.0) else None
         flat = flat + 1 if abs(f_old - f) <= 1e-15 * rel_tol_scale(f) else 0
         if flat >= 2 and hessian_items is not None:
@@ -223,42 +223,39 @@ def _newton_plain(problem, x0, *, tol, max_iter, callback, progress, alpha, beta
             gap = fw_gap(x, g) if simplex else gap
             converged = gap <= 10 * tol * rel_tol_scale(f)
             message = "objective stopped changing (precision limit)"
-            trace.record(f, passes, clock(), gap=gap, step=t)
+            run.record(f, gap=gap, step=t)
             break
-        trace.record(f, passes, clock(), gap=gap, step=t)
-        if stop_requested(callback, x):
+        run.record(f, gap=gap, step=t)
+        if run.callback_stops(x):
             message = "stopped by callback"
             break
     else:
         converged = gap <= tol * rel_tol_scale(f)
         if converged:
             message = "gap below tolerance"
-    if converged:
-        report(progress, 1.0)
+    run.done(converged)
     fw = fw_gap(x, g) if simplex else float("nan")
-    return SolveResult(x, f, it, passes, converged, message, "newton", clock(), trace,
-                       {"gap": float(gap), "fw_gap": fw, "grad": g})
+    return run.result(x, f, it, converged, message, gap=float(gap), fw_gap=fw, grad=g)
 
 
 def _newton_working_set(problem, x0, *, tol, max_iter, callback, progress, alpha, beta, ws_init, ws_add,
                         hessian_sample, seed, ws_first_tol=1e-6) -> SolveResult:
-    clock = Clock()
+    run = Run("newton", callback=callback, progress=progress)
     d = problem.dim
     x = start_point(problem, x0)
     x = problem.project(x) if offers(problem, "project") else x
-    trace = Trace()
     k0 = min(d, ws_init or max(20, -(-d // 5)))
-    passes = 0.0
+    run.passes = 0.0
     if x0 is None and offers(problem, "screen"):
         # no start given: screen coordinates cheaply instead of a full gradient pass at x0
         S = np.asarray(problem.screen(k0), dtype=np.int64)
-        passes += 1.0 / problem.n_classes if hasattr(problem, "n_classes") else 0.0
+        run.passes += 1.0 / problem.n_classes if offers(problem, "n_classes") else 0.0
         x = np.zeros(d)
         x[S] = 1.0 / S.size
     else:
         f, g = problem.value_and_grad(x)
-        passes += 1.0
-        trace.record(f, passes, clock())
+        run.passes += 1.0
+        run.record(f)
         support = np.flatnonzero(x > 0)
         if support.size <= k0:
             S = np.union1d(support, np.argsort(g)[: k0 - support.size])
@@ -274,7 +271,7 @@ def _newton_working_set(problem, x0, *, tol, max_iter, callback, progress, alpha
     sizes = []
     # the restricted problem's f and gradient at x (zero outside S) are the full ones restricted to S
     # when both read the same data (float64 storage): then a round starts from the last full pass
-    exact = np.dtype(getattr(problem, "dtype", np.float64)) == np.float64
+    exact = np.dtype(capability(problem, "dtype", np.float64)) == np.float64
     known = None
     while True:
         rounds += 1
@@ -288,12 +285,12 @@ def _newton_working_set(problem, x0, *, tol, max_iter, callback, progress, alpha
         res = _newton_plain(sub, xs, tol=inner_tol, max_iter=max(1, max_iter - n_iter), callback=None,
                             progress=None, alpha=alpha, beta=beta, hessian_items=items, start=start)
         n_iter += res.n_iter
-        passes += res.n_passes * S.size / d
+        run.passes += res.n_passes * S.size / d
         sizes.append(int(S.size))
         x = np.zeros(d)
         x[S] = res.x
         f, g = problem.value_and_grad(x)
-        passes += 1
+        run.passes += 1
         known = (f, g)
         # the part inside S from the exact restricted gradient, violations outside from the full pass
         gs = res.extra["grad"]
@@ -305,13 +302,13 @@ def _newton_working_set(problem, x0, *, tol, max_iter, callback, progress, alpha
         vmax = max(0.0, float(viol.max())) if out.any() else 0.0
         gap = max(0.0, float(res.extra["gap"])) + vmax
         gap0 = gap if gap0 is None else gap0
-        trace.record(f, passes, clock(), gap=gap, ws_size=S.size)
+        run.record(f, gap=gap, ws_size=S.size)
         target = tol * rel_tol_scale(f)
         gap_progress(progress, gap0, gap, target)
         if gap <= target:
             converged, message = True, "gap below tolerance"
             break
-        if stop_requested(callback, x):
+        if run.callback_stops(x):
             message = "stopped by callback"
             break
         if n_iter >= max_iter:
@@ -328,10 +325,9 @@ def _newton_working_set(problem, x0, *, tol, max_iter, callback, progress, alpha
         add = cand[np.argsort(-viol[cand])[:m]]
         S = np.union1d(np.flatnonzero(x > 0), add)
         inner_tol = final_inner  # Newton converges quadratically: later rounds solve to the end
-    if converged:
-        report(progress, 1.0)
-    return SolveResult(x, f, n_iter, passes, converged, message, "newton", clock(), trace,
-                       {"gap": float(gap), "rounds": rounds, "working_set_sizes": sizes, "grad": g})
+    run.done(converged)
+    return run.result(x, f, n_iter, converged, message, gap=float(gap), rounds=rounds,
+                      working_set_sizes=sizes, grad=g)
 
 
 def _auto_rule(problem) -> str | None:
@@ -346,4 +342,4 @@ def _auto_rule(problem) -> str | None:
     return None
 
 
-register_auto_rule(_auto_rule)
+register_auto_rule("newton", _auto_rule)

@@ -5,8 +5,8 @@ algorithm SPG2: from ``x`` with gradient ``g`` and spectral (Barzilai-Borwein) s
 
     d = P(x - λ g) - x,      x+ = x + t d,
 
-with ``t`` from backtracking until ``f(x + t d) <= max_{j<M} f(x_{k-j}) + γ t <g, d>`` (the last
-``M`` values: non-monotone), and ``λ = <s, s>/<s, y>`` clipped to ``[λ_min, λ_max]``.
+with ``t`` from backtracking until ``f(x + t d) <= max_{j<M} f(x_{k-j}) + c t <g, d>`` (the last
+``M`` values: non-monotone; the constant is the option ``armijo_c``), and ``λ = <s, s>/<s, y>`` clipped to ``[λ_min, λ_max]``.
 
 Needs only ``value_and_grad`` (and ``value``) and ``project(x)`` (the Euclidean projection onto the
 feasible set; the identity when the problem has none and ``constraint == "none"``). Applies to any
@@ -24,11 +24,13 @@ from collections import deque
 
 import numpy as np
 
-from ..linesearch import gap_progress, rel_tol_scale, stop_requested
+from ..checks import check_count, check_tol
+from ..errors import InputError
+from ..linesearch import gap_progress, rel_tol_scale
+from ..monitor import Run
 from ..problem import constraint_of, offers, start_point
-from ..progress import report
 from ..registry import register
-from ..result import Clock, SolveResult, Trace
+from ..result import SolveResult
 from ..simplex import fw_gap
 
 
@@ -36,7 +38,7 @@ def _projector(problem):
     if offers(problem, "project"):
         return problem.project
     if constraint_of(problem) != "none":
-        raise ValueError(f"{type(problem).__name__} has constraint {constraint_of(problem)!r} but no project(x)")
+        raise InputError("problem", f"{type(problem).__name__} has constraint {constraint_of(problem)!r} but no project(x)")
     return lambda x: x
 
 
@@ -50,7 +52,7 @@ def projected_gradient(
     callback=None,
     progress=None,
     memory: int = 10,
-    gamma: float = 1e-4,
+    armijo_c: float = 1e-4,
     step_min: float = 1e-12,
     step_max: float = 1e12,
     step0: float | None = None,
@@ -58,19 +60,19 @@ def projected_gradient(
     """Spectral projected gradient (SPG2) with a non-monotone Armijo line search.
 
     Options: ``memory`` (M, how many past values the non-monotone test uses; 1 is monotone),
-    ``gamma`` (sufficient-decrease constant), ``step_min``/``step_max`` (clip of the spectral step),
+    ``armijo_c`` (the sufficient-decrease constant of the Armijo test), ``step_min``/``step_max`` (clip of the spectral step),
     ``step0`` (first step; default ``1/||P(x - g) - x||_∞``).
     """
-    if tol <= 0 or max_iter < 0 or memory < 1:
-        raise ValueError("need tol > 0, max_iter >= 0 and memory >= 1")
-    clock = Clock()
+    check_tol(tol, positive=True)
+    check_count(max_iter)
+    check_count(memory, field="memory", minimum=1)
+    run = Run("projected_gradient", callback=callback, progress=progress)
     proj = _projector(problem)
     simplex = constraint_of(problem) == "simplex"
     x = proj(start_point(problem, x0))
     f, g = problem.value_and_grad(x)
-    passes = 1.0
-    trace = Trace()
-    trace.record(f, passes, clock())
+    run.passes = 1.0
+    run.record(f)
     recent: deque[float] = deque([f], maxlen=memory)
 
     def measure(x, g):
@@ -107,8 +109,8 @@ def projected_gradient(
         while True:
             x_new = x + t * d
             f_new = problem.value(x_new)
-            passes += 1
-            if np.isfinite(f_new) and f_new <= fmax + gamma * t * slope:
+            run.passes += 1
+            if np.isfinite(f_new) and f_new <= fmax + armijo_c * t * slope:
                 break
             # safeguarded quadratic interpolation, as in SPG2
             denom = 2.0 * (f_new - f - t * slope)
@@ -121,7 +123,7 @@ def projected_gradient(
             message = "line search made no progress (precision limit)"
             break
         f_new, g_new = problem.value_and_grad(x_new)
-        passes += 1
+        run.passes += 1
         s = x_new - x
         yv = g_new - g
         sy = float(s @ yv)
@@ -129,17 +131,13 @@ def projected_gradient(
         x, f, g = x_new, f_new, g_new
         recent.append(f)
         gap = measure(x, g)
-        trace.record(f, passes, clock(), gap=gap, step=t)
-        if stop_requested(callback, x):
+        run.record(f, gap=gap, step=t)
+        if run.callback_stops(x):
             message = "stopped by callback"
             break
     else:
         target = tol * rel_tol_scale(f)
         if gap <= target:
             converged, message = True, "gap below tolerance"
-    if converged:
-        report(progress, 1.0)
-    return SolveResult(
-        x=x, fun=float(f), n_iter=it, n_passes=passes, converged=converged, message=message,
-        method="projected_gradient", seconds=clock(), trace=trace, extra={"gap": float(gap)},
-    )
+    run.done(converged)
+    return run.result(x, float(f), it, converged, message, gap=float(gap))

@@ -23,11 +23,11 @@ from collections import deque
 
 import numpy as np
 
-from ..linesearch import armijo, gap_progress, rel_tol_scale, stop_requested
+from ..linesearch import armijo, gap_progress, rel_tol_scale
+from ..monitor import Run
 from ..problem import constraint_of, offers, start_point
-from ..progress import report
 from ..registry import register, register_auto_rule
-from ..result import Clock, SolveResult, Trace
+from ..result import SolveResult
 from ..simplex import fw_gap, solve_simplex_qp
 
 
@@ -48,12 +48,11 @@ def lbfgs(
     if constraint_of(problem) == "simplex":
         return _projected_bfgs(problem, x0, tol=tol, max_iter=max_iter, callback=callback, progress=progress,
                                alpha=alpha, beta=beta)
-    clock = Clock()
+    run = Run("lbfgs", callback=callback, progress=progress)
     x = start_point(problem, x0)
     f, g = problem.value_and_grad(x)
-    passes = 1.0
-    trace = Trace()
-    trace.record(f, passes, clock())
+    run.passes = 1.0
+    run.record(f)
     S: deque = deque(maxlen=memory)
     Y: deque = deque(maxlen=memory)
     gn0 = float(np.max(np.abs(g)))
@@ -91,7 +90,7 @@ def lbfgs(
         # (the slope along d shrank; for a convex f this also certifies f(x + d) <= f(x) + O(eps)).
         x1 = x + d
         f1, g1 = problem.value_and_grad(x1)
-        passes += 1
+        run.passes += 1
         by_grad = False
         if f1 <= f + alpha * slope:
             t, f_new = 1.0, f1
@@ -99,7 +98,7 @@ def lbfgs(
             t, f_new, by_grad = 1.0, f1, True
         else:
             t, f_new, n_ev, ok = armijo(lambda t: problem.value(x + t * d), f, slope, t0=beta, alpha=alpha, beta=beta)
-            passes += n_ev
+            run.passes += n_ev
             if not ok and f1 < min(f, f_new if t > 0 else f):
                 t, f_new = 1.0, f1
         if t == 0.0:
@@ -112,39 +111,36 @@ def lbfgs(
         else:
             x_new = x + t * d
             f, g_new = problem.value_and_grad(x_new)
-            passes += 1
+            run.passes += 1
         s, y = x_new - x, g_new - g
         if float(s @ y) > 1e-12 * float(np.linalg.norm(s) * np.linalg.norm(y)):
             S.append(s)
             Y.append(y)
         x, g = x_new, g_new
-        trace.record(f, passes, clock(), step=t)
+        run.record(f, step=t)
         # flat objective: stop after two such steps, unless the gradient certified the step
         flat = 0 if by_grad else (flat + 1 if abs(f_old - f) <= 1e-15 * rel_tol_scale(f) else 0)
         if flat >= 2:
             message = "objective stopped changing (precision limit)"
             converged = float(np.max(np.abs(g))) <= 100 * target
             break
-        if stop_requested(callback, x):
+        if run.callback_stops(x):
             message = "stopped by callback"
             break
     else:
         converged = float(np.max(np.abs(g))) <= tol * rel_tol_scale(f)
-    if converged:
-        report(progress, 1.0)
-    return SolveResult(x, f, it, passes, converged, message, "lbfgs", clock(), trace,
-                       {"grad_norm": float(np.max(np.abs(g)))})
+    run.done(converged)
+    return run.result(x, f, it, converged, message, grad_norm=float(np.max(np.abs(g))))
 
 
 def _projected_bfgs(problem, x0, *, tol, max_iter, callback, progress, alpha, beta) -> SolveResult:
-    clock = Clock()
+    run = Run("lbfgs", callback=callback, progress=progress)
     x = start_point(problem, x0)
     x = problem.project(x) if offers(problem, "project") else x
     n = x.size
     f, g = problem.value_and_grad(x)
-    passes = 1.0
-    trace = Trace()
-    trace.record(f, passes, clock())
+    run.passes = 1.0
+    run.record(f)
     B = None
     flat, f_prev = 0, f
     gap0 = fw_gap(x, g)
@@ -173,7 +169,7 @@ def _projected_bfgs(problem, x0, *, tol, max_iter, callback, progress, alpha, be
             it -= 1
             break
         t, f_new, n_ev, ok = armijo(lambda t: problem.value(x + t * d), f, slope, alpha=alpha, beta=beta)
-        passes += n_ev
+        run.passes += n_ev
         if t == 0.0:
             if B is not None:
                 B = None
@@ -184,7 +180,7 @@ def _projected_bfgs(problem, x0, *, tol, max_iter, callback, progress, alpha, be
         x_new[x_new < 0] = 0.0
         x_new /= x_new.sum()
         f, g_new = problem.value_and_grad(x_new)
-        passes += 1
+        run.passes += 1
         s, y = x_new - x, g_new - g
         sy = float(s @ y)
         if B is None:
@@ -201,13 +197,13 @@ def _projected_bfgs(problem, x0, *, tol, max_iter, callback, progress, alpha, be
         flat = flat + 1 if abs(f_prev - f) <= 1e-15 * rel_tol_scale(f) else 0
         f_prev = f
         x, g = x_new, g_new
-        trace.record(f, passes, clock(), gap=gap, step=t)
+        run.record(f, gap=gap, step=t)
         if flat >= 3:
             gap = fw_gap(x, g)
             converged = gap <= tol * rel_tol_scale(f)
             message = "gap below tolerance" if converged else "objective stopped changing (precision limit)"
             break
-        if stop_requested(callback, x):
+        if run.callback_stops(x):
             message = "stopped by callback"
             break
     else:
@@ -215,9 +211,8 @@ def _projected_bfgs(problem, x0, *, tol, max_iter, callback, progress, alpha, be
         converged = gap <= tol * rel_tol_scale(f)
         if converged:
             message = "gap below tolerance"
-    if converged:
-        report(progress, 1.0)
-    return SolveResult(x, f, it, passes, converged, message, "lbfgs", clock(), trace, {"gap": float(fw_gap(x, g))})
+    run.done(converged)
+    return run.result(x, f, it, converged, message, gap=float(fw_gap(x, g)))
 
 
 def _auto_rule(problem) -> str | None:
@@ -230,4 +225,4 @@ def _auto_rule(problem) -> str | None:
     return None
 
 
-register_auto_rule(_auto_rule)
+register_auto_rule("quasi_newton", _auto_rule)

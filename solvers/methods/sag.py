@@ -9,6 +9,7 @@ The seed's SAG parameter gamma is an INVERSE step (``x - (1/(gamma n)) sum_i y_i
 
 from __future__ import annotations
 
+from ..errors import InputError
 from ..registry import register
 from ._incremental_common import DEFAULT_TOL, constant, require_smooth
 from .saga import run_table_method
@@ -22,7 +23,7 @@ def sag(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, call
     if step is None:
         L = constant(problem, "L_max") or constant(problem, "L")
         if L is None:
-            raise ValueError("step: the problem offers no L_max/L, so give a step size")
+            raise InputError("step", "the problem offers no L_max/L, so give a step size")
         step = 1.0 / L
     return run_table_method(problem, x0, method="sag", theta=1.0 / problem.n_terms, step=step, tol=tol,
                             max_iter=max_iter, callback=callback, progress=progress, order=order, seed=seed,

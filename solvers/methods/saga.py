@@ -19,8 +19,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from ..kernels_incremental.losses import all_derivs
-from ..kernels_incremental.variance_reduced import geometric_tables, saga_dense_epoch, saga_sparse_epoch, saga_sparse_epoch_scaled, use_scaled
+from ..kernels_incremental.variance_reduced import (
+    geometric_tables,
+    saga_dense_epoch,
+    saga_sparse_epoch,
+    saga_sparse_epoch_scaled,
+    use_scaled,
+)
+from ..problem import capability
 from ..registry import register
 from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start, term_mu
 
@@ -28,7 +36,7 @@ from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, i
 def saga_default_step(problem) -> float:
     L = constant(problem, "L_max") or constant(problem, "L")
     if L is None:
-        raise ValueError("step: the problem offers no L_max/L, so give a step size")
+        raise InputError("step", "the problem offers no L_max/L, so give a step size")
     mu = term_mu(problem)
     n = problem.n_terms
     return max(1.0 / (3.0 * L), 1.0 / (2.0 * (mu * n + L)) if mu > 0 else 0.0)
@@ -39,17 +47,17 @@ def run_table_method(problem, x0, *, method, theta, step, tol, max_iter, callbac
     check_common(order, max_iter, tol)
     require_smooth(problem, method)
     if not step > 0:
-        raise ValueError(f"step: must be > 0; got {step}")
+        raise InputError("step", f"must be > 0; got {step}")
     mon = Monitor(problem, method, tol=tol, max_iter=max_iter, callback=callback, progress=progress)
     mon.off_clock = off_clock
     rng = rng_of(seed)
     x = start(problem, x0)
     n = problem.n_terms
-    lt = getattr(problem, "linear_terms", None)
+    lt = capability(problem, "linear_terms")
     if lt is not None:
         l2, l1 = problem.l2, problem.l1
         table = np.empty(n)
-        all_derivs(lt.loss, *lt.args(), lt.y, x, lt.gam, table)
+        all_derivs(lt.loss, *lt.args(), lt.y, x, lt.smoothing, table)
         gbar = np.asarray(problem.A.T @ table, dtype=np.float64) / n
         mon.passes += 1
         scaled = lt.sparse and use_scaled(step, l2, l1, lt.indptr, problem.dim)
@@ -58,25 +66,22 @@ def run_table_method(problem, x0, *, method, theta, step, tol, max_iter, callbac
         elif lt.sparse:
             last = np.zeros(problem.dim, dtype=np.int64)
             pw, geo = geometric_tables(1.0 - step * l2, n)
-        epoch = 0
-        stop = mon.check(x, epoch)
-        while not stop:
-            idx = indices(rng, n, order)
-            if scaled:
-                saga_sparse_epoch_scaled(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.gam, idx, x, table, gbar, step, l2, theta, work)
-            elif lt.sparse:
-                saga_sparse_epoch(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.gam, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo)
-            else:
-                saga_dense_epoch(lt.loss, lt.X, lt.y, lt.gam, idx, x, table, gbar, step, l2, l1, theta)
-            mon.passes += 1
-            epoch += 1
-            stop = mon.check(x, epoch)
-        return mon.result(x, epoch, step=step, compiled=True)
-    if getattr(problem, "multinomial_terms", None) is not None:
+        if scaled:
+            def one_epoch(idx):
+                saga_sparse_epoch_scaled(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, x, table, gbar, step, l2, theta, work)
+        elif lt.sparse:
+            def one_epoch(idx):
+                saga_sparse_epoch(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo)
+        else:
+            def one_epoch(idx):
+                saga_dense_epoch(lt.loss, lt.X, lt.y, lt.smoothing, idx, x, table, gbar, step, l2, l1, theta)
+        epochs = mon.run_epochs(x, one_epoch, lambda: indices(rng, n, order))
+        return mon.result(x, epochs, step=step, compiled=True)
+    if capability(problem, "multinomial_terms") is not None:
         return _table_multinomial(problem, x, mon, rng, step, theta, order)
-    if getattr(problem, "features_ndk", None) is not None and hasattr(problem, "labels"):
+    if capability(problem, "features_ndk") is not None and capability(problem, "labels") is not None:
         return _saga_loglinear(problem, x, mon, rng, step, order, theta)
-    if getattr(problem, "mixture_rows", None) is not None:
+    if capability(problem, "mixture_rows") is not None:
         return _saga_mixture(problem, x, mon, rng, step, order, theta)
     # generic path: any problem with term_grad
     prox = mon.prox
@@ -102,7 +107,11 @@ def _table_multinomial(problem, x, mon, rng, step, theta, order):
     """Compiled SAGA / SAG for :class:`~solvers.problems.linear_models.MultinomialLogistic`: one stored
     K-vector per term, explicit-L2 update, lazy updates on CSR rows
     (:mod:`solvers.kernels_incremental.multinomial`)."""
-    from ..kernels_incremental.multinomial import full_pass, mn_saga_dense_epoch, mn_saga_sparse_epoch
+    from ..kernels_incremental.multinomial import (
+        full_pass,
+        mn_saga_dense_epoch,
+        mn_saga_sparse_epoch,
+    )
 
     mt = problem.multinomial_terms
     n = problem.n_terms
@@ -110,31 +119,31 @@ def _table_multinomial(problem, x, mon, rng, step, theta, order):
     _, table, gbar = full_pass(problem, x)
     mon.passes += 1
     if mt.sparse:
-        last = np.zeros(problem.d, dtype=np.int64)
+        last = np.zeros(problem.dim // mt.K, dtype=np.int64)  # one clock per feature
         pw, geo = geometric_tables(1.0 - step * l2, n)
-    epoch = 0
-    stop = mon.check(x, epoch)
-    while not stop:
-        idx = indices(rng, n, order)
-        if mt.sparse:
+    if mt.sparse:
+        def one_epoch(idx):
             mn_saga_sparse_epoch(mt.data, mt.indices, mt.indptr, mt.labels, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo)
-        else:
+    else:
+        def one_epoch(idx):
             mn_saga_dense_epoch(mt.X, mt.labels, idx, x, table, gbar, step, l2, l1, theta)
-        mon.passes += 1
-        epoch += 1
-        stop = mon.check(x, epoch)
-    return mon.result(x, epoch, step=step, compiled=True)
+    epochs = mon.run_epochs(x, one_epoch, lambda: indices(rng, n, order))
+    return mon.result(x, epochs, step=step, compiled=True)
 
 
 def _saga_loglinear(problem, x, mon, rng, step, order, theta):
     """Compiled SAGA/SAG for :class:`~solvers.problems.loglinear.ConditionalLogLinear` (log pools)."""
-    from ..kernels_incremental.loglinear_saga import loglinear_init_table, loglinear_saga_epoch, project_simplex_inplace
+    from ..kernels_incremental.loglinear_saga import (
+        loglinear_init_table,
+        loglinear_saga_epoch,
+        project_simplex_inplace,
+    )
 
     F = problem.features_ndk
     labels = np.ascontiguousarray(problem.labels, dtype=np.int64)
     n, K = problem.n_terms, problem.n_classes
     simplex = problem.constraint == "simplex"
-    l2 = float(getattr(problem, "l2", 0.0) or 0.0)
+    l2 = float(capability(problem, "l2", 0.0) or 0.0)
     if simplex:
         project_simplex_inplace(x, np.empty_like(x))
     P = np.empty((n, K))

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from ..kernels_incremental.multinomial_sdca import mn_sdca_dual_terms, mn_sdca_epoch
 from ..kernels_incremental.table_methods import sdca_dual_terms, sdca_epoch
+from ..problem import capability
 from ..registry import register
 from ._incremental_common import DEFAULT_TOL, Monitor, check_common, indices, rng_of
 
@@ -40,17 +42,17 @@ def sdca(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, cal
     """
     check_common(order, max_iter, tol)
     if variant is None:  # the seed's exact step where it has a usable form, else the line search
-        variant = "line_search" if getattr(problem, "multinomial_terms", None) is not None else "exact"
+        variant = "line_search" if capability(problem, "multinomial_terms") is not None else "exact"
     if variant not in VARIANTS:
-        raise ValueError(f"variant: must be one of {sorted(VARIANTS)}; got {variant!r}")
+        raise InputError("variant", f"must be one of {sorted(VARIANTS)}; got {variant!r}")
     mu = float(problem.l2)
-    if mu <= 0 or getattr(problem, "l1", 0.0):
-        raise ValueError("solver 'sdca' needs l2 > 0 and l1 = 0")
-    if getattr(problem, "multinomial_terms", None) is not None:
+    if mu <= 0 or capability(problem, "l1", 0.0):
+        raise InputError("problem", "solver 'sdca' needs l2 > 0 and l1 = 0")
+    if capability(problem, "multinomial_terms") is not None:
         return _sdca_multinomial(problem, tol=tol, max_iter=max_iter, callback=callback, progress=progress,
                                  variant=variant, order=order, seed=seed, off_clock=off_clock)
     if variant == "constant" and not np.isfinite(problem.curvature):
-        raise ValueError("sdca variant 'constant' needs a smooth loss (the hinge has no L); use 'exact'")
+        raise InputError("variant", "sdca variant 'constant' needs a smooth loss (the hinge has no L); use 'exact'")
     lt = problem.linear_terms
     n = problem.n_terms
     Lphi = problem.curvature * float(lt.sqnorms.max()) if np.isfinite(problem.curvature) else np.inf
@@ -58,8 +60,8 @@ def sdca(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, cal
     v = VARIANTS[variant]
     return _loop(
         problem, np.zeros(n), mu, variant, tol, max_iter, callback, progress, seed, off_clock,
-        dual_terms=lambda beta: sdca_dual_terms(lt.loss, beta, lt.y, lt.gam),
-        epoch=lambda idx, beta, x: sdca_epoch(lt.loss, *lt.args(), lt.y, lt.gam, idx, beta, x, lt.sqnorms, mu, v, sconst),
+        dual_terms=lambda beta: sdca_dual_terms(lt.loss, beta, lt.y, lt.smoothing),
+        epoch=lambda idx, beta, x: sdca_epoch(lt.loss, *lt.args(), lt.y, lt.smoothing, idx, beta, x, lt.sqnorms, mu, v, sconst),
         order=order,
     )
 
@@ -95,14 +97,15 @@ def _sdca_multinomial(problem, *, tol, max_iter, callback, progress, variant, or
     duals ``beta`` (n, K) with ``W = -(1/(mu n)) sum_i a_i beta_i^T``; the duality gap
     ``P(W) - D(beta)``, ``D = -(1/n) sum_i phi*(beta_i) - (mu/2)|W|^2``, is the stopping measure."""
     if variant == "exact":
-        raise ValueError(
+        raise InputError(
+            "variant",
             "sdca variant 'exact' has no usable closed form for the multinomial logistic loss "
             "(seed 001 L472); use 'line_search' or 'constant'"
         )
     mt = problem.multinomial_terms
     n, K = problem.n_terms, mt.K
     mu = float(problem.l2)
-    sqn = np.ascontiguousarray(problem._sq, dtype=np.float64)
+    sqn = np.ascontiguousarray(problem.sqnorms, dtype=np.float64)
     Lphi = 0.5 * float(sqn.max())  # the softmax loss's Hessian is <= I/2 in the logits
     sconst = mu * n / (mu * n + Lphi)
     v = VARIANTS[variant]

@@ -9,21 +9,64 @@ Default ``g0 = 1/L_max`` and "inverse" when mu > 0, else "inverse_sqrt". ``avera
 the Polyak-Ruppert average of the iterates of the second half of the run. The rate is sublinear
 (E f - f* <= L|x0 - x*|^2/(2k), L400), so SGD is stopped by epochs; the gradient-mapping norm is
 still recorded and a ``tol`` can stop it.
+
+The method is a small state machine in the spirit of optax (``optax/_src/base.py``): an immutable
+:class:`SGDState` ``(x, k, xavg)``, :func:`sgd_init` and :func:`sgd_step` (one stochastic step on a
+given term gradient), with :func:`step_size` the schedule. The public :func:`sgd` drives it: on the
+generic path one :func:`sgd_step` per term gradient, so a sampler is this plus noise (SGLD:
+``x += sqrt(2 g_k) * N(0, I)`` after each step). On the compiled paths (linear models, softmax
+regression, the two pool problems) one numba epoch kernel advances the same state: it updates the
+state's ``x`` and ``xavg`` arrays in place and returns the new ``k``; the kernels are not split into
+Python-level steps, which would cost them their speed.
 """
 
 from __future__ import annotations
 
+from typing import Callable, NamedTuple
+
 import numpy as np
 
+from ..errors import InputError
 from ..kernels_incremental.loglinear_saga import loglinear_sgd_epoch
 from ..kernels_incremental.mixture import mixture_sgd_epoch
 from ..kernels_incremental.multinomial import mn_sgd_epoch
 from ..kernels_incremental.table_methods import sgd_epoch
-from ..problem import constraint_of
+from ..problem import capability, constraint_of
 from ..registry import register
 from ._incremental_common import Monitor, check_common, constant, indices, rng_of, start
 
 SCHEDULES = {"constant": 0, "inverse": 1, "inverse_sqrt": 2}
+
+
+class SGDState(NamedTuple):
+    """The iterate, the number of steps taken and the running Polyak-Ruppert average (empty when not
+    averaging)."""
+
+    x: np.ndarray
+    k: int
+    xavg: np.ndarray
+
+
+def sgd_init(x0: np.ndarray, *, average: bool = False) -> SGDState:
+    return SGDState(x0, 0, np.zeros(x0.shape[0]) if average else np.zeros(0))
+
+
+def step_size(step: float, schedule: int, mu: float, k: int) -> float:
+    """``g_k`` of the schedule (codes of :data:`SCHEDULES`): constant, ``g0/(1 + g0 mu k)``, ``g0/sqrt(1 + k)``."""
+    return step if schedule == 0 else (step / (1 + step * mu * k) if schedule == 1 else step / np.sqrt(1 + k))
+
+
+def sgd_step(state: SGDState, grad: np.ndarray, prox: Callable[[np.ndarray, float], np.ndarray], *, step: float,
+             schedule: int, mu: float, avg_from: int) -> SGDState:
+    """One step ``x <- prox_{g_k h}(x - g_k grad)`` on the term gradient ``grad`` at ``state.x``; the
+    average starts after ``avg_from`` steps."""
+    st = step_size(step, schedule, mu, state.k)
+    x = prox(state.x - st * grad, st)
+    k = state.k + 1
+    xavg = state.xavg
+    if xavg.size and k > avg_from:
+        xavg = xavg + (x - xavg) / (k - avg_from)
+    return SGDState(x, k, xavg)
 
 
 @register("sgd", needs=("term_grad",), constraints=("none", "simplex", "box"))
@@ -36,55 +79,56 @@ def sgd(problem, x0=None, *, tol: float = 0.0, max_iter: int = 50, callback=None
     if schedule is None:
         schedule = "inverse" if mu > 0 else "inverse_sqrt"
     if schedule not in SCHEDULES:
-        raise ValueError(f"schedule: must be one of {sorted(SCHEDULES)}; got {schedule!r}")
+        raise InputError("schedule", f"must be one of {sorted(SCHEDULES)}; got {schedule!r}")
     if schedule == "inverse" and mu <= 0:
-        raise ValueError("schedule 'inverse' needs mu > 0")
+        raise InputError("schedule", "schedule 'inverse' needs mu > 0")
     if step is None:
         L = constant(problem, "L_max") or constant(problem, "L")
-        if L is None and getattr(problem, "linear_terms", None) is not None:
+        if L is None and capability(problem, "linear_terms") is not None:
             L = float(problem.sqnorms.max()) + problem.l2  # hinge: a subgradient step of the same scale
         if L is None:
-            raise ValueError("step: the problem offers no L_max/L, so give a step size")
+            raise InputError("step", "the problem offers no L_max/L, so give a step size")
         step = 1.0 / L
     mon = Monitor(problem, "sgd", tol=tol, max_iter=max_iter, callback=callback, progress=progress)
     mon.off_clock = off_clock
     rng = rng_of(seed)
     x = start(problem, x0)
     n = problem.n_terms
-    lt = getattr(problem, "linear_terms", None)
-    mt = getattr(problem, "multinomial_terms", None)
+    lt = capability(problem, "linear_terms")
+    mt = capability(problem, "multinomial_terms")
     # the pool problems: compiled per-term loops (log pool: conditional log-linear; linear pool: mixture)
-    ll = (lt is None and mt is None and getattr(problem, "features_ndk", None) is not None
-          and hasattr(problem, "labels") and constraint_of(problem) in ("none", "simplex"))
-    mix = lt is None and mt is None and not ll and getattr(problem, "mixture_rows", None) is not None
+    ll = (lt is None and mt is None and capability(problem, "features_ndk") is not None
+          and capability(problem, "labels") is not None and constraint_of(problem) in ("none", "simplex"))
+    mix = lt is None and mt is None and not ll and capability(problem, "mixture_rows") is not None
     simplex = constraint_of(problem) == "simplex"
-    l2 = float(getattr(problem, "l2", 0.0) or 0.0)
+    l2 = float(capability(problem, "l2", 0.0) or 0.0)
     if ll:
         labels = np.ascontiguousarray(problem.labels, dtype=np.int64)
     avg_from = (max_iter * n) // 2
-    xavg = np.zeros(problem.dim) if average else np.zeros(0)
-    k = 0
+    state = sgd_init(x, average=average)
     epoch = 0
     sch = SCHEDULES[schedule]
     prox = mon.prox
-    while not mon.check(xavg if average and k > avg_from else x, epoch):
+    while not mon.check(state.xavg if average and state.k > avg_from else state.x, epoch):
         idx = indices(rng, n, order)
-        if lt is not None:
-            k = sgd_epoch(lt.loss, *lt.args(), lt.y, lt.gam, idx, x, k, sch, step, problem.l2, problem.l1, xavg, avg_from)
+        x, k, xavg = state
+        if lt is not None:  # the compiled epochs update x and xavg in place and return the new k
+            state = state._replace(k=sgd_epoch(lt.loss, *lt.args(), lt.y, lt.smoothing, idx, x, k, sch, step, problem.l2,
+                                               problem.l1, xavg, avg_from))
         elif mt is not None:
-            k = mn_sgd_epoch(*mt.args(), mt.labels, mt.K, idx, x, k, sch, step, problem.l2, problem.l1, xavg, avg_from)
+            state = state._replace(k=mn_sgd_epoch(*mt.args(), mt.labels, mt.K, idx, x, k, sch, step, problem.l2,
+                                                  problem.l1, xavg, avg_from))
         elif ll:
-            k = loglinear_sgd_epoch(problem.features_ndk, labels, idx, x, k, sch, step, mu, l2, simplex, xavg, avg_from)
+            state = state._replace(k=loglinear_sgd_epoch(problem.features_ndk, labels, idx, x, k, sch, step, mu, l2,
+                                                         simplex, xavg, avg_from))
         elif mix:
-            k = mixture_sgd_epoch(problem.mixture_rows, idx, x, k, sch, step, mu, xavg, avg_from)
+            state = state._replace(k=mixture_sgd_epoch(problem.mixture_rows, idx, x, k, sch, step, mu, xavg, avg_from))
         else:
             for j in idx:
-                st = step if sch == 0 else (step / (1 + step * mu * k) if sch == 1 else step / np.sqrt(1 + k))
-                x = prox(x - st * problem.term_grad(int(j), x), st)
-                k += 1
-                if average and k > avg_from:
-                    xavg += (x - xavg) / (k - avg_from)
+                state = sgd_step(state, problem.term_grad(int(j), state.x), prox, step=step, schedule=sch, mu=mu,
+                                 avg_from=avg_from)
         mon.passes += 1
         epoch += 1
+    x, k, xavg = state
     xr = xavg.copy() if average and k > avg_from else x
     return mon.result(xr, epoch, step=step, schedule=schedule, compiled=lt is not None or mt is not None or ll or mix)

@@ -21,13 +21,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from ..kernels_incremental.loglinear_saga import loglinear_init_table, loglinear_svrg_inner, project_simplex_inplace
 from ..kernels_incremental.losses import all_derivs_loss
 from ..kernels_incremental.mixture import mixture_init_table, mixture_svrg_inner
 from ..kernels_incremental.multinomial import full_pass as mn_full_pass
 from ..kernels_incremental.multinomial import mn_svrg_dense_inner, mn_svrg_sparse_inner
-from ..kernels_incremental.variance_reduced import geometric_tables, svrg_dense_inner, svrg_sparse_inner, svrg_sparse_inner_scaled, use_scaled
-from ..problem import constraint_of
+from ..kernels_incremental.variance_reduced import (
+    geometric_tables,
+    svrg_dense_inner,
+    svrg_sparse_inner,
+    svrg_sparse_inner_scaled,
+    use_scaled,
+)
+from ..problem import capability, constraint_of
 from ..registry import register
 from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start
 
@@ -37,36 +44,36 @@ SNAPSHOTS = ("last", "average", "random")
 def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, progress, order, seed, s2gd, off_clock):
     check_common(order, max_iter, tol)
     if snapshot not in SNAPSHOTS:
-        raise ValueError(f"snapshot: must be one of {SNAPSHOTS}; got {snapshot!r}")
+        raise InputError("snapshot", f"must be one of {SNAPSHOTS}; got {snapshot!r}")
     require_smooth(problem, method)
     n = problem.n_terms
     if step is None:
         L = constant(problem, "L_max") or constant(problem, "L")
         if L is None:
-            raise ValueError("step: the problem offers no L_max/L, so give a step size")
+            raise InputError("step", "the problem offers no L_max/L, so give a step size")
         step = 1.0 / (4.0 * L)
     if not step > 0:
-        raise ValueError(f"step: must be > 0; got {step}")
+        raise InputError("step", f"must be > 0; got {step}")
     m = n if m is None else int(m)
     if m < 1:
-        raise ValueError(f"m: must be >= 1; got {m}")
+        raise InputError("m", f"must be >= 1; got {m}")
     mu = constant(problem, "mu", 0.0) or 0.0
     mon = Monitor(problem, method, tol=tol, max_iter=max_iter, callback=callback, progress=progress)
     mon.off_clock = off_clock
     rng = rng_of(seed)
     x = start(problem, x0)
-    lt = getattr(problem, "linear_terms", None)
-    mt = getattr(problem, "multinomial_terms", None)  # softmax regression: one K-vector per term
+    lt = capability(problem, "linear_terms")
+    mt = capability(problem, "multinomial_terms")  # softmax regression: one K-vector per term
     # the log pool's conditional log-linear problem: compiled inner loop (one K-vector per term)
-    ll = (lt is None and mt is None and getattr(problem, "features_ndk", None) is not None
-          and hasattr(problem, "labels") and constraint_of(problem) in ("none", "simplex"))
-    mix = lt is None and mt is None and not ll and getattr(problem, "mixture_rows", None) is not None
+    ll = (lt is None and mt is None and capability(problem, "features_ndk") is not None
+          and capability(problem, "labels") is not None and constraint_of(problem) in ("none", "simplex"))
+    mix = lt is None and mt is None and not ll and capability(problem, "mixture_rows") is not None
     prox = mon.prox
     sparse_rows = (lt is not None and lt.sparse) or (mt is not None and mt.sparse)
     if sparse_rows and snapshot == "average":
-        raise ValueError("snapshot='average' is not implemented for sparse rows; use 'last' or 'random'")
+        raise InputError("snapshot", "snapshot='average' is not implemented for sparse rows; use 'last' or 'random'")
     if sparse_rows:
-        last = np.zeros(problem.dim if mt is None else problem.d, dtype=np.int64)
+        last = np.zeros(problem.dim if mt is None else problem.dim // mt.K, dtype=np.int64)
         pw, geo = geometric_tables(1.0 - step * problem.l2, m)
     # no l1: the scaled sparse inner loop (x = beta w, running-sum lazy steps)
     scaled = lt is not None and lt.sparse and use_scaled(step, problem.l2, problem.l1, lt.indptr, problem.dim)
@@ -80,7 +87,7 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
         # snapshot: full gradient at x (also the stopping test)
         if lt is not None:
             s_snap = np.empty(n)
-            lsum = all_derivs_loss(lt.loss, *lt.args(), lt.y, x, lt.gam, s_snap)
+            lsum = all_derivs_loss(lt.loss, *lt.args(), lt.y, x, lt.smoothing, s_snap)
             gdata = np.asarray(problem.A.T @ s_snap, dtype=np.float64) / n
             g = gdata + problem.l2 * x
             fx = lsum / n + 0.5 * problem.l2 * float(x @ x) + problem.l1 * float(np.abs(x).sum())
@@ -128,11 +135,11 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
                     else:
                         mn_svrg_dense_inner(mt.X, mt.labels, part, x, s_snap, gdata, step, l2, l1, xsum)
                 elif scaled:
-                    svrg_sparse_inner_scaled(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.gam, part, x, s_snap, gdata, step, l2, work)
+                    svrg_sparse_inner_scaled(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, part, x, s_snap, gdata, step, l2, work)
                 elif lt.sparse:
-                    svrg_sparse_inner(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.gam, part, x, s_snap, gdata, step, l2, l1, last, pw, geo)
+                    svrg_sparse_inner(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, part, x, s_snap, gdata, step, l2, l1, last, pw, geo)
                 else:
-                    svrg_dense_inner(lt.loss, lt.X, lt.y, lt.gam, part, x, s_snap, gdata, step, l2, l1, xsum)
+                    svrg_dense_inner(lt.loss, lt.X, lt.y, lt.smoothing, part, x, s_snap, gdata, step, l2, l1, xsum)
                 if record >= 0 and pi == 0:
                     xs = x.copy()
             if snapshot == "average":
@@ -141,7 +148,7 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
                 x = xs
             mon.passes += length / n
         elif ll:
-            l2 = float(getattr(problem, "l2", 0.0) or 0.0)
+            l2 = float(capability(problem, "l2", 0.0) or 0.0)
             simplex = constraint_of(problem) == "simplex"
             xsum = np.zeros(problem.dim) if snapshot == "average" else np.zeros(0)
             if record >= 0:

@@ -8,24 +8,25 @@ fused compiled pass over the rows (``LinearModel.value_and_grad``) and an accept
 evaluation, so L-BFGS needs 3-11 passes to 1e-6 on the benchmark problems: on the dense problem
 (n = 1e5, d = 100) about half the time of our SVRG (the previous dense rule) and on the sparse one
 (5e4 x 2e4) 4-10x less than our scaled sparse SAGA, and below scikit-learn's and scipy's L-BFGS on all
-four. Other problems defer to the other rules (Newton, EM...). Registered last (module name), so it
-is consulted first.
+four. Other problems defer to the other rules (Newton, EM...). Its rank among the rules is
+``registry.AUTO_PRIORITY`` (20: after the multinomial rule, before quasi-Newton and Newton).
 """
 
 from __future__ import annotations
 
+from ..problem import capability
 from ..registry import register_auto_rule
 
 
 def _rule(problem) -> str | None:
-    lt = getattr(problem, "linear_terms", None)
+    lt = capability(problem, "linear_terms")
     if lt is None:
         return None
-    if not getattr(problem, "smooth", True):
+    if not capability(problem, "smooth", True):
         return "sdca"
-    if getattr(problem, "l1", 0.0) > 0:
+    if capability(problem, "l1", 0.0) > 0:
         return "saga"
     return "lbfgs"
 
 
-register_auto_rule(_rule)
+register_auto_rule("variance_reduced_auto", _rule)

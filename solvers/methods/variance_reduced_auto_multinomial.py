@@ -18,21 +18,22 @@ section "Multinomial (compiled kernels)"):
 
 Newton, the rule that would otherwise apply (dim <= 1000), forms the (dK x dK) Hessian column by column
 and was 100x slower.
-A separate module (imported after ``newton``/``quasi_newton``, so consulted before them); it leaves
+A separate module, ranked first by ``registry.AUTO_PRIORITY`` (10: before ``newton``/``quasi_newton``); it leaves
 every other problem to the other rules.
 """
 
 from __future__ import annotations
 
+from ..problem import capability
 from ..registry import register_auto_rule
 
 
 def _rule(problem) -> str | None:
-    if getattr(problem, "multinomial_terms", None) is None:
+    if capability(problem, "multinomial_terms") is None:
         return None
-    if getattr(problem, "l1", 0.0) > 0:
+    if capability(problem, "l1", 0.0) > 0:
         return "saga"
     return "lbfgs"
 
 
-register_auto_rule(_rule)
+register_auto_rule("variance_reduced_auto_multinomial", _rule)

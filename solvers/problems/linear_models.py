@@ -1,5 +1,8 @@
 """Regularised linear models as finite sums: logistic, least squares/ridge, lasso/elastic net, SVMs.
 
+Softmax regression (``MultinomialLogistic``) is :mod:`solvers.problems.softmax_regression`; it is
+re-exported here for the callers of its old home.
+
     F(x) = (1/n) sum_i phi(a_i . x, y_i) + (l2/2) |x|^2 + l1 |x|_1
 
 (seed 001 eq. 1.1 and section 4.4; seed 003 section 6.1's loss/penalty table). Each term
@@ -26,73 +29,32 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels_incremental.losses import DUMMY2, DUMMY_F, DUMMY_I, loss_deriv, value_grad_csr, value_grad_dense
+from ..errors import InputError
+from ..kernels_incremental.losses import loss_deriv, value_grad_csr, value_grad_dense
+from ._rows import Rows, as_rows, check_penalties, row_sqnorms, rows_of
 
 LOSSES = {"logistic": 0, "squared": 1, "smooth_hinge": 2, "hinge": 3}
 CLASSIFICATION = {"logistic", "smooth_hinge", "hinge"}
 
 
 @dataclass(frozen=True)
-class LinearTerms:
-    """What the compiled kernels need: rows (dense or CSR), labels, loss id and smoothing."""
+class LinearTerms(Rows):
+    """What the compiled kernels need: the rows (dense or CSR), loss id, labels, smoothing, row norms."""
 
     loss: int
-    X: np.ndarray  # dense rows, or a (0, 0) dummy when sparse
-    data: np.ndarray
-    indices: np.ndarray
-    indptr: np.ndarray
-    sparse: bool
     y: np.ndarray
-    gam: float
+    smoothing: float  # width of the smoothed hinge
     sqnorms: np.ndarray
-
-    def args(self) -> tuple:
-        return (self.X, self.data, self.indices, self.indptr, self.sparse)
-
-
-@dataclass(frozen=True)
-class MultinomialTerms:
-    """What the compiled multinomial kernels need (:mod:`solvers.kernels_incremental.multinomial`)."""
-
-    K: int
-    X: np.ndarray  # dense rows, or a (0, 0) dummy when sparse
-    data: np.ndarray
-    indices: np.ndarray
-    indptr: np.ndarray
-    sparse: bool
-    labels: np.ndarray  # int64 class indices 0..K-1
-
-    def args(self) -> tuple:
-        return (self.X, self.data, self.indices, self.indptr, self.sparse)
-
-
-def _as_rows(X) -> np.ndarray | sp.csr_matrix:
-    if sp.issparse(X):
-        A = sp.csr_matrix(X, dtype=np.float64)
-        A.sum_duplicates()
-        A.sort_indices()
-        if A.nnz < 2**31 and (A.indices.dtype != np.int32 or A.indptr.dtype != np.int32):
-            # one index type, so the compiled kernels have one signature (compiled once)
-            A = sp.csr_matrix((A.data, A.indices.astype(np.int32), A.indptr.astype(np.int32)), shape=A.shape)
-        if not np.all(np.isfinite(A.data)):
-            raise ValueError("X: contains NaN or infinite values")
-        return A
-    A = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
-    if A.ndim != 2:
-        raise ValueError(f"X: must be a 2-D array (n_samples, n_features); got shape {A.shape}")
-    if not np.all(np.isfinite(A)):
-        raise ValueError("X: contains NaN or infinite values")
-    return A
 
 
 def _sym_labels(y: np.ndarray) -> np.ndarray:
     vals = np.unique(y)
     if len(vals) > 2 or len(vals) == 0:
-        raise ValueError(f"y: a binary classification loss needs two label values; got {len(vals)}")
+        raise InputError("y", f"a binary classification loss needs two label values; got {len(vals)}")
     if set(vals.tolist()) <= {-1.0, 1.0}:
         return y.astype(np.float64)
     if len(vals) == 1:
-        raise ValueError("y: labels must be in {-1, +1} when only one class is present")
+        raise InputError("y", "labels must be in {-1, +1} when only one class is present")
     return np.where(y == vals[1], 1.0, -1.0)
 
 
@@ -112,20 +74,18 @@ class LinearModel:
 
     def __init__(self, X, y, loss: str = "logistic", *, l2: float = 0.0, l1: float = 0.0, smoothing: float = 1.0):
         if loss not in LOSSES:
-            raise ValueError(f"loss: must be one of {sorted(LOSSES)}; got {loss!r}")
-        A = _as_rows(X)
+            raise InputError("loss", f"must be one of {sorted(LOSSES)}; got {loss!r}")
+        A = as_rows(X)
         y = np.asarray(y, dtype=np.float64).ravel()
         if y.shape[0] != A.shape[0]:
-            raise ValueError(f"y: has {y.shape[0]} entries but X has {A.shape[0]} rows")
+            raise InputError("y", f"has {y.shape[0]} entries but X has {A.shape[0]} rows")
         if not np.all(np.isfinite(y)):
-            raise ValueError("y: contains NaN or infinite values")
+            raise InputError("y", "contains NaN or infinite values")
         if A.shape[0] == 0:
-            raise ValueError("X: needs at least one row")
-        for name, v in (("l2", l2), ("l1", l1)):
-            if not np.isfinite(v) or v < 0:
-                raise ValueError(f"{name}: must be a finite number >= 0; got {v}")
+            raise InputError("X", "needs at least one row")
+        check_penalties(l2=l2, l1=l1)
         if not smoothing > 0:
-            raise ValueError(f"smoothing: must be > 0; got {smoothing}")
+            raise InputError("smoothing", f"must be > 0; got {smoothing}")
         self.loss = loss
         self.A = A
         self.y = _sym_labels(y) if loss in CLASSIFICATION else y
@@ -149,9 +109,8 @@ class LinearModel:
 
     @cached_property
     def sqnorms(self) -> np.ndarray:
-        if self.sparse:
-            return np.asarray(self.A.multiply(self.A).sum(axis=1)).ravel()
-        return np.einsum("ij,ij->i", self.A, self.A)
+        """Squared row norms ``|a_i|^2``."""
+        return row_sqnorms(self.A)
 
     @cached_property
     def _sigma_max_sq(self) -> float:
@@ -193,10 +152,7 @@ class LinearModel:
 
     @cached_property
     def linear_terms(self) -> LinearTerms:
-        if self.sparse:
-            A = self.A
-            return LinearTerms(LOSSES[self.loss], DUMMY2, A.data, A.indices, A.indptr, True, self.y, self.smoothing, self.sqnorms)
-        return LinearTerms(LOSSES[self.loss], self.A, DUMMY_F, DUMMY_I, DUMMY_I, False, self.y, self.smoothing, self.sqnorms)
+        return LinearTerms(**rows_of(self.A), loss=LOSSES[self.loss], y=self.y, smoothing=self.smoothing, sqnorms=self.sqnorms)
 
     def x0(self) -> np.ndarray:
         return np.zeros(self.dim)
@@ -319,7 +275,7 @@ class LinearModel:
     def dual_value(self, beta: np.ndarray) -> float:
         """D(beta) = -(1/n) sum phi*(beta_i) - (mu/2)|x(beta)|^2, x(beta) = -(1/(mu n)) A^T beta (seed 001 L436)."""
         if self.l2 <= 0:
-            raise ValueError("dual_value: needs l2 > 0")
+            raise InputError("dual_value", "needs l2 > 0")
         xb = -(self.A.T @ beta) / (self.l2 * self.n_terms)
         return float(-np.mean(self.conj(beta)) - 0.5 * self.l2 * xb @ xb)
 
@@ -328,157 +284,6 @@ def _expit(t: np.ndarray) -> np.ndarray:
     from scipy.special import expit
 
     return expit(t)
-
-
-class MultinomialLogistic:
-    """Softmax regression ``F(W) = mean_i [logsumexp(a_i W) - (a_i W)_{y_i}] + (l2/2)|W|^2 + l1|W|_1``.
-
-    ``x`` is ``W`` of shape (d, K) flattened row-major. The compiled stochastic solvers (SAGA, SAG,
-    SVRG, S2GD, SGD, Finito, MISO; :mod:`solvers.kernels_incremental.multinomial`) store one K-vector
-    per term, ``s_i = softmax(W^T a_i) - e_{y_i}`` (seed 001 section 4.4's "p - 1 values for p
-    classes" with the redundant class kept), read through ``multinomial_terms``. SDCA and
-    Prox-Finito (a K-dimensional prox per term) do not apply. ``L`` uses the bound 1/2 on the
-    softmax Hessian.
-    """
-
-    constraint = "none"
-    features = property(lambda self: None if (self.sparse or self.l1 > 0) else __import__("solvers.problems.multinomial_loglinear", fromlist=["KroneckerFeatures"]).KroneckerFeatures(self.A, self.K, layout="dk"))  # (n, K, dK) view for bm/sbm (majorization)
-
-    def __init__(self, X, y, *, l2: float = 0.0, l1: float = 0.0, n_classes: int | None = None):
-        A = _as_rows(X)
-        y = np.asarray(y).ravel()
-        if y.shape[0] != A.shape[0]:
-            raise ValueError(f"y: has {y.shape[0]} entries but X has {A.shape[0]} rows")
-        classes, yi = np.unique(y, return_inverse=True)
-        K = int(n_classes or len(classes))
-        if K < 2:
-            raise ValueError("y: needs at least two classes")
-        for name, v in (("l2", l2), ("l1", l1)):
-            if not np.isfinite(v) or v < 0:
-                raise ValueError(f"{name}: must be a finite number >= 0; got {v}")
-        self.A = A
-        self.classes = classes
-        self.labels = yi
-        self.K = K
-        self.l2 = float(l2)
-        self.l1 = float(l1)
-        self.n_terms, self.d = A.shape
-        self.dim = self.d * K
-        self.sparse = sp.issparse(A)
-        self.Y = np.zeros((self.n_terms, K))
-        self.Y[np.arange(self.n_terms), yi] = 1.0
-        if self.l1 > 0:
-            self.hessian = None
-            self.hvp = None
-
-    def x0(self) -> np.ndarray:
-        return np.zeros(self.dim)
-
-    @property
-    def ridge_terms(self) -> MultinomialTerms | None:
-        """The multinomial terms of a pure ridge model (``l2 > 0``, ``l1 == 0``; else ``None``): what SDCA
-        and Prox-Finito need."""
-        return self.multinomial_terms if (self.l1 == 0 and self.l2 > 0) else None
-
-    @cached_property
-    def multinomial_terms(self) -> MultinomialTerms:
-        labels = np.ascontiguousarray(self.labels, dtype=np.int64)
-        if self.sparse:
-            A = self.A
-            return MultinomialTerms(self.K, DUMMY2, A.data, A.indices, A.indptr, True, labels)
-        return MultinomialTerms(self.K, self.A, DUMMY_F, DUMMY_I, DUMMY_I, False, labels)
-
-    @cached_property
-    def _sq(self) -> np.ndarray:
-        if self.sparse:
-            return np.asarray(self.A.multiply(self.A).sum(axis=1)).ravel()
-        return np.einsum("ij,ij->i", self.A, self.A)
-
-    @cached_property
-    def L(self) -> float:
-        """0.5 sigma_max(A)^2 / n + l2 (the softmax Hessian is <= I/2); Gram eigenvalue when min(n, d) <= 500,
-        else a truncated SVD (no dense copy of sparse rows)."""
-        n, d = self.A.shape
-        if min(n, d) <= 500:
-            M = self.A.toarray() if self.sparse else self.A
-            G = M.T @ M if d <= n else M @ M.T
-            s2 = float(np.linalg.eigvalsh(G)[-1]) * (1 + 1e-12)
-        else:
-            from scipy.sparse.linalg import svds
-
-            s2 = float(svds(self.A, k=1, return_singular_vectors=False, random_state=0, tol=1e-6)[0]) ** 2 * (1 + 1e-5)
-        return 0.5 * s2 / n + self.l2
-
-    @property
-    def L_max(self) -> float:
-        return 0.5 * float(self._sq.max()) + self.l2
-
-    @property
-    def mu(self) -> float:
-        return self.l2
-
-    def _probs(self, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        Z = self.A @ W
-        m = Z.max(axis=1, keepdims=True)
-        lse = m[:, 0] + np.log(np.exp(Z - m).sum(axis=1))
-        return Z, lse
-
-    def value(self, x: np.ndarray) -> float:
-        return self.value_and_grad(x)[0]
-
-    def smooth_value(self, x: np.ndarray) -> float:
-        return self.value(x) - self.l1 * float(np.abs(x).sum())
-
-    def grad(self, x: np.ndarray) -> np.ndarray:
-        return self.value_and_grad(x)[1]
-
-    def value_and_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        """One product ``A W``, one ``exp`` of the logits (reused for the softmax), one ``A^T R``;
-        the elementwise steps work in place on the logits (no extra (n, K) temporaries)."""
-        W = x.reshape(self.d, self.K)
-        Z = np.asarray(self.A @ W)
-        rows = np.arange(self.n_terms)
-        zy = Z[rows, self.labels]
-        m = Z.max(axis=1, keepdims=True)
-        np.subtract(Z, m, out=Z)
-        np.exp(Z, out=Z)
-        S = Z.sum(axis=1, keepdims=True)
-        v = float(np.mean(m[:, 0] + np.log(S[:, 0]) - zy))
-        np.divide(Z, S, out=Z)  # softmax
-        Z[rows, self.labels] -= 1.0
-        # dense rows: (R^T A)^T is the faster BLAS product here (no transposed-operand GEMM)
-        G = np.asarray(self.A.T @ Z) if self.sparse else (Z.T @ self.A).T
-        G = G * (1.0 / self.n_terms)
-        G += self.l2 * W
-        v += 0.5 * self.l2 * float(x @ x) + self.l1 * float(np.abs(x).sum())
-        return v, G.ravel()
-
-    def term_grad(self, i: int, x: np.ndarray) -> np.ndarray:
-        W = x.reshape(self.d, self.K)
-        a = self.A.getrow(i).toarray().ravel() if self.sparse else self.A[i]
-        z = a @ W
-        p = np.exp(z - z.max())
-        p /= p.sum()
-        p[self.labels[i]] -= 1.0
-        return (np.outer(a, p) + self.l2 * W).ravel()
-
-    def hvp(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
-        W = x.reshape(self.d, self.K)
-        V = v.reshape(self.d, self.K)
-        Z, lse = self._probs(W)
-        P = np.exp(Z - lse[:, None])
-        AV = self.A @ V
-        R = P * (AV - (P * AV).sum(axis=1, keepdims=True))
-        return (np.asarray(self.A.T @ R) / self.n_terms + self.l2 * V).ravel()
-
-    def hessian(self, x: np.ndarray) -> np.ndarray:
-        return np.column_stack([self.hvp(x, e) for e in np.eye(self.dim)])
-
-    def prox(self, x: np.ndarray, step: float) -> np.ndarray:
-        if self.l1 == 0:
-            return np.array(x, dtype=np.float64, copy=True)
-        t = step * self.l1
-        return np.sign(x) * np.maximum(np.abs(x) - t, 0.0)
 
 
 def LogisticRegression(X, y, *, l2: float = 0.0, l1: float = 0.0) -> LinearModel:
@@ -492,20 +297,25 @@ def LeastSquares(X, y, *, l2: float = 0.0) -> LinearModel:
 
 
 def Ridge(X, y, *, l2: float) -> LinearModel:
+    """Ridge regression: least squares plus ``(l2/2)|x|^2``."""
     return LinearModel(X, y, "squared", l2=l2)
 
 
 def Lasso(X, y, *, l1: float) -> LinearModel:
+    """The lasso: least squares plus ``l1 |x|_1``."""
     return LinearModel(X, y, "squared", l1=l1)
 
 
 def ElasticNet(X, y, *, l1: float, l2: float) -> LinearModel:
+    """The elastic net: least squares plus ``(l2/2)|x|^2 + l1 |x|_1``."""
     return LinearModel(X, y, "squared", l1=l1, l2=l2)
 
 
-def HingeSVM(X, y, *, l2: float) -> LinearModel:
-    return LinearModel(X, y, "hinge", l2=l2)
-
-
 def SmoothHingeSVM(X, y, *, l2: float, smoothing: float = 1.0) -> LinearModel:
+    """A linear SVM with the quadratically smoothed hinge of width ``smoothing`` and ridge ``l2``
+    (the plain hinge is ``LinearModel(X, y, "hinge", l2=...)``)."""
     return LinearModel(X, y, "smooth_hinge", l2=l2, smoothing=smoothing)
+
+
+# softmax regression lived here; its module is solvers.problems.softmax_regression
+from .softmax_regression import MultinomialLogistic, MultinomialTerms  # noqa: E402,F401

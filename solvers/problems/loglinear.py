@@ -30,29 +30,15 @@ from typing import Any
 
 import numpy as np
 
+from ..checks import as_labels
+from ..errors import InputError
 from ..kernels import loglinear as _k
 from ..simplex import project_simplex
-
 
 PARALLEL_MIN = 4_000_000
 """Feature values a pass must read before its items are split into chunks (partial sums)."""
 N_CHUNKS = 16
 """Item chunks of a large pass (the layout of a parallel pass; the kernels run them serially)."""
-
-
-def _as_labels(labels: Any, n_items: int, n_classes: int) -> np.ndarray:
-    y = np.asarray(labels)
-    if y.ndim != 1 or y.shape[0] != n_items:
-        raise ValueError(f"labels must be 1-D with {n_items} entries; got shape {y.shape}")
-    if y.dtype.kind not in "iu":
-        if y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
-            y = y.astype(np.int64)
-        else:
-            raise ValueError("labels must be integer class indices")
-    y = y.astype(np.int64)
-    if y.size and (y.min() < 0 or y.max() >= n_classes):
-        raise ValueError(f"labels must lie in 0..{n_classes - 1}")
-    return np.ascontiguousarray(y)
 
 
 class ConditionalLogLinear:
@@ -95,27 +81,27 @@ class ConditionalLogLinear:
     ) -> None:
         dtype = np.dtype(dtype)
         if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
-            raise ValueError(f"dtype must be float32 or float64; got {dtype}")
+            raise InputError("dtype", f"must be float32 or float64; got {dtype}")
         F = np.asarray(features)
         if F.ndim != 3:
-            raise ValueError(f"features must be 3-D; got shape {F.shape}")
+            raise InputError("features", f"must be 3-D; got shape {F.shape}")
         if layout == "nkd":
             F = np.swapaxes(F, 1, 2)
         elif layout != "ndk":
-            raise ValueError(f"layout must be 'nkd' or 'ndk'; got {layout!r}")
+            raise InputError("layout", f"must be 'nkd' or 'ndk'; got {layout!r}")
         F = np.ascontiguousarray(F, dtype=dtype)
         N, d, K = F.shape
         if N < 1 or d < 1 or K < 2:
-            raise ValueError(f"need >= 1 item, >= 1 feature and >= 2 classes; got {(N, K, d)} (items, classes, dim)")
+            raise InputError("features", f"need >= 1 item, >= 1 feature and >= 2 classes; got {(N, K, d)} (items, classes, dim)")
         if not np.isfinite(F).all():
-            raise ValueError("features must be finite (floor log-probabilities before building a log pool)")
+            raise InputError("features", "must be finite (floor log-probabilities before building a log pool)")
         if constraint not in ("none", "simplex"):
-            raise ValueError(f"constraint must be 'none' or 'simplex'; got {constraint!r}")
+            raise InputError("constraint", f"must be 'none' or 'simplex'; got {constraint!r}")
         if not (l2 >= 0 and np.isfinite(l2)):
-            raise ValueError(f"l2 must be a non-negative number; got {l2!r}")
+            raise InputError("l2", f"must be a non-negative number; got {l2!r}")
         self._F = F
         self.cols = np.arange(d, dtype=np.int64)
-        self.labels = _as_labels(labels, N, K)
+        self.labels = as_labels(labels, N, K)
         self.dim = d
         self.n_terms = N
         self.n_classes = K
@@ -124,7 +110,7 @@ class ConditionalLogLinear:
         self.mu = self.l2 if self.l2 > 0 else None
         self.dtype = dtype
         if source is not None and (source.shape != F.shape or source.dtype != np.float64):
-            raise ValueError("source must be float64 with the shape (n_items, dim, n_classes) of the features")
+            raise InputError("source", "must be float64 with the shape (n_items, dim, n_classes) of the features")
         self._source = source if source is not None else (F if dtype == np.float64 else None)
         self._L: tuple[float, float] | None = None
         if constraint == "simplex":
@@ -165,7 +151,7 @@ class ConditionalLogLinear:
     def _w(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         w = np.ascontiguousarray(x, dtype=np.float64)
         if w.shape != (self.dim,):
-            raise ValueError(f"x must have shape ({self.dim},); got {w.shape}")
+            raise InputError("x", f"must have shape ({self.dim},); got {w.shape}")
         return w, np.flatnonzero(w).astype(np.int64)
 
     def _nchunk(self) -> int:
@@ -220,7 +206,7 @@ class ConditionalLogLinear:
         d, K = self.dim, self.n_classes
         its = np.arange(self.n_terms, dtype=np.int64) if items is None else np.asarray(items, dtype=np.int64)
         if its.ndim != 1 or its.size == 0 or its.min() < 0 or its.max() >= self.n_terms:
-            raise ValueError("items must be a non-empty 1-D array of item indices")
+            raise InputError("items", "must be a non-empty 1-D array of item indices")
         H = np.zeros((d, d))
         G = np.empty((d, chunk * K))
         M = np.empty((chunk, d))
@@ -297,7 +283,7 @@ class ConditionalLogLinear:
         """
         idx = np.asarray(idx, dtype=np.int64)
         if idx.ndim != 1 or (idx.size and (idx.min() < 0 or idx.max() >= self.dim)):
-            raise ValueError(f"idx must be 1-D indices in 0..{self.dim - 1}")
+            raise InputError("idx", f"must be 1-D indices in 0..{self.dim - 1}")
         out = ConditionalLogLinear.__new__(ConditionalLogLinear)
         out.__dict__.update(self.__dict__)
         if self._source is not None:

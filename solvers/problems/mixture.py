@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
 from ..simplex import project_simplex
 
 
@@ -38,15 +39,16 @@ class MixtureLikelihood:
     def __init__(self, probs_true: Any) -> None:
         Q = np.asarray(probs_true, dtype=np.float64)
         if Q.ndim != 2 or Q.shape[0] < 1 or Q.shape[1] < 1:
-            raise ValueError(f"probs_true must be 2-D (n_items, n_agents) and non-empty; got shape {Q.shape}")
+            raise InputError("probs_true", f"must be 2-D (n_items, n_agents) and non-empty; got shape {Q.shape}")
         if not np.isfinite(Q).all() or (Q < 0).any():
-            raise ValueError("probs_true must be finite and non-negative")
+            raise InputError("probs_true", "must be finite and non-negative")
         rmax = Q.max(axis=1)
         bad = np.flatnonzero(rmax <= 0)
         if bad.size:
-            raise ValueError(
-                f"item {int(bad[0])}: every agent gives probability 0 to the true label, so every linear pool "
-                "has log-likelihood -inf there"
+            raise InputError(
+                "probs_true",
+                "every agent gives probability 0 to the true label, so every linear pool has log-likelihood -inf there",
+                item=int(bad[0]),
             )
         self.Q = np.ascontiguousarray(Q / rmax[:, None])
         self.offset = float(-np.mean(np.log(rmax)))
@@ -60,7 +62,7 @@ class MixtureLikelihood:
         lp = np.asarray(log_probs)
         y = np.asarray(labels, dtype=np.int64)
         if lp.ndim != 3 or y.shape != (lp.shape[0],):
-            raise ValueError("log_probs must be (n_items, n_agents, n_classes) with one label per item")
+            raise InputError("log_probs", "must be (n_items, n_agents, n_classes) with one label per item")
         return cls(np.exp(lp[np.arange(lp.shape[0]), :, y]))
 
     def x0(self) -> np.ndarray:
@@ -71,6 +73,11 @@ class MixtureLikelihood:
         """The rows ``q_i`` (scaled by their maxima) the compiled stochastic kernels read
         (:mod:`solvers.kernels_incremental.mixture`)."""
         return self.Q
+
+    @property
+    def mixture_offset(self) -> float:
+        """The constant the row scaling removed: ``f(w) = -mean_n log (Qw)_n + mixture_offset``."""
+        return self.offset
 
     def mixture(self, x: np.ndarray) -> np.ndarray:
         """``(Q w)_n`` in the scaled units (row maxima divided out)."""
@@ -123,7 +130,7 @@ class MixtureLikelihood:
         Q = self.Q[:, idx]
         rmax = Q.max(axis=1)
         if np.any(rmax <= 0):
-            raise ValueError("restricted problem has an item with zero probability under every kept agent")
+            raise InputError("idx", "restricted problem has an item with zero probability under every kept agent")
         sub.Q = np.ascontiguousarray(Q / rmax[:, None])
         sub.offset = self.offset - float(np.mean(np.log(rmax)))
         sub.n_terms, sub.dim = sub.Q.shape

@@ -26,26 +26,12 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg.blas import dsyrk as _syrk
 
+from ..checks import as_labels
+from ..errors import InputError
+from ..simplex import project_simplex
+from ..special import logsumexp
+
 __all__ = ["KroneckerFeatures", "MultinomialLogLinear", "DenseLogLinear"]
-
-
-def _logsumexp_rows(s: np.ndarray) -> np.ndarray:
-    m = np.max(s, axis=1)
-    m = np.where(np.isfinite(m), m, 0.0)
-    return m + np.log(np.sum(np.exp(s - m[:, None]), axis=1))
-
-
-def _check_labels(y: np.ndarray, n: int, K: int) -> np.ndarray:
-    y = np.asarray(y)
-    if y.shape != (n,):
-        raise ValueError(f"labels must have shape ({n},); got {y.shape}")
-    if not np.issubdtype(y.dtype, np.integer):
-        if not np.all(np.equal(np.mod(y, 1), 0)):
-            raise ValueError("labels must be integer class indices")
-        y = y.astype(np.int64)
-    if y.size and (y.min() < 0 or y.max() >= K):
-        raise ValueError(f"labels must lie in [0, {K}); got range [{y.min()}, {y.max()}]")
-    return y.astype(np.int64)
 
 
 def _check_log_h(log_h, n: int, K: int, labels: np.ndarray) -> np.ndarray | None:
@@ -55,11 +41,11 @@ def _check_log_h(log_h, n: int, K: int, labels: np.ndarray) -> np.ndarray | None
     if log_h.shape == (K,):
         log_h = np.broadcast_to(log_h, (n, K)).copy()
     if log_h.shape != (n, K):
-        raise ValueError(f"log_h must have shape ({K},) or ({n}, {K}); got {log_h.shape}")
+        raise InputError("log_h", f"must have shape ({K},) or ({n}, {K}); got {log_h.shape}")
     if np.any(np.isnan(log_h)) or np.any(log_h == np.inf):
-        raise ValueError("log_h must be finite or -inf")
+        raise InputError("log_h", "must be finite or -inf")
     if np.any(log_h[np.arange(n), labels] == -np.inf):
-        raise ValueError("log_h: an observed label has zero base measure (infinite loss)")
+        raise InputError("log_h", "an observed label has zero base measure (infinite loss)")
     return log_h
 
 
@@ -68,8 +54,16 @@ def _check_weights(w, n: int) -> np.ndarray | None:
         return None
     w = np.asarray(w, dtype=np.float64)
     if w.shape != (n,) or np.any(~np.isfinite(w)) or np.any(w < 0):
-        raise ValueError(f"sample_weight must be ({n},) finite and non-negative")
+        raise InputError("sample_weight", f"must be ({n},) finite and non-negative")
     return w
+
+
+def _term_probs(problem, i: int, theta: np.ndarray) -> np.ndarray:
+    """``p(. | x_i)`` of item ``i`` (a fresh array)."""
+    s = problem.scores(theta, np.array([i]))[0]
+    p = np.exp(s - s.max())
+    p /= p.sum()
+    return p
 
 
 class KroneckerFeatures:
@@ -84,7 +78,7 @@ class KroneckerFeatures:
 
     def __init__(self, X: np.ndarray, n_classes: int, layout: str = "kd") -> None:
         if layout not in ("kd", "dk"):
-            raise ValueError(f"layout must be 'kd' or 'dk'; got {layout!r}")
+            raise InputError("layout", f"must be 'kd' or 'dk'; got {layout!r}")
         self.X = X
         self.n_classes = int(n_classes)
         self.layout = layout
@@ -157,16 +151,16 @@ class MultinomialLogLinear:
     def __init__(self, X, y, n_classes: int | None = None, *, lam: float = 0.0, log_h=None, sample_weight=None) -> None:
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or not np.all(np.isfinite(X)):
-            raise ValueError(f"X must be a finite (n, p) array; got shape {X.shape}")
+            raise InputError("X", f"must be a finite (n, p) array; got shape {X.shape}")
         n, p = X.shape
         y = np.asarray(y)
         K = int(n_classes) if n_classes is not None else int(np.max(y)) + 1
         if K < 2:
-            raise ValueError("n_classes must be at least 2")
+            raise InputError("n_classes", "must be at least 2")
         if not (np.isfinite(lam) and lam >= 0):
-            raise ValueError(f"lam must be finite and >= 0; got {lam}")
+            raise InputError("lam", f"must be finite and >= 0; got {lam}")
         self.X = np.ascontiguousarray(X)
-        self.labels = _check_labels(y, n, K)
+        self.labels = as_labels(y, n, K)
         self.n_classes = K
         self.n_features = p
         self.lam = float(lam)
@@ -196,7 +190,7 @@ class MultinomialLogLinear:
                 s += self.log_h[0]
             else:
                 s += self.log_h
-        return s - _logsumexp_rows(s)[:, None]
+        return s - logsumexp(s, axis=1)[:, None]
 
     def accuracy(self, theta: np.ndarray, X: np.ndarray | None = None, y: np.ndarray | None = None) -> float:
         lp = self.predict_log_proba(theta, X)
@@ -207,7 +201,7 @@ class MultinomialLogLinear:
     def value_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         theta = np.asarray(theta, dtype=np.float64)
         s = self.scores(theta)
-        lse = _logsumexp_rows(s)
+        lse = logsumexp(s, axis=1)
         n = self.n_terms
         ar = np.arange(n)
         val = float(self._w @ (lse - s[ar, self.labels])) / self._wsum + 0.5 * self.lam * theta @ theta
@@ -219,7 +213,7 @@ class MultinomialLogLinear:
     def value(self, theta: np.ndarray) -> float:
         theta = np.asarray(theta, dtype=np.float64)
         s = self.scores(theta)
-        lse = _logsumexp_rows(s)
+        lse = logsumexp(s, axis=1)
         return float(self._w @ (lse - s[np.arange(self.n_terms), self.labels])) / self._wsum + 0.5 * self.lam * theta @ theta
 
     def grad(self, theta: np.ndarray) -> np.ndarray:
@@ -228,21 +222,19 @@ class MultinomialLogLinear:
     def term_grad(self, i: int, theta: np.ndarray) -> np.ndarray:
         """Gradient of term ``i`` (including the ridge term, so that the mean of term gradients is ``grad``)."""
         theta = np.asarray(theta, dtype=np.float64)
-        s = self.scores(theta, np.array([i]))[0]
-        p = np.exp(s - s.max())
-        p /= p.sum()
+        p = _term_probs(self, i, theta)
         p[self.labels[i]] -= 1.0
         return self._w[i] * np.outer(p, self.X[i]).ravel() + self.lam * theta
 
     def hessian(self, theta: np.ndarray) -> np.ndarray:
         s = self.scores(theta)
-        P = np.exp(s - _logsumexp_rows(s)[:, None])
+        P = np.exp(s - logsumexp(s, axis=1)[:, None])
         C = np.einsum("ia,ab->iab", P, np.eye(self.n_classes)) - P[:, :, None] * P[:, None, :]
         return self.features.kron_sum(C, weights=self._w) / self._wsum + self.lam * np.eye(self.dim)
 
     def hvp(self, theta: np.ndarray, v: np.ndarray) -> np.ndarray:
         s = self.scores(theta)
-        P = np.exp(s - _logsumexp_rows(s)[:, None])
+        P = np.exp(s - logsumexp(s, axis=1)[:, None])
         V = np.asarray(v).reshape(self.n_classes, self.n_features)
         U = self.X @ V.T  # (n, K)
         R = P * (U - np.sum(P * U, axis=1, keepdims=True))
@@ -275,14 +267,14 @@ class DenseLogLinear:
     def __init__(self, features, labels, *, lam: float = 0.0, log_h=None, sample_weight=None, constraint: str = "none") -> None:
         F = np.asarray(features, dtype=np.float64)
         if F.ndim != 3 or not np.all(np.isfinite(F)):
-            raise ValueError(f"features must be a finite (n_items, n_classes, dim) array; got shape {F.shape}")
+            raise InputError("features", f"must be a finite (n_items, n_classes, dim) array; got shape {F.shape}")
         n, K, d = F.shape
         if constraint not in ("none", "simplex"):
-            raise ValueError(f"constraint must be 'none' or 'simplex'; got {constraint!r}")
+            raise InputError("constraint", f"must be 'none' or 'simplex'; got {constraint!r}")
         if not (np.isfinite(lam) and lam >= 0):
-            raise ValueError(f"lam must be finite and >= 0; got {lam}")
+            raise InputError("lam", f"must be finite and >= 0; got {lam}")
         self.features = np.ascontiguousarray(F)
-        self.labels = _check_labels(labels, n, K)
+        self.labels = as_labels(labels, n, K)
         self.lam = float(lam)
         self.log_h = _check_log_h(log_h, n, K, self.labels)
         self.sample_weight = _check_weights(sample_weight, n)
@@ -300,7 +292,7 @@ class DenseLogLinear:
     def value_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         theta = np.asarray(theta, dtype=np.float64)
         s = self.scores(theta)
-        lse = _logsumexp_rows(s)
+        lse = logsumexp(s, axis=1)
         ar = np.arange(self.n_terms)
         val = float(self._w @ (lse - s[ar, self.labels])) / self.n_terms + 0.5 * self.lam * theta @ theta
         P = np.exp(s - lse[:, None])
@@ -316,14 +308,12 @@ class DenseLogLinear:
 
     def term_grad(self, i: int, theta: np.ndarray) -> np.ndarray:
         theta = np.asarray(theta, dtype=np.float64)
-        s = self.scores(theta, np.array([i]))[0]
-        p = np.exp(s - s.max())
-        p /= p.sum()
+        p = _term_probs(self, i, theta)
         return self._w[i] * (p @ self.features[i] - self.features[i, self.labels[i]]) + self.lam * theta
 
     def hessian(self, theta: np.ndarray) -> np.ndarray:
         s = self.scores(theta)
-        P = np.exp(s - _logsumexp_rows(s)[:, None])
+        P = np.exp(s - logsumexp(s, axis=1)[:, None])
         Ef = np.einsum("ik,ikd->id", P, self.features)
         H = np.einsum("i,ik,ikd,ike->de", self._w, P, self.features, self.features) - (Ef * self._w[:, None]).T @ Ef
         return H / self.n_terms + self.lam * np.eye(self.dim)
@@ -333,7 +323,7 @@ class DenseLogLinear:
 
     def project(self, x: np.ndarray) -> np.ndarray:
         if self.constraint == "simplex":
-            return _project_simplex(np.asarray(x, dtype=np.float64))
+            return project_simplex(np.asarray(x, dtype=np.float64))
         return np.asarray(x, dtype=np.float64)
 
     def x0(self) -> np.ndarray:
@@ -341,11 +331,3 @@ class DenseLogLinear:
             return np.full(self.dim, 1.0 / self.dim)
         return np.zeros(self.dim)
 
-
-def _project_simplex(v: np.ndarray) -> np.ndarray:
-    """Euclidean projection onto the probability simplex (sort-based, Held et al. 1974)."""
-    u = np.sort(v)[::-1]
-    css = np.cumsum(u) - 1.0
-    k = np.arange(1, len(v) + 1)
-    r = np.nonzero(u - css / k > 0)[0][-1]
-    return np.maximum(v - css[r] / (r + 1), 0.0)

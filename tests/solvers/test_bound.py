@@ -8,16 +8,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp, softmax
 
-from solvers.bound import (
-    beta,
-    bound_sums,
-    bound_value,
-    class_space_bounds,
-    compute_bound,
-    compute_bounds,
-    log_partition,
-    omega,
-)
+from solvers.bound import beta, bound_sums, bound_value, class_space_bounds, compute_bound, compute_bounds, log_partition, omega
 
 
 def _random_case(rng, n_max=7, d_max=4, zeros=True):

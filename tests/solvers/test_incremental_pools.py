@@ -84,14 +84,14 @@ def test_solvers_without_constraint_support_are_not_offered(pool_data):
 
 
 
-class _NoFeatures:
-    """The same problem without ``features_ndk``: the solvers take their generic Python path."""
+class _Without:
+    """The same problem without the capability ``hidden``: the solvers take their generic Python path."""
 
-    def __init__(self, p):
-        self._p = p
+    def __init__(self, p, hidden):
+        self._p, self._hidden = p, hidden
 
     def __getattr__(self, name):
-        if name == "features_ndk":
+        if name == self._hidden:
             raise AttributeError(name)
         return getattr(self._p, name)
 
@@ -101,7 +101,7 @@ def test_compiled_loglinear_svrg_takes_the_generic_paths_iterates(pool_data, sna
     lp, y, _ = pool_data
     p = ConditionalLogLinear.from_log_probs(lp, y)
     a = solvers.minimize(p, "svrg", tol=0.0, max_iter=4, snapshot=snapshot, seed=5)
-    b = solvers.minimize(_NoFeatures(p), "svrg", tol=0.0, max_iter=4, snapshot=snapshot, seed=5)
+    b = solvers.minimize(_Without(p, "features_ndk"), "svrg", tol=0.0, max_iter=4, snapshot=snapshot, seed=5)
     assert a.extra["compiled"] and not b.extra["compiled"]
     np.testing.assert_allclose(a.x, b.x, rtol=1e-12, atol=1e-14)
 
@@ -112,21 +112,9 @@ def test_compiled_loglinear_table_methods_take_the_generic_paths_iterates(pool_d
     lp, y, _ = pool_data
     p = ConditionalLogLinear.from_log_probs(lp, y)
     a = solvers.minimize(p, name, tol=0.0, max_iter=3, seed=7)
-    b = solvers.minimize(_NoFeatures(p), name, tol=0.0, max_iter=3, seed=7)
+    b = solvers.minimize(_Without(p, "features_ndk"), name, tol=0.0, max_iter=3, seed=7)
     assert a.extra["compiled"] and not b.extra["compiled"]
     np.testing.assert_allclose(a.x, b.x, rtol=1e-11, atol=1e-13)
-
-
-class _NoRows:
-    """The mixture problem without ``mixture_rows``: the solvers take their generic Python path."""
-
-    def __init__(self, p):
-        self._p = p
-
-    def __getattr__(self, name):
-        if name == "mixture_rows":
-            raise AttributeError(name)
-        return getattr(self._p, name)
 
 
 @pytest.mark.parametrize("name", ["saga", "sag", "svrg", "s2gd"])
@@ -141,7 +129,7 @@ def test_linear_pool_compiled_stochastic_paths(pool_data, name):
     p = MixtureLikelihood.from_log_probs(lp, y)
     step = 0.05
     a = solvers.minimize(p, name, tol=0.0, max_iter=3, seed=4, step=step)
-    b = solvers.minimize(_NoRows(p), name, tol=0.0, max_iter=3, seed=4, step=step)
+    b = solvers.minimize(_Without(p, "mixture_rows"), name, tol=0.0, max_iter=3, seed=4, step=step)
     assert a.extra["compiled"] and not b.extra["compiled"]
     np.testing.assert_allclose(a.x, b.x, rtol=1e-11, atol=1e-13)
     ref = LinearPool(solver="newton", tol=1e-13).fit(lp, y, kind="log_probs").weights_
@@ -155,9 +143,9 @@ def test_compiled_sgd_on_pool_problems_takes_the_generic_paths_iterates(pool_dat
     from solvers.problems.mixture import MixtureLikelihood
 
     lp, y, _ = pool_data
-    for p, hide in ((ConditionalLogLinear.from_log_probs(lp, y), _NoFeatures), (MixtureLikelihood.from_log_probs(lp, y), _NoRows)):
+    for p, hidden in ((ConditionalLogLinear.from_log_probs(lp, y), "features_ndk"), (MixtureLikelihood.from_log_probs(lp, y), "mixture_rows")):
         opts = dict(tol=0.0, max_iter=4, seed=9, step=0.05, schedule=schedule, average=average)
         a = solvers.minimize(p, "sgd", **opts)
-        b = solvers.minimize(hide(p), "sgd", **opts)
+        b = solvers.minimize(_Without(p, hidden), "sgd", **opts)
         assert a.extra["compiled"] and not b.extra["compiled"]
         np.testing.assert_allclose(a.x, b.x, rtol=1e-11, atol=1e-13)

@@ -14,7 +14,8 @@ import scipy.optimize as so
 import scipy.sparse as sp
 
 import solvers
-from solvers.problems.linear_models import LinearModel, MultinomialLogistic
+from solvers.problems.linear_models import LinearModel
+from solvers.problems.softmax_regression import MultinomialLogistic
 
 RTOL = 1e-8
 
@@ -63,22 +64,29 @@ def ref_enet(X, y, l1, l2):
     return m.coef_
 
 
-def ref_smooth_hinge(X, y, l2, gam=1.0):
-    A = _dense(X)
+def smooth_hinge_objective(A, y, l2, smoothing):
+    """The smoothed-hinge SVM objective and its gradient, written directly from the piecewise formula."""
     n = A.shape[0]
 
     def f(w):
         z = y * (A @ w)
-        v = np.where(z >= 1, 0.0, np.where(z <= 1 - gam, 1 - z - gam / 2, (1 - z) ** 2 / (2 * gam)))
-        dv = np.where(z >= 1, 0.0, np.where(z <= 1 - gam, -1.0, -(1 - z) / gam))
+        v = np.where(z >= 1, 0.0, np.where(z <= 1 - smoothing, 1 - z - smoothing / 2, (1 - z) ** 2 / (2 * smoothing)))
+        dv = np.where(z >= 1, 0.0, np.where(z <= 1 - smoothing, -1.0, -(1 - z) / smoothing))
         return v.mean() + 0.5 * l2 * w @ w, A.T @ (dv * y) / n + l2 * w
 
+    return f
+
+
+def ref_smooth_hinge(X, y, l2, smoothing=1.0):
+    A = _dense(X)
+    n = A.shape[0]
+    f = smooth_hinge_objective(A, y, l2, smoothing)
     r = so.minimize(f, np.zeros(A.shape[1]), jac=True, method="L-BFGS-B", options={"gtol": 1e-14, "ftol": 0, "maxiter": 10000})
     # polish with Newton steps on the (piecewise quadratic) objective
     w = r.x
     for _ in range(20):
         z = y * (A @ w)
-        h = ((z < 1) & (z > 1 - gam)) / gam
+        h = ((z < 1) & (z > 1 - smoothing)) / smoothing
         H = A.T @ (A * h[:, None]) / n + l2 * np.eye(A.shape[1])
         w = w - np.linalg.solve(H, f(w)[1])
     return w

@@ -1,4 +1,4 @@
-"""Bound majorization solvers ``bm`` and ``sbm`` (solvers/methods/majorization.py).
+"""Bound majorization solvers ``bm`` and ``sbm`` (solvers/methods/{bound,stochastic_bound}_majorization.py).
 
 Independent references: scipy L-BFGS-B at tight tolerance polished by exact Newton steps on the
 problem's own value/gradient/Hessian (no bound code involved), scikit-learn's multinomial
@@ -10,13 +10,14 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize as sp_minimize
 
+from aggregators.logpool import LogPool
 from solvers import available, minimize
-from solvers.methods.majorization import (
-    _sherman_morrison_direction,
-    loglinear_terms,
-    simplex_metric_projection,
-)
+from solvers.kernels.sherman_morrison import sherman_morrison_direction
+from solvers.methods._loglinear_terms import loglinear_terms
+from solvers.problems.loglinear import ConditionalLogLinear
 from solvers.problems.multinomial_loglinear import DenseLogLinear, MultinomialLogLinear
+from solvers.problems.softmax_regression import MultinomialLogistic
+from solvers.simplex import simplex_metric_projection
 
 
 def _softmax_data(rng, n=300, p=4, K=4, scale=1.0):
@@ -131,7 +132,7 @@ def test_sherman_morrison_invariants(multinomial):
     idx = np.sort(rng.choice(pb.n_terms, 25, replace=False))
     w = rng.uniform(0.5, 2.0, 25)
     Fb, sb = terms.dense_batch(theta, idx)
-    phi, grad, M = _sherman_morrison_direction(theta, Fb, sb, pb.labels[idx], w, pb.lam, True)
+    phi, grad, M = sherman_morrison_direction(theta, Fb, sb, pb.labels[idx], w, pb.lam, True)
     terms.w = np.ones(pb.n_terms)
     terms.w[idx] = w
     _, g, S = terms.sums(theta, idx)
@@ -223,10 +224,9 @@ def test_bm_log_pool_on_simplex_matches_cvxpy_and_kkt():
 
 
 def test_bm_on_conditional_loglinear_matches_newton():
-    mod = pytest.importorskip("solvers.problems.loglinear")
     rng = np.random.default_rng(7)
     lp, y = _pool_data(rng, n=200, A=6, K=5)
-    pb = mod.ConditionalLogLinear.from_log_probs(lp, y)
+    pb = ConditionalLogLinear.from_log_probs(lp, y)
     assert "bm" in available(pb) and "sbm" in available(pb)
     r = minimize(pb, "bm", tol=1e-12)
     nt = minimize(pb, "newton", tol=1e-14)
@@ -235,13 +235,12 @@ def test_bm_on_conditional_loglinear_matches_newton():
 
 
 def test_logpool_selects_bm_by_name():
-    logpool = pytest.importorskip("aggregators.logpool")
     rng = np.random.default_rng(8)
     lp, y = _pool_data(rng, n=200, A=6, K=5)
-    a = logpool.LogPool(solver="bm").fit(lp, y)
-    b = logpool.LogPool(solver="newton").fit(lp, y)
+    a = LogPool(solver="bm").fit(lp, y)
+    b = LogPool(solver="newton").fit(lp, y)
     np.testing.assert_allclose(a.weights_, b.weights_, atol=1e-6)
-    c = logpool.LogPool(solver="sbm").fit(lp, y)
+    c = LogPool(solver="sbm").fit(lp, y)
     np.testing.assert_allclose(c.weights_, b.weights_, atol=1e-6)
 
 
@@ -288,17 +287,16 @@ def test_bad_options_raise(multinomial):
 
 def test_bm_and_sbm_solve_linear_models_multinomial_logistic():
     """H4's MultinomialLogistic (W stored (d, K)) exposes KroneckerFeatures(layout="dk"): same optimum as its Newton."""
-    lm = pytest.importorskip("solvers.problems.linear_models")
     rng = np.random.default_rng(10)
     X, y = _softmax_data(rng, n=250, p=4, K=3)
-    pb = lm.MultinomialLogistic(X, y, l2=1e-2)
+    pb = MultinomialLogistic(X, y, l2=1e-2)
     assert "bm" in available(pb) and "sbm" in available(pb)
     x_star, f_star = _reference_optimum(pb)
     for name in ("bm", "sbm"):
         r = minimize(pb, name, tol=1e-10)
         assert r.converged and (r.fun - f_star) / abs(f_star) <= 1e-8
         np.testing.assert_allclose(r.x, x_star, atol=1e-7)
-    assert "bm" not in available(lm.MultinomialLogistic(X, y, l2=1e-2, l1=1e-3))  # l1: not smooth
+    assert "bm" not in available(MultinomialLogistic(X, y, l2=1e-2, l1=1e-3))  # l1: not smooth
 
 
 def test_visiting_order_and_custom_projection_keep_the_optimum():

@@ -45,8 +45,19 @@ def test_responsibilities_and_restriction():
     ws = rng.dirichlet(np.ones(3))
     full = np.zeros(pb.dim)
     full[S] = ws
+    # independent direct formula from the raw probabilities: -mean_n log sum_{i in S} w_i P_i(y_n | n)
+    P_true = np.exp(lp[np.arange(len(y)), :, y])  # (n_items, n_agents)
+    mix = P_true[:, S] @ ws
+    assert sub.value(ws) == pytest.approx(-np.mean(np.log(mix)), rel=1e-13)
     assert sub.value(ws) == pytest.approx(pb.value(full), rel=1e-13)
-    np.testing.assert_allclose(sub.grad(ws) * 0 + sub.value(ws), pb.value(full))
+    # gradient of the restricted problem: -mean_n P_S(y_n|n) / mix_n, and against finite differences
+    np.testing.assert_allclose(sub.grad(ws), -(P_true[:, S] / mix[:, None]).mean(axis=0), rtol=1e-12)
+    eps = 1e-6
+    fd = np.array([(sub.value(ws + eps * e) - sub.value(ws - eps * e)) / (2 * eps) for e in np.eye(3)])
+    np.testing.assert_allclose(sub.grad(ws), fd, atol=1e-7)
+    v, g = sub.value_and_grad(ws)
+    assert v == sub.value(ws)
+    np.testing.assert_allclose(g, sub.grad(ws), rtol=0, atol=0)
 
 
 def test_tiny_probabilities_do_not_underflow_and_errors_are_clear():

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from scipy.special import logsumexp
 
 import solvers
-from solvers.problems.linear_models import MultinomialLogistic
+from solvers.problems.softmax_regression import MultinomialLogistic
 
 N, D, K = 90, 7, 4
 

@@ -71,15 +71,19 @@ def test_float32_storage_reaches_the_float64_optimum():
     assert pb64.value(r32.x) - r64.fun <= 1e-9 * abs(r64.fun)
 
 
-def test_unconstrained_newton_converges_quadratically():
-    rng = np.random.default_rng(3)
-    N, p, K = 400, 5, 4
+def softmax_regression_problem(seed, N, p, K):
+    """Multinomial logistic regression as a ConditionalLogLinear: ``f_n(y) = e_y ⊗ x_n``, ridge 1e-2."""
+    rng = np.random.default_rng(seed)
     X = rng.normal(size=(N, p))
     y = rng.integers(0, K, N)
     feats = np.zeros((N, K, K * p))
     for k in range(K):
         feats[:, k, k * p:(k + 1) * p] = X
-    pb = ConditionalLogLinear(feats, y, l2=1e-2)
+    return ConditionalLogLinear(feats, y, l2=1e-2)
+
+
+def test_unconstrained_newton_converges_quadratically():
+    pb = softmax_regression_problem(3, 400, 5, 4)
     res = solvers.minimize(pb, "newton", tol=1e-14)
     ref = sp_minimize(pb.value_and_grad, np.zeros(pb.dim), jac=True, method="L-BFGS-B",
                       options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 5000})

@@ -5,21 +5,13 @@ import pytest
 from scipy.optimize import minimize as sp_minimize
 
 import solvers
-from solvers.problems.loglinear import ConditionalLogLinear
 from solvers.problems.mixture import MixtureLikelihood
 
-from .test_newton import _log_pool_problem, slsqp_simplex
+from .test_newton import _log_pool_problem, slsqp_simplex, softmax_regression_problem
 
 
 def test_lbfgs_unconstrained_matches_scipy():
-    rng = np.random.default_rng(0)
-    N, p, K = 300, 6, 3
-    X = rng.normal(size=(N, p))
-    y = rng.integers(0, K, N)
-    feats = np.zeros((N, K, K * p))
-    for k in range(K):
-        feats[:, k, k * p:(k + 1) * p] = X
-    pb = ConditionalLogLinear(feats, y, l2=1e-2)
+    pb = softmax_regression_problem(0, 300, 6, 3)
     res = solvers.minimize(pb, "lbfgs", tol=1e-10)
     ref = sp_minimize(pb.value_and_grad, np.zeros(pb.dim), jac=True, method="L-BFGS-B",
                       options={"ftol": 1e-16, "gtol": 1e-12, "maxiter": 5000})

@@ -42,7 +42,7 @@ def test_saga_scaled_matches_closed_form_and_dense(loss_name, loss, theta_kind, 
     rng = np.random.default_rng(0)
     x0 = rng.normal(size=d) * 0.1
     t0 = np.empty(n)
-    all_derivs(lt.loss, *lt.args(), lt.y, x0, lt.gam, t0)
+    all_derivs(lt.loss, *lt.args(), lt.y, x0, lt.smoothing, t0)
     g0 = np.asarray(X.T @ t0) / n
     xa, ta, ga = x0.copy(), t0.copy(), g0.copy()  # scaled
     xb, tb, gb = x0.copy(), t0.copy(), g0.copy()  # closed form
@@ -53,9 +53,9 @@ def test_saga_scaled_matches_closed_form_and_dense(loss_name, loss, theta_kind, 
     Xd = X.toarray()
     for _ in range(3):
         idx = rng.integers(0, n, size=n)
-        saga_sparse_epoch_scaled(loss, lt.data, lt.indices, lt.indptr, lt.y, lt.gam, idx, xa, ta, ga, step, l2, theta, work)
-        saga_sparse_epoch(loss, lt.data, lt.indices, lt.indptr, lt.y, lt.gam, idx, xb, tb, gb, step, l2, 0.0, theta, last, pw, geo)
-        saga_dense_epoch(loss, Xd, lt.y, lt.gam, idx, xc, tc, gc, step, l2, 0.0, theta)
+        saga_sparse_epoch_scaled(loss, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, xa, ta, ga, step, l2, theta, work)
+        saga_sparse_epoch(loss, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, xb, tb, gb, step, l2, 0.0, theta, last, pw, geo)
+        saga_dense_epoch(loss, Xd, lt.y, lt.smoothing, idx, xc, tc, gc, step, l2, 0.0, theta)
     scale = np.abs(xc).max()
     assert np.abs(xa - xb).max() <= 1e-10 * scale
     assert np.abs(xa - xc).max() <= 1e-10 * scale
@@ -74,15 +74,15 @@ def test_svrg_scaled_matches_closed_form(l2, step_scale):
     rng = np.random.default_rng(1)
     xs = rng.normal(size=d) * 0.1
     s_snap = np.empty(n)
-    all_derivs(lt.loss, *lt.args(), lt.y, xs, lt.gam, s_snap)
+    all_derivs(lt.loss, *lt.args(), lt.y, xs, lt.smoothing, s_snap)
     g = np.asarray(X.T @ s_snap) / n
     xa, xb = xs.copy(), xs.copy()
     last = np.zeros(d, dtype=np.int64)
     pw, geo = geometric_tables(1 - step * l2, 2 * n)
     work = np.empty((d, 2))
     idx = rng.integers(0, n, size=2 * n)
-    svrg_sparse_inner_scaled(LOGISTIC, lt.data, lt.indices, lt.indptr, lt.y, lt.gam, idx, xa, s_snap, g, step, l2, work)
-    svrg_sparse_inner(LOGISTIC, lt.data, lt.indices, lt.indptr, lt.y, lt.gam, idx, xb, s_snap, g, step, l2, 0.0, last, pw, geo)
+    svrg_sparse_inner_scaled(LOGISTIC, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, xa, s_snap, g, step, l2, work)
+    svrg_sparse_inner(LOGISTIC, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, xb, s_snap, g, step, l2, 0.0, last, pw, geo)
     assert np.abs(xa - xb).max() <= 1e-10 * np.abs(xb).max()
 
 
