@@ -34,31 +34,28 @@ from .utilities import EXPONENTIAL, GENERIC, ISOELASTIC, Utility, make_utility
 class Agents:
     """``A`` agents: ``utilities`` (list of :class:`~markets.utilities.Utility`) and ``wealth`` (A,).
 
-    Build with :func:`make_agents`. ``kind`` and ``gamma`` are the arrays the compiled kernels read.
+    Build with :func:`make_agents`. Markets speak ``eta`` (risk aversion) everywhere; the compiled
+    kernels read ``kind`` and ``inv_eta``, the one place where ``eta`` is converted (the exponent
+    ``1/eta`` of an isoelastic agent's effective belief, the Rényi order of Eq. 2.36; see the
+    glossary in ``docs/markets.md``).
     """
 
     utilities: list[Utility]
     wealth: np.ndarray
     kind: np.ndarray = field(init=False)
-    gamma: np.ndarray = field(init=False)
+    eta: np.ndarray = field(init=False)
+    """Risk aversion per agent (``inf`` for exponential, ``nan`` for generic utilities)."""
+    inv_eta: np.ndarray = field(init=False)
+    """``1/eta`` for isoelastic (and log) agents, 0 for the others: what the kernels read."""
 
     def __post_init__(self) -> None:
         self.kind = np.array([u.kind for u in self.utilities], dtype=np.int64)
-        self.gamma = np.array(
-            [u.gamma if u.kind == ISOELASTIC else 0.0 for u in self.utilities], dtype=np.float64
-        )
+        self.eta = np.array([u.eta for u in self.utilities], dtype=np.float64)
+        self.inv_eta = np.where(self.kind == ISOELASTIC, 1.0 / self.eta, 0.0)
 
     @property
     def n_agents(self) -> int:
         return len(self.utilities)
-
-    @property
-    def eta(self) -> np.ndarray:
-        """Risk aversion per agent (``inf`` for exponential, ``nan`` for generic utilities)."""
-        return np.array(
-            [1.0 / u.gamma if u.kind == ISOELASTIC else (np.inf if u.kind == EXPONENTIAL else np.nan)
-             for u in self.utilities]
-        )
 
     @property
     def has_exponential(self) -> bool:

@@ -122,11 +122,10 @@ def check_equilibrium(log_probs: np.ndarray, log_prices: np.ndarray, agents: Age
 
 
 def _closed_form(lp: np.ndarray, agents: Agents) -> np.ndarray | None:
-    kind, gam = agents.kind, agents.gamma
-    if np.all((kind == ISOELASTIC) & (gam == 1.0)):
+    if np.all((agents.kind == ISOELASTIC) & (agents.inv_eta == 1.0)):
         z = logsumexp(lp + np.log(agents.wealth)[None, :, None], axis=1)
         return z - logsumexp(z, axis=1, keepdims=True)
-    if np.all(kind == EXPONENTIAL):
+    if np.all(agents.kind == EXPONENTIAL):
         z = lp.mean(axis=1)
         return z - logsumexp(z, axis=1, keepdims=True)
     return None
@@ -165,10 +164,10 @@ def _tatonnement(lp: np.ndarray, agents: Agents, tol: float, max_iter: int):
 
 
 
-def _one_order_gamma(agents: Agents, wealth: np.ndarray) -> float | None:
-    """The common order ``gamma`` if every agent is isoelastic with it, has positive wealth and
-    ``gamma`` is not within 0.1 of the log agent (the kernels' lean path); else ``None``."""
-    g = agents.gamma
+def _one_order_inv_eta(agents: Agents, wealth: np.ndarray) -> float | None:
+    """The common ``1/eta`` if every agent is isoelastic with one ``eta``, has positive wealth and
+    ``1/eta`` is not within 0.1 of the log agent's 1 (the kernels' lean path); else ``None``."""
+    g = agents.inv_eta
     if agents.has_exponential or agents.has_generic or not np.all(agents.kind == ISOELASTIC):
         return None
     if not (np.all(g == g[0]) and abs(1.0 - g[0]) >= 0.1 and np.all(wealth > 0)):
@@ -189,24 +188,24 @@ def solve_prices(
     wealth: np.ndarray | None = None,
 ):
     """Newton (``code`` 0) or the fixed point (1) for every item at ``agents.wealth``. One-order
-    isoelastic markets go through :func:`kernels.solve_iso_block` (``P^gamma`` per item inside
+    isoelastic markets go through :func:`kernels.solve_iso_block` (``P^(1/eta)`` per item inside
     the parallel loop, the same for both methods); items it cannot take, and all other markets, go through the
     general kernels. With ``labels``, also fills ``payouts`` (n, A): each agent's share of the
     realised price of the label (batch market training). ``wealth`` overrides ``agents.wealth``
     unvalidated (training: wealth may reach zero)."""
     n, A, K = lp.shape
     W = agents.wealth if wealth is None else wealth
-    g = _one_order_gamma(agents, W)
+    g = _one_order_inv_eta(agents, W)
     pay = labels is not None
     if g is None:
         if pay:
             iters, conv, res = kernels.batch_payouts(
-                np.ascontiguousarray(lp), labels, agents.kind, agents.gamma, W, tol, max_iter, code, U,
+                np.ascontiguousarray(lp), labels, agents.kind, agents.inv_eta, W, tol, max_iter, code, U,
                 warm, payouts,
             )
             return iters, conv, res, np.zeros(n, np.int64)
         return kernels.solve_items(
-            np.ascontiguousarray(lp), agents.kind, agents.gamma, W, tol, max_iter, code, U, warm
+            np.ascontiguousarray(lp), agents.kind, agents.inv_eta, W, tol, max_iter, code, U, warm
         )
     iters = np.zeros(n, np.int64)
     conv = np.zeros(n, bool)
@@ -223,13 +222,13 @@ def solve_prices(
         if pay:
             Pr = np.empty((rest.size, A))
             it_r, conv_r, res_r = kernels.batch_payouts(
-                np.ascontiguousarray(lp[rest]), labels[rest], agents.kind, agents.gamma, W, tol,
+                np.ascontiguousarray(lp[rest]), labels[rest], agents.kind, agents.inv_eta, W, tol,
                 max_iter, code, Ur, warm, Pr,
             )
             payouts[rest] = Pr
         else:
             it_r, conv_r, res_r, nneg_r = kernels.solve_items(
-                np.ascontiguousarray(lp[rest]), agents.kind, agents.gamma, W, tol, max_iter, code, Ur,
+                np.ascontiguousarray(lp[rest]), agents.kind, agents.inv_eta, W, tol, max_iter, code, Ur,
                 warm,
             )
             nneg[rest] = nneg_r

@@ -125,7 +125,7 @@ def train_market(
     labels = as_labels(y, n, K, field="y")
     code = 1 if method == "fixed_point" else 0
     # all-log markets: the closed form (Bayes' rule / EM step) unless a solver is asked for by name
-    all_log = method == "auto" and bool(np.all((agents.kind == ISOELASTIC) & (agents.gamma == 1.0)))
+    all_log = method == "auto" and bool(np.all((agents.kind == ISOELASTIC) & (agents.inv_eta == 1.0)))
 
     W = agents.wealth.copy()
     hist = [W.copy()]
@@ -153,7 +153,7 @@ def train_market(
                     sh[j] = W
             else:
                 it, ok = kernels.online_epoch(
-                    lp, labels, agents.kind, agents.gamma, W, float(tol), 100_000 if code else 100, code, U,
+                    lp, labels, agents.kind, agents.inv_eta, W, float(tol), 100_000 if code else 100, code, U,
                     warm, sh,
                 )
                 total_iter += int(it)

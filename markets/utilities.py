@@ -47,11 +47,8 @@ class Utility:
 
     kind: int = GENERIC
     allows_zero_belief: bool = False
-
-    @property
-    def gamma(self) -> float:
-        """Rényi order ``1/eta`` for isoelastic agents; ``nan`` otherwise."""
-        return float("nan")
+    eta: float = float("nan")
+    """Risk aversion: a number for isoelastic agents, ``inf`` for exponential, ``nan`` if unknown."""
 
     def value(self, w: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
@@ -126,6 +123,7 @@ class Exponential(Utility):
     """
 
     kind = EXPONENTIAL
+    eta = float("inf")
 
     def value(self, w):
         return -np.exp(-w)
@@ -158,12 +156,7 @@ class Isoelastic(Utility):
     allows_zero_belief = True
 
     def __init__(self, eta: float) -> None:
-        eta_f = _check_eta(eta)
-        self.eta = eta_f
-
-    @property
-    def gamma(self) -> float:
-        return 1.0 / self.eta
+        self.eta = _check_eta(eta)
 
     def value(self, w):
         w = np.asarray(w, float)
@@ -178,7 +171,7 @@ class Isoelastic(Utility):
         return np.asarray(y, float) ** (-1.0 / self.eta)
 
     def investment(self, log_p, log_c, wealth):
-        g = self.gamma
+        g = 1.0 / self.eta
         log_p = np.asarray(log_p, float)
         log_c = np.asarray(log_c, float)
         z = g * log_p + (1.0 - g) * log_c
