@@ -19,8 +19,7 @@ from solvers.problems.loglinear import ConditionalLogLinear
 from solvers.progress import ProgressFn
 
 from .base import Pool
-from .linear import check_weights
-from .validation import DEFAULT_FLOOR, PredictionError, as_log_probs
+from .validation import DEFAULT_FLOOR, PredictionError, as_log_probs, check_weights
 
 __all__ = ["log_pool", "LogPool"]
 
@@ -33,7 +32,7 @@ def log_pool(log_probs: Any, weights: Any) -> np.ndarray:
     :class:`PredictionError` (floor the inputs, as :class:`LogPool` does).
     """
     lp = as_log_probs(log_probs, kind="log_probs").log_probs
-    w = check_weights(weights, lp.shape[1])
+    w = check_weights(weights, lp.shape[1], sum_to_one="require")
     keep = np.flatnonzero(w > 0)
     s = np.einsum("nak,a->nk", lp[:, keep, :], w[keep])
     bad = np.isneginf(s).all(axis=1)
