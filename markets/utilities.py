@@ -27,7 +27,7 @@ tested against a direct numerical maximisation of (2.30)).
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import logsumexp
+from solvers.special import logsumexp
 
 EXPONENTIAL = 0
 """Kind code of exponential agents in the compiled kernels."""

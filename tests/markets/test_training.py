@@ -139,7 +139,10 @@ def test_market_pool_estimator(rng):
     np.testing.assert_allclose(np.exp(pred).sum(axis=1), 1.0, atol=1e-13)
     s = pool.score(lp[150:], y[150:])
     assert np.isclose(s, np.mean(pred[np.arange(50), y[150:]]))
-    assert pool.last_equilibrium_.summary()["max_clearing_error"] < 1e-9
+    pred2, info = pool.predict_with_info(lp[150:])
+    np.testing.assert_array_equal(pred2, pred)
+    assert info.equilibrium.summary()["max_clearing_error"] < 1e-9 and info.n_floored == 0
+    assert not hasattr(pool, "last_equilibrium_")  # predicting does not change the estimator
     with pytest.raises(RuntimeError):
         MarketPool().predict(lp)
 
