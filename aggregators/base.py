@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from solvers.errors import InputError
 from solvers.progress import ProgressFn
 
 from .validation import DEFAULT_FLOOR, Kind, Predictions, PredictionError, apply_floor, as_log_probs, validate
@@ -59,7 +60,7 @@ class Pool:
     def set_params(self, **params: Any) -> "Pool":
         for k, v in params.items():
             if k not in self.get_params():
-                raise ValueError(f"{type(self).__name__} has no parameter {k!r}")
+                raise InputError(k, f"{type(self).__name__} has no parameter {k!r}", code="unknown_parameter")
             setattr(self, k, v)
         return self
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from solvers.special import logsumexp
 
+from solvers.errors import InputError
 from solvers.problems.loglinear import ConditionalLogLinear
 from solvers.progress import ProgressFn
 
@@ -74,7 +75,7 @@ class LogPool(Pool):
 
     def _fit(self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None) -> None:
         if self.dtype not in ("float32", "float64"):
-            raise ValueError(f"dtype must be 'float32' or 'float64'; got {self.dtype!r}")
+            raise InputError("dtype", f"must be 'float32' or 'float64'; got {self.dtype!r}")
         problem = ConditionalLogLinear.from_log_probs(log_probs, y, dtype=self.dtype)
         self._fit_simplex_weights(problem, progress)
 

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from solvers.special import logsumexp
 
+from solvers.errors import InputError
 from solvers.progress import ProgressFn, report
 
 from .validation import DEFAULT_FLOOR, Kind, PredictionError, apply_floor, as_log_probs, check_weights
@@ -196,7 +197,7 @@ def solve_fixed_point(
     if init is not None:
         R = np.array(init, dtype=np.float64, copy=True)
         if R.shape != (n, K):
-            raise ValueError(f"init must have shape ({n}, {K}); got {R.shape}")
+            raise InputError("init", f"must have shape ({n}, {K}); got {R.shape}")
         use_init = True
     else:
         R = np.empty((n, K))

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from solvers.errors import InputError
 from solvers.special import logsumexp
 
 from aggregators.validation import DEFAULT_FLOOR, as_log_probs
@@ -267,11 +268,11 @@ def equilibrium(
     start : optional (n_items, n_classes) starting log-prices (warm start).
     """
     if method not in METHODS:
-        raise ValueError(f"method: must be one of {METHODS}; got {method!r}")
+        raise InputError("method", f"must be one of {METHODS}; got {method!r}")
     if not (np.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol: must be a positive number; got {tol!r}")
+        raise InputError("tol", f"must be a positive number; got {tol!r}")
     if max_iter is not None and (isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 0):
-        raise ValueError(f"max_iter: must be a non-negative integer (0: evaluate the start only); got {max_iter!r}")
+        raise InputError("max_iter", f"must be a non-negative integer (0: evaluate the start only); got {max_iter!r}")
     if isinstance(utilities, Agents):
         agents = utilities if wealth is None else utilities.with_wealth(wealth)
     else:
@@ -293,8 +294,8 @@ def equilibrium(
     if method == "closed_form":
         log_c = _closed_form(lp, agents)
         if log_c is None:
-            raise ValueError(
-                "method: no closed form for this market (only all-logarithmic or all-exponential markets)"
+            raise InputError(
+                "method", "no closed form for this market (only all-logarithmic or all-exponential markets)"
             )
         iters = np.zeros(n, np.int64)
         conv = np.ones(n, bool)
@@ -304,14 +305,14 @@ def equilibrium(
         res = None
     else:
         if agents.has_generic:
-            raise ValueError(f"method: {method!r} needs exponential/log/isoelastic agents; use 'tatonnement'")
+            raise InputError("method", f"{method!r} needs exponential/log/isoelastic agents; use 'tatonnement'")
         if method == "fixed_point" and agents.has_exponential:
-            raise ValueError("method: the fixed point (Storkey et al.) is for isoelastic and log agents only")
+            raise InputError("method", "the fixed point (Storkey et al.) is for isoelastic and log agents only")
         code = 0 if method == "newton" else 1
         mi = (100 if method == "newton" else 100_000) if max_iter is None else max_iter
         U = np.zeros((n, K)) if start is None else np.array(start, dtype=np.float64, copy=True)
         if U.shape != (n, K):
-            raise ValueError(f"start: must have shape ({n}, {K}); got {U.shape}")
+            raise InputError("start", f"must have shape ({n}, {K}); got {U.shape}")
         if start is not None:  # prices are normalised log-prices: a shifted start would not clear
             U -= logsumexp(U, axis=1, keepdims=True)
         iters, conv, res, nneg = solve_prices(lp, agents, float(tol), int(mi), code, U, start is not None)

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from aggregators.base import Pool, PredictInfo
-from aggregators.validation import DEFAULT_FLOOR, PredictionError, as_log_probs
+from aggregators.validation import DEFAULT_FLOOR, as_log_probs
+from solvers.errors import InputError
 from solvers.progress import ProgressFn
 
 from .agents import Agents, make_agents
@@ -78,7 +79,7 @@ class MarketPool(Pool):
     def fit(self, log_probs: Any, y: Any, *, kind: str = "log_probs", progress: ProgressFn | None = None) -> "MarketPool":
         preds = as_log_probs(log_probs, kind=kind)  # shape errors first, naming the argument
         if preds.n_agents < 2:
-            raise PredictionError("predictions", "a market needs at least two agents; got 1", code="one_agent")
+            raise InputError("predictions", "a market needs at least two agents; got 1", code="one_agent")
         agents = self._agents(preds.n_agents)
         res = train_market(
             preds, y, agents, mode=self.mode, batch_size=self.batch_size, max_epochs=self.max_epochs,

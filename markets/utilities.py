@@ -27,6 +27,7 @@ tested against a direct numerical maximisation of (2.30)).
 from __future__ import annotations
 
 import numpy as np
+from solvers.errors import InputError
 from solvers.special import logsumexp
 
 EXPONENTIAL = 0
@@ -200,9 +201,9 @@ def _check_eta(eta) -> float:
     try:
         e = float(eta)
     except (TypeError, ValueError):
-        raise ValueError(f"eta: must be a positive number; got {eta!r}") from None
+        raise InputError("eta", f"must be a positive number; got {eta!r}") from None
     if not np.isfinite(e) or e <= 0:
-        raise ValueError(f"eta: risk aversion must be finite and > 0; got {eta!r}")
+        raise InputError("eta", f"risk aversion must be finite and > 0; got {eta!r}")
     return e
 
 
@@ -218,11 +219,11 @@ def make_utility(spec) -> Utility:
         if s in ("exp", "exponential"):
             return Exponential()
         if s.startswith("iso"):
-            raise ValueError(f"utility: give isoelastic agents as their eta (a number); got {spec!r}")
-        raise ValueError(f"utility: unknown utility {spec!r} (use 'log', 'exp', a number eta, or a Utility)")
+            raise InputError("utilities", f"give isoelastic agents as their eta (a number); got {spec!r}")
+        raise InputError("utilities", f"unknown utility {spec!r} (use 'log', 'exp', a number eta, or a Utility)")
     if isinstance(spec, bool):
-        raise ValueError(f"utility: unknown utility {spec!r}")
+        raise InputError("utilities", f"unknown utility {spec!r}")
     if isinstance(spec, (int, float, np.integer, np.floating)):
         e = _check_eta(spec)
         return Logarithmic() if e == 1.0 else Isoelastic(e)
-    raise ValueError(f"utility: unknown utility {spec!r} (use 'log', 'exp', a number eta, or a Utility)")
+    raise InputError("utilities", f"unknown utility {spec!r} (use 'log', 'exp', a number eta, or a Utility)")
