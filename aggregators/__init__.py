@@ -33,7 +33,8 @@ _LAZY = {
 }
 
 __all__ = [
-    "BMA", "DEFAULT_FLOOR", "POOL_METHODS", "PROB_SUM_TOL", "Pool", "PowerBMA", "PredictInfo", "PredictionError", "Predictions",
+    "BMA", "DEFAULT_FLOOR", "POOL_METHODS", "PROB_SUM_TOL", "Pool", "PowerBMA", "PredictInfo", "PredictionError",
+    "Predictions",
     "SimpleAverage", "TopKAverage", "aggregate", "apply_floor", "as_labels", "as_log_probs", "brier_score",
     "kl_divergence", "log_loss", "make_pool", "perplexity", "reliability", "simple_average", "validate",
     *_LAZY,

@@ -68,6 +68,12 @@ class Pool:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
 
+    def _fitted(self, attr: str) -> Any:
+        """The learnt attribute ``attr``; a clear error if :meth:`fit` has not been called."""
+        if not hasattr(self, attr):
+            raise ValueError(f"{type(self).__name__} is not fitted: call fit(log_probs, y) first")
+        return getattr(self, attr)
+
     # -- input handling -----------------------------------------------------------------------
     def _prepare(self, log_probs: Any, kind: Kind) -> Predictions:
         preds = as_log_probs(log_probs, kind=kind)
