@@ -15,6 +15,15 @@ from .potential import evaluate, init_prices, newton_direction, powers
 
 
 @njit(cache=True, error_model="numpy")
+def _iso_begin(Pg, g, W, Wsum, u, warm, z, s, T, cp):
+    """The power-mean start (unless ``warm``) and the first pass at it: the clearing residual, or
+    ``inf`` if the lean path cannot take this item (a start that is not finite)."""
+    if not warm and not iso_start(Pg, g, W, u):
+        return np.inf
+    return iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, False)[1]
+
+
+@njit(cache=True, error_model="numpy")
 def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
     """Safeguarded Newton on the lean path, from ``Pg = P^g`` (K, A, goods-major). Returns
     ``(ok, n_iter, converged, residual)``; ``ok`` False means: use the general path. ``ws`` is
@@ -33,11 +42,10 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
     """
     K, A = Pg.shape
     z, s, T, cp, G, H, Lc, tmp, d, un, c = iso_views(ws, K, A)
-    if not warm and not iso_start(Pg, g, W, u):
-        return False, 0, False, np.inf
-    phi, res = iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, False)
+    res = _iso_begin(Pg, g, W, Wsum, u, warm, z, s, T, cp)
     if not np.isfinite(res):
         return False, 0, False, np.inf
+    phi = 0.0  # the potential is evaluated only once the line search takes over
     reg = abs(Wsum)
     if reg <= 0.0:
         reg = 1.0
@@ -93,9 +101,7 @@ def _iso_fixed_point_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
     ``(ok, n_iter, converged, residual)``."""
     K, A = Pg.shape
     z, s, T, cp, G, H, Lc, tmp, d, un, c = iso_views(ws, K, A)
-    if not warm and not iso_start(Pg, g, W, u):
-        return False, 0, False, np.inf
-    phi, res = iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, False)
+    res = _iso_begin(Pg, g, W, Wsum, u, warm, z, s, T, cp)
     if not np.isfinite(res):
         return False, 0, False, np.inf
     it = 0
