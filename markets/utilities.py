@@ -219,11 +219,11 @@ def make_utility(spec) -> Utility:
         if s in ("exp", "exponential"):
             return Exponential()
         if s.startswith("iso"):
-            raise InputError("utilities", f"give isoelastic agents as their eta (a number); got {spec!r}")
-        raise InputError("utilities", f"unknown utility {spec!r} (use 'log', 'exp', a number eta, or a Utility)")
+            raise InputError("utility", f"give isoelastic agents as their eta (a number); got {spec!r}")
+        raise InputError("utility", f"unknown utility {spec!r} (use 'log', 'exp', a number eta, or a Utility)")
     if isinstance(spec, bool):
-        raise InputError("utilities", f"unknown utility {spec!r}")
+        raise InputError("utility", f"unknown utility {spec!r}")
     if isinstance(spec, (int, float, np.integer, np.floating)):
         e = _check_eta(spec)
         return Logarithmic() if e == 1.0 else Isoelastic(e)
-    raise InputError("utilities", f"unknown utility {spec!r} (use 'log', 'exp', a number eta, or a Utility)")
+    raise InputError("utility", f"unknown utility {spec!r} (use 'log', 'exp', a number eta, or a Utility)")

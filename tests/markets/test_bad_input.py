@@ -104,7 +104,7 @@ def test_bad_options(lp):
     [
         (lambda lp: equilibrium(lp, 2.0, [1, 0, 1]), "wealth"),
         (lambda lp: equilibrium(lp, [2.0, -1.0, 1.0]), "eta"),
-        (lambda lp: equilibrium(lp, ["log", "nope", "exp"]), "utilities"),
+        (lambda lp: equilibrium(lp, ["log", "nope", "exp"]), "utility"),
         (lambda lp: equilibrium(lp, 2.0, method="bisection"), "method"),
         (lambda lp: equilibrium(lp, 2.0, tol=-1.0), "tol"),
         (lambda lp: equilibrium(lp, 2.0, start=np.zeros((2, 4))), "start"),
