@@ -15,14 +15,6 @@ from .potential import evaluate, init_prices, newton_direction, powers
 
 
 @njit(cache=True, error_model="numpy")
-def _fixed_point_update(u, T, Wsum):
-    """The seed's step ``c <- sum_i r_i(c) / sum_i W_i`` in normalised log-prices."""
-    for k in range(u.shape[0]):
-        u[k] = np.log(T[k] / Wsum)
-    normalise_log(u)
-
-
-@njit(cache=True, error_model="numpy")
 def _iso_begin(Pg, g, W, Wsum, u, warm, z, s, T, cp):
     """The power-mean start (unless ``warm``) and the first pass at it: the clearing residual, or
     ``inf`` if the lean path cannot take this item (a start that is not finite)."""
@@ -115,7 +107,9 @@ def _iso_fixed_point_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
     it = 0
     while res > tol and it < max_iter:
         it += 1
-        _fixed_point_update(u, T, Wsum)
+        for k in range(K):
+            u[k] = np.log(T[k] / Wsum)
+        normalise_log(u)
         phi, res = iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, False)
     return True, it, res <= tol, res
 
@@ -247,10 +241,13 @@ def _fixed_point_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, 
     path from the evaluated start ``u``. For fixed positions ``r`` the minimiser of
     ``KL(c || sum_i r_i)`` over the simplex is the normalised total spending, so this is
     alternating minimisation of that KL. Isoelastic and logarithmic agents only."""
+    K = u.shape[0]
     it = 0
     while res > tol and it < max_iter:
         it += 1
-        _fixed_point_update(u, T, Wsum)
+        for k in range(K):
+            u[k] = np.log(T[k] / Wsum)
+        normalise_log(u)
         phi, res, nneg = evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
     return it, res <= tol, res, nneg
 
