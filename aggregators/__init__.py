@@ -17,7 +17,7 @@ import importlib
 from typing import Any
 
 from .average import SimpleAverage, TopKAverage, simple_average
-from .base import Pool
+from .base import Pool, PredictInfo
 from .bma import BMA, PowerBMA
 from .metrics import brier_score, kl_divergence, log_loss, perplexity, reliability
 from .registry import POOL_METHODS, aggregate, make_pool
@@ -33,7 +33,8 @@ _LAZY = {
 }
 
 __all__ = [
-    "BMA", "DEFAULT_FLOOR", "POOL_METHODS", "PROB_SUM_TOL", "Pool", "PowerBMA", "PredictionError", "Predictions",
+    "BMA", "DEFAULT_FLOOR", "POOL_METHODS", "PROB_SUM_TOL", "Pool", "PowerBMA", "PredictInfo", "PredictionError",
+    "Predictions",
     "SimpleAverage", "TopKAverage", "aggregate", "apply_floor", "as_labels", "as_log_probs", "brier_score",
     "kl_divergence", "log_loss", "make_pool", "perplexity", "reliability", "simple_average", "validate",
     *_LAZY,

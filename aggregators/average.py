@@ -203,6 +203,4 @@ class TopKAverage(Pool):
         report(progress, 1.0)
 
     def _predict(self, log_probs: np.ndarray) -> np.ndarray:
-        if not hasattr(self, "agents_"):
-            raise ValueError("TopKAverage is not fitted: call fit(log_probs, y) first")
-        return simple_average(log_probs, self.agents_)
+        return simple_average(log_probs, self._fitted("agents_"))

@@ -6,19 +6,38 @@ and returns ``self``; learnt state ends in ``_`` (``weights_``, ``n_floored_``, 
 ``(n_items, n_classes)``; ``predict_proba`` returns the same as probabilities; ``score`` is the mean
 log-likelihood of the labels (higher is better).
 
+Predicting never changes the estimator (a fitted pool may be shared by threads, as the service's
+pool cache does): what a prediction learns about its input (the number of floored entries, a
+market's equilibrium checks) is *returned* by :meth:`Pool.predict_with_info` as a
+:class:`PredictInfo`, never stored. ``predict`` is ``predict_with_info(...)[0]``.
+
+:class:`markets.MarketPool` is a :class:`Pool` too (markets import this base class; nothing here
+imports markets).
+
 Inputs go through the one validator (:mod:`aggregators.validation`) with ``kind="log_probs"`` by
 default; pass ``kind="probs"`` for probability tables.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from solvers.errors import InputError
 from solvers.progress import ProgressFn
 
 from .validation import DEFAULT_FLOOR, Kind, Predictions, PredictionError, apply_floor, as_log_probs, validate
+
+
+@dataclass(frozen=True)
+class PredictInfo:
+    """What one prediction learnt about its input. ``n_floored``: entries raised to the floor
+    (0 for pools that take zeros). Pools with more to say subclass it
+    (:class:`markets.estimator.MarketPredictInfo`)."""
+
+    n_floored: int = 0
 
 
 class Pool:
@@ -41,13 +60,19 @@ class Pool:
     def set_params(self, **params: Any) -> "Pool":
         for k, v in params.items():
             if k not in self.get_params():
-                raise ValueError(f"{type(self).__name__} has no parameter {k!r}")
+                raise InputError(k, f"{type(self).__name__} has no parameter {k!r}", code="unknown_parameter")
             setattr(self, k, v)
         return self
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
+
+    def _fitted(self, attr: str) -> Any:
+        """The learnt attribute ``attr``; a clear error if :meth:`fit` has not been called."""
+        if not hasattr(self, attr):
+            raise ValueError(f"{type(self).__name__} is not fitted: call fit(log_probs, y) first")
+        return getattr(self, attr)
 
     # -- input handling -----------------------------------------------------------------------
     def _prepare(self, log_probs: Any, kind: Kind) -> Predictions:
@@ -77,11 +102,15 @@ class Pool:
         self._fit(preds.log_probs, labels, progress)
         return self
 
-    def predict(self, log_probs: Any, *, kind: Kind = "log_probs") -> np.ndarray:
+    def predict_with_info(self, log_probs: Any, *, kind: Kind = "log_probs") -> tuple[np.ndarray, PredictInfo]:
+        """The aggregate (as :meth:`predict`) and a :class:`PredictInfo` about this input; the
+        estimator is not changed."""
         preds = self._prepare(log_probs, kind)
         self._check_fitted_shape(preds)
-        self.n_floored_predict_ = preds.n_floored
-        return self._predict(preds.log_probs)
+        return self._predict(preds.log_probs), PredictInfo(n_floored=preds.n_floored)
+
+    def predict(self, log_probs: Any, *, kind: Kind = "log_probs") -> np.ndarray:
+        return self.predict_with_info(log_probs, kind=kind)[0]
 
     def predict_proba(self, log_probs: Any, *, kind: Kind = "log_probs") -> np.ndarray:
         return np.exp(self.predict(log_probs, kind=kind))

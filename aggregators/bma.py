@@ -104,12 +104,10 @@ class BMA(Pool):
         report(progress, 1.0)
 
     def _predict(self, log_probs: np.ndarray) -> np.ndarray:
-        if not hasattr(self, "log_weights_"):
-            raise ValueError(f"{type(self).__name__} is not fitted: call fit(log_probs, y) first")
-        return weighted_mixture(log_probs, self.log_weights_)
+        return weighted_mixture(log_probs, self._fitted("log_weights_"))
 
 
-class PowerBMA(Pool):
+class PowerBMA(BMA):
     """Bayesian model averaging with the power heuristic, Eq. (2.3): ``w_j ∝ P(j)^α``.
 
     Parameters
@@ -128,6 +126,8 @@ class PowerBMA(Pool):
     validation_curve_ : ``{"alpha": array, "score": array}``, mean held-out log-likelihood per item for
         each candidate (only when α was chosen; ``None`` otherwise).
     """
+
+    # ``_predict`` is BMA's: the mixture with ``log_weights_``
 
     def __init__(self, alpha: float | None = None, alpha_grid: Sequence[float] | None = None, n_folds: int = 5,
                  random_state: int | None = 0) -> None:
@@ -172,8 +172,3 @@ class PowerBMA(Pool):
         self.log_weights_ = bma_log_weights(self.log_evidence_, self.alpha_)
         self.weights_ = np.exp(self.log_weights_)
         report(progress, 1.0)
-
-    def _predict(self, log_probs: np.ndarray) -> np.ndarray:
-        if not hasattr(self, "log_weights_"):
-            raise ValueError(f"{type(self).__name__} is not fitted: call fit(log_probs, y) first")
-        return weighted_mixture(log_probs, self.log_weights_)

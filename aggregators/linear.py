@@ -19,25 +19,9 @@ from solvers.problems.mixture import MixtureLikelihood
 from solvers.progress import ProgressFn
 
 from .base import Pool
-from .validation import PredictionError, as_log_probs
+from .validation import PredictionError, as_log_probs, check_weights
 
-__all__ = ["linear_pool", "LinearPool", "check_weights"]
-
-
-def check_weights(weights: Any, n_agents: int, *, field: str = "weights") -> np.ndarray:
-    """Validate pool weights: finite, non-negative, one per agent, summing to one (within 1e-6)."""
-    try:
-        w = np.asarray(weights, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise PredictionError(field, "must be a 1-D numeric array", code="bad_weights") from None
-    if w.shape != (n_agents,):
-        raise PredictionError(field, f"must have one weight per agent ({n_agents}); got shape {w.shape}",
-                              code="shape_mismatch")
-    if not np.isfinite(w).all() or (w < 0).any():
-        raise PredictionError(field, "must be finite and non-negative", code="bad_weights")
-    if abs(w.sum() - 1.0) > 1e-6:
-        raise PredictionError(field, f"must sum to one (simplex); they sum to {w.sum():.9g}", code="bad_weights")
-    return w / w.sum()
+__all__ = ["linear_pool", "LinearPool"]
 
 
 def linear_pool(log_probs: Any, weights: Any) -> np.ndarray:
@@ -47,7 +31,7 @@ def linear_pool(log_probs: Any, weights: Any) -> np.ndarray:
     zero probabilities (``-inf``) are legal.
     """
     lp = as_log_probs(log_probs, kind="log_probs").log_probs
-    w = check_weights(weights, lp.shape[1])
+    w = check_weights(weights, lp.shape[1], sum_to_one="require")
     keep = w > 0
     out = logsumexp(lp[:, keep, :], axis=1, b=w[keep][None, :, None])
     if np.isneginf(out).all(axis=1).any():

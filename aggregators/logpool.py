@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 from solvers.special import logsumexp
 
+from solvers.errors import InputError
 from solvers.problems.loglinear import ConditionalLogLinear
 from solvers.progress import ProgressFn
 
 from .base import Pool
-from .linear import check_weights
-from .validation import DEFAULT_FLOOR, PredictionError, as_log_probs
+from .validation import DEFAULT_FLOOR, PredictionError, as_log_probs, check_weights
 
 __all__ = ["log_pool", "LogPool"]
 
@@ -33,7 +33,7 @@ def log_pool(log_probs: Any, weights: Any) -> np.ndarray:
     :class:`PredictionError` (floor the inputs, as :class:`LogPool` does).
     """
     lp = as_log_probs(log_probs, kind="log_probs").log_probs
-    w = check_weights(weights, lp.shape[1])
+    w = check_weights(weights, lp.shape[1], sum_to_one="require")
     keep = np.flatnonzero(w > 0)
     s = np.einsum("nak,a->nk", lp[:, keep, :], w[keep])
     bad = np.isneginf(s).all(axis=1)
@@ -75,7 +75,7 @@ class LogPool(Pool):
 
     def _fit(self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None) -> None:
         if self.dtype not in ("float32", "float64"):
-            raise ValueError(f"dtype must be 'float32' or 'float64'; got {self.dtype!r}")
+            raise InputError("dtype", f"must be 'float32' or 'float64'; got {self.dtype!r}")
         problem = ConditionalLogLinear.from_log_probs(log_probs, y, dtype=self.dtype)
         self._fit_simplex_weights(problem, progress)
 

@@ -14,8 +14,8 @@ Names (:data:`POOL_METHODS`)::
     "log"        logpool.LogPool        Eq. (2.5)
     "renyi"      renyi.RenyiPool        Eq. (2.6)-(2.8), (2.21)-(2.22)
 
-Modules are imported on first use, so a missing or broken pool module affects only its own name
-(the error says which module failed and why).
+Modules are imported on first use (importing the registry stays light); an error while importing
+one is a bug of the library and propagates as itself.
 
 Stateless parameters of :func:`aggregate`
 -----------------------------------------
@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from .base import Pool
-from .validation import DEFAULT_FLOOR, Kind, PredictionError, apply_floor, as_log_probs
+from .validation import DEFAULT_FLOOR, Kind, PredictionError, apply_floor, as_log_probs, check_weights
 
 __all__ = ["POOL_METHODS", "make_pool", "aggregate", "pool_class"]
 
@@ -77,16 +77,9 @@ def _check_method(method: Any) -> str:
 
 
 def _load(method: str, attr: str | None = None) -> Any:
+    """The class (or ``attr``) registered under ``method``, imported on first use."""
     module, cls = _CLASSES[method]
-    try:
-        mod = importlib.import_module(module)
-        return getattr(mod, attr or cls)
-    except (ImportError, AttributeError) as exc:
-        raise PredictionError(
-            "method",
-            f"pool method {method!r} is not available: could not load {module}.{attr or cls} ({exc})",
-            code="method_unavailable",
-        ) from exc
+    return getattr(importlib.import_module(module), attr or cls)
 
 
 def pool_class(method: str) -> type[Pool]:
@@ -115,28 +108,6 @@ def make_pool(method: str, **params: Any) -> Pool:
 
 
 # -- stateless pooling -------------------------------------------------------------------------
-def _weights(weights: Any, n_agents: int) -> np.ndarray:
-    if weights is None:
-        return np.full(n_agents, 1.0 / n_agents)
-    try:
-        w = np.asarray(weights, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise PredictionError("weights", "must be a list of numbers, one per agent", code="invalid") from None
-    if w.shape != (n_agents,):
-        raise PredictionError("weights", f"must have one entry per agent ({n_agents}); got shape {w.shape}",
-                              code="shape_mismatch")
-    if not np.isfinite(w).all():
-        a = int(np.argwhere(~np.isfinite(w))[0][0])
-        raise PredictionError("weights", "contains NaN or inf", agent=a, code="nan")
-    if (w < 0).any():
-        a = int(np.argwhere(w < 0)[0][0])
-        raise PredictionError("weights", "must be non-negative", agent=a, code="negative")
-    s = w.sum()
-    if not s > 0:
-        raise PredictionError("weights", "must have a positive sum", code="invalid")
-    return w / s
-
-
 def _reject(method: str, **given: Any) -> None:
     for name, value in given.items():
         if value is not None:
@@ -242,24 +213,18 @@ def aggregate(
         agg = weighted_mixture(lp, lw)
         info["weights"] = np.exp(lw).tolist()
         info["alpha"] = float(a)
-    elif method == "linear":
+    elif method in ("linear", "log"):
         _reject(method, gamma=gamma, lam=lam, k=k, alpha=alpha, agents=agents, ranking=ranking,
                 log_evidence=log_evidence)
-        w = _weights(weights, n_agents)
-        agg = _load("linear", "linear_pool")(lp, w)
-        info["weights"] = w.tolist()
-    elif method == "log":
-        _reject(method, gamma=gamma, lam=lam, k=k, alpha=alpha, agents=agents, ranking=ranking,
-                log_evidence=log_evidence)
-        w = _weights(weights, n_agents)
-        agg = _load("log", "log_pool")(lp, w)
+        w = check_weights(weights, n_agents)
+        agg = _load(method, f"{method}_pool")(lp, w)
         info["weights"] = w.tolist()
     else:  # renyi
         _reject(method, k=k, alpha=alpha, agents=agents, ranking=ranking, log_evidence=log_evidence)
         if gamma is None:
             raise PredictionError("gamma", "the 'renyi' pool needs 'gamma' in (0, 1] (scalar or one per agent)",
                                   code="missing")
-        w = _weights(weights, n_agents)
+        w = check_weights(weights, n_agents)
         agg = _load("renyi", "renyi_aggregate")(lp, w, gamma, lam=lam, floor=None)  # floored above
         info["weights"] = w.tolist()
         info["gamma"] = np.asarray(gamma, dtype=np.float64).tolist()

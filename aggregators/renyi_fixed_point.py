@@ -31,15 +31,15 @@ from typing import Any
 import numpy as np
 from solvers.special import logsumexp
 
+from solvers.errors import InputError
 from solvers.progress import ProgressFn, report
 
-from .validation import DEFAULT_FLOOR, Kind, PredictionError, apply_floor, as_log_probs
+from .validation import DEFAULT_FLOOR, Kind, PredictionError, apply_floor, as_log_probs, check_weights
 
 __all__ = [
     "renyi_aggregate",
     "solve_fixed_point",
     "FixedPointResult",
-    "check_weights",
     "check_gamma",
     "check_lam",
     "anneal",
@@ -80,36 +80,22 @@ class FixedPointResult:
 
 
 # -- argument checks ------------------------------------------------------------------------------
-def check_weights(weights: Any, n_agents: int, field: str = "weights") -> np.ndarray:
-    """Non-negative finite weights with a positive sum, rescaled onto the simplex (None: uniform)."""
-    if weights is None:
-        return np.full(n_agents, 1.0 / n_agents)
+def _per_agent(x: Any, n_agents: int, field: str, what: str, code: str) -> np.ndarray:
+    """A number or one per agent, as a per-agent vector (finite; the range is the caller's)."""
     try:
-        w = np.asarray(weights, dtype=np.float64)
+        v = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError):
-        raise PredictionError(field, "must be a numeric vector, one weight per agent", code="bad_weights") from None
-    if w.shape != (n_agents,):
-        raise PredictionError(field, f"must have shape ({n_agents},), one per agent; got {w.shape}", code="bad_shape")
-    if not np.isfinite(w).all():
-        raise PredictionError(field, "must be finite", code="bad_weights")
-    if (w < 0).any():
-        raise PredictionError(field, "must be non-negative", agent=int(np.argmax(w < 0)), code="bad_weights")
-    s = w.sum()
-    if s <= 0:
-        raise PredictionError(field, "must have a positive sum", code="bad_weights")
-    return w / s
+        raise PredictionError(field, f"must be {what} or one per agent", code=code) from None
+    if v.ndim == 0:
+        v = np.full(n_agents, float(v))
+    if v.shape != (n_agents,):
+        raise PredictionError(field, f"must be a scalar or have shape ({n_agents},); got {v.shape}", code="bad_shape")
+    return v
 
 
 def check_gamma(gamma: Any, n_agents: int, field: str = "gamma") -> np.ndarray:
     """γ as a per-agent vector; every entry in (0, 1]."""
-    try:
-        g = np.asarray(gamma, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise PredictionError(field, "must be a number in (0, 1] or one per agent", code="bad_gamma") from None
-    if g.ndim == 0:
-        g = np.full(n_agents, float(g))
-    if g.shape != (n_agents,):
-        raise PredictionError(field, f"must be a scalar or have shape ({n_agents},); got {g.shape}", code="bad_shape")
+    g = _per_agent(gamma, n_agents, field, "a number in (0, 1]", "bad_gamma")
     bad = ~(np.isfinite(g) & (g > 0) & (g <= 1))
     if bad.any():
         i = int(np.argmax(bad))
@@ -121,14 +107,7 @@ def check_lam(lam: Any, n_agents: int, field: str = "lam") -> np.ndarray | None:
     """Annealing exponents λ_i > 0 (Eq. 2.21-2.22) as a per-agent vector, or None."""
     if lam is None:
         return None
-    try:
-        a = np.asarray(lam, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise PredictionError(field, "must be a positive number or one per agent", code="bad_lam") from None
-    if a.ndim == 0:
-        a = np.full(n_agents, float(a))
-    if a.shape != (n_agents,):
-        raise PredictionError(field, f"must be a scalar or have shape ({n_agents},); got {a.shape}", code="bad_shape")
+    a = _per_agent(lam, n_agents, field, "a positive number", "bad_lam")
     bad = ~(np.isfinite(a) & (a > 0))
     if bad.any():
         i = int(np.argmax(bad))
@@ -218,7 +197,7 @@ def solve_fixed_point(
     if init is not None:
         R = np.array(init, dtype=np.float64, copy=True)
         if R.shape != (n, K):
-            raise ValueError(f"init must have shape ({n}, {K}); got {R.shape}")
+            raise InputError("init", f"must have shape ({n}, {K}); got {R.shape}")
         use_init = True
     else:
         R = np.empty((n, K))

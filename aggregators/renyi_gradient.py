@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from solvers.errors import InputError
 from solvers.simplex import project_simplex
 
 from .renyi_fixed_point import anneal, mixture_weights, solve_fixed_point
@@ -134,7 +135,7 @@ class RenyiProblem:
         self.gamma0 = np.full(A, float(g)) if g.ndim == 0 else g.copy()
         self.lam0 = None if lam is None else np.broadcast_to(np.asarray(lam, dtype=np.float64), (A,)).copy()
         if learn_gamma not in (None, "shared", "per_agent"):
-            raise ValueError(f"learn_gamma must be None, 'shared' or 'per_agent'; got {learn_gamma!r}")
+            raise InputError("learn_gamma", f"must be None, 'shared' or 'per_agent'; got {learn_gamma!r}")
         self.learn_gamma = learn_gamma
         self.learn_lam = bool(learn_lam)
         self.n_gamma = 0 if learn_gamma is None else (1 if learn_gamma == "shared" else A)

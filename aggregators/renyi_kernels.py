@@ -40,26 +40,23 @@ import numpy as np
 from numba import njit, prange
 
 from solvers.kernels.cholesky import cho_solve
+from solvers.kernels.cholesky_factor import cho_factor
+from solvers.kernels.simplex_log import normalise_log
 
 STABLE_BELOW = 1e-3
 """Use the ``stable`` evaluation when the smallest γ_i is below this."""
 
-CHORD_RATIO = 0.0
-"""Newton reuses its last Cholesky factor (a chord step) while the last step cut ``||G||`` by at
-least this factor; a fresh ``H`` is built otherwise (and after any failed chord step). Measured at
-(1,000 x 269 x 64): with 0.25 or 0.05 the chord steps cost as many seconds as full Newton but up to
-twice the sweeps, so it is off (0.0: a fresh ``H`` every iteration)."""
-
-
 @njit(cache=True)
-def _normalise(r):
-    m = r.max()
-    s = 0.0
-    for y in range(r.shape[0]):
-        s += np.exp(r[y] - m)
-    lse = m + np.log(s)
-    for y in range(r.shape[0]):
-        r[y] -= lse
+def _scaled_powers(L, gam, E):
+    """``E_i = exp(γ_i (L_i - max L_i))`` (the fast form's setup, max-shifted per agent)."""
+    A, K = L.shape
+    for i in range(A):
+        m = L[i, 0]
+        for y in range(1, K):
+            if L[i, y] > m:
+                m = L[i, y]
+        for y in range(K):
+            E[i, y] = np.exp(gam[i] * (L[i, y] - m))
 
 
 @njit(cache=True)
@@ -72,15 +69,9 @@ def _setup(L, wp, gam, gbar, E, r, use_init, stable, uniform):
     """
     A, K = L.shape
     if not stable:
-        for i in range(A):
-            m = L[i, 0]
-            for y in range(1, K):
-                if L[i, y] > m:
-                    m = L[i, y]
-            for y in range(K):
-                E[i, y] = np.exp(gam[i] * (L[i, y] - m))
+        _scaled_powers(L, gam, E)
     if use_init:
-        _normalise(r)
+        normalise_log(r)
         return
     if uniform and not stable:
         g = gam[0]
@@ -116,7 +107,7 @@ def _setup(L, wp, gam, gbar, E, r, use_init, stable, uniform):
                 r[y] = c - 1e3
             else:
                 r[y] = c + np.log1p(acc) / gbar
-    _normalise(r)
+    normalise_log(r)
 
 
 @njit(cache=True)
@@ -198,37 +189,10 @@ def _hessian(Qi, mix, wp, gam, XT, H):
 
 
 @njit(cache=True)
-def _cholesky(H, C):
-    """Lower Cholesky factor ``C`` of the SPD matrix ``H`` (no LAPACK call: K is small)."""
-    K = H.shape[0]
-    for j in range(K):
-        s = H[j, j]
-        for k in range(j):
-            s -= C[j, k] * C[j, k]
-        if s <= 0.0:
-            s = 1e-300
-        d = np.sqrt(s)
-        C[j, j] = d
-        for i in range(j + 1, K):
-            t = H[i, j]
-            for k in range(j):
-                t -= C[i, k] * C[j, k]
-            C[i, j] = t / d
-        for i in range(j):
-            C[i, j] = 0.0
-
-
-@njit(cache=True)
 def _newton_direction(Qi, mix, G, wp, gam, X, H, C, delta, b):
     """Build ``H`` at the current point, factor it into ``C`` and solve ``H δ = Q ⊙ G``."""
     _hessian(Qi, mix, wp, gam, X, H)
-    _cholesky(H, C)
-    _chord_direction(C, mix, G, delta, b)
-
-
-@njit(cache=True)
-def _chord_direction(C, mix, G, delta, b):
-    """Solve with an existing factor ``C`` (a chord / simplified-Newton step)."""
+    cho_factor(H, C, 0.0, True)
     K = G.shape[0]
     for y in range(K):
         b[y] = mix[y] * G[y]
@@ -285,8 +249,6 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, stable, tol, 
     delta = np.empty(K)
     b = np.empty(K)
     C = np.empty((K, K))
-    have_C = False
-    last_ratio = 1.0
     gmax_inv = 1.0 / gam.min()
 
     _setup(L, wp, gam, gbar, E, r, use_init, stable, ng == 1)
@@ -308,60 +270,53 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, stable, tol, 
             else:
                 for y in range(K):
                     r[y] += G[y]
-            _normalise(r)
+            normalise_log(r)
             break
         if sweeps >= max_sweeps:
             for y in range(K):
                 r[y] += G[y]
-            _normalise(r)
+            normalise_log(r)
             break
         if newton:
-            # reuse the last factor while it contracts fast (chord steps cost a sweep, no new H)
-            chord = have_C and last_ratio <= CHORD_RATIO
-            if chord:
-                _chord_direction(C, mix, G, delta, b)
-            else:
-                _newton_direction(Qi, mix, G, wp, gam, X, H, C, delta, b)
-                have_C = True
+            # a fresh H every iteration: reusing the last factor (chord steps) was measured at
+            # (1,000 x 269 x 64) to cost as many seconds as full Newton and up to twice the sweeps
+            _newton_direction(Qi, mix, G, wp, gam, X, H, C, delta, b)
             g0 = _norm2(G)
             t = 1.0
             accepted = False
             while sweeps < max_sweeps:
                 for y in range(K):
                     rt[y] = r[y] + t * delta[y]
-                _normalise(rt)
+                normalise_log(rt)
                 _evaluate(stable, L, E, wp, gam, gidx, ugam, rt, Qt, mixt, Gt, qg, acc)
                 sweeps += 1
                 if _norm2(Gt) <= (1.0 - 1e-4 * t) * g0:
                     accepted = True
                     break
                 t *= 0.5
-                if chord or t < 1.0 / 16.0:
+                if t < 1.0 / 16.0:
                     break
             if accepted:
-                last_ratio = _norm2(Gt) / g0 if g0 > 0 else 0.0
                 r[:] = rt
                 Qi, Qt = Qt, Qi
                 mix, mixt = mixt, mix
                 G, Gt = Gt, G
-            elif chord:
-                last_ratio = 1.0  # the stale factor failed: build a fresh H next time
             else:
                 # fall back to the plain (majorise-minimise) step from the current point
                 if sweeps >= max_sweeps:
                     for y in range(K):
                         r[y] += G[y]
-                    _normalise(r)
+                    normalise_log(r)
                     break
                 for y in range(K):
                     r[y] += G[y]
-                _normalise(r)
+                normalise_log(r)
                 _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc)
                 sweeps += 1
         else:
             for y in range(K):
                 r[y] += G[y]
-            _normalise(r)
+            normalise_log(r)
             _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc)
             sweeps += 1
         res = _absmax(G)
@@ -413,17 +368,11 @@ def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, stable, lam_grad, LQ, W,
     lam = np.empty(K)
     e = np.zeros(K)
     r = R[j].copy()
-    for i in range(A):
-        m = Ln[i, 0]
-        for y in range(1, K):
-            if Ln[i, y] > m:
-                m = Ln[i, y]
-        for y in range(K):
-            E[i, y] = np.exp(gam[i] * (Ln[i, y] - m))
+    _scaled_powers(Ln, gam, E)
     _evaluate(stable, Ln, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc)
     _hessian(Qi, mix, wp, gam, X, H)
     C = np.empty_like(H)
-    _cholesky(H, C)
+    cho_factor(H, C, 0.0, True)
     e[labels[j]] = 1.0
     cho_solve(C, e, lam)
     lq = 0.0

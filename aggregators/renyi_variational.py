@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from solvers.special import logsumexp
 
+from solvers.errors import InputError
 from solvers.progress import ProgressFn, report
 
 from .renyi_fixed_point import anneal, check_gamma, check_lam, mixture_weights, solve_fixed_point
@@ -82,7 +83,7 @@ def renyi_variational(
     initial weights (uniform by default).
     """
     if line6 not in ("corrected", "as_printed"):
-        raise ValueError(f"line6 must be 'corrected' or 'as_printed'; got {line6!r}")
+        raise InputError("line6", f"must be 'corrected' or 'as_printed'; got {line6!r}")
     preds, y = validate(log_probs, labels, kind=kind)
     preds = apply_floor(preds, floor)
     L0 = preds.log_probs

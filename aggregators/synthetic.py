@@ -37,6 +37,7 @@ from typing import Sequence
 import numpy as np
 from scipy.stats import norm
 
+from solvers.errors import InputError
 __all__ = [
     "BiasedAgentsTask",
     "CountedRenyiProblem",
@@ -53,13 +54,13 @@ DEFAULT_BETAS: np.ndarray = np.arange(0.0, 4.0 + 1e-9, 0.5)
 def discretised_normal(n_classes: int = 64, mean: float = 32.0, sd: float = 64 / 7) -> np.ndarray:
     """``P*(k) ∝ Φ((k+½-μ)/σ) - Φ((k-½-μ)/σ)`` for ``k = 0..n_classes-1``, renormalised."""
     if n_classes < 2:
-        raise ValueError(f"n_classes: must be >= 2; got {n_classes}")
+        raise InputError("n_classes", f"must be >= 2; got {n_classes}")
     if not sd > 0:
-        raise ValueError(f"sd: must be > 0; got {sd}")
+        raise InputError("sd", f"must be > 0; got {sd}")
     k = np.arange(n_classes)
     p = norm.cdf((k + 0.5 - mean) / sd) - norm.cdf((k - 0.5 - mean) / sd)
     if not p.sum() > 0:
-        raise ValueError("mean/sd put no mass on the classes 0..n_classes-1")
+        raise InputError("sd", "mean/sd put no mass on the classes 0..n_classes-1")
     return p / p.sum()
 
 
@@ -158,14 +159,14 @@ def make_biased_agents_task(
     for name, v in (("n_agents", n_agents), ("n_classes", n_classes), ("n_validation", n_validation),
                     ("n_accept", n_accept)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name}: must be a positive integer; got {v!r}")
+            raise InputError(name, f"must be a positive integer; got {v!r}")
     if n_classes < 2:
-        raise ValueError("n_classes: must be >= 2")
+        raise InputError("n_classes", "must be >= 2")
     if not smoothing >= 0:
-        raise ValueError(f"smoothing: must be >= 0; got {smoothing}")
+        raise InputError("smoothing", f"must be >= 0; got {smoothing}")
     betas_arr = np.asarray(betas, dtype=np.float64)
     if betas_arr.ndim != 1 or betas_arr.size == 0 or (betas_arr < 0).any() or not np.isfinite(betas_arr).all():
-        raise ValueError("betas: must be a non-empty list of finite numbers >= 0")
+        raise InputError("betas", "must be a non-empty list of finite numbers >= 0")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     target = discretised_normal(n_classes, mean, sd)
     validation = rng.choice(n_classes, size=n_validation, p=target)
@@ -221,13 +222,13 @@ class CountedRenyiProblem:
     def __init__(self, log_beliefs: np.ndarray, counts: np.ndarray, gamma: float, *, tol: float = 1e-12) -> None:
         L = np.asarray(log_beliefs, dtype=np.float64)
         if L.ndim != 2 or not np.isfinite(L).all():
-            raise ValueError("log_beliefs: must be finite (n_agents, n_classes) log-probabilities (apply the floor)")
+            raise InputError("log_beliefs", "must be finite (n_agents, n_classes) log-probabilities (apply the floor)")
         c = np.asarray(counts, dtype=np.float64)
         if c.shape != (L.shape[1],) or (c < 0).any() or c.sum() <= 0:
-            raise ValueError("counts: must be non-negative with a positive sum, one per class")
+            raise InputError("counts", "must be non-negative with a positive sum, one per class")
         g = float(gamma)
         if not 0.0 <= g <= 1.0:
-            raise ValueError(f"gamma: must lie in [0, 1]; got {gamma!r}")
+            raise InputError("gamma", f"must lie in [0, 1]; got {gamma!r}")
         self.L, self.c, self.gamma, self.tol = L, c, g, tol
         self.N = float(c.sum())
         self.dim = L.shape[0]

@@ -271,6 +271,49 @@ def apply_floor(preds: Predictions, floor: float | None = DEFAULT_FLOOR, *, fiel
     return Predictions(np.ascontiguousarray(out), n, floor)
 
 
+def check_weights(
+    weights: Any,
+    n_agents: int,
+    *,
+    field: str = "weights",
+    sum_to_one: Literal["require", "rescale"] = "rescale",
+) -> np.ndarray:
+    """The one check of pool weights: one per agent, finite, non-negative; returns them on the simplex.
+
+    ``sum_to_one`` is the policy for their total:
+
+    ``"rescale"``
+        any positive total, rescaled onto the simplex; ``None`` means uniform weights (stateless
+        pooling and the Rényi aggregate, whose weights are relative);
+    ``"require"``
+        the weights must already sum to one within :data:`PROB_SUM_TOL` (explicit weights of the
+        linear and log pools: a vector that does not sum to one is more likely a mistake than a
+        scale); they are renormalised exactly.
+    """
+    if weights is None and sum_to_one == "rescale":
+        return np.full(n_agents, 1.0 / n_agents)
+    try:
+        w = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise PredictionError(field, "must be a 1-D numeric array, one weight per agent", code="bad_weights") from None
+    if w.shape != (n_agents,):
+        raise PredictionError(
+            field, f"must have one weight per agent ({n_agents}); got shape {w.shape}", code="shape_mismatch"
+        )
+    if not np.isfinite(w).all():
+        a = int(np.argwhere(~np.isfinite(w))[0][0])
+        raise PredictionError(field, "must be finite (contains NaN or inf)", agent=a, code="nan")
+    if (w < 0).any():
+        a = int(np.argwhere(w < 0)[0][0])
+        raise PredictionError(field, "must be non-negative", agent=a, code="negative")
+    s = w.sum()
+    if sum_to_one == "require" and abs(s - 1.0) > PROB_SUM_TOL:
+        raise PredictionError(field, f"must sum to one (simplex); they sum to {s:.9g}", code="bad_weights")
+    if not s > 0:
+        raise PredictionError(field, "must have a positive sum", code="bad_weights")
+    return w / s
+
+
 def validate(
     x: Any,
     y: Any | None = None,

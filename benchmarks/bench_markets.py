@@ -4,13 +4,13 @@
    seconds and iterations to a relative clearing error of 1e-10, our safeguarded Newton against the
    seed's method (Storkey et al. 2012: c <- sum_i r_i(c), alternating minimisation of
    KL(c || sum_i r_i)), both run by the same compiled per-item driver in the same process (for
-   these one-order markets both take the same lean kernel path: same P^gamma storage and spending
+   these one-order markets both take the same lean kernel path: same P^(1/eta) storage and spending
    evaluation; the fixed point skips the potential it does not need), and the largest price
    difference between the two answers. "floor" times what every method must do on this path
-   (``P^gamma``, the start and one pass to check it: ``max_iter=0``); seed FP / floor bounds the
+   (``P^(1/eta)``, the start and one pass to check it: ``max_iter=0``); seed FP / floor bounds the
    speed-up any method could show against the seed's method here.
 2. One epoch of batch market training at the competition scale (20,000 items, 269 agents,
-   64 goods; eta = 30 as the seed's gamma = 1/30): seconds, against the foundation's Rényi fixed
+   64 goods; eta = 30 as the seed's Rényi gamma = 1/30): seconds, against the foundation's Rényi fixed
    point (``aggregators.renyi.renyi_aggregate``, Newton and plain) on the same data and weights.
 
 Protocol (notes/solver-benchmarks.md section 7): median of ``--reps`` repetitions, compile time paid
@@ -33,6 +33,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from benchmarks.bench_renyi_fixed_point import timed  # noqa: E402  (one timing protocol for both)
 from markets import equilibrium, train_market  # noqa: E402
 
 
@@ -51,15 +52,6 @@ def synthetic_beliefs(n, a, k, seed=0):
     return out, w / w.sum()
 
 
-def timed(fn, reps):
-    ts, out = [], None
-    for _ in range(reps):
-        t = time.perf_counter()
-        out = fn()
-        ts.append(time.perf_counter() - t)
-    return float(np.median(ts)), out
-
-
 def bench_equilibrium(n, a, k, etas, reps, tol, baseline_reps):
     from aggregators.validation import as_log_probs
 
@@ -75,7 +67,7 @@ def bench_equilibrium(n, a, k, etas, reps, tol, baseline_reps):
             lambda: equilibrium(lp, eta, w, method="fixed_point", tol=tol, check=False, floor=None), baseline_reps
         )
         diff = float(np.max(np.abs(rn.log_prices - rf.log_prices)))
-        # floor for any method on this path: P^gamma, the start and one pass to check it
+        # floor for any method on this path: P^(1/eta), the start and one pass to check it
         t_0, _ = timed(
             lambda: equilibrium(lp, eta, w, method="fixed_point", tol=tol, check=False, floor=None, max_iter=0), reps
         )

@@ -24,7 +24,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from aggregators.validation import DEFAULT_FLOOR, PredictionError, Predictions, apply_floor, as_log_probs
+from solvers.errors import InputError
+
+from aggregators.validation import DEFAULT_FLOOR, Predictions, apply_floor, as_log_probs
 
 from . import kernels
 from .utilities import EXPONENTIAL, GENERIC, ISOELASTIC, Utility, make_utility
@@ -34,31 +36,28 @@ from .utilities import EXPONENTIAL, GENERIC, ISOELASTIC, Utility, make_utility
 class Agents:
     """``A`` agents: ``utilities`` (list of :class:`~markets.utilities.Utility`) and ``wealth`` (A,).
 
-    Build with :func:`make_agents`. ``kind`` and ``gamma`` are the arrays the compiled kernels read.
+    Build with :func:`make_agents`. Markets speak ``eta`` (risk aversion) everywhere; the compiled
+    kernels read ``kind`` and ``inv_eta``, the one place where ``eta`` is converted (the exponent
+    ``1/eta`` of an isoelastic agent's effective belief, the Rényi order of Eq. 2.36; see the
+    glossary in ``docs/markets.md``).
     """
 
     utilities: list[Utility]
     wealth: np.ndarray
     kind: np.ndarray = field(init=False)
-    gamma: np.ndarray = field(init=False)
+    eta: np.ndarray = field(init=False)
+    """Risk aversion per agent (``inf`` for exponential, ``nan`` for generic utilities)."""
+    inv_eta: np.ndarray = field(init=False)
+    """``1/eta`` for isoelastic (and log) agents, 0 for the others: what the kernels read."""
 
     def __post_init__(self) -> None:
         self.kind = np.array([u.kind for u in self.utilities], dtype=np.int64)
-        self.gamma = np.array(
-            [u.gamma if u.kind == ISOELASTIC else 0.0 for u in self.utilities], dtype=np.float64
-        )
+        self.eta = np.array([u.eta for u in self.utilities], dtype=np.float64)
+        self.inv_eta = np.where(self.kind == ISOELASTIC, 1.0 / self.eta, 0.0)
 
     @property
     def n_agents(self) -> int:
         return len(self.utilities)
-
-    @property
-    def eta(self) -> np.ndarray:
-        """Risk aversion per agent (``inf`` for exponential, ``nan`` for generic utilities)."""
-        return np.array(
-            [1.0 / u.gamma if u.kind == ISOELASTIC else (np.inf if u.kind == EXPONENTIAL else np.nan)
-             for u in self.utilities]
-        )
 
     @property
     def has_exponential(self) -> bool:
@@ -79,22 +78,22 @@ def check_wealth(wealth: Any, n_agents: int, kind: np.ndarray | None = None) -> 
     try:
         w = np.asarray(wealth, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"wealth: must be a 1-D array of {n_agents} positive numbers") from None
+        raise InputError("wealth", f"must be a 1-D array of {n_agents} positive numbers") from None
     if w.ndim == 0:
-        raise ValueError(f"wealth: must be a 1-D array of {n_agents} positive numbers; got a scalar")
+        raise InputError("wealth", f"must be a 1-D array of {n_agents} positive numbers; got a scalar")
     if w.ndim != 1 or w.shape[0] != n_agents:
-        raise ValueError(f"wealth: must have shape ({n_agents},), one per agent; got {tuple(w.shape)}")
+        raise InputError("wealth", f"must have shape ({n_agents},), one per agent; got {tuple(w.shape)}")
     if not np.isfinite(w).all():
         i = int(np.argwhere(~np.isfinite(w))[0][0])
-        raise ValueError(f"wealth: must be finite; agent {i} has {w[i]!r}")
+        raise InputError("wealth", f"must be finite; agent {i} has {w[i]!r}")
     must_be_positive = np.ones(n_agents, bool) if kind is None else (kind != EXPONENTIAL)
     bad = must_be_positive & (w <= 0)
     if bad.any():
         i = int(np.argwhere(bad)[0][0])
-        raise ValueError(f"wealth: must be > 0; agent {i} has {w[i]!r}")
+        raise InputError("wealth", f"must be > 0; agent {i} has {w[i]!r}")
     tot = w.sum()
     if not tot > 0:
-        raise ValueError(f"wealth: the total must be > 0; got {tot!r}")
+        raise InputError("wealth", f"the total must be > 0; got {tot!r}")
     return w / tot
 
 
@@ -108,20 +107,20 @@ def make_agents(utilities: Any, wealth: Any = None, n_agents: int | None = None)
     if isinstance(utilities, (str, Utility, int, float, np.integer, np.floating)) or utilities is None:
         if n_agents is None:
             if wealth is None:
-                raise ValueError("n_agents: needed when one utility is given and no wealth")
+                raise InputError("n_agents", "needed when one utility is given and no wealth")
             n_agents = int(np.size(wealth))
         spec = "log" if utilities is None else utilities
         utils = [make_utility(spec) for _ in range(n_agents)]
     else:
         seq = list(utilities) if isinstance(utilities, (Sequence, np.ndarray)) else None
         if seq is None:
-            raise ValueError(f"utilities: expected a utility or a sequence of them; got {utilities!r}")
+            raise InputError("utilities", f"expected a utility or a sequence of them; got {utilities!r}")
         utils = [make_utility(s) for s in seq]
         if n_agents is not None and len(utils) != n_agents:
-            raise ValueError(f"utilities: got {len(utils)} utilities for {n_agents} agents")
+            raise InputError("utilities", f"got {len(utils)} utilities for {n_agents} agents")
         n_agents = len(utils)
     if n_agents < 2:
-        raise ValueError(f"n_agents: a market needs at least two agents; got {n_agents}")
+        raise InputError("n_agents", f"a market needs at least two agents; got {n_agents}")
     w = np.full(n_agents, 1.0 / n_agents) if wealth is None else check_wealth(wealth, n_agents)
     return Agents(utils, w)
 
@@ -137,9 +136,9 @@ def prepare_beliefs(
     """Validate beliefs for a market of ``agents`` (shape, zeros policy, at least two agents)."""
     preds = as_log_probs(beliefs, kind=kind, field=field)  # type: ignore[arg-type]
     if preds.n_agents < 2:
-        raise PredictionError(field, "a market needs at least two agents; got 1", code="one_agent")
+        raise InputError(field, "a market needs at least two agents; got 1", code="one_agent")
     if preds.n_agents != agents.n_agents:
-        raise PredictionError(
+        raise InputError(
             field,
             f"has {preds.n_agents} agents but the market has {agents.n_agents}",
             code="shape_mismatch",
@@ -153,7 +152,7 @@ def prepare_beliefs(
         bad = zeros & no_zero_ok[None, :, None]
         if bad.any():
             i, a = (int(v) for v in np.argwhere(bad)[0][:2])
-            raise PredictionError(
+            raise InputError(
                 field,
                 "zero belief is undefined for an exponential (or generic) agent and flooring is off",
                 item=i,
@@ -163,7 +162,7 @@ def prepare_beliefs(
         dead = zeros.all(axis=1)  # (n, K): a good every agent believes impossible
         if dead.any():
             i = int(np.argwhere(dead)[0][0])
-            raise PredictionError(
+            raise InputError(
                 field, "a good has zero belief from every agent (its price would be zero)", item=i,
                 code="zero_probability",
             )

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from solvers.errors import InputError
 from solvers.special import logsumexp
 
 from aggregators.validation import DEFAULT_FLOOR, as_log_probs
@@ -122,11 +123,10 @@ def check_equilibrium(log_probs: np.ndarray, log_prices: np.ndarray, agents: Age
 
 
 def _closed_form(lp: np.ndarray, agents: Agents) -> np.ndarray | None:
-    kind, gam = agents.kind, agents.gamma
-    if np.all((kind == ISOELASTIC) & (gam == 1.0)):
+    if np.all((agents.kind == ISOELASTIC) & (agents.inv_eta == 1.0)):
         z = logsumexp(lp + np.log(agents.wealth)[None, :, None], axis=1)
         return z - logsumexp(z, axis=1, keepdims=True)
-    if np.all(kind == EXPONENTIAL):
+    if np.all(agents.kind == EXPONENTIAL):
         z = lp.mean(axis=1)
         return z - logsumexp(z, axis=1, keepdims=True)
     return None
@@ -165,10 +165,10 @@ def _tatonnement(lp: np.ndarray, agents: Agents, tol: float, max_iter: int):
 
 
 
-def _one_order_gamma(agents: Agents, wealth: np.ndarray) -> float | None:
-    """The common order ``gamma`` if every agent is isoelastic with it, has positive wealth and
-    ``gamma`` is not within 0.1 of the log agent (the kernels' lean path); else ``None``."""
-    g = agents.gamma
+def _one_order_inv_eta(agents: Agents, wealth: np.ndarray) -> float | None:
+    """The common ``1/eta`` if every agent is isoelastic with one ``eta``, has positive wealth and
+    ``1/eta`` is not within 0.1 of the log agent's 1 (the kernels' lean path); else ``None``."""
+    g = agents.inv_eta
     if agents.has_exponential or agents.has_generic or not np.all(agents.kind == ISOELASTIC):
         return None
     if not (np.all(g == g[0]) and abs(1.0 - g[0]) >= 0.1 and np.all(wealth > 0)):
@@ -189,24 +189,24 @@ def solve_prices(
     wealth: np.ndarray | None = None,
 ):
     """Newton (``code`` 0) or the fixed point (1) for every item at ``agents.wealth``. One-order
-    isoelastic markets go through :func:`kernels.solve_iso_block` (``P^gamma`` per item inside
+    isoelastic markets go through :func:`kernels.solve_iso_block` (``P^(1/eta)`` per item inside
     the parallel loop, the same for both methods); items it cannot take, and all other markets, go through the
     general kernels. With ``labels``, also fills ``payouts`` (n, A): each agent's share of the
     realised price of the label (batch market training). ``wealth`` overrides ``agents.wealth``
     unvalidated (training: wealth may reach zero)."""
     n, A, K = lp.shape
     W = agents.wealth if wealth is None else wealth
-    g = _one_order_gamma(agents, W)
+    g = _one_order_inv_eta(agents, W)
     pay = labels is not None
     if g is None:
         if pay:
             iters, conv, res = kernels.batch_payouts(
-                np.ascontiguousarray(lp), labels, agents.kind, agents.gamma, W, tol, max_iter, code, U,
+                np.ascontiguousarray(lp), labels, agents.kind, agents.inv_eta, W, tol, max_iter, code, U,
                 warm, payouts,
             )
             return iters, conv, res, np.zeros(n, np.int64)
         return kernels.solve_items(
-            np.ascontiguousarray(lp), agents.kind, agents.gamma, W, tol, max_iter, code, U, warm
+            np.ascontiguousarray(lp), agents.kind, agents.inv_eta, W, tol, max_iter, code, U, warm
         )
     iters = np.zeros(n, np.int64)
     conv = np.zeros(n, bool)
@@ -223,13 +223,13 @@ def solve_prices(
         if pay:
             Pr = np.empty((rest.size, A))
             it_r, conv_r, res_r = kernels.batch_payouts(
-                np.ascontiguousarray(lp[rest]), labels[rest], agents.kind, agents.gamma, W, tol,
+                np.ascontiguousarray(lp[rest]), labels[rest], agents.kind, agents.inv_eta, W, tol,
                 max_iter, code, Ur, warm, Pr,
             )
             payouts[rest] = Pr
         else:
             it_r, conv_r, res_r, nneg_r = kernels.solve_items(
-                np.ascontiguousarray(lp[rest]), agents.kind, agents.gamma, W, tol, max_iter, code, Ur,
+                np.ascontiguousarray(lp[rest]), agents.kind, agents.inv_eta, W, tol, max_iter, code, Ur,
                 warm,
             )
             nneg[rest] = nneg_r
@@ -268,11 +268,11 @@ def equilibrium(
     start : optional (n_items, n_classes) starting log-prices (warm start).
     """
     if method not in METHODS:
-        raise ValueError(f"method: must be one of {METHODS}; got {method!r}")
+        raise InputError("method", f"must be one of {METHODS}; got {method!r}")
     if not (np.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol: must be a positive number; got {tol!r}")
+        raise InputError("tol", f"must be a positive number; got {tol!r}")
     if max_iter is not None and (isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 0):
-        raise ValueError(f"max_iter: must be a non-negative integer (0: evaluate the start only); got {max_iter!r}")
+        raise InputError("max_iter", f"must be a non-negative integer (0: evaluate the start only); got {max_iter!r}")
     if isinstance(utilities, Agents):
         agents = utilities if wealth is None else utilities.with_wealth(wealth)
     else:
@@ -294,8 +294,8 @@ def equilibrium(
     if method == "closed_form":
         log_c = _closed_form(lp, agents)
         if log_c is None:
-            raise ValueError(
-                "method: no closed form for this market (only all-logarithmic or all-exponential markets)"
+            raise InputError(
+                "method", "no closed form for this market (only all-logarithmic or all-exponential markets)"
             )
         iters = np.zeros(n, np.int64)
         conv = np.ones(n, bool)
@@ -305,14 +305,14 @@ def equilibrium(
         res = None
     else:
         if agents.has_generic:
-            raise ValueError(f"method: {method!r} needs exponential/log/isoelastic agents; use 'tatonnement'")
+            raise InputError("method", f"{method!r} needs exponential/log/isoelastic agents; use 'tatonnement'")
         if method == "fixed_point" and agents.has_exponential:
-            raise ValueError("method: the fixed point (Storkey et al.) is for isoelastic and log agents only")
+            raise InputError("method", "the fixed point (Storkey et al.) is for isoelastic and log agents only")
         code = 0 if method == "newton" else 1
         mi = (100 if method == "newton" else 100_000) if max_iter is None else max_iter
         U = np.zeros((n, K)) if start is None else np.array(start, dtype=np.float64, copy=True)
         if U.shape != (n, K):
-            raise ValueError(f"start: must have shape ({n}, {K}); got {U.shape}")
+            raise InputError("start", f"must have shape ({n}, {K}); got {U.shape}")
         if start is not None:  # prices are normalised log-prices: a shifted start would not clear
             U -= logsumexp(U, axis=1, keepdims=True)
         iters, conv, res, nneg = solve_prices(lp, agents, float(tol), int(mi), code, U, start is not None)

@@ -2,17 +2,23 @@
 
 ``fit(log_probs, y)`` trains the wealth on labelled items (market training); ``predict(log_probs)``
 returns the equilibrium prices under the trained wealth as normalised log-probabilities
-``(n_items, n_classes)`` (market test). Same shape as :class:`aggregators.base.Pool`.
+``(n_items, n_classes)`` (market test). :class:`MarketPool` is an :class:`aggregators.base.Pool`
+(parameters, ``repr``, ``predict``, ``predict_proba``, ``score`` are the base class's): markets
+depend on aggregators for the one validator and this estimator base, never the other way.
+``predict_with_info`` returns the equilibrium's checks in a :class:`MarketPredictInfo` instead of
+storing them on the estimator.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
 
-from aggregators.validation import DEFAULT_FLOOR, PredictionError, as_labels, as_log_probs
+from aggregators.base import Pool, PredictInfo
+from aggregators.validation import DEFAULT_FLOOR, as_log_probs
+from solvers.errors import InputError
 from solvers.progress import ProgressFn
 
 from .agents import Agents, make_agents
@@ -21,7 +27,15 @@ from .training import train_market
 from .utilities import EXPONENTIAL
 
 
-class MarketPool:
+@dataclass(frozen=True)
+class MarketPredictInfo(PredictInfo):
+    """:class:`~aggregators.base.PredictInfo` of a market: also the equilibrium with its checks
+    (prices, iterations, clearing, budgets)."""
+
+    equilibrium: EquilibriumResult | None = None
+
+
+class MarketPool(Pool):
     """Machine learning market aggregator (Storkey et al. 2012; seed 000 section 2.8).
 
     Parameters
@@ -33,8 +47,7 @@ class MarketPool:
     floor : probability floor for beliefs (``None`` rejects zeros where a utility cannot take them).
 
     Learnt state: ``wealth_``, ``wealth_history_`` (per epoch), ``n_epochs_``, ``converged_``,
-    ``training_`` (the :class:`~markets.training.TrainingResult`), ``n_agents_``, ``n_floored_``,
-    ``last_equilibrium_`` (checks of the last :meth:`predict`).
+    ``training_`` (the :class:`~markets.training.TrainingResult`), ``n_agents_``, ``n_floored_``.
     """
 
     def __init__(
@@ -60,27 +73,13 @@ class MarketPool:
         self.method = method
         self.floor = floor
 
-    def get_params(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in (
-            "utilities", "wealth", "mode", "batch_size", "max_epochs", "wealth_tol", "tol", "method", "floor")}
-
-    def set_params(self, **params: Any) -> "MarketPool":
-        for k, v in params.items():
-            if k not in self.get_params():
-                raise ValueError(f"MarketPool has no parameter {k!r}")
-            setattr(self, k, v)
-        return self
-
-    def __repr__(self) -> str:
-        return "MarketPool(" + ", ".join(f"{k}={v!r}" for k, v in self.get_params().items()) + ")"
-
     def _agents(self, n_agents: int) -> Agents:
         return make_agents(self.utilities, self.wealth, n_agents)
 
     def fit(self, log_probs: Any, y: Any, *, kind: str = "log_probs", progress: ProgressFn | None = None) -> "MarketPool":
         preds = as_log_probs(log_probs, kind=kind)  # shape errors first, naming the argument
         if preds.n_agents < 2:
-            raise PredictionError("predictions", "a market needs at least two agents; got 1", code="one_agent")
+            raise InputError("predictions", "a market needs at least two agents; got 1", code="one_agent")
         agents = self._agents(preds.n_agents)
         res = train_market(
             preds, y, agents, mode=self.mode, batch_size=self.batch_size, max_epochs=self.max_epochs,
@@ -110,23 +109,13 @@ class MarketPool:
     def equilibrium(self, log_probs: Any, *, kind: str = "log_probs") -> EquilibriumResult:
         """The market test phase with all checks (prices, iterations, clearing, budgets)."""
         self._check_fitted()
-        res = equilibrium(
+        return equilibrium(
             log_probs, self.agents_, method="fixed_point" if self.method == "fixed_point" else "auto",
             tol=self.tol, kind=kind, floor=self.floor,
         )
-        self.last_equilibrium_ = res
-        return res
 
-    def predict(self, log_probs: Any, *, kind: str = "log_probs") -> np.ndarray:
-        """Equilibrium log-prices under the trained wealth, (n_items, n_classes)."""
-        return self.equilibrium(log_probs, kind=kind).log_prices
-
-    def predict_proba(self, log_probs: Any, *, kind: str = "log_probs") -> np.ndarray:
-        return np.exp(self.predict(log_probs, kind=kind))
-
-    def score(self, log_probs: Any, y: Any, *, kind: str = "log_probs") -> float:
-        """Mean log-likelihood of the labels under the equilibrium prices (higher is better)."""
-        lp = self.predict(log_probs, kind=kind)
-        lab = as_labels(y, lp.shape[0], lp.shape[1], field="y")
-        lp = lp - logsumexp(lp, axis=1, keepdims=True)
-        return float(lp[np.arange(lp.shape[0]), lab].mean())
+    def predict_with_info(self, log_probs: Any, *, kind: str = "log_probs") -> tuple[np.ndarray, MarketPredictInfo]:
+        """Equilibrium log-prices under the trained wealth, (n_items, n_classes), and the
+        equilibrium's checks; the estimator is not changed."""
+        res = self.equilibrium(log_probs, kind=kind)
+        return res.log_prices, MarketPredictInfo(n_floored=res.n_floored, equilibrium=res)

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from aggregators.validation import DEFAULT_FLOOR, as_labels, as_log_probs
+from solvers.errors import InputError
 from solvers.progress import ProgressFn, report
 
 from . import kernels
@@ -65,17 +66,17 @@ class TrainingResult:
 
 def _check_options(mode, batch_size, max_epochs, wealth_tol, tol, method):
     if mode not in MODES:
-        raise ValueError(f"mode: must be one of {MODES}; got {mode!r}")
+        raise InputError("mode", f"must be one of {MODES}; got {mode!r}")
     if batch_size is not None and (not isinstance(batch_size, (int, np.integer)) or batch_size < 1):
-        raise ValueError(f"batch_size: must be a positive integer or None; got {batch_size!r}")
+        raise InputError("batch_size", f"must be a positive integer or None; got {batch_size!r}")
     if not isinstance(max_epochs, (int, np.integer)) or max_epochs < 1:
-        raise ValueError(f"max_epochs: must be a positive integer; got {max_epochs!r}")
+        raise InputError("max_epochs", f"must be a positive integer; got {max_epochs!r}")
     if not (np.isfinite(wealth_tol) and wealth_tol >= 0):
-        raise ValueError(f"wealth_tol: must be a non-negative number; got {wealth_tol!r}")
+        raise InputError("wealth_tol", f"must be a non-negative number; got {wealth_tol!r}")
     if not (np.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol: must be a positive number; got {tol!r}")
+        raise InputError("tol", f"must be a positive number; got {tol!r}")
     if method not in ("auto", "newton", "fixed_point"):
-        raise ValueError(f"method: must be 'auto', 'newton' or 'fixed_point'; got {method!r}")
+        raise InputError("method", f"must be 'auto', 'newton' or 'fixed_point'; got {method!r}")
 
 
 def train_market(
@@ -116,16 +117,16 @@ def train_market(
         beliefs = as_log_probs(beliefs, kind=kind, field="beliefs")  # shape errors name the argument
         agents = make_agents(utilities, wealth, beliefs.n_agents)
     if agents.has_generic:
-        raise ValueError("utilities: market training supports exponential, log and isoelastic agents")
+        raise InputError("utilities", "market training supports exponential, log and isoelastic agents")
     if method == "fixed_point" and agents.has_exponential:
-        raise ValueError("method: the fixed point (Storkey et al.) is for isoelastic and log agents only")
+        raise InputError("method", "the fixed point (Storkey et al.) is for isoelastic and log agents only")
     preds = prepare_beliefs(beliefs, agents, kind=kind, floor=floor)
     lp = np.ascontiguousarray(preds.log_probs)
     n, A, K = lp.shape
     labels = as_labels(y, n, K, field="y")
     code = 1 if method == "fixed_point" else 0
     # all-log markets: the closed form (Bayes' rule / EM step) unless a solver is asked for by name
-    all_log = method == "auto" and bool(np.all((agents.kind == ISOELASTIC) & (agents.gamma == 1.0)))
+    all_log = method == "auto" and bool(np.all((agents.kind == ISOELASTIC) & (agents.inv_eta == 1.0)))
 
     W = agents.wealth.copy()
     hist = [W.copy()]
@@ -153,7 +154,7 @@ def train_market(
                     sh[j] = W
             else:
                 it, ok = kernels.online_epoch(
-                    lp, labels, agents.kind, agents.gamma, W, float(tol), 100_000 if code else 100, code, U,
+                    lp, labels, agents.kind, agents.inv_eta, W, float(tol), 100_000 if code else 100, code, U,
                     warm, sh,
                 )
                 total_iter += int(it)

@@ -27,7 +27,8 @@ tested against a direct numerical maximisation of (2.30)).
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import logsumexp
+from solvers.errors import InputError
+from solvers.special import logsumexp
 
 EXPONENTIAL = 0
 """Kind code of exponential agents in the compiled kernels."""
@@ -47,11 +48,8 @@ class Utility:
 
     kind: int = GENERIC
     allows_zero_belief: bool = False
-
-    @property
-    def gamma(self) -> float:
-        """Rényi order ``1/eta`` for isoelastic agents; ``nan`` otherwise."""
-        return float("nan")
+    eta: float = float("nan")
+    """Risk aversion: a number for isoelastic agents, ``inf`` for exponential, ``nan`` if unknown."""
 
     def value(self, w: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
@@ -126,6 +124,7 @@ class Exponential(Utility):
     """
 
     kind = EXPONENTIAL
+    eta = float("inf")
 
     def value(self, w):
         return -np.exp(-w)
@@ -158,12 +157,7 @@ class Isoelastic(Utility):
     allows_zero_belief = True
 
     def __init__(self, eta: float) -> None:
-        eta_f = _check_eta(eta)
-        self.eta = eta_f
-
-    @property
-    def gamma(self) -> float:
-        return 1.0 / self.eta
+        self.eta = _check_eta(eta)
 
     def value(self, w):
         w = np.asarray(w, float)
@@ -178,7 +172,7 @@ class Isoelastic(Utility):
         return np.asarray(y, float) ** (-1.0 / self.eta)
 
     def investment(self, log_p, log_c, wealth):
-        g = self.gamma
+        g = 1.0 / self.eta
         log_p = np.asarray(log_p, float)
         log_c = np.asarray(log_c, float)
         z = g * log_p + (1.0 - g) * log_c
@@ -207,9 +201,9 @@ def _check_eta(eta) -> float:
     try:
         e = float(eta)
     except (TypeError, ValueError):
-        raise ValueError(f"eta: must be a positive number; got {eta!r}") from None
+        raise InputError("eta", f"must be a positive number; got {eta!r}") from None
     if not np.isfinite(e) or e <= 0:
-        raise ValueError(f"eta: risk aversion must be finite and > 0; got {eta!r}")
+        raise InputError("eta", f"risk aversion must be finite and > 0; got {eta!r}")
     return e
 
 
@@ -225,11 +219,11 @@ def make_utility(spec) -> Utility:
         if s in ("exp", "exponential"):
             return Exponential()
         if s.startswith("iso"):
-            raise ValueError(f"utility: give isoelastic agents as their eta (a number); got {spec!r}")
-        raise ValueError(f"utility: unknown utility {spec!r} (use 'log', 'exp', a number eta, or a Utility)")
+            raise InputError("utility", f"give isoelastic agents as their eta (a number); got {spec!r}")
+        raise InputError("utility", f"unknown utility {spec!r} (use 'log', 'exp', a number eta, or a Utility)")
     if isinstance(spec, bool):
-        raise ValueError(f"utility: unknown utility {spec!r}")
+        raise InputError("utility", f"unknown utility {spec!r}")
     if isinstance(spec, (int, float, np.integer, np.floating)):
         e = _check_eta(spec)
         return Logarithmic() if e == 1.0 else Isoelastic(e)
-    raise ValueError(f"utility: unknown utility {spec!r} (use 'log', 'exp', a number eta, or a Utility)")
+    raise InputError("utility", f"unknown utility {spec!r} (use 'log', 'exp', a number eta, or a Utility)")

@@ -105,7 +105,7 @@ async def predict(pool_id: str, body: PredictRequest, request: Request, _=requir
             pool = svc.restore_pool(session, row)
             lp = predictions_in(request, session, body.predictions, body.kind)
             try:
-                agg = pool.predict(lp, kind="log_probs")
+                agg, info = pool.predict_with_info(lp, kind="log_probs")
             except (ValueError, TypeError, ArithmeticError) as exc:
                 raise library_error(exc) from None
             metrics = None
@@ -114,6 +114,6 @@ async def predict(pool_id: str, body: PredictRequest, request: Request, _=requir
                 metrics = svc.metrics_of(agg, y)  # inf/NaN are written as null by orjson
         out = body.output or body.kind
         arr = np.exp(agg) if out == "probs" else agg
-        return {"kind": out, "aggregate": encode(arr, body.format, native=True), "n_floored": int(getattr(pool, "n_floored_predict_", 0) or 0), "metrics": metrics}
+        return {"kind": out, "aggregate": encode(arr, body.format, native=True), "n_floored": info.n_floored, "metrics": metrics}
 
     return json_response(await anyio.to_thread.run_sync(work))

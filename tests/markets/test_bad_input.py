@@ -97,3 +97,27 @@ def test_bad_options(lp):
         train_market(lp, y, "log", max_epochs=0)
     with pytest.raises(ValueError, match="utility"):
         equilibrium(lp, ["log", "banana", 2.0])
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda lp: equilibrium(lp, 2.0, [1, 0, 1]), "wealth"),
+        (lambda lp: equilibrium(lp, [2.0, -1.0, 1.0]), "eta"),
+        (lambda lp: equilibrium(lp, ["log", "nope", "exp"]), "utility"),
+        (lambda lp: equilibrium(lp, 2.0, method="bisection"), "method"),
+        (lambda lp: equilibrium(lp, 2.0, tol=-1.0), "tol"),
+        (lambda lp: equilibrium(lp, 2.0, start=np.zeros((2, 4))), "start"),
+        (lambda lp: train_market(lp, [0, 1, 2, 3, 0], 2.0, mode="sometimes"), "mode"),
+        (lambda lp: train_market(lp, [0, 1, 2, 3, 0], 2.0, max_epochs=0), "max_epochs"),
+        (lambda lp: make_agents("log", n_agents=1), "n_agents"),
+        (lambda lp: MarketPool().set_params(colour=1), "colour"),
+    ],
+)
+def test_markets_raise_the_librarys_one_structured_error(lp, call, field):
+    """Markets raise the same :class:`solvers.errors.InputError` as aggregators, naming the field."""
+    from solvers.errors import InputError
+
+    with pytest.raises(InputError) as ei:
+        call(lp)
+    assert ei.value.field == field and isinstance(ei.value, PredictionError)

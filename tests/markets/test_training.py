@@ -6,7 +6,8 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 
-from markets import MarketPool, equilibrium, train_market
+from aggregators.linear import LinearPool
+from markets import MarketPool, equilibrium, make_agents, train_market
 from solvers.progress import Cancelled
 
 from .conftest import random_beliefs
@@ -63,10 +64,9 @@ def test_log_utility_batch_training_converges_to_ml_linear_pool(rng):
 
 
 def test_log_utility_batch_training_matches_linear_pool_estimator(rng):
-    linear = pytest.importorskip("aggregators.linear")
     lp, y = _labelled(rng, 300, 4, 5)
     res = train_market(lp, y, "log", mode="batch", max_epochs=20_000, wealth_tol=1e-13, floor=None)
-    pool = linear.LinearPool().fit(lp, y)
+    pool = LinearPool().fit(lp, y)
     P = np.exp(lp[np.arange(300), :, y])
     assert abs(np.mean(np.log(P @ res.wealth)) - np.mean(np.log(P @ pool.weights_))) < 1e-8
 
@@ -99,9 +99,31 @@ def test_isoelastic_batch_step_is_a_variational_algorithm_2_1_step(etas, rng):
     np.testing.assert_allclose(res.wealth, new, atol=1e-11)
 
 
+def _seed_payouts(lp, y, utils, W, log_c):
+    """Each agent's payout ``r_{i,y} / c_y`` (Algorithm 2.4), computed here in NumPy from the
+    beliefs ``lp`` (n, A, K), labels ``y``, wealth ``W`` and prices ``log_c`` (n, K) with the
+    investments of Table 2.4: isoelastic/log ``r_k = W P_k^(1/eta) c_k^(1-1/eta) / z``, exponential
+    (corrected row) ``r_k = c_k (W + log(P_k/c_k) - sum_k' c_k' log(P_k'/c_k'))``."""
+    n = lp.shape[0]
+    c = np.exp(log_c)
+    pay = np.empty((n, len(utils)))
+    for i, u in enumerate(utils):
+        if u == "exp":
+            a = lp[:, i] - log_c
+            r = c * (W[i] + a - np.sum(c * a, axis=1, keepdims=True))
+        else:
+            g = 1.0 / (1.0 if u == "log" else float(u))
+            z = g * lp[:, i] + (1.0 - g) * log_c
+            r = W[i] * np.exp(z - logsumexp(z, axis=1, keepdims=True))
+        pay[:, i] = r[np.arange(n), y] / c[np.arange(n), y]
+    return pay
+
+
 @pytest.mark.parametrize("utils", [[2.0, 5.0, 1.0, 30.0], [2.0, "exp", 1.0, "exp"], [4.0, 4.0, 4.0, 4.0]])
 @pytest.mark.parametrize("mode", ["online", "batch"])
 def test_wealth_conserved_at_every_step(utils, mode, rng):
+    """Every wealth update is the seed's payout (computed independently by :func:`_seed_payouts`
+    at the equilibrium prices of the wealth before the update), and the total stays one."""
     lp, y = _labelled(rng, 40, 4, 5)
     res = train_market(lp, y, utils, mode=mode, batch_size=7, max_epochs=3, wealth_tol=0, record_steps=True)
     steps = res.step_history
@@ -111,6 +133,16 @@ def test_wealth_conserved_at_every_step(utils, mode, rng):
     assert res.wealth_history.shape == (4, 4)
     np.testing.assert_allclose(res.wealth_history[-1], steps[-1])
     assert res.all_equilibria_converged
+    agents = make_agents(utils, n_agents=4)
+    prev = agents.wealth
+    size = 1 if mode == "online" else 7
+    batches = [slice(s, min(40, s + size)) for s in range(0, 40, size)]
+    for k, W in enumerate(steps):
+        sl = batches[k % len(batches)]
+        log_c = equilibrium(lp[sl], agents.with_wealth(prev), tol=1e-13).log_prices
+        expected = _seed_payouts(lp[sl], y[sl], utils, prev, log_c).mean(axis=0)
+        np.testing.assert_allclose(W, expected, rtol=1e-9, atol=1e-12 * max(1.0, np.abs(steps).max()))
+        prev = W
 
 
 def test_training_stops_when_wealth_stops_changing_and_reports_progress(rng):
@@ -139,7 +171,10 @@ def test_market_pool_estimator(rng):
     np.testing.assert_allclose(np.exp(pred).sum(axis=1), 1.0, atol=1e-13)
     s = pool.score(lp[150:], y[150:])
     assert np.isclose(s, np.mean(pred[np.arange(50), y[150:]]))
-    assert pool.last_equilibrium_.summary()["max_clearing_error"] < 1e-9
+    pred2, info = pool.predict_with_info(lp[150:])
+    np.testing.assert_array_equal(pred2, pred)
+    assert info.equilibrium.summary()["max_clearing_error"] < 1e-9 and info.n_floored == 0
+    assert not hasattr(pool, "last_equilibrium_")  # predicting does not change the estimator
     with pytest.raises(RuntimeError):
         MarketPool().predict(lp)
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from markets.utilities import Exponential, Isoelastic, Logarithmic, Utility, make_utility
+from markets.utilities import GENERIC, Exponential, Isoelastic, Logarithmic, Utility, make_utility
 
 from .conftest import random_beliefs
 
@@ -53,15 +53,13 @@ class _GenericIso(Utility):
         return y ** (-1.0 / self.eta)
 
 
-class _GenericExp(Utility):
-    def value(self, w):
-        return -np.exp(-w)
+class _GenericExp(Exponential):
+    """The exponential utility known only through U, U' and (U')^{-1}: its closed-form investment
+    is replaced by the generic Eq. (2.31)."""
 
-    def marginal(self, w):
-        return np.exp(-w)
-
-    def inverse_marginal(self, y):
-        return -np.log(y)
+    kind = GENERIC
+    eta = float("nan")
+    investment = Utility.investment
 
 
 @pytest.mark.parametrize("generic,closed", [(_GenericIso(3.0), Isoelastic(3.0)), (_GenericExp(), Exponential()),

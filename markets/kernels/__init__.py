@@ -1,0 +1,38 @@
+"""Compiled (numba) kernels of the markets, one idea per module.
+
+Everything works on one item at a time (beliefs ``L`` of shape ``(A, K)`` in log space) and the
+drivers loop over items in parallel (``prange``). Agent ``i`` is ``kind[i]`` (:data:`EXP` or
+:data:`ISO`; logarithmic is isoelastic with ``eta = 1``), ``inv_eta[i]`` (``1/eta_i``: the exponent
+of its effective belief, converted once from ``Agents.eta`` by :attr:`markets.agents.Agents.inv_eta`)
+and its wealth ``W[i]``. Prices are normalised log-prices ``u`` (``c = exp(u)``,
+``logsumexp(u) = 0``).
+
+==========================  =====================================================================
+module                      holds
+==========================  =====================================================================
+``potential``               the general path: spending, the potential Phi and its Newton
+                            direction for any mix of agents, the start, ``item_spending``
+``isoelastic``              the lean one-order path: ``P^g`` by the vectorised exp, one pass over
+                            the agents, the Gram matrix, the workspace
+``direction``               the Newton direction from the scaled Hessian (Cholesky of
+                            :mod:`solvers.kernels.cholesky_factor`) and the chord step
+``line_search``             the safeguarded step: mirror fall-back, capped first trial, Armijo
+``equilibrium``             the drivers (Newton and the seed's fixed point, per item and in
+                            parallel): ``solve_item``, ``solve_items``, ``solve_iso_block``
+``training``                Algorithm 2.4: ``batch_payouts``, ``online_epoch``
+``zero_beliefs``            ``count_neginf``
+==========================  =====================================================================
+"""
+
+from .direction import CHORD_RATIO
+from .equilibrium import solve_item, solve_items, solve_iso_block
+from .isoelastic import iso_workspace_size
+from .line_search import MAX_LOG_STEP
+from .potential import EXP, ISO, item_spending
+from .training import batch_payouts, online_epoch
+from .zero_beliefs import count_neginf
+
+__all__ = [
+    "CHORD_RATIO", "MAX_LOG_STEP", "EXP", "ISO", "solve_item", "solve_items", "solve_iso_block",
+    "iso_workspace_size", "item_spending", "batch_payouts", "online_epoch", "count_neginf",
+]

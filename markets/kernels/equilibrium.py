@@ -1,0 +1,268 @@
+"""Equilibrium drivers: safeguarded Newton and the seed's fixed point per item, and the parallel
+loops over items (the one-order block and the general path)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from solvers.kernels.simplex_log import normalise_log
+
+from .direction import CHORD_RATIO, chord_direction, direction_from_S
+from .isoelastic import iso_gram, iso_pass, iso_powers, iso_S, iso_start, iso_views, iso_workspace_size, one_order
+from .line_search import safeguarded_step, trial
+from .potential import evaluate, init_prices, newton_direction, powers
+
+
+@njit(cache=True, error_model="numpy")
+def _iso_begin(Pg, g, W, Wsum, u, warm, z, s, T, cp):
+    """The power-mean start (unless ``warm``) and the first pass at it: the clearing residual, or
+    ``inf`` if the lean path cannot take this item (a start that is not finite)."""
+    if not warm and not iso_start(Pg, g, W, u):
+        return np.inf
+    return iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, False)[1]
+
+
+@njit(cache=True, error_model="numpy")
+def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
+    """Safeguarded Newton on the lean path, from ``Pg = P^g`` (K, A, goods-major). Returns
+    ``(ok, n_iter, converged, residual)``; ``ok`` False means: use the general path. ``ws`` is
+    scratch of at least :func:`iso_workspace_size` floats (no allocation per item).
+
+    Two phases. (1) While full Newton steps at least halve the clearing residual they are taken
+    without the potential: an iteration is then one pass over the agents plus, if the residual is
+    still above ``tol``, the Gram matrix and factorisation for the next step. Once a step has cut
+    the residual by more than ``1/CHORD_RATIO`` (the quadratic regime), the next step reuses the
+    last factorisation with the new gradient (a chord step: one pass and two triangular solves,
+    no Gram matrix); a chord step that does not halve the residual is discarded for a fresh
+    Newton step. (2) The first time a full Newton step fails that test the method switches for
+    good to :func:`safeguarded_step` (Armijo on Phi with the mirror-gradient fall-back, shared
+    with :func:`solve_item`), which converges from any start. Phase 1 cannot cycle: its residual
+    falls geometrically, so it either reaches ``tol`` or hands over to phase 2.
+    """
+    K, A = Pg.shape
+    z, s, T, cp, G, H, Lc, tmp, d, un, c = iso_views(ws, K, A)
+    res = _iso_begin(Pg, g, W, Wsum, u, warm, z, s, T, cp)
+    if not np.isfinite(res):
+        return False, 0, False, np.inf
+    phi = 0.0  # the potential is evaluated only once the line search takes over
+    reg = abs(Wsum)
+    if reg <= 0.0:
+        reg = 1.0
+    fast = True
+    ratio = 1.0
+    it = 0
+    while res > tol and it < max_iter:
+        it += 1
+        chord = fast and ratio < CHORD_RATIO
+        if chord:
+            ok = True
+            chord_direction(u, T, Wsum, d, Lc, c)
+        else:
+            iso_gram(Pg, z, s, G)
+            iso_S(g, T, cp, G, H)
+            ok = direction_from_S(u, T, Wsum, reg, d, H, Lc, tmp, c)
+        if fast:
+            if ok:
+                trial(u, d, 1.0, un)
+                phin, resn = iso_pass(Pg, g, W, Wsum, un, z, s, T, cp, False)
+                if resn <= 0.5 * res:
+                    for k in range(K):
+                        u[k] = un[k]
+                    ratio = resn / res
+                    res = resn
+                    continue
+            if chord:  # the old factor is not good enough here: a fresh Newton step from u
+                ratio = 1.0
+                phi, res = iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, False)
+                continue
+            fast = False
+            phi, res = iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, True)
+            if not np.isfinite(phi):
+                return False, it, False, np.inf
+        no2 = np.empty((0, 0))  # the general evaluator's arguments, unused here
+        accepted, phin, resn, _ = safeguarded_step(
+            ok, u, d, un, phi, res, True, W, Wsum, T, cp, Pg, g, z, s, no2, np.empty(0, np.int64),
+            np.empty(0), no2, no2, no2,
+        )
+        if not accepted:
+            res = resn
+            break
+        for k in range(K):
+            u[k] = un[k]
+        phi, res = phin, resn
+    return True, it, res <= tol, res
+
+
+@njit(cache=True, error_model="numpy")
+def _iso_fixed_point_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
+    """The seed's fixed point ``c <- sum_i r_i(c) / sum_i W_i`` from ``Pg = P^g`` (K, A; same start and
+    same pass as :func:`_iso_newton_pg`, without potential or Gram matrix). Returns
+    ``(ok, n_iter, converged, residual)``."""
+    K, A = Pg.shape
+    z, s, T, cp, G, H, Lc, tmp, d, un, c = iso_views(ws, K, A)
+    res = _iso_begin(Pg, g, W, Wsum, u, warm, z, s, T, cp)
+    if not np.isfinite(res):
+        return False, 0, False, np.inf
+    it = 0
+    while res > tol and it < max_iter:
+        it += 1
+        for k in range(K):
+            u[k] = np.log(T[k] / Wsum)
+        normalise_log(u)
+        phi, res = iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, False)
+    return True, it, res <= tol, res
+
+
+@njit(cache=True, error_model="numpy")
+def _iso_solve_pg(method, Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
+    """``method`` 0: :func:`_iso_newton_pg`, 1: :func:`_iso_fixed_point_pg`."""
+    if method == 0:
+        return _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws)
+    return _iso_fixed_point_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws)
+
+
+@njit(cache=True, error_model="numpy")
+def _total(W):
+    Wsum = 0.0
+    for i in range(W.shape[0]):
+        Wsum += W[i]
+    return Wsum
+
+
+@njit(cache=True, parallel=True, nogil=True, error_model="numpy")
+def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, res, y, pay):
+    """Equilibria of the items of a one-order isoelastic market from their log-beliefs ``L``
+    (n, A, K). Each item's ``P^g`` is computed inside the parallel loop by :func:`iso_powers`
+    (vectorised exp, in cache, transposed to the goods-major layout of the passes), the same for
+    both methods: ``method`` 0 = Newton, 1 = fixed point. ``ok[j]`` False leaves ``U[j]``
+    untouched: solve that item on the general path (:func:`solve_items`).
+
+    If ``y`` is not empty (batch market training, Algorithm 2.4), also each agent's payout when
+    label ``y[j]`` occurs: ``pay[j, i] = r_{i,y} / sum_l r_{l,y}`` with
+    ``r_{i,y} = W_i P_iy^g c_y^(1-g) / z_i`` (one more pass at the answer; as in
+    :func:`batch_payouts`, the realised price makes total wealth conserved to rounding)."""
+    n, A, K = L.shape
+    Wsum = _total(W)
+    want_pay = y.shape[0] > 0
+    m = min(n, 64)  # chunks: buffers are allocated once per chunk, not per item
+    for c in prange(m):
+        ws = np.empty(iso_workspace_size(K, A))
+        PgT = np.empty((K, A))
+        flat = np.empty(A * K)
+        buf = np.empty(A * K)
+        u = np.empty(K)
+        for j in range(c * n // m, (c + 1) * n // m):
+            iso_powers(L[j], g, PgT, flat, buf)
+            u[:] = U[j]
+            a, b, cv, d = _iso_solve_pg(method, PgT, g, W, Wsum, tol, max_iter, u, warm, ws)
+            ok[j] = a
+            if a:
+                U[j] = u
+                iters[j] = b
+                conv[j] = cv
+                res[j] = d
+                if want_pay:
+                    z, sw, T, cp, G, H, Lc, tmp, dd, un, cc = iso_views(ws, K, A)
+                    iso_pass(PgT, g, W, Wsum, u, z, sw, T, cp, False)
+                    row = PgT[y[j]]
+                    tot = 0.0
+                    for i in range(A):
+                        v = sw[i] * row[i]
+                        pay[j, i] = v
+                        tot += v
+                    for i in range(A):
+                        pay[j, i] /= tot
+
+
+@njit(cache=True, error_model="numpy")
+def solve_item(L, kind, inv_eta, W, tol, max_iter, method, u, warm):
+    """Equilibrium of one item: ``method`` 0 = safeguarded Newton (:func:`_newton_loop`), 1 = the
+    seed's fixed point (:func:`_fixed_point_loop`). ``u`` (K,) is the start if ``warm`` and the
+    answer on return. A one-order market goes through the lean path first (:func:`_iso_solve_pg`);
+    if that declines (a start that is not finite), the general path below decides. Returns
+    ``(n_iter, converged, residual, n_negative)``."""
+    A, K = L.shape
+    Wsum = _total(W)
+    if one_order(kind, inv_eta, W):
+        u0 = u.copy()
+        Pg = np.empty((K, A))
+        iso_powers(L, inv_eta[0], Pg, np.empty(A * K), np.empty(A * K))
+        ok, it, conv, res = _iso_solve_pg(
+            method, Pg, inv_eta[0], W, Wsum, tol, max_iter, u, warm, np.empty(iso_workspace_size(K, A))
+        )
+        if ok:
+            return it, conv, res, 0
+        u[:] = u0
+    Pg = np.zeros((A, K))
+    Q = np.zeros((A, K))
+    B = np.zeros((A, K))
+    T = np.zeros(K)
+    cp = np.zeros(K)
+    powers(L, kind, inv_eta, Pg)
+    if not warm:
+        init_prices(L, kind, inv_eta, W, Pg, u)
+    phi, res, nneg = evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
+    if method == 0:
+        return _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg)
+    return _fixed_point_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg)
+
+
+@njit(cache=True, error_model="numpy")
+def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg):
+    """Safeguarded Newton on the general path from the evaluated start ``u``."""
+    K = u.shape[0]
+    d = np.zeros(K)
+    H = np.zeros((K, K))
+    Lc = np.zeros((K, K))
+    tmp = np.zeros(K)
+    un = np.zeros(K)
+    no1 = np.empty(0)  # the lean evaluator's arguments, unused here
+    no2 = np.empty((0, 0))
+    it = 0
+    while res > tol and it < max_iter:
+        it += 1
+        ok = newton_direction(kind, inv_eta, W, u, Q, B, T, Wsum, d, H, Lc, tmp)
+        accepted, phin, resn, nnegn = safeguarded_step(
+            ok, u, d, un, phi, res, False, W, Wsum, T, cp, no2, 0.0, no1, no1, L, kind, inv_eta, Pg, Q, B,
+        )
+        if not accepted:
+            phi, res, nneg = phin, resn, nnegn
+            break
+        for k in range(K):
+            u[k] = un[k]
+        phi, res, nneg = phin, resn, nnegn
+    return it, res <= tol, res, nneg
+
+
+@njit(cache=True, error_model="numpy")
+def _fixed_point_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg):
+    """The seed's iteration (Storkey et al. 2012) ``c <- sum_i r_i(c) / sum_i W_i`` on the general
+    path from the evaluated start ``u``. For fixed positions ``r`` the minimiser of
+    ``KL(c || sum_i r_i)`` over the simplex is the normalised total spending, so this is
+    alternating minimisation of that KL. Isoelastic and logarithmic agents only."""
+    K = u.shape[0]
+    it = 0
+    while res > tol and it < max_iter:
+        it += 1
+        for k in range(K):
+            u[k] = np.log(T[k] / Wsum)
+        normalise_log(u)
+        phi, res, nneg = evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
+    return it, res <= tol, res, nneg
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm):
+    """Equilibria of all items. ``L`` (n, A, K); ``W`` (A,); ``U`` (n, K) start/answer.
+    ``method`` 0 = Newton, 1 = fixed point. Returns per-item (n_iter, converged, residual, n_negative)."""
+    n = L.shape[0]
+    iters = np.zeros(n, np.int64)
+    conv = np.zeros(n, np.bool_)
+    res = np.zeros(n)
+    nneg = np.zeros(n, np.int64)
+    for j in prange(n):
+        u = U[j].copy()
+        iters[j], conv[j], res[j], nneg[j] = solve_item(L[j], kind, inv_eta, W, tol, max_iter, method, u, warm)
+        U[j] = u
+    return iters, conv, res, nneg

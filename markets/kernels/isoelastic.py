@@ -1,0 +1,191 @@
+"""The lean path of one-order isoelastic markets: every agent isoelastic with the same ``eta``.
+
+With ``g = 1/eta`` (the one exponent) the effective beliefs are ``Q_ik = P_ik^g c_k^(1-g) / z_i``
+with ``z_i = sum_k P_ik^g c_k^(1-g)``, so the spending is ``T_k = c_k^(1-g) sum_i (W_i / z_i)
+P_ik^g`` and the Hessian's rank-A part is ``diag(c^(1-g)) G diag(c^(1-g))`` with the Gram matrix
+``G = sum_i (W_i / z_i^2) P_i^g (P_i^g)^T``. Everything reads ``P^g`` once per pass, agent by
+agent (row ``i`` gives ``z_i``, its share of ``T`` and its rank-one term of ``G``), and ``Q`` is
+never formed. ``P^g`` comes from :func:`iso_powers` (a vectorised exp, computed per item inside the
+parallel loop of :func:`markets.kernels.equilibrium.solve_iso_block`). Newton and the seed's fixed
+point use the same pass, so the benchmark's comparison stays like for like.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from solvers.kernels.fastexp import exp_scaled
+from solvers.kernels.simplex_log import normalise_log
+
+from .potential import ISO
+
+_FM = {"reassoc", "contract"}
+
+
+@njit(cache=True, error_model="numpy")
+def one_order(kind, inv_eta, W):
+    """True if all agents are isoelastic with one eta, and 1/eta not within 0.1 of 1 (the log agent)
+    and positive wealth: the case the lean path handles."""
+    A = kind.shape[0]
+    g = inv_eta[0]
+    if abs(1.0 - g) < 0.1:
+        return False
+    for i in range(A):
+        if kind[i] != ISO or inv_eta[i] != g or not (W[i] > 0.0):
+            return False
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def iso_powers(L, g, PgT, flat, buf):
+    """``PgT[k, i] = P_ik^g`` (goods-major) from log-beliefs ``L`` (A, K); 0 where ``P_ik = 0``.
+    ``flat`` and ``buf`` are scratch of length ``A * K``. The powers come from the vectorised
+    :func:`solvers.kernels.fastexp.exp_scaled` (within 1.5 ulp of ``exp``) over the item's
+    row-major beliefs, then are transposed (about 1.4 µs for A = 100, K = 10)."""
+    A, K = L.shape
+    exp_scaled(np.ascontiguousarray(L).reshape(A * K), g, flat, buf)
+    for k in range(K):
+        row = PgT[k]
+        for i in range(A):
+            row[i] = flat[i * K + k]
+
+
+@njit(cache=True, fastmath=_FM, error_model="numpy")
+def _dot(a, b):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i] * b[i]
+    return s
+
+
+@njit(cache=True, error_model="numpy")
+def iso_start(PgT, g, W, u):
+    """The power-mean start ``u_k = log(sum_i W_i P_ik^g) / g`` (Eq. 2.32 with ``Z_i = 1``),
+    normalised. False if it is not finite (a good no agent believes in)."""
+    K = PgT.shape[0]
+    for k in range(K):
+        u[k] = np.log(_dot(PgT[k], W)) / g
+        if not np.isfinite(u[k]):
+            return False
+    normalise_log(u)
+    return True
+
+
+@njit(cache=True, fastmath=_FM, error_model="numpy")
+def iso_pass(PgT, g, W, Wsum, u, z, s, T, cp, want_phi):
+    """One pass over ``PgT = P^g`` (K, A, goods-major: every loop below runs over the agents,
+    contiguous and vectorisable) at normalised log-prices ``u`` (one order ``g``).
+
+    Fills ``z`` (A,) (``z_i = sum_k P_ik^g c_k^(1-g)``), ``s = W / z`` (A,), the spending ``T``
+    (K,) and ``cp = c^(1-g)``; with ``want_phi`` the potential
+    ``Phi = sum_i W_i log z_i / (1-g)`` (A logarithms: the dearest part of a pass, so only the line
+    search asks for it). Returns ``(phi, residual)``, ``residual = max_k |T_k - Wsum c_k| / c_k``."""
+    K, A = PgT.shape
+    dl = 1.0 - g
+    for k in range(K):
+        cp[k] = np.exp(dl * u[k])
+    for i in range(A):
+        z[i] = 0.0
+    for k in range(K):
+        ck = cp[k]
+        row = PgT[k]
+        for i in range(A):
+            z[i] += ck * row[i]
+    for i in range(A):
+        s[i] = W[i] / z[i]
+    phi = 0.0
+    if want_phi:
+        for i in range(A):
+            phi += W[i] * np.log(z[i])
+        phi /= dl
+    res = 0.0
+    for k in range(K):
+        T[k] = cp[k] * _dot(PgT[k], s)
+        ck = np.exp(u[k])
+        e = abs(T[k] - Wsum * ck) / ck
+        if e > res:
+            res = e
+    return phi, res
+
+
+@njit(cache=True, fastmath=_FM, error_model="numpy")
+def iso_gram(PgT, z, s, G):
+    """``G = sum_i (W_i / z_i^2) P_i^g (P_i^g)^T`` (K, K) from the last :func:`iso_pass` (its
+    ``z`` and ``s``; both are overwritten): K(K+1)/2 dot products over the agents, four at a time
+    (one load of the scaled row serves four). About 1.6 passes' worth of work for K = 10, so
+    Newton forms it only when another step is needed."""
+    K, A = PgT.shape
+    for i in range(A):
+        s[i] /= z[i]
+    for k in range(K):
+        row = PgT[k]
+        for i in range(A):
+            z[i] = s[i] * row[i]
+        l = 0
+        while l + 3 <= k:
+            r0 = PgT[l]
+            r1 = PgT[l + 1]
+            r2 = PgT[l + 2]
+            r3 = PgT[l + 3]
+            a0 = 0.0
+            a1 = 0.0
+            a2 = 0.0
+            a3 = 0.0
+            for i in range(A):
+                zi = z[i]
+                a0 += zi * r0[i]
+                a1 += zi * r1[i]
+                a2 += zi * r2[i]
+                a3 += zi * r3[i]
+            G[k, l] = a0
+            G[l, k] = a0
+            G[k, l + 1] = a1
+            G[l + 1, k] = a1
+            G[k, l + 2] = a2
+            G[l + 2, k] = a2
+            G[k, l + 3] = a3
+            G[l + 3, k] = a3
+            l += 4
+        while l <= k:
+            v = _dot(z, PgT[l])
+            G[k, l] = v
+            G[l, k] = v
+            l += 1
+
+
+@njit(cache=True, error_model="numpy")
+def iso_S(g, T, cp, G, H):
+    """``S = diag(c) Hess_c(Phi) diag(c) = -g diag(T) - (1-g) diag(cp) G diag(cp)``."""
+    K = T.shape[0]
+    dl = 1.0 - g
+    for k in range(K):
+        for l in range(K):
+            H[k, l] = -dl * cp[k] * cp[l] * G[k, l]
+        H[k, k] -= g * T[k]
+
+
+@njit(cache=True, error_model="numpy")
+def iso_workspace_size(K, A):
+    return 2 * A + 7 * K + 3 * K * K
+
+
+@njit(cache=True, error_model="numpy")
+def iso_views(ws, K, A):
+    """Views of one workspace: ``z, s`` (A,), ``T, cp`` (K,), ``G, H, Lc`` (K, K), ``tmp, d, un``
+    (K,), ``c`` (2K,)."""
+    z = ws[:A]
+    s = ws[A : 2 * A]
+    o = 2 * A
+    T = ws[o : o + K]
+    cp = ws[o + K : o + 2 * K]
+    o += 2 * K
+    G = ws[o : o + K * K].reshape((K, K))
+    H = ws[o + K * K : o + 2 * K * K].reshape((K, K))
+    Lc = ws[o + 2 * K * K : o + 3 * K * K].reshape((K, K))
+    o += 3 * K * K
+    tmp = ws[o : o + K]
+    d = ws[o + K : o + 2 * K]
+    un = ws[o + 2 * K : o + 3 * K]
+    c = ws[o + 3 * K : o + 5 * K]
+    return z, s, T, cp, G, H, Lc, tmp, d, un, c

@@ -1,0 +1,109 @@
+"""The safeguarded step shared by both Newton drivers: mirror-gradient fall-back, capped first
+trial and a rounding-aware Armijo line search on the potential Phi."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from solvers.kernels.simplex_log import normalise_log
+
+from .isoelastic import iso_pass
+from .potential import evaluate
+
+
+@njit(cache=True, error_model="numpy")
+def _mirror_direction(u, T, Wsum, d):
+    """The mirror-gradient fall-back ``d_k = (T_k - Wsum c_k) / c_k``: always an ascent
+    direction of Phi (``grad . d = sum_k (T_k - Wsum c_k)^2 / c_k``)."""
+    for k in range(u.shape[0]):
+        ck = np.exp(u[k])
+        d[k] = (T[k] - Wsum * ck) / ck
+
+
+@njit(cache=True, error_model="numpy")
+def _slope(u, T, Wsum, d):
+    """Directional derivative of Phi in ``u`` along ``d`` (the gradient is the excess spending)."""
+    gd = 0.0
+    for k in range(u.shape[0]):
+        gd += (T[k] - Wsum * np.exp(u[k])) * d[k]
+    return gd
+
+
+MAX_LOG_STEP = 10.0
+"""Largest change of any log-price in one line-search trial. In ``u`` the potential is not concave:
+far from the answer a full Newton (or mirror) step can overshoot by hundreds into a region where a
+good's price is negligible, the Armijo test still passes, and Newton then climbs back about one unit
+per iteration (found by hypothesis: an online-training step with a nearly bankrupt eta = 0.5 agent,
+warm-started at the previous epoch's prices, stepped a log-price from -8.9 to -375 and did not
+converge in 100 iterations). Scaling the direction keeps it an ascent direction, and near the
+answer Newton steps are far shorter, so the local quadratic rate is unchanged."""
+
+
+@njit(cache=True, error_model="numpy")
+def _first_step(d):
+    """The line search's first trial step: 1, or less so that no log-price moves by more than
+    :data:`MAX_LOG_STEP`."""
+    m = 0.0
+    for k in range(d.shape[0]):
+        a = abs(d[k])
+        if a > m:
+            m = a
+    return 1.0 if m <= MAX_LOG_STEP else MAX_LOG_STEP / m
+
+
+@njit(cache=True, error_model="numpy")
+def trial(u, d, t, un):
+    for k in range(u.shape[0]):
+        un[k] = u[k] + t * d[k]
+    normalise_log(un)
+
+
+@njit(cache=True, error_model="numpy")
+def _ascent_ok(phin, phi, resn, res, t, gd):
+    """Armijo test on Phi, rounding-aware: a step whose gain is within rounding of zero is
+    accepted if it lowers the clearing residual (Phi is flat to working precision near the top)."""
+    gain = phin - phi
+    noise = 1e-13 * (1.0 + abs(phi))
+    return gain >= 1e-4 * t * gd or (abs(gain) <= noise and resn < res)
+
+
+@njit(cache=True, error_model="numpy")
+def _eval_at(lean, u, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B):
+    """Potential, residual and negative-position count at ``u`` by the lean one-order pass
+    (``lean``: reads ``PgT, g, z, s``) or by the general :func:`evaluate` (reads ``L, kind, inv_eta,
+    Pg, Q, B``); both fill the spending ``T``."""
+    if lean:
+        phi, res = iso_pass(PgT, g, W, Wsum, u, z, s, T, cp, True)
+        return phi, res, 0
+    return evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
+
+
+@njit(cache=True, error_model="numpy")
+def safeguarded_step(ok, u, d, un, phi, res, lean, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B):
+    """One iteration of the safeguarded phase shared by both Newton drivers: the Newton direction
+    ``d`` if ``ok`` (else, or if its line search fails, the mirror-gradient direction), Armijo
+    backtracking on Phi from the capped first trial :func:`_first_step`. Returns
+    ``(accepted, phi, res, n_negative)``: at the trial point ``un`` if accepted (the caller moves
+    ``u`` there), else at ``u`` (buffers restored; no progress is possible at working precision)."""
+    nneg = 0
+    for attempt in range(2):
+        if not ok or attempt == 1:
+            _mirror_direction(u, T, Wsum, d)
+        gd = _slope(u, T, Wsum, d)
+        if not (gd > 0.0):
+            if attempt == 0:
+                continue
+            break
+        t = _first_step(d)
+        for ls in range(60):
+            trial(u, d, t, un)
+            phin, resn, nn = _eval_at(lean, un, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B)
+            if _ascent_ok(phin, phi, resn, res, t, gd):
+                return True, phin, resn, nn
+            t *= 0.5
+        # restore the buffers at u (the line search overwrote them) before the fall-back
+        phi, res, nneg = _eval_at(lean, u, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B)
+        if not ok:
+            break
+    return False, phi, res, nneg

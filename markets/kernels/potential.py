@@ -1,0 +1,247 @@
+"""The general per-item kernels of a market: spending, the potential and its Newton direction.
+
+Any mix of exponential and isoelastic (incl. logarithmic) agents. Agent ``i`` is ``kind[i]``
+(:data:`EXP` or :data:`ISO`), ``inv_eta[i]`` (``1/eta_i``, the exponent of its effective belief;
+the Rényi order of Eq. 2.36, 1 for the log agent, unused for exponential agents) and ``W[i]``.
+Prices are normalised log-prices ``u`` (``c = exp(u)``, ``logsumexp(u) = 0``). The equilibrium
+maximises the concave potential (``docs/markets.md``; seed 000 Eq. 2.34-2.36)
+
+    Phi(c) = - sum_{iso i} W_i D_{1/eta_i}(P_i || c)  -  sum_{exp i} KL(c || P_i)
+
+whose gradient in ``u`` is the excess spending ``sum_i r_i(c) - (sum_i W_i) c``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from solvers.kernels.simplex_log import normalise_log
+
+from .direction import direction_from_S
+
+EXP = 0
+"""Kind code of exponential agents (equal to :data:`markets.utilities.EXPONENTIAL`)."""
+ISO = 1
+"""Kind code of isoelastic and logarithmic agents (equal to :data:`markets.utilities.ISOELASTIC`)."""
+
+
+@njit(cache=True, error_model="numpy")
+def powers(L, kind, inv_eta, Pg):
+    """Pg[i, k] = P_ik^{1/eta_i} for isoelastic agents (0 where P_ik = 0)."""
+    A, K = L.shape
+    for i in range(A):
+        if kind[i] == ISO:
+            g = inv_eta[i]
+            for k in range(K):
+                Pg[i, k] = np.exp(g * L[i, k])
+
+
+@njit(cache=True, error_model="numpy")
+def evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp):
+    """Spending, potential and residual at normalised log-prices ``u``.
+
+    Fills ``Q`` (effective beliefs of isoelastic agents, Eq. 2.35), ``B`` (``log(P/c) - S_i`` of
+    exponential agents), ``T`` (total spending per good). Returns ``(phi, residual, n_negative)``
+    with ``residual = max_k |T_k - Wsum c_k| / c_k``.
+    """
+    A, K = L.shape
+    for k in range(K):
+        T[k] = 0.0
+    phi = 0.0
+    prev = -1.0
+    nneg = 0
+    for i in range(A):
+        w = W[i]
+        if kind[i] == ISO:
+            g = inv_eta[i]
+            if g == 1.0:
+                for k in range(K):
+                    p = Pg[i, k]
+                    Q[i, k] = p
+                    T[k] += w * p
+                    if p > 0.0:
+                        phi += w * p * u[k]
+            else:
+                if g != prev:
+                    for k in range(K):
+                        cp[k] = np.exp((1.0 - g) * u[k])
+                    prev = g
+                z = 0.0
+                for k in range(K):
+                    v = Pg[i, k] * cp[k]
+                    Q[i, k] = v
+                    z += v
+                for k in range(K):
+                    Q[i, k] /= z
+                    T[k] += w * Q[i, k]
+                dl = 1.0 - g
+                if abs(dl) < 0.1:
+                    # near the log agent, 1/(1-g) amplifies rounding: log z = log1p(sum P expm1(dl a))
+                    acc = 0.0
+                    for k in range(K):
+                        if L[i, k] > -np.inf:
+                            acc += np.exp(L[i, k]) * np.expm1(dl * (u[k] - L[i, k]))
+                    phi += w * np.log1p(acc) / dl
+                else:
+                    phi += w / dl * np.log(z)
+        else:
+            s = 0.0
+            for k in range(K):
+                a = L[i, k] - u[k]
+                B[i, k] = a
+                s += np.exp(u[k]) * a
+            phi += s
+            for k in range(K):
+                B[i, k] -= s
+                r = np.exp(u[k]) * (w + B[i, k])
+                if r < 0.0:
+                    nneg += 1
+                T[k] += r
+    res = 0.0
+    for k in range(K):
+        ck = np.exp(u[k])
+        e = abs(T[k] - Wsum * ck) / ck
+        if e > res:
+            res = e
+    return phi, res, nneg
+
+
+@njit(cache=True, error_model="numpy")
+def newton_direction(kind, inv_eta, W, u, Q, B, T, Wsum, d, H, Lc, tmp):
+    """Newton direction for maximising Phi in ``u``, with the Hessian of Phi in the price
+    coordinates ``c`` (negative definite everywhere: Phi is strictly concave in c) pulled back by
+    the Jacobian of ``c = softmax(u)``. The dropped curvature term is proportional to the gradient,
+    so it vanishes at the equilibrium and the local rate stays quadratic; away from it the matrix
+    stays positive definite, so the direction is always an ascent direction.
+
+    With ``S = diag(c) Hess_c(Phi) diag(c)``:
+    ``S = -sum_iso W_i [g_i diag(Q_i) + (1-g_i) Q_i Q_i^T] - sum_exp diag(c)`` and the
+    u-space matrix is ``M = -(I - c 1^T) S (I - 1 c^T) + Wsum' c c^T`` (the last term fixes the
+    shift direction, which does not change prices). Returns False if the Cholesky factorisation
+    fails (rounding); the caller then falls back to a mirror-gradient step.
+    """
+    A, K = Q.shape
+    c = np.exp(u)
+    for k in range(K):
+        for l in range(K):
+            H[k, l] = 0.0
+    n_exp = 0
+    for i in range(A):
+        if kind[i] == ISO:
+            g = inv_eta[i]
+            w = W[i]
+            wq = w * (1.0 - g)
+            for k in range(K):
+                qk = Q[i, k]
+                H[k, k] -= w * g * qk
+                if wq != 0.0:
+                    a = wq * qk
+                    for l in range(k + 1):
+                        H[k, l] -= a * Q[i, l]
+        else:
+            n_exp += 1
+    for k in range(K):
+        H[k, k] -= n_exp * c[k]
+    # symmetric fill; the rest (projection, Cholesky, solve) is shared with the lean path
+    for k in range(K):
+        for l in range(k + 1, K):
+            H[k, l] = H[l, k]
+    reg = abs(Wsum) + n_exp
+    if reg <= 0.0:
+        reg = 1.0
+    return direction_from_S(u, T, Wsum, reg, d, H, Lc, tmp, np.empty(2 * K))
+
+
+@njit(cache=True, error_model="numpy")
+def init_prices(L, kind, inv_eta, W, Pg, u):
+    """Starting prices. Isoelastic/log markets: the power mean ``(sum_i W_i P_i^g)^{1/g}`` with the
+    wealth-averaged order ``g`` (Eq. 2.32 with ``Z_i = 1``); with exponential agents: the mixture of
+    beliefs with weights ``|W_i| + 1/A`` (positive wherever some belief is)."""
+    A, K = L.shape
+    has_exp = False
+    same = True
+    gbar = 0.0
+    wtot = 0.0
+    for i in range(A):
+        if kind[i] != ISO:
+            has_exp = True
+        else:
+            gbar += abs(W[i]) * inv_eta[i]
+            wtot += abs(W[i])
+            if inv_eta[i] != inv_eta[0]:
+                same = False
+    if not has_exp and same and wtot > 0.0:
+        # one order for all: reuse P^(1/eta) (no transcendental per entry)
+        g = inv_eta[0]
+        for k in range(K):
+            u[k] = 0.0
+        for i in range(A):
+            wi = abs(W[i])
+            for k in range(K):
+                u[k] += wi * Pg[i, k]
+        ok = True
+        for k in range(K):
+            u[k] = np.log(u[k]) / g
+            if not np.isfinite(u[k]):
+                ok = False
+        if ok:
+            normalise_log(u)
+            return
+    if not has_exp and wtot > 0.0:
+        g = gbar / wtot
+        if g > 1.0:
+            g = 1.0
+        for k in range(K):
+            m = -np.inf
+            for i in range(A):
+                v = np.log(abs(W[i]) / wtot) + g * L[i, k]
+                if v > m:
+                    m = v
+            s = 0.0
+            for i in range(A):
+                s += np.exp(np.log(abs(W[i]) / wtot) + g * L[i, k] - m)
+            u[k] = (m + np.log(s)) / g
+        normalise_log(u)
+        ok = True
+        for k in range(K):
+            if not np.isfinite(u[k]):
+                ok = False
+        if ok:
+            return
+    tot = 0.0
+    for i in range(A):
+        tot += abs(W[i]) + 1.0 / A
+    for k in range(K):
+        s = 0.0
+        for i in range(A):
+            s += (abs(W[i]) + 1.0 / A) / tot * np.exp(L[i, k])
+        u[k] = np.log(s)
+    normalise_log(u)
+
+
+@njit(cache=True, error_model="numpy")
+def item_spending(L, kind, inv_eta, W, u, r):
+    """Investments ``r[i, k]`` of every agent at normalised log-prices ``u`` (Table 2.4 / Eq. 2.31)."""
+    A, K = L.shape
+    for i in range(A):
+        if kind[i] == ISO:
+            g = inv_eta[i]
+            m = -np.inf
+            for k in range(K):
+                z = g * L[i, k] + (1.0 - g) * u[k]
+                r[i, k] = z
+                if z > m:
+                    m = z
+            s = 0.0
+            for k in range(K):
+                r[i, k] = np.exp(r[i, k] - m)
+                s += r[i, k]
+            for k in range(K):
+                r[i, k] *= W[i] / s
+        else:
+            s = 0.0
+            for k in range(K):
+                s += np.exp(u[k]) * (L[i, k] - u[k])
+            for k in range(K):
+                r[i, k] = np.exp(u[k]) * (W[i] + L[i, k] - u[k] - s)
