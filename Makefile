@@ -8,7 +8,7 @@ PORT   ?= 8000
 # numba's on-disk cache of compiled kernels, kept out of the source tree
 export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
 
-.PHONY: install run test test-all reproduce bench system-deps clean
+.PHONY: install run lint test test-all reproduce bench system-deps clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,8 +30,15 @@ system-deps:
 # scheduling then runs only one of them, so the schema-wide tests run apart with --dist load.
 SCHEMA_TESTS := tests/app/test_schemathesis.py tests/app/test_competitions_schema.py
 
-## every test except the full reproductions (marked slow)
-test: $(STAMP) system-deps
+## the linter, the formatter's check and the type checker on the library packages
+LIBRARY := solvers aggregators markets evaluation
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy $(LIBRARY)
+
+## lint, then every test except the full reproductions (marked slow)
+test: $(STAMP) system-deps lint
 	$(PY) -m pytest -m "not slow" -n 2 --dist loadfile $(foreach t,$(SCHEMA_TESTS),--ignore=$(t))
 	$(PY) -m pytest -m "not slow" -n 2 --dist load $(SCHEMA_TESTS)
 

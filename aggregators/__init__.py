@@ -21,7 +21,16 @@ from .base import Pool, PredictInfo
 from .bma import BMA, PowerBMA
 from .metrics import brier_score, kl_divergence, log_loss, perplexity, reliability
 from .registry import POOL_METHODS, aggregate, make_pool
-from .validation import DEFAULT_FLOOR, PROB_SUM_TOL, PredictionError, Predictions, apply_floor, as_labels, as_log_probs, validate
+from .validation import (
+    DEFAULT_FLOOR,
+    PROB_SUM_TOL,
+    PredictionError,
+    Predictions,
+    apply_floor,
+    as_labels,
+    as_log_probs,
+    validate,
+)
 
 _LAZY = {
     "LinearPool": "aggregators.linear",
@@ -33,10 +42,29 @@ _LAZY = {
 }
 
 __all__ = [
-    "BMA", "DEFAULT_FLOOR", "POOL_METHODS", "PROB_SUM_TOL", "Pool", "PowerBMA", "PredictInfo", "PredictionError",
+    "BMA",
+    "DEFAULT_FLOOR",
+    "POOL_METHODS",
+    "PROB_SUM_TOL",
+    "Pool",
+    "PowerBMA",
+    "PredictInfo",
+    "PredictionError",
     "Predictions",
-    "SimpleAverage", "TopKAverage", "aggregate", "apply_floor", "as_labels", "as_log_probs", "brier_score",
-    "kl_divergence", "log_loss", "make_pool", "perplexity", "reliability", "simple_average", "validate",
+    "SimpleAverage",
+    "TopKAverage",
+    "aggregate",
+    "apply_floor",
+    "as_labels",
+    "as_log_probs",
+    "brier_score",
+    "kl_divergence",
+    "log_loss",
+    "make_pool",
+    "perplexity",
+    "reliability",
+    "simple_average",
+    "validate",
     *_LAZY,
 ]
 

@@ -17,12 +17,13 @@ it top), which is what the folds avoid.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
-from solvers.special import logsumexp
 
 from solvers.progress import ProgressFn, report
+from solvers.special import logsumexp
 
 from .base import Pool
 from .validation import PredictionError, as_log_probs
@@ -87,7 +88,8 @@ def kfold_indices(n_items: int, n_folds: int, random_state: int | None = 0) -> l
         raise PredictionError("n_folds", f"must be an integer >= 2; got {n_folds!r}", code="invalid")
     if n_items < 2:
         raise PredictionError(
-            "labels", "choosing a hyper-parameter by cross-validation needs at least 2 validation items",
+            "labels",
+            "choosing a hyper-parameter by cross-validation needs at least 2 validation items",
             code="too_few_items",
         )
     n_folds = min(int(n_folds), n_items)
@@ -117,7 +119,7 @@ class SimpleAverage(Pool):
     def __init__(self) -> None:
         pass
 
-    def fit(self, log_probs: Any, y: Any = None, **kw: Any) -> "SimpleAverage":  # labels are optional
+    def fit(self, log_probs: Any, y: Any = None, **kw: Any) -> SimpleAverage:  # labels are optional
         return super().fit(log_probs, y, **kw)  # type: ignore[return-value]
 
     def _fit(self, log_probs: np.ndarray, y: np.ndarray | None, progress: ProgressFn | None) -> None:
@@ -153,8 +155,9 @@ class TopKAverage(Pool):
         for each candidate k (only when k was chosen; ``None`` otherwise).
     """
 
-    def __init__(self, k: int | None = None, k_grid: Sequence[int] | None = None, n_folds: int = 5,
-                 random_state: int | None = 0) -> None:
+    def __init__(
+        self, k: int | None = None, k_grid: Sequence[int] | None = None, n_folds: int = 5, random_state: int | None = 0
+    ) -> None:
         self.k = k
         self.k_grid = k_grid
         self.n_folds = n_folds

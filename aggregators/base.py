@@ -28,7 +28,7 @@ import numpy as np
 from solvers.errors import InputError
 from solvers.progress import ProgressFn
 
-from .validation import DEFAULT_FLOOR, Kind, Predictions, PredictionError, apply_floor, as_log_probs, validate
+from .validation import DEFAULT_FLOOR, Kind, PredictionError, Predictions, apply_floor, as_log_probs, validate
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class Pool:
         sig = inspect.signature(type(self).__init__)
         return {p: getattr(self, p) for p in sig.parameters if p != "self"}
 
-    def set_params(self, **params: Any) -> "Pool":
+    def set_params(self, **params: Any) -> Pool:
         for k, v in params.items():
             if k not in self.get_params():
                 raise InputError(k, f"{type(self).__name__} has no parameter {k!r}", code="unknown_parameter")
@@ -92,7 +92,7 @@ class Pool:
             )
 
     # -- public API ---------------------------------------------------------------------------
-    def fit(self, log_probs: Any, y: Any, *, kind: Kind = "log_probs", progress: ProgressFn | None = None) -> "Pool":
+    def fit(self, log_probs: Any, y: Any, *, kind: Kind = "log_probs", progress: ProgressFn | None = None) -> Pool:
         preds, labels = validate(log_probs, y, kind=kind)
         if self.needs_positive:
             preds = apply_floor(preds, self.floor)

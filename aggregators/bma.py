@@ -25,13 +25,14 @@ is then used with the evidence of the whole validation set.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from scipy.special import log_softmax
-from solvers.special import logsumexp
 
 from solvers.progress import ProgressFn, report
+from solvers.special import logsumexp
 
 from .average import kfold_indices, label_log_probs
 from .base import Pool
@@ -129,8 +130,13 @@ class PowerBMA(BMA):
 
     # ``_predict`` is BMA's: the mixture with ``log_weights_``
 
-    def __init__(self, alpha: float | None = None, alpha_grid: Sequence[float] | None = None, n_folds: int = 5,
-                 random_state: int | None = 0) -> None:
+    def __init__(
+        self,
+        alpha: float | None = None,
+        alpha_grid: Sequence[float] | None = None,
+        n_folds: int = 5,
+        random_state: int | None = 0,
+    ) -> None:
         self.alpha = alpha
         self.alpha_grid = alpha_grid
         self.n_folds = n_folds

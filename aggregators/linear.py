@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from solvers.special import logsumexp
 
 from solvers.problems.mixture import MixtureLikelihood
 from solvers.progress import ProgressFn
+from solvers.special import logsumexp
 
 from .base import Pool
 from .validation import PredictionError, as_log_probs, check_weights
@@ -59,8 +59,9 @@ class LinearPool(Pool):
 
     needs_positive = False
 
-    def __init__(self, solver: str = "em", tol: float = 1e-10, max_iter: int | None = None,
-                 solver_options: dict | None = None) -> None:
+    def __init__(
+        self, solver: str = "em", tol: float = 1e-10, max_iter: int | None = None, solver_options: dict | None = None
+    ) -> None:
         self.solver = solver
         self.tol = tol
         self.max_iter = max_iter

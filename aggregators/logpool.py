@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from solvers.special import logsumexp
 
 from solvers.errors import InputError
 from solvers.problems.loglinear import ConditionalLogLinear
 from solvers.progress import ProgressFn
+from solvers.special import logsumexp
 
 from .base import Pool
 from .validation import DEFAULT_FLOOR, PredictionError, as_log_probs, check_weights
@@ -38,8 +38,11 @@ def log_pool(log_probs: Any, weights: Any) -> np.ndarray:
     s = np.einsum("nak,a->nk", lp[:, keep, :], w[keep])
     bad = np.isneginf(s).all(axis=1)
     if bad.any():
-        raise PredictionError("predictions", "the weighted agents leave no class with positive probability "
-                              "(floor zero probabilities first)", item=int(np.flatnonzero(bad)[0]))
+        raise PredictionError(
+            "predictions",
+            "the weighted agents leave no class with positive probability (floor zero probabilities first)",
+            item=int(np.flatnonzero(bad)[0]),
+        )
     return s - logsumexp(s, axis=1, keepdims=True)
 
 
@@ -64,8 +67,15 @@ class LogPool(Pool):
 
     needs_positive = True
 
-    def __init__(self, solver: str = "auto", floor: float | None = DEFAULT_FLOOR, tol: float = 1e-10,
-                 max_iter: int | None = None, dtype: str = "float64", solver_options: dict | None = None) -> None:
+    def __init__(
+        self,
+        solver: str = "auto",
+        floor: float | None = DEFAULT_FLOOR,
+        tol: float = 1e-10,
+        max_iter: int | None = None,
+        dtype: str = "float64",
+        solver_options: dict | None = None,
+    ) -> None:
         self.solver = solver
         self.floor = floor
         self.tol = tol

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from solvers.special import logsumexp
 
 from .validation import PredictionError, as_labels, as_log_probs
@@ -45,15 +46,20 @@ def check_aggregate(log_probs: Any, *, field: str = "log_probs", tol: float = NO
         ) from None
     if arr.ndim != 2:
         raise PredictionError(
-            field, f"must have shape (n_items, n_classes); got {arr.ndim}-D array of shape {tuple(arr.shape)}",
+            field,
+            f"must have shape (n_items, n_classes); got {arr.ndim}-D array of shape {tuple(arr.shape)}",
             code="bad_shape",
         )
     # the one validator checks NaN, +inf, sizes and all--inf rows; agent index is meaningless here
     try:
         as_log_probs(arr[:, None, :], kind="log_probs", field=field)
     except PredictionError as exc:
-        raise PredictionError(exc.field, exc.reason.replace("(n_items, n_agents, n_classes)", "(n_items, n_classes)"),
-                              item=exc.item, code=exc.code) from None
+        raise PredictionError(
+            exc.field,
+            exc.reason.replace("(n_items, n_agents, n_classes)", "(n_items, n_classes)"),
+            item=exc.item,
+            code=exc.code,
+        ) from None
     lse = logsumexp(arr, axis=1)
     bad = np.abs(lse) > tol
     if bad.any():
@@ -107,24 +113,30 @@ def kl_divergence(target: Any, log_probs: Any, *, tol: float = 1e-6) -> float:
     try:
         t = np.asarray(target, dtype=np.float64)
     except (ValueError, TypeError):
-        raise PredictionError("target", "must be a numeric array of probabilities", code="not_numeric_or_ragged") from None
+        raise PredictionError(
+            "target", "must be a numeric array of probabilities", code="not_numeric_or_ragged"
+        ) from None
     if t.ndim == 1 and t.shape[0] == lp.shape[1]:
         t = np.broadcast_to(t, lp.shape)
     if t.shape != lp.shape:
         raise PredictionError(
-            "target", f"shape {tuple(np.shape(target))} does not match the aggregate's {lp.shape}", code="shape_mismatch"
+            "target",
+            f"shape {tuple(np.shape(target))} does not match the aggregate's {lp.shape}",
+            code="shape_mismatch",
         )
     if not np.isfinite(t).all():
         raise PredictionError("target", "contains NaN or inf", item=int(np.argwhere(~np.isfinite(t))[0][0]), code="nan")
     if (t < 0).any():
-        raise PredictionError("target", "contains a negative probability", item=int(np.argwhere(t < 0)[0][0]),
-                              code="negative")
+        raise PredictionError(
+            "target", "contains a negative probability", item=int(np.argwhere(t < 0)[0][0]), code="negative"
+        )
     sums = t.sum(axis=1)
     bad = np.abs(sums - 1.0) > tol
     if bad.any():
         i = int(np.argmax(bad))
-        raise PredictionError("target", f"rows must sum to one within {tol:g}; row sums to {sums[i]:.9g}", item=i,
-                              code="not_normalised")
+        raise PredictionError(
+            "target", f"rows must sum to one within {tol:g}; row sums to {sums[i]:.9g}", item=i, code="not_normalised"
+        )
     pos = t > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(pos, t * (np.log(np.where(pos, t, 1.0)) - lp), 0.0)

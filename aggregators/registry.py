@@ -156,8 +156,17 @@ def aggregate(
     lp = preds.log_probs
 
     if method == "average":
-        _reject(method, weights=weights, gamma=gamma, lam=lam, k=k, alpha=alpha, agents=agents, ranking=ranking,
-                log_evidence=log_evidence)
+        _reject(
+            method,
+            weights=weights,
+            gamma=gamma,
+            lam=lam,
+            k=k,
+            alpha=alpha,
+            agents=agents,
+            ranking=ranking,
+            log_evidence=log_evidence,
+        )
         from .average import simple_average
 
         agg = simple_average(lp)
@@ -180,8 +189,9 @@ def aggregate(
                 )
             order = check_agents(ranking, n_agents, field="ranking")
             if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= len(order):
-                raise PredictionError("k", f"must be an integer in 1..{len(order)} (the ranking's length); got {k!r}",
-                                      code="invalid")
+                raise PredictionError(
+                    "k", f"must be an integer in 1..{len(order)} (the ranking's length); got {k!r}", code="invalid"
+                )
             idx = order[: int(k)]
         agg = simple_average(lp, idx)
         w = np.zeros(n_agents)
@@ -208,22 +218,25 @@ def aggregate(
             a = alpha
         lw = bma_log_weights(log_evidence, a)
         if lw.shape != (n_agents,):
-            raise PredictionError("log_evidence", f"must have one entry per agent ({n_agents}); got {lw.size}",
-                                  code="shape_mismatch")
+            raise PredictionError(
+                "log_evidence", f"must have one entry per agent ({n_agents}); got {lw.size}", code="shape_mismatch"
+            )
         agg = weighted_mixture(lp, lw)
         info["weights"] = np.exp(lw).tolist()
         info["alpha"] = float(a)
     elif method in ("linear", "log"):
-        _reject(method, gamma=gamma, lam=lam, k=k, alpha=alpha, agents=agents, ranking=ranking,
-                log_evidence=log_evidence)
+        _reject(
+            method, gamma=gamma, lam=lam, k=k, alpha=alpha, agents=agents, ranking=ranking, log_evidence=log_evidence
+        )
         w = check_weights(weights, n_agents)
         agg = _load(method, f"{method}_pool")(lp, w)
         info["weights"] = w.tolist()
     else:  # renyi
         _reject(method, k=k, alpha=alpha, agents=agents, ranking=ranking, log_evidence=log_evidence)
         if gamma is None:
-            raise PredictionError("gamma", "the 'renyi' pool needs 'gamma' in (0, 1] (scalar or one per agent)",
-                                  code="missing")
+            raise PredictionError(
+                "gamma", "the 'renyi' pool needs 'gamma' in (0, 1] (scalar or one per agent)", code="missing"
+            )
         w = check_weights(weights, n_agents)
         agg = _load("renyi", "renyi_aggregate")(lp, w, gamma, lam=lam, floor=None)  # floored above
         info["weights"] = w.tolist()

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from solvers.special import logsumexp
 
 from solvers.errors import InputError
 from solvers.progress import ProgressFn, report
+from solvers.special import logsumexp
 
 from .validation import DEFAULT_FLOOR, Kind, PredictionError, apply_floor, as_log_probs, check_weights
 
@@ -179,7 +179,9 @@ def solve_fixed_point(
     n, A, K = L.shape
     if not np.isfinite(L).all():
         raise PredictionError(
-            "predictions", "the Rényi pool needs strictly positive probabilities (apply the floor)", code="zero_probability"
+            "predictions",
+            "the Rényi pool needs strictly positive probabilities (apply the floor)",
+            code="zero_probability",
         )
     wp = mixture_weights(w, gamma)
     if gamma.max() <= GAMMA_LOG_LIMIT:
@@ -210,8 +212,21 @@ def solve_fixed_point(
     for lo in range(0, n, step):
         hi = min(n, lo + step)
         rk.solve_items(
-            Lc[lo:hi], wp, gamma, gidx, ugam, gbar, R[lo:hi], use_init, method == "newton", stable, float(tol),
-            int(max_iter) + 1, sweeps[lo:hi], res[lo:hi], conv[lo:hi],
+            Lc[lo:hi],
+            wp,
+            gamma,
+            gidx,
+            ugam,
+            gbar,
+            R[lo:hi],
+            use_init,
+            method == "newton",
+            stable,
+            float(tol),
+            int(max_iter) + 1,
+            sweeps[lo:hi],
+            res[lo:hi],
+            conv[lo:hi],
         )
         report(progress, hi / n)
     return FixedPointResult(R, sweeps, res, conv, method, "stable" if stable else "fast")

@@ -84,8 +84,19 @@ def renyi_loglik_grad(
     LLm = np.empty((n, A))
     lam_grad = "lam" in want
     rk.adjoint_items(
-        np.ascontiguousarray(La), wp, gamma, gidx.astype(np.int64), ugam, log_q, labels.astype(np.int64),
-        stable, lam_grad, np.ascontiguousarray(L), Wm, GG, LLm,
+        np.ascontiguousarray(La),
+        wp,
+        gamma,
+        gidx.astype(np.int64),
+        ugam,
+        log_q,
+        labels.astype(np.int64),
+        stable,
+        lam_grad,
+        np.ascontiguousarray(L),
+        Wm,
+        GG,
+        LLm,
     )
     S = float(np.sum(w / gamma))
     wbar = Wm.mean(axis=0)

@@ -46,6 +46,7 @@ from solvers.kernels.simplex_log import normalise_log
 STABLE_BELOW = 1e-3
 """Use the ``stable`` evaluation when the smallest γ_i is below this."""
 
+
 @njit(cache=True)
 def _scaled_powers(L, gam, E):
     """``E_i = exp(γ_i (L_i - max L_i))`` (the fast form's setup, max-shifted per agent)."""

@@ -146,8 +146,9 @@ class RenyiPool(Pool):
             lam = np.ones(A)
         mode = self.gamma if isinstance(self.gamma, str) else None
         if mode is not None and mode not in _GAMMA_MODES:
-            raise PredictionError("gamma", f"must be in (0, 1], one per agent, or one of {_GAMMA_MODES}; got {mode!r}",
-                                  code="bad_gamma")
+            raise PredictionError(
+                "gamma", f"must be in (0, 1], one per agent, or one of {_GAMMA_MODES}; got {mode!r}", code="bad_gamma"
+            )
         self.validation_curve_ = None
         if mode is None:
             gamma = check_gamma(self.gamma, A)

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from solvers.special import logsumexp
 
 from solvers.errors import InputError
 from solvers.progress import ProgressFn, report
+from solvers.special import logsumexp
 
 from .renyi_fixed_point import anneal, check_gamma, check_lam, mixture_weights, solve_fixed_point
 from .validation import DEFAULT_FLOOR, Kind, apply_floor, validate

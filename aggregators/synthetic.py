@@ -31,13 +31,14 @@ Decisions where the seed is silent or ambiguous (all are parameters):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 from scipy.stats import norm
 
 from solvers.errors import InputError
+
 __all__ = [
     "BiasedAgentsTask",
     "CountedRenyiProblem",
@@ -156,8 +157,12 @@ def make_biased_agents_task(
     shared_base : every agent scans the same base set (the literal Algorithm 2.2; default) or its own.
     smoothing : pseudo-count added to every class (0: the plain empirical distribution of the seed).
     """
-    for name, v in (("n_agents", n_agents), ("n_classes", n_classes), ("n_validation", n_validation),
-                    ("n_accept", n_accept)):
+    for name, v in (
+        ("n_agents", n_agents),
+        ("n_classes", n_classes),
+        ("n_validation", n_validation),
+        ("n_accept", n_accept),
+    ):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise InputError(name, f"must be a positive integer; got {v!r}")
     if n_classes < 2:
@@ -172,8 +177,16 @@ def make_biased_agents_task(
     validation = rng.choice(n_classes, size=n_validation, p=target)
     bias = rng.uniform(0.0, 1.0, size=(n_agents, n_classes))
     # stream length: enough for the hardest β with a wide margin (expected acceptance rate, 5 sigma)
-    tmp = BiasedAgentsTask(target, validation, bias, np.zeros((n_agents, 0), np.int64), np.zeros((n_agents, 0)),
-                           n_accept, smoothing, betas_arr)
+    tmp = BiasedAgentsTask(
+        target,
+        validation,
+        bias,
+        np.zeros((n_agents, 0), np.int64),
+        np.zeros((n_agents, 0)),
+        n_accept,
+        smoothing,
+        betas_arr,
+    )
     rate = min(float((tmp.accept_probs(b) @ target).min()) for b in betas_arr)
     n_stream = int(np.ceil((n_accept + 5 * np.sqrt(n_accept / rate) + 50) / rate))
     while True:

@@ -125,8 +125,7 @@ def _check_shape(arr: np.ndarray, field: str) -> None:
     if arr.ndim != 3:
         raise PredictionError(
             field,
-            f"must have shape (n_items, n_agents, n_classes); got {arr.ndim}-D array of shape "
-            f"{tuple(arr.shape)}",
+            f"must have shape (n_items, n_agents, n_classes); got {arr.ndim}-D array of shape {tuple(arr.shape)}",
             code="bad_shape",
         )
     n, a, k = arr.shape
@@ -242,7 +241,9 @@ def apply_floor(preds: Predictions, floor: float | None = DEFAULT_FLOOR, *, fiel
     try:
         floor = float(floor)
     except (TypeError, ValueError):
-        raise PredictionError("floor", f"must be a number in (0, 1/n_classes) or None; got {floor!r}", code="bad_floor") from None
+        raise PredictionError(
+            "floor", f"must be a number in (0, 1/n_classes) or None; got {floor!r}", code="bad_floor"
+        ) from None
     if not (0.0 < floor < 1.0 / lp.shape[2]):
         raise PredictionError("floor", f"must lie in (0, 1/n_classes); got {floor!r}", code="bad_floor")
     log_floor = np.log(floor)

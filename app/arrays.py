@@ -40,18 +40,40 @@ def load_npy(data: bytes) -> np.ndarray:
 def from_npy(data: bytes, field: str = "array") -> np.ndarray:
     try:
         arr = np.load(io.BytesIO(data), allow_pickle=False)
-    except Exception as exc:  # last resort on untrusted bytes: ValueError, EOFError, OSError, UnpicklingError, SyntaxError...
-        raise ProblemError(422, f"{field}: not a readable .npy array ({exc.__class__.__name__})", field=field, reason="not a readable .npy array (object arrays are refused)", code="bad-npy") from None
+    except (
+        Exception
+    ) as exc:  # last resort on untrusted bytes: ValueError, EOFError, OSError, UnpicklingError, SyntaxError...
+        raise ProblemError(
+            422,
+            f"{field}: not a readable .npy array ({exc.__class__.__name__})",
+            field=field,
+            reason="not a readable .npy array (object arrays are refused)",
+            code="bad-npy",
+        ) from None
     if not isinstance(arr, np.ndarray):
-        raise ProblemError(422, f"{field}: expected one .npy array", field=field, reason="expected one .npy array", code="bad-npy")
+        raise ProblemError(
+            422, f"{field}: expected one .npy array", field=field, reason="expected one .npy array", code="bad-npy"
+        )
     if arr.dtype.kind not in "biuf":
-        raise ProblemError(422, f"{field}: array dtype {arr.dtype} is not numeric", field=field, reason=f"dtype {arr.dtype} is not numeric", code="bad-npy")
+        raise ProblemError(
+            422,
+            f"{field}: array dtype {arr.dtype} is not numeric",
+            field=field,
+            reason=f"dtype {arr.dtype} is not numeric",
+            code="bad-npy",
+        )
     return arr
 
 
 def check_size(n: int, limit: int, field: str) -> None:
     if n > limit:
-        raise ProblemError(413, f"{field}: {n} numbers exceed the limit of {limit}", field=field, reason=f"more than {limit} numbers", code="too-large")
+        raise ProblemError(
+            413,
+            f"{field}: {n} numbers exceed the limit of {limit}",
+            field=field,
+            reason=f"more than {limit} numbers",
+            code="too-large",
+        )
 
 
 def _count_leaves(x: Any, limit: int) -> int:
@@ -73,17 +95,34 @@ def resolve(value: Any, field: str, *, session: Session | None = None, limit: in
             try:
                 raw = base64.b64decode(value["npy"], validate=True)
             except (binascii.Error, TypeError, ValueError):
-                raise ProblemError(422, f"{field}.npy: not valid base64", field=f"{field}.npy", reason="not valid base64", code="bad-npy") from None
+                raise ProblemError(
+                    422,
+                    f"{field}.npy: not valid base64",
+                    field=f"{field}.npy",
+                    reason="not valid base64",
+                    code="bad-npy",
+                ) from None
             arr = from_npy(raw, field)
             check_size(arr.size, limit, field)
             return arr
         if "array_id" in value:
             if session is None:
-                raise ProblemError(422, f"{field}: array references are not accepted here", field=field, reason="array references are not accepted here")
+                raise ProblemError(
+                    422,
+                    f"{field}: array references are not accepted here",
+                    field=field,
+                    reason="array references are not accepted here",
+                )
             arr = load_upload(session, str(value["array_id"]), field)
             check_size(arr.size, limit, field)
             return arr
-        raise ProblemError(422, f"{field}: an object must be {{'npy': base64}} or {{'array_id': id}}", field=field, reason="unknown array object", code="bad-array")
+        raise ProblemError(
+            422,
+            f"{field}: an object must be {{'npy': base64}} or {{'array_id': id}}",
+            field=field,
+            reason="unknown array object",
+            code="bad-array",
+        )
     if isinstance(value, list):
         check_size(_count_leaves(value, limit), limit, field)
     return value
@@ -93,7 +132,16 @@ def resolve(value: Any, field: str, *, session: Session | None = None, limit: in
 def save_blob(session: Session, owner_type: str, owner_id: str, name: str, arr: np.ndarray) -> None:
     arr = np.asarray(arr)
     session.execute(delete(Blob).where(Blob.owner_type == owner_type, Blob.owner_id == owner_id, Blob.name == name))
-    session.add(Blob(owner_type=owner_type, owner_id=owner_id, name=name, dtype=str(arr.dtype), shape=list(arr.shape), data=to_npy(arr)))
+    session.add(
+        Blob(
+            owner_type=owner_type,
+            owner_id=owner_id,
+            name=name,
+            dtype=str(arr.dtype),
+            shape=list(arr.shape),
+            data=to_npy(arr),
+        )
+    )
 
 
 def load_blobs(session: Session, owner_type: str, owner_id: str) -> dict[str, np.ndarray]:
@@ -102,13 +150,17 @@ def load_blobs(session: Session, owner_type: str, owner_id: str) -> dict[str, np
 
 
 def load_blob(session: Session, owner_type: str, owner_id: str, name: str) -> np.ndarray | None:
-    row = session.scalars(select(Blob).where(Blob.owner_type == owner_type, Blob.owner_id == owner_id, Blob.name == name)).first()
+    row = session.scalars(
+        select(Blob).where(Blob.owner_type == owner_type, Blob.owner_id == owner_id, Blob.name == name)
+    ).first()
     return None if row is None else load_npy(row.data)
 
 
 def load_blob_of_each(session: Session, owner_type: str, owner_ids: list[str], name: str) -> dict[str, np.ndarray]:
     """The blob ``name`` of each owner in ``owner_ids`` (one query), by owner id."""
-    rows = session.scalars(select(Blob).where(Blob.owner_type == owner_type, Blob.owner_id.in_(owner_ids), Blob.name == name)).all()
+    rows = session.scalars(
+        select(Blob).where(Blob.owner_type == owner_type, Blob.owner_id.in_(owner_ids), Blob.name == name)
+    ).all()
     return {r.owner_id: load_npy(r.data) for r in rows}
 
 
@@ -119,7 +171,13 @@ def delete_blobs(session: Session, owner_type: str, owner_id: str) -> None:
 def load_upload(session: Session, array_id: str, field: str = "array_id") -> np.ndarray:
     arr = load_blob(session, "upload", array_id, "data")
     if arr is None:
-        raise ProblemError(422, f"{field}: no uploaded array {array_id!r}", field=field, reason=f"no uploaded array {array_id!r}", code="unknown-array")
+        raise ProblemError(
+            422,
+            f"{field}: no uploaded array {array_id!r}",
+            field=field,
+            reason=f"no uploaded array {array_id!r}",
+            code="unknown-array",
+        )
     return arr
 
 

@@ -91,7 +91,14 @@ def principal_of(request: Request) -> Principal:
         return Principal(None, request.app.state.settings.anonymous_scope_set)
     p = _lookup(request, secret)
     if p is None:
-        raise ProblemError(401, "unknown or revoked API key", field="authorization", reason="unknown or revoked API key", code="bad-key", headers={"WWW-Authenticate": "Bearer"})
+        raise ProblemError(
+            401,
+            "unknown or revoked API key",
+            field="authorization",
+            reason="unknown or revoked API key",
+            code="bad-key",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
     return p
 
 

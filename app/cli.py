@@ -41,9 +41,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print("agora: demo data loaded", file=sys.stderr)
     db.dispose()
     os.environ["AGORA_MIGRATE_ON_STARTUP"] = "false"  # done once above, not again in every worker
-    print(f"agora: serving on http://{args.host}:{args.port} (docs at /docs), database {settings.database_url}", file=sys.stderr)
-    uvicorn.run("app.main:create_app", factory=True, host=args.host, port=args.port, workers=args.workers,
-                log_level=settings.log_level.lower(), access_log=args.access_log)
+    print(
+        f"agora: serving on http://{args.host}:{args.port} (docs at /docs), database {settings.database_url}",
+        file=sys.stderr,
+    )
+    uvicorn.run(
+        "app.main:create_app",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level=settings.log_level.lower(),
+        access_log=args.access_log,
+    )
     return 0
 
 
@@ -113,9 +123,24 @@ def _fit_remote(args: argparse.Namespace, lp: np.ndarray, y: np.ndarray, params:
     with AgoraClient(args.server, api_key=args.api_key or os.environ.get("AGORA_API_KEY")) as c:
         gamma = params.pop("gamma", None)
         solver = params.pop("solver", None)
-        res = c.create_pool(args.method, lp, y, kind=args.kind, gamma=gamma, solver=solver, params=params, background=True if args.background else None, wait=False)
+        res = c.create_pool(
+            args.method,
+            lp,
+            y,
+            kind=args.kind,
+            gamma=gamma,
+            solver=solver,
+            params=params,
+            background=True if args.background else None,
+            wait=False,
+        )
         if res.get("kind") == "pool_fit" and "state" in res:  # a job
-            bar = tqdm(total=100, desc=f"fit {args.method} (server)", disable=args.quiet, bar_format="{l_bar}{bar}| {elapsed}<{remaining}")
+            bar = tqdm(
+                total=100,
+                desc=f"fit {args.method} (server)",
+                disable=args.quiet,
+                bar_format="{l_bar}{bar}| {elapsed}<{remaining}",
+            )
             job = c.wait_job(res["id"], on_progress=lambda j: bar.update(max(0.0, j["percent"] - bar.n)))
             bar.close()
             if job["state"] != "succeeded":
@@ -123,7 +148,10 @@ def _fit_remote(args: argparse.Namespace, lp: np.ndarray, y: np.ndarray, params:
                 return 1
             res = c.get_pool(job["result"]["pool_id"])
         out = {k: res.get(k) for k in ("id", "method", "weights", "gamma", "metrics")}
-        out["fit"] = {k: (res.get("fit") or {}).get(k) for k in ("method", "fun", "n_iter", "n_passes", "converged", "message", "seconds")}
+        out["fit"] = {
+            k: (res.get("fit") or {}).get(k)
+            for k in ("method", "fun", "n_iter", "n_passes", "converged", "message", "seconds")
+        }
         print(json.dumps(out, indent=2, default=str))
     return 0
 

@@ -19,7 +19,8 @@ import base64
 import io
 import time
 import uuid
-from typing import Any, Callable, Iterator, Literal, TypedDict
+from collections.abc import Callable, Iterator
+from typing import Any, Literal, TypedDict
 
 import httpx
 import numpy as np
@@ -90,8 +91,15 @@ def _plain(v: Any) -> Any:
 class AgoraClient:
     """Synchronous client. ``api_key`` defaults to none (anonymous scopes only)."""
 
-    def __init__(self, base_url: str = "http://127.0.0.1:8000", *, api_key: str | None = None, timeout: float = 120.0,
-                 retries: int = 3, transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str = "http://127.0.0.1:8000",
+        *,
+        api_key: str | None = None,
+        timeout: float = 120.0,
+        retries: int = 3,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout, transport=transport)
         self.retries = retries
@@ -100,14 +108,23 @@ class AgoraClient:
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> "AgoraClient":
+    def __enter__(self) -> AgoraClient:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def _request(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None, content: bytes | None = None,
-                 headers: dict[str, str] | None = None, idempotent: bool = False) -> httpx.Response:
+    def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        content: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        idempotent: bool = False,
+    ) -> httpx.Response:
         headers = dict(headers or {})
         if method == "POST" and idempotent:
             headers.setdefault("Idempotency-Key", str(uuid.uuid4()))
@@ -140,17 +157,33 @@ class AgoraClient:
         """Upload an array once (``.npy``); returns its id, usable wherever an array is expected."""
         buf = io.BytesIO()
         np.save(buf, np.ascontiguousarray(np.asarray(arr)), allow_pickle=False)
-        r = self._request("POST", "/v1/arrays", content=buf.getvalue(), headers={"Content-Type": "application/x-npy"}, idempotent=True)
+        r = self._request(
+            "POST", "/v1/arrays", content=buf.getvalue(), headers={"Content-Type": "application/x-npy"}, idempotent=True
+        )
         return r.json()["id"]
 
     def download_array(self, array_id: str) -> np.ndarray:
         return np.load(io.BytesIO(self._request("GET", f"/v1/arrays/{array_id}/data").content), allow_pickle=False)
 
-    def aggregate(self, predictions: Any, *, method: str = "average", kind: Kind = "log_probs", output: Kind | None = None,
-                  info: bool = False, **params: Any) -> np.ndarray | tuple[np.ndarray, dict[str, Any]]:
+    def aggregate(
+        self,
+        predictions: Any,
+        *,
+        method: str = "average",
+        kind: Kind = "log_probs",
+        output: Kind | None = None,
+        info: bool = False,
+        **params: Any,
+    ) -> np.ndarray | tuple[np.ndarray, dict[str, Any]]:
         """Stateless pooling; returns the ``(n_items, n_classes)`` aggregate (and ``info`` if asked)."""
         params = {k: (np.asarray(v).tolist() if isinstance(v, np.ndarray) else v) for k, v in params.items()}
-        body = {"method": method, "kind": kind, "predictions": _array_in(predictions), "params": params, "format": "npy"}
+        body = {
+            "method": method,
+            "kind": kind,
+            "predictions": _array_in(predictions),
+            "params": params,
+            "format": "npy",
+        }
         if output:
             body["output"] = output
         d = self._request("POST", "/v1/aggregate", json=body).json()
@@ -164,7 +197,14 @@ class AgoraClient:
     def cancel_job(self, job_id: str) -> Job:
         return self._request("POST", f"/v1/jobs/{job_id}/cancel").json()
 
-    def wait_job(self, job_id: str, *, timeout: float = 3600.0, poll: float = 0.2, on_progress: Callable[[Job], None] | None = None) -> Job:
+    def wait_job(
+        self,
+        job_id: str,
+        *,
+        timeout: float = 3600.0,
+        poll: float = 0.2,
+        on_progress: Callable[[Job], None] | None = None,
+    ) -> Job:
         """Poll until the job ends; returns it (whatever its final state)."""
         t0 = time.monotonic()
         while True:
@@ -185,16 +225,37 @@ class AgoraClient:
             return d
         job = self.wait_job(d["id"])
         if job["state"] != "succeeded":
-            raise JobFailed(422 if job["state"] == "failed" else 409, {"detail": f"job {job['id']} {job['state']}", **(job.get("error") or {}), "job": job})
+            raise JobFailed(
+                422 if job["state"] == "failed" else 409,
+                {"detail": f"job {job['id']} {job['state']}", **(job.get("error") or {}), "job": job},
+            )
         return fetch(job)
 
     # -- pools ------------------------------------------------------------------------------------------
-    def create_pool(self, method: str, predictions: Any, labels: Any, *, kind: Kind = "log_probs", gamma: Any = None,
-                    solver: str | None = None, name: str = "", params: dict[str, Any] | None = None,
-                    background: bool | None = None, wait: bool = True, idempotency_key: str | None = None) -> dict[str, Any]:
+    def create_pool(
+        self,
+        method: str,
+        predictions: Any,
+        labels: Any,
+        *,
+        kind: Kind = "log_probs",
+        gamma: Any = None,
+        solver: str | None = None,
+        name: str = "",
+        params: dict[str, Any] | None = None,
+        background: bool | None = None,
+        wait: bool = True,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
         """Fit a pool; returns the pool (waiting for its job if the server ran it in the background)."""
-        body: dict[str, Any] = {"method": method, "kind": kind, "name": name, "predictions": _array_in(predictions),
-                                "labels": _array_in(np.asarray(labels) if not isinstance(labels, str) else labels), "params": params or {}}
+        body: dict[str, Any] = {
+            "method": method,
+            "kind": kind,
+            "name": name,
+            "predictions": _array_in(predictions),
+            "labels": _array_in(np.asarray(labels) if not isinstance(labels, str) else labels),
+            "params": params or {},
+        }
         if gamma is not None:
             body["gamma"] = np.asarray(gamma).tolist() if isinstance(gamma, np.ndarray) else gamma
         if solver is not None:
@@ -221,8 +282,15 @@ class AgoraClient:
             if not cursor:
                 return
 
-    def predict(self, pool_id: str, predictions: Any, *, kind: Kind = "log_probs", output: Kind = "log_probs",
-                labels: Any = None) -> np.ndarray | tuple[np.ndarray, dict[str, Any]]:
+    def predict(
+        self,
+        pool_id: str,
+        predictions: Any,
+        *,
+        kind: Kind = "log_probs",
+        output: Kind = "log_probs",
+        labels: Any = None,
+    ) -> np.ndarray | tuple[np.ndarray, dict[str, Any]]:
         """Pool new predictions with a stored pool; with ``labels`` also returns the metrics."""
         body: dict[str, Any] = {"kind": kind, "predictions": _array_in(predictions), "output": output, "format": "npy"}
         if labels is not None:
@@ -235,18 +303,40 @@ class AgoraClient:
         self._request("DELETE", f"/v1/pools/{pool_id}")
 
     # -- markets ----------------------------------------------------------------------------------------
-    def equilibrium(self, predictions: Any, *, kind: Kind = "log_probs", utilities: Any = "log", wealth: Any = None,
-                    method: str = "auto", output: Kind = "log_probs") -> tuple[np.ndarray, dict[str, Any]]:
+    def equilibrium(
+        self,
+        predictions: Any,
+        *,
+        kind: Kind = "log_probs",
+        utilities: Any = "log",
+        wealth: Any = None,
+        method: str = "auto",
+        output: Kind = "log_probs",
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         """Stateless market clearing: returns the ``(n_items, n_classes)`` prices and the checks."""
-        body: dict[str, Any] = {"kind": kind, "predictions": _array_in(predictions), "utilities": _plain(utilities),
-                                "method": method, "output": output, "format": "npy"}
+        body: dict[str, Any] = {
+            "kind": kind,
+            "predictions": _array_in(predictions),
+            "utilities": _plain(utilities),
+            "method": method,
+            "output": output,
+            "format": "npy",
+        }
         if wealth is not None:
             body["wealth"] = np.asarray(wealth, dtype=float).tolist()
         d = self._request("POST", "/v1/markets/equilibrium", json=body).json()
         return _array_out(d["prices"]), d["summary"]
 
-    def create_market(self, n_agents: int, *, utilities: Any = "log", wealth: Any = None, name: str = "",
-                      idempotency_key: str | None = None, **options: Any) -> dict[str, Any]:
+    def create_market(
+        self,
+        n_agents: int,
+        *,
+        utilities: Any = "log",
+        wealth: Any = None,
+        name: str = "",
+        idempotency_key: str | None = None,
+        **options: Any,
+    ) -> dict[str, Any]:
         """A market of ``n_agents`` agents; ``options``: mode, batch_size, max_epochs, wealth_tol, tol, method, floor."""
         body: dict[str, Any] = {"n_agents": n_agents, "utilities": _plain(utilities), "name": name, **options}
         if wealth is not None:
@@ -257,19 +347,41 @@ class AgoraClient:
     def get_market(self, market_id: str) -> dict[str, Any]:
         return self._request("GET", f"/v1/markets/{market_id}").json()
 
-    def train_market(self, market_id: str, predictions: Any, labels: Any, *, kind: Kind = "log_probs", mode: str | None = None,
-                     batch_size: int | None = None, max_epochs: int | None = None, background: bool | None = None,
-                     wait: bool = True, idempotency_key: str | None = None) -> dict[str, Any]:
+    def train_market(
+        self,
+        market_id: str,
+        predictions: Any,
+        labels: Any,
+        *,
+        kind: Kind = "log_probs",
+        mode: str | None = None,
+        batch_size: int | None = None,
+        max_epochs: int | None = None,
+        background: bool | None = None,
+        wait: bool = True,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
         """Train from the current wealth; returns the market (after its job, if one was needed)."""
-        body: dict[str, Any] = {"kind": kind, "predictions": _array_in(predictions), "labels": _array_in(np.asarray(labels))}
-        for k, v in (("mode", mode), ("batch_size", batch_size), ("max_epochs", max_epochs), ("background", background)):
+        body: dict[str, Any] = {
+            "kind": kind,
+            "predictions": _array_in(predictions),
+            "labels": _array_in(np.asarray(labels)),
+        }
+        for k, v in (
+            ("mode", mode),
+            ("batch_size", batch_size),
+            ("max_epochs", max_epochs),
+            ("background", background),
+        ):
             if v is not None:
                 body[k] = v
         hdr = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         r = self._request("POST", f"/v1/markets/{market_id}/train", json=body, headers=hdr, idempotent=True)
         return self._finish(r, wait, lambda job: self.get_market(market_id))
 
-    def market_predict(self, market_id: str, predictions: Any, *, kind: Kind = "log_probs", output: Kind = "log_probs") -> np.ndarray:
+    def market_predict(
+        self, market_id: str, predictions: Any, *, kind: Kind = "log_probs", output: Kind = "log_probs"
+    ) -> np.ndarray:
         body = {"kind": kind, "predictions": _array_in(predictions), "output": output, "format": "npy"}
         return _array_out(self._request("POST", f"/v1/markets/{market_id}/predict", json=body).json()["prices"])
 
@@ -298,11 +410,26 @@ class AgoraClient:
     def problems(self) -> list[dict[str, Any]]:
         return self._request("GET", "/v1/solve/problems").json()
 
-    def solve(self, problem: str, data: dict[str, Any], *, method: str = "auto", x0: Any = None, tol: float | None = None,
-              max_iter: int | None = None, background: bool | None = None, wait: bool = True, **options: Any) -> dict[str, Any]:
+    def solve(
+        self,
+        problem: str,
+        data: dict[str, Any],
+        *,
+        method: str = "auto",
+        x0: Any = None,
+        tol: float | None = None,
+        max_iter: int | None = None,
+        background: bool | None = None,
+        wait: bool = True,
+        **options: Any,
+    ) -> dict[str, Any]:
         """Run ``method`` on ``problem`` built from ``data``; returns the result with its trace."""
-        body: dict[str, Any] = {"problem": problem, "method": method, "options": options,
-                                "data": {k: (_array_in(v) if isinstance(v, np.ndarray) else v) for k, v in data.items()}}
+        body: dict[str, Any] = {
+            "problem": problem,
+            "method": method,
+            "options": options,
+            "data": {k: (_array_in(v) if isinstance(v, np.ndarray) else v) for k, v in data.items()},
+        }
         if x0 is not None:
             body["x0"] = np.asarray(x0, dtype=float).tolist()
         if tol is not None:

@@ -25,10 +25,10 @@ class Base(DeclarativeBase):
 def normalise_url(url: str) -> str:
     """Make a relative SQLite path's folder exist and pick psycopg 3 for bare ``postgresql://``."""
     if url.startswith("sqlite:///") and not url.startswith("sqlite:////") and ":memory:" not in url:
-        path = Path(url[len("sqlite:///"):])
+        path = Path(url[len("sqlite:///") :])
         path.parent.mkdir(parents=True, exist_ok=True)
     elif url.startswith("sqlite:////"):
-        Path(url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
+        Path(url[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
     if url.startswith("postgresql://") or url.startswith("postgres://"):
         url = "postgresql+psycopg://" + url.split("://", 1)[1]
     return url
@@ -61,7 +61,7 @@ class Database:
     sessions: sessionmaker[Session]
 
     @classmethod
-    def from_url(cls, url: str) -> "Database":
+    def from_url(cls, url: str) -> Database:
         engine = make_engine(url)
         return cls(engine, sessionmaker(engine, expire_on_commit=False))
 

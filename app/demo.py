@@ -45,17 +45,21 @@ DEMO_ETAS = (3.0, 30.0)
 """The demo run's Rényi sweep (η = 1/γ; η = 1 comes from the linear pool): two fits keep the queued
 job to a few minutes on a small machine; the lab can rerun it with a finer sweep."""
 
-TASK = ("Predict the 6-bit grey level (64 classes) of a pixel from the 9x4 patch above it and the 4 pixels "
-        "to its left (seed 000, Algorithm 2.3), on scikit-image's bundled natural images. Submit one row of "
-        "(unnormalised) log-probabilities over the 64 levels per test item id; the server normalises the rows. "
-        "Scored by perplexity (Eq. 2.26): uniform guessing scores 64.")
+TASK = (
+    "Predict the 6-bit grey level (64 classes) of a pixel from the 9x4 patch above it and the 4 pixels "
+    "to its left (seed 000, Algorithm 2.3), on scikit-image's bundled natural images. Submit one row of "
+    "(unnormalised) log-probabilities over the 64 levels per test item id; the server normalises the rows. "
+    "Scored by perplexity (Eq. 2.26): uniform guessing scores 64."
+)
 
 
 def _organiser_key(session, key_file: Path) -> str:
     """The demo organiser's key id (created once; its secret is written to ``key_file``)."""
     if key_file.is_file():
         secret = key_file.read_text().strip()
-        row = session.scalars(select(ApiKey).where(ApiKey.key_hash == hash_key(secret), ApiKey.revoked.is_(False))).first()
+        row = session.scalars(
+            select(ApiKey).where(ApiKey.key_hash == hash_key(secret), ApiKey.revoked.is_(False))
+        ).first()
         if row is not None:
             return row.id
     row, secret = create_key(session, "demo organiser", ["read", "write"])
@@ -86,8 +90,20 @@ def _npz(**arrays) -> bytes:
     return buf.getvalue()
 
 
-def _populate(db, owner: str, *, tag: str, title: str, seed: int, n_test: int, n_train: int, closed: bool,
-              cache_dir: str, keep: slice | None = None, aggregate: bool = True) -> str:
+def _populate(
+    db,
+    owner: str,
+    *,
+    tag: str,
+    title: str,
+    seed: int,
+    n_test: int,
+    n_train: int,
+    closed: bool,
+    cache_dir: str,
+    keep: slice | None = None,
+    aggregate: bool = True,
+) -> str:
     tr, te, agents = make_demo_data(n_train=n_train, n_test=n_test, seed=seed, cache_dir=cache_dir)
     if keep is not None:
         agents = agents[keep]
@@ -95,14 +111,36 @@ def _populate(db, owner: str, *, tag: str, title: str, seed: int, n_test: int, n
     start = now - timedelta(days=len(agents) + 3)
     with db.sessions() as s:
         comp = svc.create_competition(
-            s, owner_key_id=owner, title=title, description=TASK, n_classes=64, labels=te.y, item_ids=np.arange(n_test) + 100_000,
-            public_fraction=0.5, daily_cap=5, n_select=2, deadline=now + timedelta(days=30),
-            extra={"demo": tag, "task": "pixel grey level, 64 classes (Algorithm 2.3)",
-                   "files": [] if closed else ["train.npz", "test.npz"]},
+            s,
+            owner_key_id=owner,
+            title=title,
+            description=TASK,
+            n_classes=64,
+            labels=te.y,
+            item_ids=np.arange(n_test) + 100_000,
+            public_fraction=0.5,
+            daily_cap=5,
+            n_select=2,
+            deadline=now + timedelta(days=30),
+            extra={
+                "demo": tag,
+                "task": "pixel grey level, 64 classes (Algorithm 2.3)",
+                "files": [] if closed else ["train.npz", "test.npz"],
+            },
         )
         if not closed:
-            _add_file(s, comp, "train.npz", _npz(x=tr.x.astype(np.uint8), y=tr.y.astype(np.uint8), image=tr.img.astype(np.uint8)))
-            _add_file(s, comp, "test.npz", _npz(x=te.x.astype(np.uint8), image=te.img.astype(np.uint8), id=np.arange(n_test) + 100_000))
+            _add_file(
+                s,
+                comp,
+                "train.npz",
+                _npz(x=tr.x.astype(np.uint8), y=tr.y.astype(np.uint8), image=tr.img.astype(np.uint8)),
+            )
+            _add_file(
+                s,
+                comp,
+                "test.npz",
+                _npz(x=te.x.astype(np.uint8), image=te.img.astype(np.uint8), id=np.arange(n_test) + 100_000),
+            )
             s.commit()
         people: dict[str, Any] = {}
         ids = np.arange(n_test) + 100_000
@@ -110,7 +148,9 @@ def _populate(db, owner: str, *, tag: str, title: str, seed: int, n_test: int, n
             if who not in people:
                 people[who], _ = svc.join(s, comp, who)
             when = start + timedelta(days=j, hours=int(j * 7) % 24)
-            svc.submit(s, comp, people[who], parsing.to_npy(ids, lp), description=what, filename=f"{who}-{j}.npy", now=when)
+            svc.submit(
+                s, comp, people[who], parsing.to_npy(ids, lp), description=what, filename=f"{who}-{j}.npy", now=when
+            )
         if closed:
             comp.deadline = now - timedelta(hours=1)
             s.commit()
@@ -125,8 +165,14 @@ def queue_aggregation(session, comp: Competition) -> str:
     starts, and the lab shows its progress. (Fitting every pool takes longer than the demo's
     start-up budget on a small machine, so :func:`load_demo` does not wait for it.)"""
     run = svc.new_aggregation(session, comp, {"etas": list(DEMO_ETAS)})
-    job = JobRow(id=new_id("job"), kind=svc.JOB_KIND, state="queued", spec={"aggregation_id": run.id},
-                 resource_type="competition", resource_id=comp.id)
+    job = JobRow(
+        id=new_id("job"),
+        kind=svc.JOB_KIND,
+        state="queued",
+        spec={"aggregation_id": run.id},
+        resource_type="competition",
+        resource_id=comp.id,
+    )
     session.add(job)
     run.job_id = job.id
     session.commit()
@@ -150,10 +196,36 @@ def load_demo(db, *, n_test: int = 4000, n_train: int = 30000, settings: Setting
             if comp is not None and comp.owner_key_id != owner:
                 comp.owner_key_id = owner
         s.commit()
-    out[TAG_CLOSED] = closed.id if closed else _populate(
-        db, owner, tag=TAG_CLOSED, title="Pixel grey levels (demo, closed)", seed=2026, n_test=n_test, n_train=n_train, closed=True,
-        cache_dir=cache)
-    out[TAG_OPEN] = opened.id if opened else _populate(
-        db, owner, tag=TAG_OPEN, title="Pixel grey levels (demo, open)", seed=7, n_test=n_test // 2, n_train=n_train, closed=False,
-        cache_dir=cache, keep=slice(0, 22, 3), aggregate=False)
+    out[TAG_CLOSED] = (
+        closed.id
+        if closed
+        else _populate(
+            db,
+            owner,
+            tag=TAG_CLOSED,
+            title="Pixel grey levels (demo, closed)",
+            seed=2026,
+            n_test=n_test,
+            n_train=n_train,
+            closed=True,
+            cache_dir=cache,
+        )
+    )
+    out[TAG_OPEN] = (
+        opened.id
+        if opened
+        else _populate(
+            db,
+            owner,
+            tag=TAG_OPEN,
+            title="Pixel grey levels (demo, open)",
+            seed=7,
+            n_test=n_test // 2,
+            n_train=n_train,
+            closed=False,
+            cache_dir=cache,
+            keep=slice(0, 22, 3),
+            aggregate=False,
+        )
+    )
     return out

@@ -37,8 +37,21 @@ def require(scope: str):
         p = principal_of(request)
         if not p.allows(scope):
             if p.anonymous:
-                raise ProblemError(401, f"this endpoint needs an API key with scope {scope!r}", field="authorization", reason=f"missing API key with scope {scope!r}", code="unauthenticated", headers={"WWW-Authenticate": "Bearer"})
-            raise ProblemError(403, f"this API key lacks scope {scope!r}", field="authorization", reason=f"missing scope {scope!r}", code="forbidden")
+                raise ProblemError(
+                    401,
+                    f"this endpoint needs an API key with scope {scope!r}",
+                    field="authorization",
+                    reason=f"missing API key with scope {scope!r}",
+                    code="unauthenticated",
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+            raise ProblemError(
+                403,
+                f"this API key lacks scope {scope!r}",
+                field="authorization",
+                reason=f"missing scope {scope!r}",
+                code="forbidden",
+            )
         return p
 
     dep.__name__ = f"require_{scope}"
@@ -51,7 +64,14 @@ def get_caller(request: Request, session: Session = Depends(get_session)) -> Cal
     if secret is not None and secret.startswith("agp_"):
         p = participant_by_token(session, secret)
         if p is None:
-            raise ProblemError(401, "unknown participant token", field="authorization", reason="unknown participant token", code="bad-key", headers={"WWW-Authenticate": "Bearer"})
+            raise ProblemError(
+                401,
+                "unknown participant token",
+                field="authorization",
+                reason="unknown participant token",
+                code="bad-key",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
         return Caller(participant=p)
     pr = principal_of(request)
     return Caller(key_id=pr.key_id, scopes=pr.scopes)

@@ -12,7 +12,6 @@ that leaks nothing.
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -59,13 +58,20 @@ class ProblemError(Exception):
         self.status = status
         self.detail = detail
         self.code = code or _TITLES.get(status, "error").lower().replace(" ", "-")
-        self.errors = errors if errors is not None else (
-            [{"field": field, "reason": reason or detail}] if field else []
+        self.errors = (
+            errors if errors is not None else ([{"field": field, "reason": reason or detail}] if field else [])
         )
         self.headers = headers or {}
 
 
-def problem_body(status: int, detail: str, *, code: str | None = None, errors: list[dict[str, Any]] | None = None, instance: str | None = None) -> dict[str, Any]:
+def problem_body(
+    status: int,
+    detail: str,
+    *,
+    code: str | None = None,
+    errors: list[dict[str, Any]] | None = None,
+    instance: str | None = None,
+) -> dict[str, Any]:
     title = _TITLES.get(status, "Error")
     body: dict[str, Any] = {
         "type": TYPE_BASE + (code or title.lower().replace(" ", "-")),
@@ -80,8 +86,21 @@ def problem_body(status: int, detail: str, *, code: str | None = None, errors: l
     return body
 
 
-def problem_response(status: int, detail: str, *, code: str | None = None, errors: list[dict[str, Any]] | None = None, instance: str | None = None, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(problem_body(status, detail, code=code, errors=errors, instance=instance), status_code=status, media_type=PROBLEM, headers=headers)
+def problem_response(
+    status: int,
+    detail: str,
+    *,
+    code: str | None = None,
+    errors: list[dict[str, Any]] | None = None,
+    instance: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    return JSONResponse(
+        problem_body(status, detail, code=code, errors=errors, instance=instance),
+        status_code=status,
+        media_type=PROBLEM,
+        headers=headers,
+    )
 
 
 def input_problem(exc: InputError) -> ProblemError:
@@ -89,16 +108,17 @@ def input_problem(exc: InputError) -> ProblemError:
     return ProblemError(422, str(exc), errors=[exc.to_dict()], code=exc.code)
 
 
-def library_error(exc: Exception) -> ProblemError:
-    """A ``ValueError``/``TypeError`` from the library, as a 422 problem."""
+def library_error(exc: Exception, field: str = "params") -> ProblemError:
+    """A library error raised on a request's values, as a 422 problem.
+
+    The library raises :class:`~solvers.errors.InputError`, which names its own field and location.
+    Any other ``ValueError``/``TypeError`` (a wrong keyword argument, an option of the wrong type
+    caught by Python itself) is reported under ``field``, the request part the caller passed them in;
+    the message text is never parsed.
+    """
     if isinstance(exc, InputError):
         return input_problem(exc)
     msg = str(exc) or exc.__class__.__name__
-    field = getattr(exc, "field", None)
-    if not field:
-        # the library's convention: "name: reason"
-        head, sep, rest = msg.partition(":")
-        field = head.strip() if sep and re.fullmatch(r"[A-Za-z_][\w.\[\]]{0,60}", head.strip()) else "params"
     return ProblemError(422, msg, errors=[{"field": field, "reason": msg}], code="invalid-parameters")
 
 
@@ -111,7 +131,9 @@ def install(app: FastAPI) -> None:
     """Register the problem+json handlers on ``app``."""
 
     def answer(request: Request, exc: ProblemError) -> JSONResponse:
-        return problem_response(exc.status, exc.detail, code=exc.code, errors=exc.errors, instance=request.url.path, headers=exc.headers)
+        return problem_response(
+            exc.status, exc.detail, code=exc.code, errors=exc.errors, instance=request.url.path, headers=exc.headers
+        )
 
     @app.exception_handler(ProblemError)
     async def _problem(request: Request, exc: ProblemError):
@@ -128,18 +150,30 @@ def install(app: FastAPI) -> None:
         for e in exc.errors():
             if e.get("type") == "json_invalid":
                 status = 400
-            errors.append({
-                "field": _loc_to_field(tuple(e.get("loc", ()))),
-                "reason": e.get("msg", "invalid"),
-                "code": e.get("type", "invalid"),
-            })
-        detail = "malformed JSON body" if status == 400 else "; ".join(f"{x['field']}: {x['reason']}" for x in errors[:5])
-        return problem_response(status, detail, code="malformed-json" if status == 400 else "validation-error", errors=errors, instance=request.url.path)
+            errors.append(
+                {
+                    "field": _loc_to_field(tuple(e.get("loc", ()))),
+                    "reason": e.get("msg", "invalid"),
+                    "code": e.get("type", "invalid"),
+                }
+            )
+        detail = (
+            "malformed JSON body" if status == 400 else "; ".join(f"{x['field']}: {x['reason']}" for x in errors[:5])
+        )
+        return problem_response(
+            status,
+            detail,
+            code="malformed-json" if status == 400 else "validation-error",
+            errors=errors,
+            instance=request.url.path,
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException):
         detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
-        return problem_response(exc.status_code, detail, instance=request.url.path, headers=getattr(exc, "headers", None))
+        return problem_response(
+            exc.status_code, detail, instance=request.url.path, headers=getattr(exc, "headers", None)
+        )
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception):

@@ -4,7 +4,8 @@ floats become ``null``, the API's convention for ``-inf`` log-probabilities)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 from fastapi import Request, Response
@@ -40,4 +41,9 @@ def _default(o: Any) -> Any:
 
 def json_response(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     """A JSON response written by orjson (NumPy arrays allowed anywhere in ``payload``)."""
-    return Response(orjson.dumps(payload, default=_default, option=OPTS), status_code=status, media_type="application/json", headers=headers)
+    return Response(
+        orjson.dumps(payload, default=_default, option=OPTS),
+        status_code=status,
+        media_type="application/json",
+        headers=headers,
+    )

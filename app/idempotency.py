@@ -49,8 +49,13 @@ class IdempotencyMiddleware:
             return await self.app(scope, receive, send)
         key = key_b.decode("latin-1").strip()
         if not key or len(key) > 255:
-            return await send_problem(send, 400, "Idempotency-Key must be 1..255 characters", "bad-idempotency-key",
-                                      [{"field": "Idempotency-Key", "reason": "must be 1..255 characters"}])
+            return await send_problem(
+                send,
+                400,
+                "Idempotency-Key must be 1..255 characters",
+                "bad-idempotency-key",
+                [{"field": "Idempotency-Key", "reason": "must be 1..255 characters"}],
+            )
         # read the whole body (its size was already bounded by the body limit middleware)
         chunks = []
         more = True
@@ -79,7 +84,9 @@ class IdempotencyMiddleware:
                     return "new", rec.id, None
                 except IntegrityError:
                     s.rollback()
-                old = s.scalars(select(IdempotencyRecord).where(IdempotencyRecord.owner == owner, IdempotencyRecord.key == key)).first()
+                old = s.scalars(
+                    select(IdempotencyRecord).where(IdempotencyRecord.owner == owner, IdempotencyRecord.key == key)
+                ).first()
                 if old is None:  # expired and deleted meanwhile
                     return "retry", None, None
                 if old.created_at is not None and aware(old.created_at) < utcnow() - ttl:
@@ -97,11 +104,22 @@ class IdempotencyMiddleware:
             if status != "retry":
                 break
         if status == "mismatch":
-            return await send_problem(send, 422, "this Idempotency-Key was used with a different request", "idempotency-mismatch",
-                                      [{"field": "Idempotency-Key", "reason": "already used with a different method, path or body"}])
+            return await send_problem(
+                send,
+                422,
+                "this Idempotency-Key was used with a different request",
+                "idempotency-mismatch",
+                [{"field": "Idempotency-Key", "reason": "already used with a different method, path or body"}],
+            )
         if status == "pending":
-            return await send_problem(send, 409, "a request with this Idempotency-Key is still being processed; retry later", "idempotency-in-progress",
-                                      [{"field": "Idempotency-Key", "reason": "request in progress"}], [(b"retry-after", b"1")])
+            return await send_problem(
+                send,
+                409,
+                "a request with this Idempotency-Key is still being processed; retry later",
+                "idempotency-in-progress",
+                [{"field": "Idempotency-Key", "reason": "request in progress"}],
+                [(b"retry-after", b"1")],
+            )
         if status == "done":
             code, hdrs, payload = stored
             raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in (hdrs or [])]
@@ -115,7 +133,9 @@ class IdempotencyMiddleware:
         async def capture(message):
             if message["type"] == "http.response.start":
                 captured["status"] = message["status"]
-                captured["headers"] = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in message.get("headers", [])]
+                captured["headers"] = [
+                    (k.decode("latin-1"), v.decode("latin-1")) for k, v in message.get("headers", [])
+                ]
             elif message["type"] == "http.response.body":
                 captured["body"].append(message.get("body", b""))
             await send(message)

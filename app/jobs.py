@@ -20,10 +20,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from sqlalchemy import select, update
@@ -95,11 +96,28 @@ class JobRunner:
         self._thread: threading.Thread | None = None
 
     # -- creation -----------------------------------------------------------------------------------
-    def submit(self, session: Session, kind: str, spec: dict[str, Any], inputs: dict[str, np.ndarray], *, resource_type: str | None = None, resource_id: str | None = None, job_id: str | None = None) -> JobRow:
+    def submit(
+        self,
+        session: Session,
+        kind: str,
+        spec: dict[str, Any],
+        inputs: dict[str, np.ndarray],
+        *,
+        resource_type: str | None = None,
+        resource_id: str | None = None,
+        job_id: str | None = None,
+    ) -> JobRow:
         """Persist a queued job (commits ``session``) and wake the poller."""
         if kind not in _HANDLERS:
             raise ValueError(f"no handler for job kind {kind!r}")
-        job = JobRow(id=job_id or new_id("job"), kind=kind, state="queued", spec=spec, resource_type=resource_type, resource_id=resource_id)
+        job = JobRow(
+            id=job_id or new_id("job"),
+            kind=kind,
+            state="queued",
+            spec=spec,
+            resource_type=resource_type,
+            resource_id=resource_id,
+        )
         session.add(job)
         for name, arr in inputs.items():
             save_blob(session, "job", job.id, name, arr)
@@ -153,7 +171,11 @@ class JobRunner:
             stale = s.scalars(select(JobRow.id).where(JobRow.state == "running", JobRow.heartbeat < cutoff)).all()
             for jid in stale:
                 if jid not in mine:
-                    s.execute(update(JobRow).where(JobRow.id == jid, JobRow.state == "running", JobRow.heartbeat < cutoff).values(state="queued"))
+                    s.execute(
+                        update(JobRow)
+                        .where(JobRow.id == jid, JobRow.state == "running", JobRow.heartbeat < cutoff)
+                        .values(state="queued")
+                    )
             s.commit()
 
     def _claim_some(self) -> None:
@@ -162,13 +184,16 @@ class JobRunner:
         if free <= 0:
             return
         with self.db.sessions() as s:
-            queued = s.scalars(select(JobRow.id).where(JobRow.state == "queued").order_by(JobRow.created_at).limit(free)).all()
+            queued = s.scalars(
+                select(JobRow.id).where(JobRow.state == "queued").order_by(JobRow.created_at).limit(free)
+            ).all()
         for jid in queued:
             if self._stop.is_set():
                 return
             with self.db.sessions() as s:
                 res = s.execute(
-                    update(JobRow).where(JobRow.id == jid, JobRow.state == "queued")
+                    update(JobRow)
+                    .where(JobRow.id == jid, JobRow.state == "queued")
                     .values(state="running", started_at=utcnow(), heartbeat=utcnow(), attempts=JobRow.attempts + 1)
                 )
                 s.commit()
@@ -203,13 +228,20 @@ class JobRunner:
                 self._finish(jid, state="cancelled", finished_at=utcnow(), eta_seconds=None)
                 return
             if job.attempts > MAX_ATTEMPTS:
-                self._finish(jid, state="failed", finished_at=utcnow(), error={"detail": f"gave up after {MAX_ATTEMPTS} attempts (the server stopped during each)"})
+                self._finish(
+                    jid,
+                    state="failed",
+                    finished_at=utcnow(),
+                    error={"detail": f"gave up after {MAX_ATTEMPTS} attempts (the server stopped during each)"},
+                )
                 return
             kind, spec = job.kind, dict(job.spec or {})
             inputs = load_blobs(s, "job", jid)
         fn = _HANDLERS.get(kind)
         if fn is None:
-            self._finish(jid, state="failed", finished_at=utcnow(), error={"detail": f"no handler for job kind {kind!r}"})
+            self._finish(
+                jid, state="failed", finished_at=utcnow(), error={"detail": f"no handler for job kind {kind!r}"}
+            )
             return
         t0 = time.monotonic()
         last = [0.0]
@@ -226,7 +258,9 @@ class JobRunner:
             eta = elapsed * (1.0 - f) / f if f > 0.005 else None
             with self.db.sessions() as s2:
                 cancel = s2.scalar(select(JobRow.cancel_requested).where(JobRow.id == jid))
-                s2.execute(update(JobRow).where(JobRow.id == jid).values(progress=f, eta_seconds=eta, heartbeat=utcnow()))
+                s2.execute(
+                    update(JobRow).where(JobRow.id == jid).values(progress=f, eta_seconds=eta, heartbeat=utcnow())
+                )
                 s2.commit()
             if cancel:
                 raise Cancelled(f"job {jid} cancelled")
@@ -318,6 +352,9 @@ def job_view(job: JobRow) -> dict[str, Any]:
         "finished_at": aware(job.finished_at),
         "result": job.result,
         "error": job.error,
-        "links": {"self": f"/v1/jobs/{job.id}", "cancel": f"/v1/jobs/{job.id}/cancel",
-                  **({"resource": f"/v1/{job.resource_type}s/{job.resource_id}"} if job.resource_type else {})},
+        "links": {
+            "self": f"/v1/jobs/{job.id}",
+            "cancel": f"/v1/jobs/{job.id}/cancel",
+            **({"resource": f"/v1/{job.resource_type}s/{job.resource_id}"} if job.resource_type else {}),
+        },
     }

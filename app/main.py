@@ -47,8 +47,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             runner.stop()
             db.dispose()
 
-    app = FastAPI(title="Agora", version=__version__, description=DESCRIPTION, lifespan=lifespan,
-                  docs_url="/docs", redoc_url="/redoc", openapi_url="/openapi.json")
+    app = FastAPI(
+        title="Agora",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        docs_url="/docs",
+        redoc_url="/redoc",
+        openapi_url="/openapi.json",
+    )
     runner = JobRunner(db, settings.job_workers)
     app.state.settings = settings
     app.state.db = db
@@ -82,5 +89,7 @@ def _mount_static(app: FastAPI, settings: Settings) -> None:
         page = static / "index.html"
         if page.is_file():
             return FileResponse(page)
-        return HTMLResponse("<!doctype html><title>Agora</title><h1>Agora</h1><p>The API is documented at "
-                            "<a href='/docs'>/docs</a>.</p>")
+        return HTMLResponse(
+            "<!doctype html><title>Agora</title><h1>Agora</h1><p>The API is documented at "
+            "<a href='/docs'>/docs</a>.</p>"
+        )

@@ -21,16 +21,29 @@ TRAIN_OPTIONS = ("mode", "batch_size", "max_epochs", "wealth_tol", "tol", "metho
 
 def market_view(session: Session, row: MarketRow, *, with_history: bool = False) -> dict[str, Any]:
     wealth = load_blob(session, "market", row.id, "wealth")
-    links = {"self": f"/v1/markets/{row.id}", "train": f"/v1/markets/{row.id}/train",
-             "predict": f"/v1/markets/{row.id}/predict", "wealth": f"/v1/markets/{row.id}/wealth"}
+    links = {
+        "self": f"/v1/markets/{row.id}",
+        "train": f"/v1/markets/{row.id}/train",
+        "predict": f"/v1/markets/{row.id}/predict",
+        "wealth": f"/v1/markets/{row.id}/wealth",
+    }
     if row.job_id:
         links["job"] = f"/v1/jobs/{row.job_id}"
     return {
-        "id": row.id, "name": row.name, "status": row.status, "n_agents": row.n_agents, "n_classes": row.n_classes,
-        "utilities": row.spec.get("utilities"), "options": row.spec.get("options", {}),
-        "wealth": None if wealth is None else wealth.tolist(), "n_trained": row.n_trained,
-        "trainings": (row.state or {}).get("trainings", []), "job_id": row.job_id,
-        "created_at": aware(row.created_at), "updated_at": aware(row.updated_at), "links": links,
+        "id": row.id,
+        "name": row.name,
+        "status": row.status,
+        "n_agents": row.n_agents,
+        "n_classes": row.n_classes,
+        "utilities": row.spec.get("utilities"),
+        "options": row.spec.get("options", {}),
+        "wealth": None if wealth is None else wealth.tolist(),
+        "n_trained": row.n_trained,
+        "trainings": (row.state or {}).get("trainings", []),
+        "job_id": row.job_id,
+        "created_at": aware(row.created_at),
+        "updated_at": aware(row.updated_at),
+        "links": links,
     }
 
 
@@ -58,13 +71,28 @@ def train(ctx: JobContext) -> dict[str, Any]:
         history = load_blob(s, "market", mid, "history")
         utilities = row.spec["utilities"]
         opts = {**row.spec.get("options", {}), **spec.get("options", {})}
-    res = train_market(ctx.inputs["predictions"], ctx.inputs["labels"], agents_of(utilities, wealth), kind="log_probs",
-                       progress=ctx.progress, **{k: v for k, v in opts.items() if k in TRAIN_OPTIONS})
+    res = train_market(
+        ctx.inputs["predictions"],
+        ctx.inputs["labels"],
+        agents_of(utilities, wealth),
+        kind="log_probs",
+        progress=ctx.progress,
+        **{k: v for k, v in opts.items() if k in TRAIN_OPTIONS},
+    )
     n = int(ctx.inputs["labels"].shape[0])
-    info = {"n_items": n, "mode": res.mode, "n_epochs": int(res.n_epochs), "converged": bool(res.converged),
-            "conservation_error": float(res.conservation_error), "n_equilibrium_iter": int(res.n_equilibrium_iter),
-            "all_equilibria_converged": bool(res.all_equilibria_converged), "seconds": float(res.seconds),
-            "n_floored": int(getattr(res, "n_floored", 0) or 0), "at": utcnow().isoformat(), "job_id": ctx.job_id}
+    info = {
+        "n_items": n,
+        "mode": res.mode,
+        "n_epochs": int(res.n_epochs),
+        "converged": bool(res.converged),
+        "conservation_error": float(res.conservation_error),
+        "n_equilibrium_iter": int(res.n_equilibrium_iter),
+        "all_equilibria_converged": bool(res.all_equilibria_converged),
+        "seconds": float(res.seconds),
+        "n_floored": int(getattr(res, "n_floored", 0) or 0),
+        "at": utcnow().isoformat(),
+        "job_id": ctx.job_id,
+    }
     new_hist = res.wealth_history[1:] if res.wealth_history.shape[0] > 1 else res.wealth_history[:0]
     history = new_hist if history is None else np.vstack([history, new_hist])
     with ctx.db.sessions() as s:
@@ -74,7 +102,10 @@ def train(ctx: JobContext) -> dict[str, Any]:
         save_blob(s, "market", mid, "wealth", res.wealth)
         save_blob(s, "market", mid, "history", history)
         st = dict(row.state or {})
-        st["trainings"] = [*st.get("trainings", []), {**info, "history_rows": [int(history.shape[0] - new_hist.shape[0]), int(history.shape[0])]}]
+        st["trainings"] = [
+            *st.get("trainings", []),
+            {**info, "history_rows": [int(history.shape[0] - new_hist.shape[0]), int(history.shape[0])]},
+        ]
         row.state = st
         row.n_trained = row.n_trained + n
         row.status = "ready"
@@ -99,7 +130,13 @@ def require_market(row: MarketRow | None, mid: str, *, idle: bool = False) -> Ma
     if row is None:
         raise ProblemError(404, f"no market {mid!r}", field="market_id", reason="not found", code="not-found")
     if idle and row.status == "training":
-        raise ProblemError(409, f"market {mid!r} is training (job {row.job_id}); wait for it", field="market_id", reason="training in progress", code="busy")
+        raise ProblemError(
+            409,
+            f"market {mid!r} is training (job {row.job_id}); wait for it",
+            field="market_id",
+            reason="training in progress",
+            code="busy",
+        )
     return row
 
 

@@ -7,7 +7,7 @@ Identifiers are prefixed random strings (``pool_...``, ``mkt_...``, ``job_...``,
 from __future__ import annotations
 
 import secrets
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import JSON, Boolean, DateTime, Float, Index, Integer, LargeBinary, String, Text, UniqueConstraint
@@ -17,14 +17,14 @@ from .db import Base
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def aware(dt: datetime | None) -> datetime | None:
     """``dt`` with its time zone: SQLite returns naive datetimes, which are UTC here."""
     if dt is None:
         return None
-    return dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
+    return dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)
 
 
 def new_id(prefix: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import and_, or_, select
@@ -15,7 +15,7 @@ from .errors import ProblemError
 
 def encode_cursor(created_at: datetime, rid: str) -> str:
     if created_at.tzinfo is None:
-        created_at = created_at.replace(tzinfo=timezone.utc)
+        created_at = created_at.replace(tzinfo=UTC)
     raw = json.dumps([created_at.isoformat(), rid]).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
@@ -26,7 +26,9 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
         ts, rid = json.loads(raw)
         return datetime.fromisoformat(ts), str(rid)
     except (ValueError, TypeError):  # bad base64, JSON, shape or timestamp
-        raise ProblemError(422, "cursor: not a cursor returned by this API", field="cursor", reason="invalid cursor", code="bad-cursor") from None
+        raise ProblemError(
+            422, "cursor: not a cursor returned by this API", field="cursor", reason="invalid cursor", code="bad-cursor"
+        ) from None
 
 
 def page(session: Session, model: Any, limit: int, cursor: str | None, *where: Any) -> tuple[list[Any], str | None]:
@@ -34,7 +36,7 @@ def page(session: Session, model: Any, limit: int, cursor: str | None, *where: A
     if cursor:
         ts, rid = decode_cursor(cursor)
         if session.bind is not None and session.bind.dialect.name == "sqlite":
-            ts = ts.astimezone(timezone.utc).replace(tzinfo=None)
+            ts = ts.astimezone(UTC).replace(tzinfo=None)
         q = q.where(or_(model.created_at < ts, and_(model.created_at == ts, model.id < rid)))
     rows = session.scalars(q.order_by(model.created_at.desc(), model.id.desc()).limit(limit + 1)).all()
     nxt = encode_cursor(rows[limit - 1].created_at, rows[limit - 1].id) if len(rows) > limit else None

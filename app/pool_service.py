@@ -157,12 +157,25 @@ def pool_view(session: Session, row: PoolRow) -> dict[str, Any]:
     if row.job_id:
         links["job"] = f"/v1/jobs/{row.job_id}"
     return {
-        "id": row.id, "name": row.name, "method": row.method, "status": row.status, "params": row.params or {},
-        "kind": row.kind, "n_items": row.n_items, "n_agents": row.n_agents, "n_classes": row.n_classes,
+        "id": row.id,
+        "name": row.name,
+        "method": row.method,
+        "status": row.status,
+        "params": row.params or {},
+        "kind": row.kind,
+        "n_items": row.n_items,
+        "n_agents": row.n_agents,
+        "n_classes": row.n_classes,
         "weights": None if w is None else list(np.ravel(np.asarray(w, dtype=float)).tolist()),
-        "gamma": _learnt(row, arrays, "gamma_"), "validation_curve": _learnt(row, arrays, "validation_curve_"),
-        "fit": row.fit or {}, "metrics": row.metrics or {}, "state": other, "job_id": row.job_id, "error": row.error,
-        "created_at": aware(row.created_at), "links": links,
+        "gamma": _learnt(row, arrays, "gamma_"),
+        "validation_curve": _learnt(row, arrays, "validation_curve_"),
+        "fit": row.fit or {},
+        "metrics": row.metrics or {},
+        "state": other,
+        "job_id": row.job_id,
+        "error": row.error,
+        "created_at": aware(row.created_at),
+        "links": links,
     }
 
 
@@ -170,7 +183,19 @@ def require_ready(row: PoolRow | None, pid: str) -> PoolRow:
     if row is None:
         raise ProblemError(404, f"no pool {pid!r}", field="pool_id", reason="not found", code="not-found")
     if row.status == "pending":
-        raise ProblemError(409, f"pool {pid!r} is still being fitted (job {row.job_id})", field="pool_id", reason="not fitted yet", code="not-ready")
+        raise ProblemError(
+            409,
+            f"pool {pid!r} is still being fitted (job {row.job_id})",
+            field="pool_id",
+            reason="not fitted yet",
+            code="not-ready",
+        )
     if row.status == "failed":
-        raise ProblemError(409, f"pool {pid!r} failed to fit: {(row.error or {}).get('detail', '')}", field="pool_id", reason="fit failed", code="fit-failed")
+        raise ProblemError(
+            409,
+            f"pool {pid!r} failed to fit: {(row.error or {}).get('detail', '')}",
+            field="pool_id",
+            reason="fit failed",
+            code="fit-failed",
+        )
     return row

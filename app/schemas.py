@@ -58,12 +58,19 @@ class Health(BaseModel):
 class AggregateRequest(BaseModel):
     """Stateless pooling: ``predictions`` ``(n_items, n_agents, n_classes)`` pooled by ``method``."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
-        "method": "log", "kind": "probs", "predictions": [[[0.7, 0.2, 0.1], [0.5, 0.3, 0.2]]]}]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [{"method": "log", "kind": "probs", "predictions": [[[0.7, 0.2, 0.1], [0.5, 0.3, 0.2]]]}]
+        },
+    )
     method: PoolMethod = "average"
     kind: Kind = Field("log_probs", description="what `predictions` holds")
     predictions: ArrayIn
-    params: dict[str, Any] = Field(default_factory=dict, description="weights, gamma, lam, floor, k, alpha, agents, ranking, log_evidence (see docs/api.md)")
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="weights, gamma, lam, floor, k, alpha, agents, ranking, log_evidence (see docs/api.md)",
+    )
     output: Kind | None = Field(None, description="kind of the returned aggregate (default: the input kind)")
     format: Format = "json"
 
@@ -79,18 +86,33 @@ class AggregateResponse(BaseModel):
 class PoolCreate(BaseModel):
     """Fit a pool on validation predictions and labels."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
-        "method": "log", "kind": "probs", "predictions": [[[0.7, 0.3], [0.6, 0.4]], [[0.2, 0.8], [0.4, 0.6]]],
-        "labels": [0, 1]}]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "method": "log",
+                    "kind": "probs",
+                    "predictions": [[[0.7, 0.3], [0.6, 0.4]], [[0.2, 0.8], [0.4, 0.6]]],
+                    "labels": [0, 1],
+                }
+            ]
+        },
+    )
     method: PoolMethod
     name: str = Field("", max_length=200)
     kind: Kind = "log_probs"
     predictions: ArrayIn
     labels: ArrayIn
-    gamma: float | list[float] | str | None = Field(None, description="Rényi γ: a number (fixed), a list of values to sweep (the best is kept, the curve is returned), or 'grid' / 'learn' / 'learn_per_agent'; a fixed γ per agent goes in params.gamma")
+    gamma: float | list[float] | str | None = Field(
+        None,
+        description="Rényi γ: a number (fixed), a list of values to sweep (the best is kept, the curve is returned), or 'grid' / 'learn' / 'learn_per_agent'; a fixed γ per agent goes in params.gamma",
+    )
     solver: str | None = Field(None, description="solver name for the weight fit ('auto' by default)")
     params: dict[str, Any] = Field(default_factory=dict, description="other estimator hyper-parameters")
-    background: bool | None = Field(None, description="force (true) or forbid (false) a background job; default: by size")
+    background: bool | None = Field(
+        None, description="force (true) or forbid (false) a background job; default: by size"
+    )
 
 
 class PoolView(BaseModel):
@@ -106,7 +128,9 @@ class PoolView(BaseModel):
     weights: list[float] | None = None
     gamma: Any = None
     validation_curve: Any = None
-    fit: dict[str, Any] = Field(default_factory=dict, description="solver result: method, fun, n_iter, converged, message, seconds, trace")
+    fit: dict[str, Any] = Field(
+        default_factory=dict, description="solver result: method, fun, n_iter, converged, message, seconds, trace"
+    )
     metrics: dict[str, Any] = Field(default_factory=dict)
     state: dict[str, Any] = Field(default_factory=dict, description="other learnt scalars")
     job_id: str | None = None
@@ -154,8 +178,19 @@ UTIL_DOC = "'log', 'exp' (exponential, may short-sell), or a number eta > 0 (iso
 
 
 class EquilibriumRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
-        "kind": "probs", "predictions": [[[0.7, 0.2, 0.1], [0.5, 0.3, 0.2]]], "utilities": 2.0, "wealth": [0.6, 0.4]}]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "kind": "probs",
+                    "predictions": [[[0.7, 0.2, 0.1], [0.5, 0.3, 0.2]]],
+                    "utilities": 2.0,
+                    "wealth": [0.6, 0.4],
+                }
+            ]
+        },
+    )
     kind: Kind = "log_probs"
     predictions: ArrayIn
     utilities: Utilities = Field("log", description=UTIL_DOC)
@@ -168,7 +203,9 @@ class EquilibriumRequest(BaseModel):
 
 
 class MarketCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"n_agents": 2, "utilities": "log", "name": "m"}]})
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"examples": [{"n_agents": 2, "utilities": "log", "name": "m"}]}
+    )
     name: str = Field("", max_length=200)
     n_agents: int = Field(..., ge=2, le=100_000)
     utilities: Utilities = Field("log", description=UTIL_DOC)
@@ -231,7 +268,9 @@ class PricesResponse(BaseModel):
 
 class WealthHistory(BaseModel):
     market_id: str
-    history: Any = Field(..., description="(n_rows, n_agents): the initial wealth, then the wealth after each epoch of each training")
+    history: Any = Field(
+        ..., description="(n_rows, n_agents): the initial wealth, then the wealth after each epoch of each training"
+    )
     trainings: list[dict[str, Any]]
 
 
@@ -272,11 +311,25 @@ class ArrayInfo(BaseModel):
 class SolveRequest(BaseModel):
     """Run solver ``method`` on problem ``problem`` built from ``data``."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{
-        "problem": "ConditionalLogLinear.from_log_probs", "method": "auto",
-        "data": {"log_probs": [[[-0.1, -2.4], [-0.5, -0.9]], [[-1.6, -0.2], [-0.9, -0.5]]], "labels": [0, 1]}}]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "problem": "ConditionalLogLinear.from_log_probs",
+                    "method": "auto",
+                    "data": {
+                        "log_probs": [[[-0.1, -2.4], [-0.5, -0.9]], [[-1.6, -0.2], [-0.9, -0.5]]],
+                        "labels": [0, 1],
+                    },
+                }
+            ]
+        },
+    )
     problem: str = Field(..., max_length=100, description="a name from GET /v1/solve/problems")
-    data: dict[str, Any] = Field(default_factory=dict, description="the problem's constructor arguments (arrays as lists, npy or array_id)")
+    data: dict[str, Any] = Field(
+        default_factory=dict, description="the problem's constructor arguments (arrays as lists, npy or array_id)"
+    )
     method: str = Field("auto", max_length=100, description="a name from GET /v1/solvers, or 'auto'")
     x0: ArrayIn | None = None
     tol: float | None = Field(None, gt=0)

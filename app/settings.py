@@ -51,8 +51,7 @@ class Settings(BaseSettings):
     job_workers: int = Field(2, description="Threads running background jobs in each server process.")
     sync_offload_elements: int = Field(
         20_000,
-        description="Stateless requests above this many numbers run in a worker thread instead of the "
-        "event loop.",
+        description="Stateless requests above this many numbers run in a worker thread instead of the event loop.",
     )
     page_size: int = Field(50, description="Default page size of list endpoints (max 500).")
     idempotency_ttl_hours: float = Field(24.0, description="How long Idempotency-Key records are kept.")

@@ -12,8 +12,9 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -84,7 +85,13 @@ def solvers_view() -> list[dict[str, Any]]:
 def build_problem(name: str, data: dict[str, Any]) -> Any:
     cat = problem_catalogue()
     if name not in cat:
-        raise ProblemError(422, f"problem: unknown problem {name!r}; known: {sorted(cat)}", field="problem", reason=f"unknown problem {name!r}", code="unknown-problem")
+        raise ProblemError(
+            422,
+            f"problem: unknown problem {name!r}; known: {sorted(cat)}",
+            field="problem",
+            reason=f"unknown problem {name!r}",
+            code="unknown-problem",
+        )
     fn = cat[name][1]
     kwargs = {}
     for k, v in data.items():
@@ -92,9 +99,16 @@ def build_problem(name: str, data: dict[str, Any]) -> Any:
             try:
                 v = np.asarray(v)
             except (ValueError, TypeError):
-                raise ProblemError(422, f"data.{k}: not a rectangular numeric array", field=f"data.{k}", reason="not a rectangular numeric array") from None
+                raise ProblemError(
+                    422,
+                    f"data.{k}: not a rectangular numeric array",
+                    field=f"data.{k}",
+                    reason="not a rectangular numeric array",
+                ) from None
             if v.dtype.kind not in "biuf":
-                raise ProblemError(422, f"data.{k}: not a numeric array", field=f"data.{k}", reason="not a numeric array")
+                raise ProblemError(
+                    422, f"data.{k}: not a numeric array", field=f"data.{k}", reason="not a numeric array"
+                )
         kwargs[k] = v
     try:
         return fn(**kwargs)

@@ -57,17 +57,27 @@ def payload_npy(n_items: int, n_agents: int = 10, n_classes: int = 10, seed: int
     lp = np.log(rng.dirichlet(np.ones(n_classes), size=(n_items, n_agents)))
     buf = io.BytesIO()
     np.save(buf, lp)
-    return json.dumps({"method": "average", "kind": "log_probs", "predictions": {"npy": base64.b64encode(buf.getvalue()).decode()},
-                       "format": "npy"}).encode()
+    return json.dumps(
+        {
+            "method": "average",
+            "kind": "log_probs",
+            "predictions": {"npy": base64.b64encode(buf.getvalue()).decode()},
+            "format": "npy",
+        }
+    ).encode()
 
 
 def request_bytes(port: int, body: bytes) -> bytes:
-    head = (f"POST /v1/aggregate HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: keep-alive\r\n\r\n").encode()
+    head = (
+        f"POST /v1/aggregate HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: keep-alive\r\n\r\n"
+    ).encode()
     return head + body
 
 
-async def client(port: int, req: bytes, counter: list[int], stop_at: float, lat: list[float], errors: list[int]) -> None:
+async def client(
+    port: int, req: bytes, counter: list[int], stop_at: float, lat: list[float], errors: list[int]
+) -> None:
     try:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
     except OSError:
@@ -81,7 +91,7 @@ async def client(port: int, req: bytes, counter: list[int], stop_at: float, lat:
             head = await reader.readuntil(b"\r\n\r\n")
             status = int(head[9:12])
             i = head.lower().find(b"content-length:")
-            n = int(head[i + 15: head.find(b"\r\n", i)])
+            n = int(head[i + 15 : head.find(b"\r\n", i)])
             await reader.readexactly(n)
             lat.append(time.perf_counter() - t0)
             if status != 200:
@@ -101,8 +111,14 @@ async def drive(port: int, body: bytes, n_requests: int, clients: int, max_secon
     await asyncio.gather(*(client(port, req, counter, t0 + max_seconds, lat, errors) for _ in range(clients)))
     dt = time.perf_counter() - t0
     a = np.array(lat) * 1000
-    return {"requests": len(lat), "seconds": dt, "rps": len(lat) / dt, "p50_ms": float(np.percentile(a, 50)) if a.size else float("nan"),
-            "p99_ms": float(np.percentile(a, 99)) if a.size else float("nan"), "errors": errors[0]}
+    return {
+        "requests": len(lat),
+        "seconds": dt,
+        "rps": len(lat) / dt,
+        "p50_ms": float(np.percentile(a, 50)) if a.size else float("nan"),
+        "p99_ms": float(np.percentile(a, 99)) if a.size else float("nan"),
+        "errors": errors[0],
+    }
 
 
 def tree_cpu_seconds(root: int) -> float:
@@ -130,10 +146,20 @@ def start_server(workers: int, tmp: Path) -> tuple[subprocess.Popen, int]:
     import httpx
 
     port = free_port()
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp}/bench-{port}.db", "AGORA_LOG_LEVEL": "warning", "OMP_NUM_THREADS": "1",
-           "AGORA_ANONYMOUS_SCOPES": "stateless"}
-    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--workers", str(workers)],
-                            cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{tmp}/bench-{port}.db",
+        "AGORA_LOG_LEVEL": "warning",
+        "OMP_NUM_THREADS": "1",
+        "AGORA_ANONYMOUS_SCOPES": "stateless",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--workers", str(workers)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     t0 = time.time()
     while time.time() - t0 < 120:
         try:
@@ -152,7 +178,9 @@ def main() -> None:
     ap.add_argument("--small-requests", type=int, default=20_000)
     ap.add_argument("--large-requests", type=int, default=300)
     ap.add_argument("--max-seconds", type=float, default=30.0)
-    ap.add_argument("--payloads", nargs="*", default=["small", "large", "large-npy"], choices=["small", "large", "large-npy"])
+    ap.add_argument(
+        "--payloads", nargs="*", default=["small", "large", "large-npy"], choices=["small", "large", "large-npy"]
+    )
     args = ap.parse_args()
     try:
         import uvloop
@@ -161,26 +189,39 @@ def main() -> None:
     except ImportError:
         pass
     small, large, large_npy = payload(1), payload(1000), payload_npy(1000)
-    print(f"# POST /v1/aggregate, {args.clients} concurrent keep-alive clients, loopback; {os.cpu_count()} CPUs; "
-          f"load average before: {os.getloadavg()[0]:.2f}; Python {platform.python_version()}")
-    print(f"# small payload {len(small)} bytes (1 x 10 x 10 JSON), large payload {len(large)} bytes (1000 x 10 x 10 JSON), "
-          f"large-npy {len(large_npy)} bytes (the same size as base64 .npy in JSON, answer as .npy)")
-    print("| workers | payload | requests | seconds | req/s | p50 ms | p99 ms | errors | server CPU ms/req | generator CPU ms/req | 2-core capacity req/s (server CPU only) |")
+    print(
+        f"# POST /v1/aggregate, {args.clients} concurrent keep-alive clients, loopback; {os.cpu_count()} CPUs; "
+        f"load average before: {os.getloadavg()[0]:.2f}; Python {platform.python_version()}"
+    )
+    print(
+        f"# small payload {len(small)} bytes (1 x 10 x 10 JSON), large payload {len(large)} bytes (1000 x 10 x 10 JSON), "
+        f"large-npy {len(large_npy)} bytes (the same size as base64 .npy in JSON, answer as .npy)"
+    )
+    print(
+        "| workers | payload | requests | seconds | req/s | p50 ms | p99 ms | errors | server CPU ms/req | generator CPU ms/req | 2-core capacity req/s (server CPU only) |"
+    )
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for w in args.workers:
             proc, port = start_server(w, Path(tmp))
             try:
                 asyncio.run(drive(port, small, 500, args.clients, 10))  # warm-up (imports, first calls)
-                runs = {"small": (small, args.small_requests), "large": (large, args.large_requests), "large-npy": (large_npy, args.large_requests)}
+                runs = {
+                    "small": (small, args.small_requests),
+                    "large": (large, args.large_requests),
+                    "large-npy": (large_npy, args.large_requests),
+                }
                 for name in args.payloads:
                     body, n = runs[name]
                     cpu0, own0 = tree_cpu_seconds(proc.pid), time.process_time()
                     r = asyncio.run(drive(port, body, n, args.clients, args.max_seconds))
                     cpu = (tree_cpu_seconds(proc.pid) - cpu0) / max(1, r["requests"]) * 1000
                     own = (time.process_time() - own0) / max(1, r["requests"]) * 1000
-                    print(f"| {w} | {name} | {r['requests']} | {r['seconds']:.1f} | {r['rps']:.0f} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r['errors']} "
-                          f"| {cpu:.2f} | {own:.2f} | {2000 / cpu:.0f} |", flush=True)
+                    print(
+                        f"| {w} | {name} | {r['requests']} | {r['seconds']:.1f} | {r['rps']:.0f} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r['errors']} "
+                        f"| {cpu:.2f} | {own:.2f} | {2000 / cpu:.0f} |",
+                        flush=True,
+                    )
             finally:
                 proc.terminate()
                 proc.wait(30)

@@ -130,7 +130,9 @@ def run_problem(name, p, reps, budget, small):
     C = 1.0 / (p.l2 * n)
     X = p.A
     y = p.y
-    print(f"\n## {name}: n={n}, d={p.dim}, {'CSR nnz=' + str(X.nnz) if p.sparse else 'dense'}, l2={p.l2:.3g} (sklearn C={C:g})")
+    print(
+        f"\n## {name}: n={n}, d={p.dim}, {'CSR nnz=' + str(X.nnz) if p.sparse else 'dense'}, l2={p.l2:.3g} (sklearn C={C:g})"
+    )
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
 
@@ -139,7 +141,11 @@ def run_problem(name, p, reps, budget, small):
     # reference
     t0 = time.perf_counter()
     ref_solver = "newton-cg" if p.sparse else "newton-cholesky"
-    xr = LogisticRegression(C=C, fit_intercept=False, solver=ref_solver, tol=1e-14, max_iter=1000).fit(X, y).coef_.ravel()
+    xr = (
+        LogisticRegression(C=C, fit_intercept=False, solver=ref_solver, tol=1e-14, max_iter=1000)
+        .fit(X, y)
+        .coef_.ravel()
+    )
     fref = p.value(xr)
     print(f"reference {ref_solver} tol 1e-14: f = {fref:.15g} ({time.perf_counter() - t0:.1f} s)")
 
@@ -167,7 +173,12 @@ def run_problem(name, p, reps, budget, small):
     # --- peers (max_iter sweeps)
     def sk(solver):
         def fit(it):
-            return LogisticRegression(C=C, fit_intercept=False, solver=solver, tol=1e-15, max_iter=it).fit(X, y).coef_.ravel()
+            return (
+                LogisticRegression(C=C, fit_intercept=False, solver=solver, tol=1e-15, max_iter=it)
+                .fit(X, y)
+                .coef_.ravel()
+            )
+
         return fit
 
     peers = {f"sklearn {s}": sk(s) for s in ("saga", "sag", "lbfgs", "newton-cg", "liblinear")}
@@ -179,8 +190,9 @@ def run_problem(name, p, reps, budget, small):
     vg_np = numpy_logistic_vg(X, y, p.l2)
 
     def lbfgsb(it):
-        return so.minimize(vg_np, np.zeros(p.dim), jac=True, method="L-BFGS-B",
-                           options={"maxiter": it, "gtol": 0, "ftol": 0}).x
+        return so.minimize(
+            vg_np, np.zeros(p.dim), jac=True, method="L-BFGS-B", options={"maxiter": it, "gtol": 0, "ftol": 0}
+        ).x
 
     peers["scipy L-BFGS-B"] = lbfgsb
     try:
@@ -188,10 +200,21 @@ def run_problem(name, p, reps, budget, small):
 
         def cy(solver):
             def fit(it):
-                c = Classifier(loss="logistic", penalty="l2", lambda_1=p.l2, fit_intercept=False, solver=solver, tol=1e-15,
-                               max_iter=it, verbose=False, n_threads=1, duality_gap_interval=10**6)
+                c = Classifier(
+                    loss="logistic",
+                    penalty="l2",
+                    lambda_1=p.l2,
+                    fit_intercept=False,
+                    solver=solver,
+                    tol=1e-15,
+                    max_iter=it,
+                    verbose=False,
+                    n_threads=1,
+                    duality_gap_interval=10**6,
+                )
                 c.fit(X, y)
                 return np.asarray(c.get_weights()).ravel() if hasattr(c, "get_weights") else np.asarray(c.coef_).ravel()
+
             return fit
 
         peers["cyanure miso"] = cy("miso")
@@ -207,7 +230,9 @@ def run_problem(name, p, reps, budget, small):
         step = 1.0 / (3 * f.max_lipschitz)
 
         def cp_saga(it):
-            return copt.minimize_saga(f.partial_deriv, A, b01, np.zeros(p.dim), step, alpha=p.l2, max_iter=it, tol=0, verbose=0).x
+            return copt.minimize_saga(
+                f.partial_deriv, A, b01, np.zeros(p.dim), step, alpha=p.l2, max_iter=it, tol=0, verbose=0
+            ).x
 
         def cp_svrg(it):
             return copt.minimize_svrg(f.partial_deriv, A, b01, np.zeros(p.dim), step, alpha=p.l2, max_iter=it, tol=0).x
@@ -225,7 +250,11 @@ def run_problem(name, p, reps, budget, small):
         except Exception as e:  # noqa: BLE001
             print(f"{label}: failed: {e}")
     # f*: the best value seen anywhere
-    vals = [fref] + [v for runs in results.values() for c in runs for _, v in c] + [v for _, sw in sweeps.values() for *_, v in sw]
+    vals = (
+        [fref]
+        + [v for runs in results.values() for c in runs for _, v in c]
+        + [v for _, sw in sweeps.values() for *_, v in sw]
+    )
     fstar = min(vals)
     print(f"f* = {fstar:.15g} (best value reached by any solver)")
     # peers: time-to-target with reps (re-run the first max_iter reaching each target)
@@ -251,11 +280,16 @@ def run_problem(name, p, reps, budget, small):
         tt = {t: float(np.median([q[t] for q in per])) for t in TARGETS}
         best = min((v - fstar) / abs(fstar) for c in runs for _, v in c)
         table[label] = (tt, best)
-    peer_best = {t: np.nanmin([tt[t] for lab, (tt, _) in table.items() if not lab.startswith("ours")] + [np.inf]) for t in TARGETS}
+    peer_best = {
+        t: np.nanmin([tt[t] for lab, (tt, _) in table.items() if not lab.startswith("ours")] + [np.inf])
+        for t in TARGETS
+    }
     skl_saga = table.get("sklearn saga", ({t: np.nan for t in TARGETS}, 0))[0]
-    print(f"\n| solver | t(1e-4) s | t(1e-6) s | t(1e-8) s | best rel. subopt | ratio to best peer at 1e-6 | ratio to sklearn saga at 1e-6 |")
+    print(
+        "\n| solver | t(1e-4) s | t(1e-6) s | t(1e-8) s | best rel. subopt | ratio to best peer at 1e-6 | ratio to sklearn saga at 1e-6 |"
+    )
     print("|---|---|---|---|---|---|---|")
-    for label, (tt, best) in sorted(table.items(), key=lambda kv: (np.nan_to_num(kv[1][0][1e-6], nan=1e9))):
+    for label, (tt, best) in sorted(table.items(), key=lambda kv: np.nan_to_num(kv[1][0][1e-6], nan=1e9)):
         r_best = tt[1e-6] / peer_best[1e-6] if np.isfinite(peer_best[1e-6]) else np.nan
         r_saga = tt[1e-6] / skl_saga[1e-6] if np.isfinite(skl_saga[1e-6]) else np.nan
         cells = " | ".join("—" if not np.isfinite(tt[t]) else f"{tt[t]:.3g}" for t in TARGETS)
@@ -298,12 +332,15 @@ def logpool_section(n_items, reps):
     ref = solvers.minimize(p, "newton", tol=1e-14)
     print(f"reference newton tol 1e-14: f = {ref.fun:.15g} ({time.perf_counter() - t0:.1f} s)")
     runs = {}
-    for label, name, opts in (("newton", "newton", {"tol": 1e-12}), ("lbfgs", "lbfgs", {"tol": 1e-12}),
-                              ("saga (default step 1/(3 L_max))", "saga", {"tol": 0.0, "max_iter": 40, "off_clock": True}),
-                              ("saga (step 1/L)", "saga", {"tol": 0.0, "max_iter": 40, "off_clock": True, "step": 1.0 / p.L}),
-                              ("nesterov", "nesterov", {"tol": 0.0, "max_iter": 100, "off_clock": True})):
+    for label, name, opts in (
+        ("newton", "newton", {"tol": 1e-12}),
+        ("lbfgs", "lbfgs", {"tol": 1e-12}),
+        ("saga (default step 1/(3 L_max))", "saga", {"tol": 0.0, "max_iter": 40, "off_clock": True}),
+        ("saga (step 1/L)", "saga", {"tol": 0.0, "max_iter": 40, "off_clock": True, "step": 1.0 / p.L}),
+        ("nesterov", "nesterov", {"tol": 0.0, "max_iter": 100, "off_clock": True}),
+    ):
         curves = []
-        for r in range(reps):
+        for _ in range(reps):
             res = solvers.minimize(p, name, **opts)
             curves.append(list(zip(res.trace.seconds, res.trace.objective)))
         runs[label] = (curves, res)
@@ -334,10 +371,12 @@ def head_to_head(rounds, small, only=()):
     ns = 10000 if small else 50000
     Xd, yd = make_dense(nd, 100)
     Xs, ys = make_sparse(ns, 20000, 50)
-    cases = [("dense-C1", LinearModel(Xd, yd, "logistic", l2=1.0 / nd)),
-             ("dense-C0.01", LinearModel(Xd, yd, "logistic", l2=100.0 / nd)),
-             ("sparse-C1", LinearModel(Xs, ys, "logistic", l2=1.0 / ns)),
-             ("sparse-C0.01", LinearModel(Xs, ys, "logistic", l2=100.0 / ns))]
+    cases = [
+        ("dense-C1", LinearModel(Xd, yd, "logistic", l2=1.0 / nd)),
+        ("dense-C0.01", LinearModel(Xd, yd, "logistic", l2=100.0 / nd)),
+        ("sparse-C1", LinearModel(Xs, ys, "logistic", l2=1.0 / ns)),
+        ("sparse-C0.01", LinearModel(Xs, ys, "logistic", l2=100.0 / ns)),
+    ]
     print("\n## head-to-head (paired, interleaved; time to 1e-6 relative suboptimality)")
     print("| problem | ours | peer | median ours s | median peer s | median paired ratio | ratios |")
     print("|---|---|---|---|---|---|---|")
@@ -346,19 +385,27 @@ def head_to_head(rounds, small, only=()):
             continue
         C = 1.0 / (p.l2 * p.n_terms)
         ref_solver = "newton-cg" if p.sparse else "newton-cholesky"
-        xr = LogisticRegression(C=C, fit_intercept=False, solver=ref_solver, tol=1e-14, max_iter=1000).fit(p.A, p.y).coef_.ravel()
+        xr = (
+            LogisticRegression(C=C, fit_intercept=False, solver=ref_solver, tol=1e-14, max_iter=1000)
+            .fit(p.A, p.y)
+            .coef_.ravel()
+        )
         fstar = p.value(xr)
 
         def sk(solver):
             # fixed random_state: the timed rounds repeat the run whose max_iter was found to reach 1e-6
-            return lambda it: LogisticRegression(C=C, fit_intercept=False, solver=solver, tol=1e-15, max_iter=it,
-                                                 random_state=0).fit(p.A, p.y).coef_.ravel()
+            return lambda it: (
+                LogisticRegression(C=C, fit_intercept=False, solver=solver, tol=1e-15, max_iter=it, random_state=0)
+                .fit(p.A, p.y)
+                .coef_.ravel()
+            )
 
         vg_np = numpy_logistic_vg(p.A, p.y, p.l2)
 
         def lbfgsb(it, vg_np=vg_np):
-            return so.minimize(vg_np, np.zeros(p.dim), jac=True, method="L-BFGS-B",
-                               options={"maxiter": it, "gtol": 0, "ftol": 0}).x
+            return so.minimize(
+                vg_np, np.zeros(p.dim), jac=True, method="L-BFGS-B", options={"maxiter": it, "gtol": 0, "ftol": 0}
+            ).x
 
         peers = {"sklearn saga": sk("saga"), "sklearn lbfgs": sk("lbfgs"), "scipy L-BFGS-B": lbfgsb}
         first = {}
@@ -375,8 +422,11 @@ def head_to_head(rounds, small, only=()):
 
         def ours_time(method):
             stop = lambda x: rel(p, x, fstar) <= 1e-6  # noqa: E731
-            r = solvers.minimize(p, method, tol=0.0, off_clock=True, callback=stop, max_iter=200) if method in (
-                "saga", "svrg", "sag", "finito") else solvers.minimize(p, method, tol=1e-13)
+            r = (
+                solvers.minimize(p, method, tol=0.0, off_clock=True, callback=stop, max_iter=200)
+                if method in ("saga", "svrg", "sag", "finito")
+                else solvers.minimize(p, method, tol=1e-13)
+            )
             return times_to_targets(list(zip(r.trace.seconds, r.trace.objective)), fstar)[1e-6]
 
         pairs = [("saga", "sklearn saga"), (f"auto ({auto})", "sklearn lbfgs"), (f"auto ({auto})", "scipy L-BFGS-B")]
@@ -392,8 +442,11 @@ def head_to_head(rounds, small, only=()):
                 peers[peer_lab](first[peer_lab])
                 tp.append(time.perf_counter() - t0)
             ratios = np.array(to) / np.array(tp)
-            print(f"| {name} | {ours_lab} | {peer_lab} (max_iter {first[peer_lab]}) | {np.median(to):.3g} | {np.median(tp):.3g} | "
-                  f"**{np.median(ratios):.2f}** | {', '.join(f'{r:.2f}' for r in ratios)} |", flush=True)
+            print(
+                f"| {name} | {ours_lab} | {peer_lab} (max_iter {first[peer_lab]}) | {np.median(to):.3g} | {np.median(tp):.3g} | "
+                f"**{np.median(ratios):.2f}** | {', '.join(f'{r:.2f}' for r in ratios)} |",
+                flush=True,
+            )
 
 
 def main(argv=None):
@@ -402,13 +455,20 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--budget", type=float, default=30.0, help="seconds per peer sweep")
     ap.add_argument("--only", default="", help="comma-separated problem ids to run")
-    ap.add_argument("--logpool", type=int, default=0, help="also run the log-pool section with this many items (20000 = competition scale)")
+    ap.add_argument(
+        "--logpool",
+        type=int,
+        default=0,
+        help="also run the log-pool section with this many items (20000 = competition scale)",
+    )
     ap.add_argument("--skip-linear", action="store_true")
     ap.add_argument("--head-to-head", type=int, default=0, help="run only the paired comparison with this many rounds")
     a = ap.parse_args(argv)
     print("# bench_incremental")
-    print(f"python {platform.python_version()}, numpy {np.__version__}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, "
-          f"cpu {platform.processor() or platform.machine()}, load average {os.getloadavg()}")
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, "
+        f"cpu {platform.processor() or platform.machine()}, load average {os.getloadavg()}"
+    )
     print(f"numba compile/cache-load time (apart from solve times): {compile_time():.2f} s")
     if a.head_to_head:
         head_to_head(a.head_to_head, a.small, [s for s in a.only.split(",") if s])

@@ -45,9 +45,16 @@ def slsqp(pb):
     stamps = []
     t0 = time.perf_counter()
     cons = ({"type": "eq", "fun": lambda w: w.sum() - 1, "jac": lambda w: np.ones(A)},)
-    r = sp_minimize(pb.value_and_grad, np.full(A, 1 / A), jac=True, method="SLSQP", bounds=[(0, 1)] * A,
-                    constraints=cons, callback=lambda x: stamps.append((time.perf_counter() - t0, x.copy())),
-                    options={"ftol": 1e-15, "maxiter": 1000})
+    r = sp_minimize(
+        pb.value_and_grad,
+        np.full(A, 1 / A),
+        jac=True,
+        method="SLSQP",
+        bounds=[(0, 1)] * A,
+        constraints=cons,
+        callback=lambda x: stamps.append((time.perf_counter() - t0, x.copy())),
+        options={"ftol": 1e-15, "maxiter": 1000},
+    )
     secs = time.perf_counter() - t0
     x = np.clip(r.x, 0, None)
     x /= x.sum()
@@ -65,8 +72,13 @@ def cvxpy_scs(pb):
     secs = time.perf_counter() - t0
     x = np.clip(w.value, 0, None)
     x /= x.sum()
-    return {"x": x, "seconds": secs, "n_iter": prob.solver_stats.num_iters, "stamps": [(secs, x)],
-            "status": prob.status}
+    return {
+        "x": x,
+        "seconds": secs,
+        "n_iter": prob.solver_stats.num_iters,
+        "stamps": [(secs, x)],
+        "status": prob.status,
+    }
 
 
 def table(pb, runs, title):
@@ -87,8 +99,10 @@ def table(pb, runs, title):
             t8.append(hit[0] if hit else np.nan)
         gap = max((pb.value(proj(r["x"])) - fstar) / abs(fstar) for r in rs)
         dw = max(np.abs(proj(r["x"]) - xref).max() for r in rs)
-        print(f"| {name} | {np.nanmedian(t8) if not np.all(np.isnan(t8)) else float('nan'):.3f} | "
-              f"{np.median([r['seconds'] for r in rs]):.3f} | {rs[0]['n_iter']} | {gap:.1e} | {dw:.1e} |")
+        print(
+            f"| {name} | {np.nanmedian(t8) if not np.all(np.isnan(t8)) else float('nan'):.3f} | "
+            f"{np.median([r['seconds'] for r in rs]):.3f} | {rs[0]['n_iter']} | {gap:.1e} | {dw:.1e} |"
+        )
 
 
 def main():
@@ -100,12 +114,15 @@ def main():
     ap.add_argument("--skip-small", action="store_true")
     ap.add_argument("--plain-em-iter", type=int, default=3000, help="iteration cap of plain EM")
     args = ap.parse_args()
-    print(f"# bench_linear_pool_fit {time.strftime('%Y-%m-%d %H:%M:%S')} OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']} "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"# bench_linear_pool_fit {time.strftime('%Y-%m-%d %H:%M:%S')} OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']} "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     # warm-up (compile) outside the clock
     solvers.minimize(MixtureLikelihood(np.random.default_rng(0).random((50, 4))), "em")
-    sizes = ([] if args.skip_small else [("cvxpy-sized", args.small, True)]) + \
-        ([] if args.skip_large else [("competition scale", args.large, False)])
+    sizes = ([] if args.skip_small else [("cvxpy-sized", args.small, True)]) + (
+        [] if args.skip_large else [("competition scale", args.large, False)]
+    )
     for title, size, with_cvxpy in sizes:
         N, A, K = map(int, size.split(","))
         lp, y = make_competition_predictions(N, A, K, seed=1)
@@ -113,8 +130,9 @@ def main():
         del lp
         runs = {
             "ours: em (SQUAREM)": [ours(pb, "em", tol=1e-10) for _ in range(args.reps)],
-            "ours: em (plain, Eq. 2.4)": [ours(pb, "em", tol=1e-10, accelerate=False, max_iter=args.plain_em_iter)
-                                         for _ in range(1)],
+            "ours: em (plain, Eq. 2.4)": [
+                ours(pb, "em", tol=1e-10, accelerate=False, max_iter=args.plain_em_iter) for _ in range(1)
+            ],
             "ours: newton (working set)": [ours(pb, "newton", tol=1e-12) for _ in range(args.reps)],
             "ours: lbfgs (projected BFGS)": [ours(pb, "lbfgs", tol=1e-9) for _ in range(args.reps)],
             "scipy SLSQP (analytic grad)": [slsqp(pb) for _ in range(args.reps)],

@@ -89,13 +89,30 @@ def run_slsqp(peer: NumpyLogPool, evaluate, ftol: float = 1e-12, maxiter: int = 
     cons = ({"type": "eq", "fun": lambda w: w.sum() - 1.0, "jac": lambda w: np.ones(A)},)
     peer.n_eval = 0
     t_cpu = time.process_time()
-    res = sp_minimize(peer.fg, np.full(A, 1.0 / A), jac=True, method="SLSQP", bounds=[(0.0, 1.0)] * A,
-                      constraints=cons, callback=cb, options={"ftol": ftol, "maxiter": maxiter})
+    res = sp_minimize(
+        peer.fg,
+        np.full(A, 1.0 / A),
+        jac=True,
+        method="SLSQP",
+        bounds=[(0.0, 1.0)] * A,
+        constraints=cons,
+        callback=cb,
+        options={"ftol": ftol, "maxiter": maxiter},
+    )
     total = time.perf_counter() - t0
     cpu = time.process_time() - t_cpu
     fs = [evaluate(np.clip(x, 0, None) / np.clip(x, 0, None).sum()) for x in xs]  # off the clock
-    return {"x": res.x, "fun": evaluate(np.clip(res.x, 0, None) / np.clip(res.x, 0, None).sum()), "times": times,
-            "fs": fs, "seconds": total, "cpu": cpu, "nit": res.nit, "nfev": peer.n_eval, "message": res.message}
+    return {
+        "x": res.x,
+        "fun": evaluate(np.clip(res.x, 0, None) / np.clip(res.x, 0, None).sum()),
+        "times": times,
+        "fs": fs,
+        "seconds": total,
+        "cpu": cpu,
+        "nit": res.nit,
+        "nfev": peer.n_eval,
+        "message": res.message,
+    }
 
 
 def run_ours(problem, tol: float, **opts):
@@ -133,12 +150,16 @@ def main() -> None:
     ap.add_argument("--tol", type=float, default=1e-8, help="our stopping tolerance (relative gap)")
     args = ap.parse_args()
 
-    print(f"# bench_logpool_fit  {time.strftime('%Y-%m-%d %H:%M:%S')}  python {platform.python_version()} "
-          f"numpy {np.__version__} scipy {scipy.__version__}  OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']} "
-          f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']} (BLAS threads of the peer and of our "
-          f"Hessians); our numba kernels are serial")
-    print(f"# machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
-          f"load average {os.getloadavg()[0]:.2f}; read bandwidth {bandwidth_gbs():.1f} GB/s (np.sum over 1 GiB)")
+    print(
+        f"# bench_logpool_fit  {time.strftime('%Y-%m-%d %H:%M:%S')}  python {platform.python_version()} "
+        f"numpy {np.__version__} scipy {scipy.__version__}  OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']} "
+        f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']} (BLAS threads of the peer and of our "
+        f"Hessians); our numba kernels are serial"
+    )
+    print(
+        f"# machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
+        f"load average {os.getloadavg()[0]:.2f}; read bandwidth {bandwidth_gbs():.1f} GB/s (np.sum over 1 GiB)"
+    )
     t = time.perf_counter()
     lp, y = make_competition_predictions(args.n_items, args.n_agents, args.n_classes, args.seed)
     print(f"# data {lp.shape} generated in {time.perf_counter() - t:.1f} s ({lp.nbytes / 1e9:.2f} GB float64)")
@@ -152,16 +173,23 @@ def main() -> None:
     # warm-up: compile every kernel outside the clock
     small = ConditionalLogLinear.from_log_probs(lp[:50], y[:50])
     solvers.minimize(small, "newton", tol=1e-8)
-    ConditionalLogLinear.from_log_probs(lp[:50], y[:50], dtype=np.float32).value_and_grad(np.full(args.n_agents, 1.0 / args.n_agents))
+    ConditionalLogLinear.from_log_probs(lp[:50], y[:50], dtype=np.float32).value_and_grad(
+        np.full(args.n_agents, 1.0 / args.n_agents)
+    )
 
     w0 = np.full(args.n_agents, 1.0 / args.n_agents)
-    t = time.perf_counter(); p64.value_and_grad(w0); t_pass64 = time.perf_counter() - t
-    t = time.perf_counter(); p32.value_and_grad(w0); t_pass32 = time.perf_counter() - t
-    t = time.perf_counter(); lp.sum(); t_read = time.perf_counter() - t
+    t = time.perf_counter()
+    p64.value_and_grad(w0)
+    t_pass64 = time.perf_counter() - t
+    t = time.perf_counter()
+    p32.value_and_grad(w0)
+    t_pass32 = time.perf_counter() - t
+    t = time.perf_counter()
+    lp.sum()
+    t_read = time.perf_counter() - t
 
-    rows = []
     runs = {"ours float64": [], "ours float32": []}
-    for rep in range(args.reps):
+    for _ in range(args.reps):
         for name, pb in (("ours float64", p64), ("ours float32", p32)):
             runs[name].append(run_ours(pb, args.tol))
     # tight reference run
@@ -174,48 +202,66 @@ def main() -> None:
         L_nka = np.ascontiguousarray(lp.transpose(0, 2, 1))
         t_layout = time.perf_counter() - t
         peer = NumpyLogPool(L_nka, y)
-        t = time.perf_counter(); f_np, _ = peer.fg(w0); t_eval_np = time.perf_counter() - t
-        t = time.perf_counter(); peer.flat @ w0; t_mv = time.perf_counter() - t
-        print(f"# peer: layout copy {t_layout:.2f} s, one f+grad {t_eval_np * 1e3:.0f} ms, one matvec {t_mv * 1e3:.0f} ms; "
-              f"|f_numpy - f_ours| at w0 = {abs(f_np - evaluate(w0)):.1e}")
+        t = time.perf_counter()
+        f_np, _ = peer.fg(w0)
+        t_eval_np = time.perf_counter() - t
+        t = time.perf_counter()
+        peer.flat @ w0
+        t_mv = time.perf_counter() - t
+        print(
+            f"# peer: layout copy {t_layout:.2f} s, one f+grad {t_eval_np * 1e3:.0f} ms, one matvec {t_mv * 1e3:.0f} ms; "
+            f"|f_numpy - f_ours| at w0 = {abs(f_np - evaluate(w0)):.1e}"
+        )
         for _ in range(args.slsqp_reps):
             slsqp.append(run_slsqp(peer, evaluate))
         cands += [s["fun"] for s in slsqp] + [min(s["fs"]) for s in slsqp if s["fs"]]
         del peer, L_nka
     fstar = min(cands)
-    print(f"# f* = {fstar:.15f} (best of all runs; tight run of ours: {ref.fun:.15f}, gap est {ref.extra['gap']:.1e}, "
-          f"{int((ref.x > 0).sum())} non-zero weights)")
-    print(f"# one fused f+grad pass: float64 {t_pass64 * 1e3:.0f} ms, float32 {t_pass32 * 1e3:.0f} ms "
-          f"(np.sum over the float64 data: {t_read * 1e3:.0f} ms); float32 copy made in {t_copy32:.2f} s (not timed below)")
+    print(
+        f"# f* = {fstar:.15f} (best of all runs; tight run of ours: {ref.fun:.15f}, gap est {ref.extra['gap']:.1e}, "
+        f"{int((ref.x > 0).sum())} non-zero weights)"
+    )
+    print(
+        f"# one fused f+grad pass: float64 {t_pass64 * 1e3:.0f} ms, float32 {t_pass32 * 1e3:.0f} ms "
+        f"(np.sum over the float64 data: {t_read * 1e3:.0f} ms); float32 copy made in {t_copy32:.2f} s (not timed below)"
+    )
     print()
     print("| solver | wall s to 1e-8 | wall s total | cpu s total | iterations | passes | final rel. gap | nnz(w) |")
     print("|---|---|---|---|---|---|---|---|")
     med = {}
     for name, v in runs.items():
-        t8 = [time_to([t for t, _ in r.extra["stamps"]], [evaluate(x) for _, x in r.extra["stamps"]], fstar, 1e-8)
-              for r, _ in v]
+        t8 = [
+            time_to([t for t, _ in r.extra["stamps"]], [evaluate(x) for _, x in r.extra["stamps"]], fstar, 1e-8)
+            for r, _ in v
+        ]
         gaps = [(evaluate(r.x) - fstar) / abs(fstar) for r, _ in v]
         tot = [r.seconds for r, _ in v]
         cpus = [c for _, c in v]
         r0 = v[0][0]
         med[name] = float(np.median(t8)) if not np.all(np.isnan(t8)) else float(np.median(tot))
-        print(f"| {name} (working-set Newton) | {np.median(t8):.2f} | {np.median(tot):.2f} | {np.median(cpus):.2f} | "
-              f"{r0.n_iter} | {r0.n_passes:.1f} | {max(gaps):.1e} | {int((r0.x > 0).sum())} |")
+        print(
+            f"| {name} (working-set Newton) | {np.median(t8):.2f} | {np.median(tot):.2f} | {np.median(cpus):.2f} | "
+            f"{r0.n_iter} | {r0.n_passes:.1f} | {max(gaps):.1e} | {int((r0.x > 0).sum())} |"
+        )
     for s in slsqp:
         t8 = time_to(s["times"], s["fs"], fstar, 1e-8)
         gap = (s["fun"] - fstar) / abs(fstar)
         med.setdefault("slsqp", [])
         med["slsqp"].append(t8 if not np.isnan(t8) else s["seconds"])
-        print(f"| scipy SLSQP (NumPy grad, (N,K,A) layout) | {t8:.2f} | {s['seconds']:.2f} | {s['cpu']:.2f} | {s['nit']} | "
-              f"{2 * s['nfev']} | {gap:.1e} | {int((s['x'] > 1e-12).sum())} |")
+        print(
+            f"| scipy SLSQP (NumPy grad, (N,K,A) layout) | {t8:.2f} | {s['seconds']:.2f} | {s['cpu']:.2f} | {s['nit']} | "
+            f"{2 * s['nfev']} | {gap:.1e} | {int((s['x'] > 1e-12).sum())} |"
+        )
     if slsqp:
         ts = float(np.median(med["slsqp"]))
         print()
         for name in runs:
             print(f"speed-up to 1e-8 vs SLSQP, {name}: {ts / med[name]:.1f}x")
-    print("\n(passes: ours counts one fused value+gradient evaluation, one value evaluation and one Hessian as one "
-          "pass each over the data they read, restricted problems weighted by |S|/n_agents; SLSQP: two matvecs per "
-          "f+grad evaluation)")
+    print(
+        "\n(passes: ours counts one fused value+gradient evaluation, one value evaluation and one Hessian as one "
+        "pass each over the data they read, restricted problems weighted by |S|/n_agents; SLSQP: two matvecs per "
+        "f+grad evaluation)"
+    )
 
 
 if __name__ == "__main__":

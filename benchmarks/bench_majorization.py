@@ -58,18 +58,22 @@ def lbfgs(problem, x0, *, budget_s: float, simplex: bool = False, maxcor: int = 
     nfev = [0]
 
     if simplex:
+
         def fg(u):
             nfev[0] += 1
             s = u.sum()
             w = u / s
             f, g = problem.value_and_grad(w)
             return f, (g - g @ w) / s
+
         bounds = [(0.0, None)] * len(x0)
         to_x = lambda u: u / u.sum()  # noqa: E731
     else:
+
         def fg(x):
             nfev[0] += 1
             return problem.value_and_grad(x)
+
         bounds = None
         to_x = lambda x: x  # noqa: E731
 
@@ -91,8 +95,15 @@ def lbfgs(problem, x0, *, budget_s: float, simplex: bool = False, maxcor: int = 
     passes.append(0.0)
     clock = Clock()
     try:
-        sp_minimize(fg, x0, jac=True, method="L-BFGS-B", bounds=bounds, callback=cb,
-                    options=dict(maxcor=maxcor, ftol=0.0, gtol=0.0, maxiter=100000, maxfun=100000))
+        sp_minimize(
+            fg,
+            x0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=bounds,
+            callback=cb,
+            options=dict(maxcor=maxcor, ftol=0.0, gtol=0.0, maxiter=100000, maxfun=100000),
+        )
     except Budget:
         pass
     return seconds, passes, objs
@@ -116,8 +127,11 @@ def bench(problem, runs: dict, f_ref: float, reps: int):
         for rep in range(reps):
             sec, pas, obj, *_ = fn()
             per.append((sec, pas, obj))
-            print(f"  {label} rep {rep}: {len(obj)} trace points, last gap {(min(obj) - f_ref) / abs(f_ref):.2e}, "
-                  f"{sec[-1]:.2f} s", flush=True)
+            print(
+                f"  {label} rep {rep}: {len(obj)} trace points, last gap {(min(obj) - f_ref) / abs(f_ref):.2e}, "
+                f"{sec[-1]:.2f} s",
+                flush=True,
+            )
         rows[label] = per
     f_star = min(f_ref, min(min(o) for per in rows.values() for _, _, o in per))
     table = {}
@@ -127,8 +141,10 @@ def bench(problem, runs: dict, f_ref: float, reps: int):
             hits = [first_below(s, p, o, f_star, lvl) for s, p, o in per]
             ts = [h[0] for h in hits if h[0] is not None]
             ps = [h[1] for h in hits if h[1] is not None]
-            entry[lvl] = (float(np.median(ts)) if len(ts) == len(per) else None,
-                          float(np.median(ps)) if len(ps) == len(per) else None)
+            entry[lvl] = (
+                float(np.median(ts)) if len(ts) == len(per) else None,
+                float(np.median(ps)) if len(ps) == len(per) else None,
+            )
         entry["best_gap"] = float(np.median([(min(o) - f_star) / abs(f_star) for _, _, o in per]))
         entry["seconds_run"] = float(np.median([s[-1] for s, _, _ in per]))
         table[label] = entry
@@ -146,9 +162,11 @@ def print_table(title, table, ours=("bm", "sbm")):
             t, p = e[lvl]
             cells += ["—" if t is None else f"{t:.2f}", "—" if p is None else f"{p:.1f}"]
         print(f"| {label} | " + " | ".join(cells) + f" | {e['best_gap']:.1e} | {e['seconds_run']:.1f} |")
+
     # ratio at 1e-8: our best over the best peer
     def t8(lbl):
         return table[lbl][1e-8][0]
+
     our = [t8(l) for l in table if l.split()[0] in ours and t8(l) is not None]
     peer = [t8(l) for l in table if l.split()[0] not in ours and t8(l) is not None]
     if our and peer:
@@ -166,8 +184,16 @@ def multinomial(reps: int, lam: float, budget: float):
     from solvers.problems.multinomial_loglinear import MultinomialLogLinear
 
     n, d, K = 100_000, 50, 10
-    X, y = make_classification(n_samples=n, n_features=d, n_informative=30, n_redundant=10, n_classes=K,
-                               n_clusters_per_class=1, class_sep=1.0, random_state=0)
+    X, y = make_classification(
+        n_samples=n,
+        n_features=d,
+        n_informative=30,
+        n_redundant=10,
+        n_classes=K,
+        n_clusters_per_class=1,
+        class_sep=1.0,
+        random_state=0,
+    )
     X = (X - X.mean(0)) / X.std(0)
     ours = MultinomialLogLinear(X, y, K, lam=lam)
     peer = MultinomialLogistic(X, y, l2=lam, n_classes=K)  # same objective, W stored (d, K)
@@ -178,8 +204,9 @@ def multinomial(reps: int, lam: float, budget: float):
     from sklearn.linear_model import LogisticRegression
 
     t = time.perf_counter()
-    sk = LogisticRegression(C=1.0 / (n * lam), fit_intercept=False, tol=1e-10, max_iter=100,
-                            solver="newton-cholesky").fit(X, y)
+    sk = LogisticRegression(
+        C=1.0 / (n * lam), fit_intercept=False, tol=1e-10, max_iter=100, solver="newton-cholesky"
+    ).fit(X, y)
     f_ref = ours.value(sk.coef_.ravel())
     print(f"reference: sklearn newton-cholesky, f* = {f_ref:.15g} ({time.perf_counter() - t:.1f} s)", flush=True)
     # warm-up (compile) runs, not timed
@@ -189,7 +216,9 @@ def multinomial(reps: int, lam: float, budget: float):
     x0 = np.zeros(ours.dim)
     runs = {
         "bm (full)": lambda: run_solver(ours, "bm", budget, tol=1e-10, max_iter=10000),
-        "sbm (p0=1000, growth 1.5)": lambda: run_solver(ours, "sbm", budget, tol=1e-10, batch_size=1000, growth=1.5, max_iter=10000),
+        "sbm (p0=1000, growth 1.5)": lambda: run_solver(
+            ours, "sbm", budget, tol=1e-10, batch_size=1000, growth=1.5, max_iter=10000
+        ),
         "L-BFGS-B (m=10)": lambda: lbfgs(ours, x0, budget_s=budget),
         "saga (H4, default step)": lambda: run_solver(peer, "saga", budget, tol=0.0, max_iter=10000, off_clock=True),
         "svrg (H4, default step)": lambda: run_solver(peer, "svrg", budget, tol=0.0, max_iter=10000, off_clock=True),
@@ -209,21 +238,28 @@ def logpool(reps: int, budget: float, n_items: int, n_agents: int, n_classes: in
     t = time.perf_counter()
     ref = minimize(pb, "newton", tol=1e-14, max_iter=500)
     f_ref = ref.fun
-    print(f"reference: newton (H2) f* = {f_ref:.15g}, {int(np.sum(ref.x > 0))} non-zero weights, "
-          f"{time.perf_counter() - t:.1f} s")
+    print(
+        f"reference: newton (H2) f* = {f_ref:.15g}, {int(np.sum(ref.x > 0))} non-zero weights, "
+        f"{time.perf_counter() - t:.1f} s"
+    )
     minimize(pb, "bm", max_iter=1)  # warm-up
     x0 = pb.x0()
     runs = {
         "bm (full)": lambda: run_solver(pb, "bm", budget, tol=1e-10, max_iter=10000),
         "bm (diag)": lambda: run_solver(pb, "bm", budget, tol=1e-10, curvature="diag", max_iter=100000),
-        "sbm (p0=500, growth 2)": lambda: run_solver(pb, "sbm", budget, tol=1e-10, batch_size=500, growth=2.0, max_iter=10000),
+        "sbm (p0=500, growth 2)": lambda: run_solver(
+            pb, "sbm", budget, tol=1e-10, batch_size=500, growth=2.0, max_iter=10000
+        ),
         "newton (H2, working set)": lambda: run_solver(pb, "newton", budget, tol=1e-14, max_iter=500),
         "L-BFGS-B (u/sum u)": lambda: lbfgs(pb, x0, budget_s=budget, simplex=True),
         "saga (H4, projected)": lambda: run_solver(pb, "saga", budget, tol=0.0, max_iter=100000, off_clock=True),
     }
     table, f_star = bench(pb, runs, f_ref, reps)
-    print_table(f"log pool weights, {n_items} items x {n_agents} agents x {n_classes} classes (f* = {f_star:.12g})",
-                table, ours=("bm", "sbm"))
+    print_table(
+        f"log pool weights, {n_items} items x {n_agents} agents x {n_classes} classes (f* = {f_star:.12g})",
+        table,
+        ours=("bm", "sbm"),
+    )
 
 
 def main():
@@ -236,8 +272,10 @@ def main():
     ap.add_argument("--agents", type=int, default=269)
     ap.add_argument("--classes", type=int, default=64)
     a = ap.parse_args()
-    print(f"# {platform.processor() or platform.machine()}, numpy {np.__version__}, "
-          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, reps={a.reps}, budget={a.budget}s")
+    print(
+        f"# {platform.processor() or platform.machine()}, numpy {np.__version__}, "
+        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, reps={a.reps}, budget={a.budget}s"
+    )
     if a.problem == "multinomial":
         multinomial(a.reps, a.lam, a.budget)
     else:

@@ -27,7 +27,6 @@ import argparse
 import os
 import platform
 import sys
-import time
 
 import numpy as np
 
@@ -89,19 +88,28 @@ def bench_epoch(n, a, k, eta, reps, n_slow):
     gamma = 1.0 / eta
     train_market(lp[:20], y[:20], eta, max_epochs=1)  # compile
     t_m, res = timed(lambda: train_market(lp, y, eta, mode="batch", max_epochs=1, wealth_tol=0), reps)
-    print(f"| market epoch, Newton (ours) | {t_m:.2f} | mean iter {res.n_equilibrium_iter / n:.1f} | "
-          f"conservation {res.conservation_error:.1e} |", flush=True)
+    print(
+        f"| market epoch, Newton (ours) | {t_m:.2f} | mean iter {res.n_equilibrium_iter / n:.1f} | "
+        f"conservation {res.conservation_error:.1e} |",
+        flush=True,
+    )
     # the slow methods run on the first n_slow items only (stated in the table)
     sub = slice(0, n_slow)
     t_ns, resns = timed(lambda: train_market(lp[sub], y[sub], eta, mode="batch", max_epochs=1, wealth_tol=0), 1)
-    print(f"| market epoch, Newton (ours), first {n_slow} items | {t_ns:.2f} | mean iter "
-          f"{resns.n_equilibrium_iter / n_slow:.1f} | |", flush=True)
+    print(
+        f"| market epoch, Newton (ours), first {n_slow} items | {t_ns:.2f} | mean iter "
+        f"{resns.n_equilibrium_iter / n_slow:.1f} | |",
+        flush=True,
+    )
     t_f, resf = timed(
         lambda: train_market(lp[sub], y[sub], eta, mode="batch", max_epochs=1, wealth_tol=0, method="fixed_point"), 1
     )
-    print(f"| market epoch, seed fixed point, first {n_slow} items | {t_f:.2f} | mean iter "
-          f"{resf.n_equilibrium_iter / n_slow:.1f} | max wealth diff vs Newton "
-          f"{np.max(np.abs(resf.wealth - resns.wealth)):.1e}; ratio {t_f / t_ns:.1f}x |", flush=True)
+    print(
+        f"| market epoch, seed fixed point, first {n_slow} items | {t_f:.2f} | mean iter "
+        f"{resf.n_equilibrium_iter / n_slow:.1f} | max wealth diff vs Newton "
+        f"{np.max(np.abs(resf.wealth - resns.wealth)):.1e}; ratio {t_f / t_ns:.1f}x |",
+        flush=True,
+    )
     try:
         from aggregators.renyi import renyi_aggregate
     except ImportError:
@@ -111,11 +119,17 @@ def bench_epoch(n, a, k, eta, reps, n_slow):
     renyi_aggregate(lp[:20], wts, gamma)
     ref = equilibrium(lp, eta, wts, check=False).log_prices
     t_r, agg = timed(lambda: renyi_aggregate(lp, wts, gamma, method="newton", tol=1e-10), reps)
-    print(f"| Rényi aggregate (H3), newton | {t_r:.2f} | | max abs(log c - agg) {np.max(np.abs(agg - ref)):.1e}; "
-          f"market epoch / aggregate {t_m / t_r:.2f} |", flush=True)
+    print(
+        f"| Rényi aggregate (H3), newton | {t_r:.2f} | | max abs(log c - agg) {np.max(np.abs(agg - ref)):.1e}; "
+        f"market epoch / aggregate {t_m / t_r:.2f} |",
+        flush=True,
+    )
     t_r, agg = timed(lambda: renyi_aggregate(lp[sub], wts, gamma, method="plain", tol=1e-10), 1)
-    print(f"| Rényi aggregate (H3), plain, first {n_slow} items | {t_r:.2f} | | max abs(log c - agg) "
-          f"{np.max(np.abs(agg - ref[sub])):.1e} |", flush=True)
+    print(
+        f"| Rényi aggregate (H3), plain, first {n_slow} items | {t_r:.2f} | | max abs(log c - agg) "
+        f"{np.max(np.abs(agg - ref[sub])):.1e} |",
+        flush=True,
+    )
 
 
 def main(argv=None):
@@ -130,30 +144,48 @@ def main(argv=None):
     p.add_argument("--epoch-items", type=int, default=20_000)
     p.add_argument("--epoch-agents", type=int, default=269)
     p.add_argument("--epoch-goods", type=int, default=64)
-    p.add_argument("--epoch-slow-items", type=int, default=2000,
-                   help="items for the slow (plain fixed point) methods in the epoch benchmark")
+    p.add_argument(
+        "--epoch-slow-items",
+        type=int,
+        default=2000,
+        help="items for the slow (plain fixed point) methods in the epoch benchmark",
+    )
     p.add_argument("--skip-equilibrium", action="store_true")
     p.add_argument("--skip-epoch", action="store_true")
     args = p.parse_args(argv)
     import numba
 
-    print(f"python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, "
-          f"numba threads {numba.get_num_threads()}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, "
-          f"cpu {platform.processor() or platform.machine()}, load avg {os.getloadavg()}")
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, "
+        f"numba threads {numba.get_num_threads()}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, "
+        f"cpu {platform.processor() or platform.machine()}, load avg {os.getloadavg()}"
+    )
     if not args.skip_equilibrium:
-        print(f"\n### Isoelastic equilibrium, {args.items} items x {args.agents} agents x {args.goods} goods, "
-              f"tol {args.tol:g} (median of {args.reps} for Newton, {args.baseline_reps} for the seed's method)\n")
-        print("| eta | Newton s | Newton iter mean / max | conv | seed FP s | seed FP iter mean / max | conv | "
-              "speed-up | floor s | seed FP / floor | max abs Δ log c |")
+        print(
+            f"\n### Isoelastic equilibrium, {args.items} items x {args.agents} agents x {args.goods} goods, "
+            f"tol {args.tol:g} (median of {args.reps} for Newton, {args.baseline_reps} for the seed's method)\n"
+        )
+        print(
+            "| eta | Newton s | Newton iter mean / max | conv | seed FP s | seed FP iter mean / max | conv | "
+            "speed-up | floor s | seed FP / floor | max abs Δ log c |"
+        )
         print("|---|---|---|---|---|---|---|---|---|---|---|")
         bench_equilibrium(args.items, args.agents, args.goods, args.etas, args.reps, args.tol, args.baseline_reps)
     if not args.skip_epoch:
-        print(f"\n### One batch training epoch, {args.epoch_items} x {args.epoch_agents} x {args.epoch_goods}, "
-              f"eta 30 (gamma 1/30), equal initial wealth\n")
+        print(
+            f"\n### One batch training epoch, {args.epoch_items} x {args.epoch_agents} x {args.epoch_goods}, "
+            f"eta 30 (gamma 1/30), equal initial wealth\n"
+        )
         print("| what | seconds | iterations | check |")
         print("|---|---|---|---|")
-        bench_epoch(args.epoch_items, args.epoch_agents, args.epoch_goods, 30.0, args.reps,
-                    min(args.epoch_slow_items, args.epoch_items))
+        bench_epoch(
+            args.epoch_items,
+            args.epoch_agents,
+            args.epoch_goods,
+            30.0,
+            args.reps,
+            min(args.epoch_slow_items, args.epoch_items),
+        )
 
 
 if __name__ == "__main__":

@@ -40,8 +40,9 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import solvers  # noqa: E402
 from bench_incremental import TARGETS, times_to_targets  # noqa: E402
+
+import solvers  # noqa: E402
 from solvers.problems.softmax_regression import MultinomialLogistic  # noqa: E402
 
 ITER_GRID = [1, 2, 3, 5, 8, 12, 18, 27, 40, 60, 90, 135, 200, 300, 450, 700, 1000]
@@ -106,8 +107,13 @@ def run_ours(p, method, fref, seed):
 
     name = solvers.choose(p) if method == "auto" else method
     params = inspect.signature(solvers.registry.info(name).fn).parameters
-    opts = {"seed": seed, "off_clock": True, "tol": 0.0, "max_iter": 400,
-            "callback": lambda x: (p.value(x) - fref) / abs(fref) <= 1e-10}
+    opts = {
+        "seed": seed,
+        "off_clock": True,
+        "tol": 0.0,
+        "max_iter": 400,
+        "callback": lambda x: (p.value(x) - fref) / abs(fref) <= 1e-10,
+    }
     if "off_clock" not in params:
         # no off-clock mode (quasi-Newton, Newton): no callback either, since its objective
         # evaluation would be charged to the solver; run to a tight tolerance and read the trace
@@ -129,6 +135,7 @@ def peers(p):
         def fit(it):
             c = LogisticRegression(C=C, fit_intercept=False, solver=solver, tol=1e-15, max_iter=it).fit(X, y)
             return c.coef_.T.ravel()
+
         return fit
 
     if p.l1 > 0:
@@ -136,15 +143,22 @@ def peers(p):
         Ce, r = 1.0 / ((p.l1 + p.l2) * p.n_terms), p.l1 / (p.l1 + p.l2)
 
         def sk_en(it):
-            c = LogisticRegression(C=Ce, l1_ratio=r, fit_intercept=False, solver="saga", tol=1e-15, max_iter=it).fit(X, y)
+            c = LogisticRegression(C=Ce, l1_ratio=r, fit_intercept=False, solver="saga", tol=1e-15, max_iter=it).fit(
+                X, y
+            )
             return c.coef_.T.ravel()
 
         return {"sklearn saga (elastic net)": sk_en}
     out = {f"sklearn {s}": sk(s) for s in ("saga", "sag", "lbfgs") + (("newton-cholesky",) if not p.sparse else ())}
 
     def lbfgsb(it):
-        return so.minimize(p.value_and_grad, np.zeros(p.dim), jac=True, method="L-BFGS-B",
-                           options={"maxiter": it, "gtol": 0, "ftol": 0, "maxfun": 10 * it + 20}).x
+        return so.minimize(
+            p.value_and_grad,
+            np.zeros(p.dim),
+            jac=True,
+            method="L-BFGS-B",
+            options={"maxiter": it, "gtol": 0, "ftol": 0, "maxfun": 10 * it + 20},
+        ).x
 
     out["scipy L-BFGS-B"] = lbfgsb
     return out
@@ -174,14 +188,22 @@ def run_problem(label, p, reps):
     warnings.simplefilter("ignore", FutureWarning)
     n = p.n_terms
     C = 1.0 / (p.l2 * n)
-    print(f"\n## {label}: n={n}, d={p.d}, K={p.K}, l2={p.l2:.3g} (sklearn C={C:g}), l1={p.l1:g}; auto -> {solvers.choose(p)}")
+    print(
+        f"\n## {label}: n={n}, d={p.d}, K={p.K}, l2={p.l2:.3g} (sklearn C={C:g}), l1={p.l1:g}; auto -> {solvers.choose(p)}"
+    )
     t0 = time.perf_counter()
     if p.l1 > 0:  # no Newton peer with an l1 term: our FISTA to a tight gradient-mapping norm
         fref = solvers.minimize(p, "nesterov", tol=1e-12, max_iter=20000).fun
-        print(f"reference (ours) nesterov/FISTA tol 1e-12: f = {fref:.15g} ({time.perf_counter() - t0:.2f} s)", flush=True)
+        print(
+            f"reference (ours) nesterov/FISTA tol 1e-12: f = {fref:.15g} ({time.perf_counter() - t0:.2f} s)", flush=True
+        )
     else:
         ref = "lbfgs" if p.sparse else "newton-cholesky"  # (dK)^2 Hessian: not for d = 2e4
-        xr = LogisticRegression(C=C, fit_intercept=False, solver=ref, tol=1e-15, max_iter=10000).fit(p.A, p.labels).coef_.T.ravel()
+        xr = (
+            LogisticRegression(C=C, fit_intercept=False, solver=ref, tol=1e-15, max_iter=10000)
+            .fit(p.A, p.labels)
+            .coef_.T.ravel()
+        )
         fref = p.value(xr)
         print(f"reference sklearn {ref} tol 1e-15: f = {fref:.15g} ({time.perf_counter() - t0:.2f} s)", flush=True)
     pe = peers(p)
@@ -190,11 +212,14 @@ def run_problem(label, p, reps):
         print(f"  sweep {k}: {[(it, f'{(v - fref) / abs(fref):.1e}') for it, v in s]}", flush=True)
     vals = [fref] + [v for s in sweeps.values() for _, v in s]
     fstar_guess = min(vals)
-    need = {k: {t: next((it for it, v in s if (v - fstar_guess) / abs(fstar_guess) <= t), None) for t in TARGETS} for k, s in sweeps.items()}
+    need = {
+        k: {t: next((it for it, v in s if (v - fstar_guess) / abs(fstar_guess) <= t), None) for t in TARGETS}
+        for k, s in sweeps.items()
+    }
     times = {}  # label -> list over rounds of {target: seconds}
     curves_ours = {}
     for r in range(reps):
-        for m in (("saga", "svrg", "auto") if p.l1 > 0 else tuple(o for o in OURS if not (p.sparse and o == "finito"))):
+        for m in ("saga", "svrg", "auto") if p.l1 > 0 else tuple(o for o in OURS if not (p.sparse and o == "finito")):
             curve, name = run_ours(p, m, fref, r)
             curves_ours.setdefault(m, []).append(curve)
             times.setdefault(f"ours {m}" + (f" ({name})" if m == "auto" else ""), []).append(curve)
@@ -223,14 +248,20 @@ def run_problem(label, p, reps):
     med = {k: {t: float(np.median([q[t] for q in rs])) for t in TARGETS} for k, rs in per_round.items()}
     peer_names = [k for k in per_round if not k.startswith("ours")]
     print(f"f* = {fstar:.15g}; {reps} paired rounds; times in seconds (median)")
-    print("| solver | t(1e-4) | t(1e-6) | t(1e-8) | paired ratio to sklearn saga at 1e-6 / 1e-8 | paired ratio to best peer at 1e-6 / 1e-8 |")
+    print(
+        "| solver | t(1e-4) | t(1e-6) | t(1e-8) | paired ratio to sklearn saga at 1e-6 / 1e-8 | paired ratio to best peer at 1e-6 / 1e-8 |"
+    )
     print("|---|---|---|---|---|---|")
 
     def ratio(k, ref_rows, t):
-        rs = [a[t] / b[t] for a, b in zip(per_round[k], ref_rows) if np.isfinite(a[t]) and np.isfinite(b[t]) and b[t] > 0]
+        rs = [
+            a[t] / b[t] for a, b in zip(per_round[k], ref_rows) if np.isfinite(a[t]) and np.isfinite(b[t]) and b[t] > 0
+        ]
         return float(np.median(rs)) if rs else np.nan
 
-    best_rows = [{t: np.nanmin([per_round[k][i][t] for k in peer_names] + [np.inf]) for t in TARGETS} for i in range(reps)]
+    best_rows = [
+        {t: np.nanmin([per_round[k][i][t] for k in peer_names] + [np.inf]) for t in TARGETS} for i in range(reps)
+    ]
     fmt = lambda v: "—" if not np.isfinite(v) else f"{v:.3g}"  # noqa: E731
     for k in sorted(med, key=lambda k: np.nan_to_num(med[k][1e-8], nan=1e9)):
         cells = " | ".join(fmt(med[k][t]) for t in TARGETS)
@@ -262,11 +293,15 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--only", default="digits,gen")
     ap.add_argument("--c-scale", type=float, default=1.0, help="l2 = c_scale / n (1: sklearn C = 1; 100: C = 0.01)")
-    ap.add_argument("--l1", type=float, default=0.0, help="l1 weight (then: ours saga/svrg/auto vs sklearn elastic-net saga)")
+    ap.add_argument(
+        "--l1", type=float, default=0.0, help="l1 weight (then: ours saga/svrg/auto vs sklearn elastic-net saga)"
+    )
     ap.add_argument("--speedup", action="store_true")
     a = ap.parse_args()
-    print(f"python {platform.python_version()}, numpy {np.__version__}, threads OMP={os.environ.get('OMP_NUM_THREADS')}, "
-          f"NUMBA={os.environ.get('NUMBA_NUM_THREADS')}, load average {os.getloadavg()}")
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}, threads OMP={os.environ.get('OMP_NUM_THREADS')}, "
+        f"NUMBA={os.environ.get('NUMBA_NUM_THREADS')}, load average {os.getloadavg()}"
+    )
     print(f"numba compile/cache-load time (apart from solve times): {compile_time():.2f} s")
     for name in [s for s in a.only.split(",") if s]:
         p = make_problem(name, a.c_scale, a.l1)

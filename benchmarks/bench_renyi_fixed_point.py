@@ -38,10 +38,8 @@ from aggregators.renyi_fixed_point import solve_fixed_point  # noqa: E402
 
 
 def data(n_items: int, n_agents: int, n_classes: int, seed: int):
-    try:
-        from benchmarks.competition_data import make_competition_predictions
-    except ImportError:  # pragma: no cover - the shared generator is part of the repository
-        raise SystemExit("benchmarks/competition_data.py is missing")
+    from benchmarks.competition_data import make_competition_predictions
+
     return make_competition_predictions(n_items, n_agents, n_classes, seed)
 
 
@@ -65,14 +63,20 @@ def main(argv=None) -> None:
     ap.add_argument("--plain-cap", type=int, default=400, help="sweeps per item allowed to the plain iteration")
     ap.add_argument("--reps", type=int, default=3, help="repetitions of the Newton solve (median reported)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--sub-items", type=int, default=500,
-                    help="items of the uncapped plain run that measures the sweeps plain really needs")
+    ap.add_argument(
+        "--sub-items",
+        type=int,
+        default=500,
+        help="items of the uncapped plain run that measures the sweeps plain really needs",
+    )
     args = ap.parse_args(argv)
 
     import numba
 
-    print(f"python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, "
-          f"numba threads {numba.get_num_threads()}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, "
+        f"numba threads {numba.get_num_threads()}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}"
+    )
     t = time.perf_counter()
     L, _ = data(args.n_items, args.n_agents, args.n_classes, args.seed)
     print(f"data {L.shape} generated in {time.perf_counter() - t:.1f} s")
@@ -114,16 +118,25 @@ def main(argv=None) -> None:
             continue
         sub = slice(0, min(n, args.sub_items))
         ts, rs = timed(lambda: solve_fixed_point(L[sub], w, gam, method="plain", tol=args.tol, max_iter=100_000), 1)
-        row.update(sub_sweeps_max=rs.max_sweeps, sub_sweeps_mean=float(rs.sweeps.mean()), sub_conv=rs.all_converged,
-                   sub_s=ts, sub_err=float(np.abs(rs.log_q - ref[sub]).max()))
+        row.update(
+            sub_sweeps_max=rs.max_sweeps,
+            sub_sweeps_mean=float(rs.sweeps.mean()),
+            sub_conv=rs.all_converged,
+            sub_s=ts,
+            sub_err=float(np.abs(rs.log_q - ref[sub]).max()),
+        )
         rows.append(row)
         print(row, flush=True)
 
     print()
-    print(f"Rényi fixed point to {args.tol:g}, (n, A, K) = ({n}, {A}, {K}), uniform weights; "
-          f"Newton median of {args.reps}, plain 1 run capped at {args.plain_cap} sweeps/item")
-    hdr = ("| γ | Newton sweeps (max / mean) | Newton s | Newton error | plain sweeps (max / mean) | plain s "
-           "| plain reached 1e-10 | plain max residual | plain error | time ratio plain/Newton |")
+    print(
+        f"Rényi fixed point to {args.tol:g}, (n, A, K) = ({n}, {A}, {K}), uniform weights; "
+        f"Newton median of {args.reps}, plain 1 run capped at {args.plain_cap} sweeps/item"
+    )
+    hdr = (
+        "| γ | Newton sweeps (max / mean) | Newton s | Newton error | plain sweeps (max / mean) | plain s "
+        "| plain reached 1e-10 | plain max residual | plain error | time ratio plain/Newton |"
+    )
     print(hdr)
     print("|" + "---|" * 10)
     for r in rows:
@@ -140,8 +153,10 @@ def main(argv=None) -> None:
     print("| γ | plain sweeps to 1e-10 (max / mean) | all converged | seconds | error vs reference |")
     print("|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['gamma']:.4g} | {r['sub_sweeps_max']} / {r['sub_sweeps_mean']:.1f} | {r['sub_conv']} "
-              f"| {r['sub_s']:.2f} | {r['sub_err']:.1e} |")
+        print(
+            f"| {r['gamma']:.4g} | {r['sub_sweeps_max']} / {r['sub_sweeps_mean']:.1f} | {r['sub_conv']} "
+            f"| {r['sub_s']:.2f} | {r['sub_err']:.1e} |"
+        )
 
 
 if __name__ == "__main__":

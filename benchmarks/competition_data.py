@@ -127,4 +127,8 @@ if __name__ == "__main__":  # pragma: no cover - quick look at the data
     lp, y = make_competition_predictions()
     print(f"generated {lp.shape} in {time.perf_counter() - t:.1f} s")
     ll = lp[np.arange(len(y)), :, y].mean(axis=0)
-    print("agent perplexities: best %.3f median %.3f worst %.3f" % tuple(np.exp(-np.array([ll.max(), np.median(ll), ll.min()]))))
+    print(
+        "agent perplexities: best {:.3f} median {:.3f} worst {:.3f}".format(
+            *np.exp(-np.array([ll.max(), np.median(ll), ll.min()]))
+        )
+    )

@@ -24,7 +24,8 @@ minus perplexity with it: positive means the submission helps), and the market w
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -155,18 +156,27 @@ def aggregate_submissions(
                 cb = sub(weight)
                 w0 = _weights(fitted["linear"]) if "linear" in fitted else None
                 if "linear" in test_preds:  # η = 1: the Rényi pool is the linear pool
-                    gamma_sweep.append({"eta": 1.0, "gamma": 1.0, "public_perplexity": results["linear"]["public_perplexity"],
-                                        "private_perplexity": perplexity(test_preds["linear"], test_y)})
+                    gamma_sweep.append(
+                        {
+                            "eta": 1.0,
+                            "gamma": 1.0,
+                            "public_perplexity": results["linear"]["public_perplexity"],
+                            "private_perplexity": perplexity(test_preds["linear"], test_y),
+                        }
+                    )
                 for i, eta in enumerate(sorted(float(e) for e in etas)):
                     gamma = 1.0 / float(eta)
                     n_eta = len(etas)
                     pool = make_pool("renyi", gamma=gamma, weights=w0, **RENYI_OPTIONS).fit(
-                        val_lp, val_y, progress=lambda f, i=i: cb((i + f) / n_eta))
+                        val_lp, val_y, progress=lambda f, i=i: cb((i + f) / n_eta)
+                    )
                     w0 = _weights(pool)
                     pv = float(np.exp(-pool.score(val_lp, val_y)))
                     pred = pool.predict(test_lp)
                     pt = perplexity(pred, test_y)
-                    gamma_sweep.append({"eta": float(eta), "gamma": gamma, "public_perplexity": pv, "private_perplexity": pt})
+                    gamma_sweep.append(
+                        {"eta": float(eta), "gamma": gamma, "public_perplexity": pv, "private_perplexity": pt}
+                    )
                     if pv < best_val:
                         best_val, fitted["renyi"], test_preds["renyi"] = pv, pool, pred
                         results["renyi"] = {"params": {"gamma": gamma, "eta": float(eta)}, "public_perplexity": pv}
@@ -181,7 +191,10 @@ def aggregate_submissions(
                 pool = make_pool(method).fit(val_lp, val_y, progress=sub(weight))
                 fitted[method] = pool
                 test_preds[method] = pool.predict(test_lp)
-                results[method] = {"params": _public_params(pool), "public_perplexity": float(np.exp(-pool.score(val_lp, val_y)))}
+                results[method] = {
+                    "params": _public_params(pool),
+                    "public_perplexity": float(np.exp(-pool.score(val_lp, val_y))),
+                }
         except Exception as exc:  # noqa: BLE001 - one failing method must not sink the run
             results[method] = {"error": f"{exc.__class__.__name__}: {exc}"}
         results[method]["seconds"] = round(time.perf_counter() - t, 3)
@@ -252,4 +265,3 @@ def aggregate_submissions(
         out["market"] = {k: v for k, v in fitted["market"].items() if k in ("wealth_history", "params")}
     report(progress, 1.0)
     return out
-

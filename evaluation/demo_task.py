@@ -25,8 +25,20 @@ from scipy.special import logsumexp
 K = 64
 PATCH_W, PATCH_ROWS = 9, 4  # 4 rows above (9 wide, centred) + 4 pixels to the left
 MARGIN = 6
-IMAGES = ("camera", "astronaut", "coffee", "chelsea", "rocket", "coins", "moon", "clock", "brick",
-          "grass", "gravel", "cat")
+IMAGES = (
+    "camera",
+    "astronaut",
+    "coffee",
+    "chelsea",
+    "rocket",
+    "coins",
+    "moon",
+    "clock",
+    "brick",
+    "grass",
+    "gravel",
+    "cat",
+)
 
 
 def load_images() -> list[np.ndarray]:
@@ -85,8 +97,8 @@ def sample_pixels(images: list[np.ndarray], n: int, rng: np.random.Generator) ->
 
 # named causal neighbours (column indices into the patch)
 _half = PATCH_W // 2
-W_ = PATCH_ROWS * PATCH_W + _half - 1          # left
-N_ = (PATCH_ROWS - 1) * PATCH_W + _half         # above
+W_ = PATCH_ROWS * PATCH_W + _half - 1  # left
+N_ = (PATCH_ROWS - 1) * PATCH_W + _half  # above
 NW_ = N_ - 1
 NE_ = N_ + 1
 WW_ = W_ - 1
@@ -120,7 +132,7 @@ def _activity(x: np.ndarray) -> np.ndarray:
 def _scale_model(train_x, resid, kind):
     """Fit ``scale = a + b * activity`` to the absolute (Laplace) or squared (Gaussian) residual."""
     act = _activity(train_x)
-    target = np.abs(resid) if kind == "laplace" else resid ** 2
+    target = np.abs(resid) if kind == "laplace" else resid**2
     A = np.column_stack([np.ones_like(act), act])
     coef = _lstsq(A, target)
     return coef
@@ -130,7 +142,7 @@ def _residual_logp(mu, scale, kind):
     d = LEVELS[None, :] - mu[:, None]
     if kind == "laplace":
         return _norm(-np.abs(d) / scale[:, None] - np.log(scale)[:, None])
-    return _norm(-0.5 * d ** 2 / scale[:, None] ** 2)
+    return _norm(-0.5 * d**2 / scale[:, None] ** 2)
 
 
 def linear_agent(tr: PixelData, te: PixelData, feats, kind="laplace", temp=1.0, shift=0.0, adaptive=True):
@@ -152,7 +164,9 @@ def linear_agent(tr: PixelData, te: PixelData, feats, kind="laplace", temp=1.0, 
 def _med(x: np.ndarray) -> np.ndarray:
     """The median edge detector's prediction (LOCO-I / JPEG-LS) from the causal neighbours."""
     a, b, c = x[:, W_], x[:, N_], x[:, NW_]
-    return np.where(c >= np.maximum(a, b), np.minimum(a, b), np.where(c <= np.minimum(a, b), np.maximum(a, b), a + b - c))
+    return np.where(
+        c >= np.maximum(a, b), np.minimum(a, b), np.where(c <= np.minimum(a, b), np.maximum(a, b), a + b - c)
+    )
 
 
 def med_agent(tr: PixelData, te: PixelData, temp=1.0):
@@ -216,19 +230,35 @@ def build_agents(tr: PixelData, te: PixelData, seed: int = 0) -> list[tuple[str,
     add("chen", "above pixel only, Laplace", linear_agent(tr, te, FEATURES["above"]))
     add("dara", "histogram given (left, above), 16 bins", histogram_agent(tr, te, [W_, N_], bins=16))
     add("dara", "histogram given left pixel", histogram_agent(tr, te, [W_], bins=64))
-    add("dara", "histogram given (left, above, up-right), 8 bins", histogram_agent(frac(0.5), te, [W_, N_, NE_], bins=8))
+    add(
+        "dara", "histogram given (left, above, up-right), 8 bins", histogram_agent(frac(0.5), te, [W_, N_, NE_], bins=8)
+    )
     add("eli", "40 nearest neighbours on 4 neighbours", knn_agent(frac(0.3), te, FEATURES["four"]))
     add("eli", "15 nearest neighbours on 6 neighbours", knn_agent(frac(0.3), te, FEATURES["six"], k=15, bandwidth=1.5))
     add("fatou", "linear on 6 neighbours, 10% of the data", linear_agent(frac(0.1), te, FEATURES["six"]))
-    add("fatou", "linear on 6 neighbours, fixed Gaussian", linear_agent(tr, te, FEATURES["six"], kind="gauss", adaptive=False))
+    add(
+        "fatou",
+        "linear on 6 neighbours, fixed Gaussian",
+        linear_agent(tr, te, FEATURES["six"], kind="gauss", adaptive=False),
+    )
     add("gus", "trained on dark pixels only (biased)", linear_agent(dark, te, FEATURES["four"]))
     add("gus", "trained on one image only (biased)", linear_agent(one_img(0), te, FEATURES["four"]))
-    add("hana", "linear, 4 neighbours, one level too bright (biased)", linear_agent(tr, te, FEATURES["four"], shift=1.0))
+    add(
+        "hana", "linear, 4 neighbours, one level too bright (biased)", linear_agent(tr, te, FEATURES["four"], shift=1.0)
+    )
     add("hana", "linear, 4 neighbours, underconfident", linear_agent(tr, te, FEATURES["four"], temp=2.0))
     add("ivo", "global grey-level histogram", marginal_agent(tr, te))
-    add("ivo", "linear on the whole patch, images 2-5 only", linear_agent(_subset(tr, (tr.img >= 2) & (tr.img <= 5)), te, FEATURES["patch"]))
+    add(
+        "ivo",
+        "linear on the whole patch, images 2-5 only",
+        linear_agent(_subset(tr, (tr.img >= 2) & (tr.img <= 5)), te, FEATURES["patch"]),
+    )
     add("jun", "median edge detector, fixed scale", _residual_logp_med_fixed(tr, te))
-    add("jun", f"linear, 4 neighbours, image {n_img - 1} only (biased)", linear_agent(one_img(n_img - 1), te, FEATURES["four"]))
+    add(
+        "jun",
+        f"linear, 4 neighbours, image {n_img - 1} only (biased)",
+        linear_agent(one_img(n_img - 1), te, FEATURES["four"]),
+    )
     return A
 
 
@@ -265,8 +295,17 @@ def make_demo_data(n_train: int = 30000, n_test: int = 4000, seed: int = 2026, c
     if path:
         os.makedirs(cache_dir, exist_ok=True)
         tmp = path + ".tmp.npz"
-        np.savez(tmp, tr_x=tr.x.astype(np.uint8), tr_y=tr.y, tr_img=tr.img, te_x=te.x.astype(np.uint8), te_y=te.y,
-                 te_img=te.img, who=np.array([a[0] for a in agents]), what=np.array([a[1] for a in agents]),
-                 **{f"agent_{i}": a[2].astype(np.float32) for i, a in enumerate(agents)})
+        np.savez(
+            tmp,
+            tr_x=tr.x.astype(np.uint8),
+            tr_y=tr.y,
+            tr_img=tr.img,
+            te_x=te.x.astype(np.uint8),
+            te_y=te.y,
+            te_img=te.img,
+            who=np.array([a[0] for a in agents]),
+            what=np.array([a[1] for a in agents]),
+            **{f"agent_{i}": a[2].astype(np.float32) for i, a in enumerate(agents)},
+        )
         os.replace(tmp, path)
     return tr, te, agents

@@ -10,7 +10,7 @@ are broken by the earlier submission (the Kaggle convention).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 
 def _group(records: Iterable[Mapping]) -> dict:
@@ -48,15 +48,17 @@ def leaderboard(records: Iterable[Mapping], *, private: bool = False, n_select: 
         else:
             best = min(subs, key=lambda s: (s["public_perplexity"], s["created_at"]))
             score = best["public_perplexity"]
-        rows.append({
-            "participant_id": pid,
-            "participant": best["participant"],
-            "score": float(score),
-            "submission_id": best["submission_id"],
-            "scored_at": best["created_at"],
-            "entries": len(subs),
-            "last_submission": max(s["created_at"] for s in subs),
-        })
+        rows.append(
+            {
+                "participant_id": pid,
+                "participant": best["participant"],
+                "score": float(score),
+                "submission_id": best["submission_id"],
+                "scored_at": best["created_at"],
+                "entries": len(subs),
+                "last_submission": max(s["created_at"] for s in subs),
+            }
+        )
     rows.sort(key=lambda r: (r["score"], r["scored_at"]))
     for i, r in enumerate(rows, 1):
         r["rank"] = i

@@ -24,13 +24,20 @@ def fit_market(val_lp, val_y, test_lp, *, eta: float = 10.0, progress=None):
     ``info`` holds the market's ``params``, its ``public_perplexity`` on the validation part, the
     final ``wealth`` and the ``wealth_history``.
     """
-    market = MarketPool(utilities=float(eta), max_epochs=MAX_EPOCHS, wealth_tol=WEALTH_TOL).fit(val_lp, val_y, progress=progress)
+    market = MarketPool(utilities=float(eta), max_epochs=MAX_EPOCHS, wealth_tol=WEALTH_TOL).fit(
+        val_lp, val_y, progress=progress
+    )
     pred = market.predict(test_lp)
     val_pred = market.predict(val_lp)
     public = perplexity(val_pred, val_y)
     hist = np.asarray(market.wealth_history_, dtype=float)
     return pred, {
-        "params": {"utility": "isoelastic", "eta": float(eta), "epochs": int(market.n_epochs_), "converged": bool(market.converged_)},
+        "params": {
+            "utility": "isoelastic",
+            "eta": float(eta),
+            "epochs": int(market.n_epochs_),
+            "converged": bool(market.converged_),
+        },
         "public_perplexity": public,
         "wealth": [float(w) for w in market.wealth_],
         "wealth_history": [[float(w) for w in row] for row in hist],

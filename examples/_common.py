@@ -10,8 +10,16 @@ import numpy as np
 
 def parse_args(doc: str) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=doc)
-    ap.add_argument("--url", default=os.environ.get("AGORA_URL", "http://127.0.0.1:8000"), help="server (default $AGORA_URL or http://127.0.0.1:8000)")
-    ap.add_argument("--api-key", default=os.environ.get("AGORA_API_KEY"), help="API key with scopes read,write (default $AGORA_API_KEY)")
+    ap.add_argument(
+        "--url",
+        default=os.environ.get("AGORA_URL", "http://127.0.0.1:8000"),
+        help="server (default $AGORA_URL or http://127.0.0.1:8000)",
+    )
+    ap.add_argument(
+        "--api-key",
+        default=os.environ.get("AGORA_API_KEY"),
+        help="API key with scopes read,write (default $AGORA_API_KEY)",
+    )
     return ap.parse_args()
 
 

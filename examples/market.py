@@ -2,8 +2,8 @@
 data (Algorithm 2.4), its wealth history, and its predictions: /v1/markets."""
 
 import numpy as np
-
 from _common import parse_args, synthetic
+
 from app.client import AgoraClient
 
 args = parse_args(__doc__)

@@ -5,8 +5,8 @@ predicts with both on a test set, lists the stored pools and deletes them.
 """
 
 import numpy as np
-
 from _common import parse_args, synthetic
+
 from app.client import AgoraClient
 
 args = parse_args(__doc__)

@@ -2,6 +2,7 @@
 pool's weight problem and compare their traces: /v1/solve."""
 
 from _common import parse_args, synthetic
+
 from app.client import AgoraClient
 
 args = parse_args(__doc__)
@@ -16,5 +17,7 @@ with AgoraClient(args.url, api_key=args.api_key) as c:
         except Exception as exc:  # a solver may not apply to this problem
             print(method, "->", exc)
             continue
-        print(f"{r['method']:20s} f={r['fun']:.12f} iterations={r['n_iter']} passes={r['n_passes']:.0f} "
-              f"converged={r['converged']} trace points={len(r['trace']['objective'])}")
+        print(
+            f"{r['method']:20s} f={r['fun']:.12f} iterations={r['n_iter']} passes={r['n_passes']:.0f} "
+            f"converged={r['converged']} trace points={len(r['trace']['objective'])}"
+        )

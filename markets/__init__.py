@@ -13,7 +13,19 @@ from .training import TrainingResult, train_market
 from .utilities import Exponential, Isoelastic, Logarithmic, Utility, make_utility
 
 __all__ = [
-    "Agents", "make_agents", "prepare_beliefs", "EquilibriumResult", "check_equilibrium", "equilibrium",
-    "investments", "MarketPool", "TrainingResult", "train_market", "Exponential", "Isoelastic",
-    "Logarithmic", "Utility", "make_utility",
+    "Agents",
+    "make_agents",
+    "prepare_beliefs",
+    "EquilibriumResult",
+    "check_equilibrium",
+    "equilibrium",
+    "investments",
+    "MarketPool",
+    "TrainingResult",
+    "train_market",
+    "Exponential",
+    "Isoelastic",
+    "Logarithmic",
+    "Utility",
+    "make_utility",
 ]

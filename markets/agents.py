@@ -19,14 +19,14 @@ predictions array ``(n_items, n_agents, n_classes)`` validated by the one valida
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from solvers.errors import InputError
-
 from aggregators.validation import DEFAULT_FLOOR, Predictions, apply_floor, as_log_probs
+from solvers.errors import InputError
 
 from . import kernels
 from .utilities import EXPONENTIAL, GENERIC, ISOELASTIC, Utility, make_utility
@@ -67,7 +67,7 @@ class Agents:
     def has_generic(self) -> bool:
         return bool((self.kind == GENERIC).any())
 
-    def with_wealth(self, wealth: Any) -> "Agents":
+    def with_wealth(self, wealth: Any) -> Agents:
         """Same utilities, new wealth (validated; exponential agents may hold any finite wealth)."""
         return Agents(list(self.utilities), check_wealth(wealth, self.n_agents, self.kind))
 
@@ -163,7 +163,9 @@ def prepare_beliefs(
         if dead.any():
             i = int(np.argwhere(dead)[0][0])
             raise InputError(
-                field, "a good has zero belief from every agent (its price would be zero)", item=i,
+                field,
+                "a good has zero belief from every agent (its price would be zero)",
+                item=i,
                 code="zero_probability",
             )
     return preds

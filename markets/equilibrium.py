@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from solvers.errors import InputError
-from solvers.special import logsumexp
 
 from aggregators.validation import DEFAULT_FLOOR, as_log_probs
+from solvers.errors import InputError
+from solvers.special import logsumexp
 
 from . import kernels
 from .agents import Agents, make_agents, prepare_beliefs
@@ -164,7 +164,6 @@ def _tatonnement(lp: np.ndarray, agents: Agents, tol: float, max_iter: int):
     return u, iters, res <= tol
 
 
-
 def _one_order_inv_eta(agents: Agents, wealth: np.ndarray) -> float | None:
     """The common ``1/eta`` if every agent is isoelastic with one ``eta``, has positive wealth and
     ``1/eta`` is not within 0.1 of the log agent's 1 (the kernels' lean path); else ``None``."""
@@ -201,8 +200,17 @@ def solve_prices(
     if g is None:
         if pay:
             iters, conv, res = kernels.batch_payouts(
-                np.ascontiguousarray(lp), labels, agents.kind, agents.inv_eta, W, tol, max_iter, code, U,
-                warm, payouts,
+                np.ascontiguousarray(lp),
+                labels,
+                agents.kind,
+                agents.inv_eta,
+                W,
+                tol,
+                max_iter,
+                code,
+                U,
+                warm,
+                payouts,
             )
             return iters, conv, res, np.zeros(n, np.int64)
         return kernels.solve_items(
@@ -213,8 +221,20 @@ def solve_prices(
     res = np.zeros(n)
     ok = np.zeros(n, bool)
     kernels.solve_iso_block(
-        np.ascontiguousarray(lp), g, W, tol, max_iter, code, U, warm, ok, iters, conv, res,
-        labels if pay else np.zeros(0, np.int64), payouts if pay else np.zeros((0, A)),
+        np.ascontiguousarray(lp),
+        g,
+        W,
+        tol,
+        max_iter,
+        code,
+        U,
+        warm,
+        ok,
+        iters,
+        conv,
+        res,
+        labels if pay else np.zeros(0, np.int64),
+        payouts if pay else np.zeros((0, A)),
     )
     nneg = np.zeros(n, np.int64)
     rest = np.flatnonzero(~ok)
@@ -223,13 +243,29 @@ def solve_prices(
         if pay:
             Pr = np.empty((rest.size, A))
             it_r, conv_r, res_r = kernels.batch_payouts(
-                np.ascontiguousarray(lp[rest]), labels[rest], agents.kind, agents.inv_eta, W, tol,
-                max_iter, code, Ur, warm, Pr,
+                np.ascontiguousarray(lp[rest]),
+                labels[rest],
+                agents.kind,
+                agents.inv_eta,
+                W,
+                tol,
+                max_iter,
+                code,
+                Ur,
+                warm,
+                Pr,
             )
             payouts[rest] = Pr
         else:
             it_r, conv_r, res_r, nneg_r = kernels.solve_items(
-                np.ascontiguousarray(lp[rest]), agents.kind, agents.inv_eta, W, tol, max_iter, code, Ur,
+                np.ascontiguousarray(lp[rest]),
+                agents.kind,
+                agents.inv_eta,
+                W,
+                tol,
+                max_iter,
+                code,
+                Ur,
                 warm,
             )
             nneg[rest] = nneg_r
@@ -271,7 +307,9 @@ def equilibrium(
         raise InputError("method", f"must be one of {METHODS}; got {method!r}")
     if not (np.isfinite(tol) and tol > 0):
         raise InputError("tol", f"must be a positive number; got {tol!r}")
-    if max_iter is not None and (isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 0):
+    if max_iter is not None and (
+        isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 0
+    ):
         raise InputError("max_iter", f"must be a non-negative integer (0: evaluate the start only); got {max_iter!r}")
     if isinstance(utilities, Agents):
         agents = utilities if wealth is None else utilities.with_wealth(wealth)

@@ -76,14 +76,22 @@ class MarketPool(Pool):
     def _agents(self, n_agents: int) -> Agents:
         return make_agents(self.utilities, self.wealth, n_agents)
 
-    def fit(self, log_probs: Any, y: Any, *, kind: str = "log_probs", progress: ProgressFn | None = None) -> "MarketPool":
+    def fit(self, log_probs: Any, y: Any, *, kind: str = "log_probs", progress: ProgressFn | None = None) -> MarketPool:
         preds = as_log_probs(log_probs, kind=kind)  # shape errors first, naming the argument
         if preds.n_agents < 2:
             raise InputError("predictions", "a market needs at least two agents; got 1", code="one_agent")
         agents = self._agents(preds.n_agents)
         res = train_market(
-            preds, y, agents, mode=self.mode, batch_size=self.batch_size, max_epochs=self.max_epochs,
-            wealth_tol=self.wealth_tol, tol=self.tol, method=self.method, floor=self.floor,
+            preds,
+            y,
+            agents,
+            mode=self.mode,
+            batch_size=self.batch_size,
+            max_epochs=self.max_epochs,
+            wealth_tol=self.wealth_tol,
+            tol=self.tol,
+            method=self.method,
+            floor=self.floor,
             progress=progress,
         )
         # An agent that lost everything (wealth exactly 0: it gave zero probability to the labels)
@@ -110,8 +118,12 @@ class MarketPool(Pool):
         """The market test phase with all checks (prices, iterations, clearing, budgets)."""
         self._check_fitted()
         return equilibrium(
-            log_probs, self.agents_, method="fixed_point" if self.method == "fixed_point" else "auto",
-            tol=self.tol, kind=kind, floor=self.floor,
+            log_probs,
+            self.agents_,
+            method="fixed_point" if self.method == "fixed_point" else "auto",
+            tol=self.tol,
+            kind=kind,
+            floor=self.floor,
         )
 
     def predict_with_info(self, log_probs: Any, *, kind: str = "log_probs") -> tuple[np.ndarray, MarketPredictInfo]:

@@ -34,8 +34,8 @@ from solvers.errors import InputError
 from solvers.progress import ProgressFn, report
 
 from . import kernels
-from .equilibrium import solve_prices
 from .agents import Agents, make_agents, prepare_beliefs
+from .equilibrium import solve_prices
 from .utilities import ISOELASTIC
 
 MODES = ("batch", "online")
@@ -154,8 +154,17 @@ def train_market(
                     sh[j] = W
             else:
                 it, ok = kernels.online_epoch(
-                    lp, labels, agents.kind, agents.inv_eta, W, float(tol), 100_000 if code else 100, code, U,
-                    warm, sh,
+                    lp,
+                    labels,
+                    agents.kind,
+                    agents.inv_eta,
+                    W,
+                    float(tol),
+                    100_000 if code else 100,
+                    code,
+                    U,
+                    warm,
+                    sh,
                 )
                 total_iter += int(it)
                 all_conv &= bool(ok)
@@ -172,8 +181,16 @@ def train_market(
                     P = np.empty((sl.stop - sl.start, A))
                     Ub = U[sl].copy()
                     it, ok, _, _ = solve_prices(
-                        lp[sl], agents, float(tol), 100_000 if code else 100, code, Ub, warm,
-                        labels=labels[sl], payouts=P, wealth=W,
+                        lp[sl],
+                        agents,
+                        float(tol),
+                        100_000 if code else 100,
+                        code,
+                        Ub,
+                        warm,
+                        labels=labels[sl],
+                        payouts=P,
+                        wealth=W,
                     )
                     U[sl] = Ub
                     total_iter += int(it.sum())

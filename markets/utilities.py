@@ -27,6 +27,7 @@ tested against a direct numerical maximisation of (2.30)).
 from __future__ import annotations
 
 import numpy as np
+
 from solvers.errors import InputError
 from solvers.special import logsumexp
 

@@ -46,8 +46,17 @@ K = 4
 
 
 def make_data(seed: int = 0):
-    X, y = make_classification(n_samples=5000, n_features=20, n_informative=10, n_redundant=4, n_classes=K,
-                               n_clusters_per_class=2, class_sep=1.0, flip_y=0.05, random_state=seed)
+    X, y = make_classification(
+        n_samples=5000,
+        n_features=20,
+        n_informative=10,
+        n_redundant=4,
+        n_classes=K,
+        n_clusters_per_class=2,
+        class_sep=1.0,
+        flip_y=0.05,
+        random_state=seed,
+    )
     Xtr, Xte, ytr, yte = train_test_split(X, y, train_size=4000, stratify=y, random_state=seed)
     m, s = Xtr.mean(0), Xtr.std(0)
     return (Xtr - m) / s, (Xte - m) / s, ytr, yte
@@ -74,8 +83,9 @@ class Recorder:
         t = time.perf_counter() - self.t0 - self.paused
         a = time.perf_counter()
         f = self.pb.value(x)
-        self.rows.append((it, t, (f - self.f_star) / abs(self.f_star), self.pb.accuracy(x),
-                          self.pb.accuracy(x, self.Xte, self.yte)))
+        self.rows.append(
+            (it, t, (f - self.f_star) / abs(self.f_star), self.pb.accuracy(x), self.pb.accuracy(x, self.Xte, self.yte))
+        )
         self.paused += time.perf_counter() - a
 
 
@@ -118,8 +128,9 @@ def run_lbfgs(pb, rec, eps=1e-5, m=4):
         it[0] += 1
         rec(it[0], x)
 
-    r = sp_minimize(fg, pb.x0(), jac=True, method="L-BFGS-B", callback=cb,
-                    options=dict(maxcor=m, gtol=eps, ftol=0.0, maxiter=10000))
+    r = sp_minimize(
+        fg, pb.x0(), jac=True, method="L-BFGS-B", callback=cb, options=dict(maxcor=m, gtol=eps, ftol=0.0, maxiter=10000)
+    )
     return r.x, r.nit, bool(r.success), float(nfev[0])
 
 
@@ -146,11 +157,11 @@ def run_sgd(pb, rec, eta=1e-2, p=40, eps=1e-5, max_epochs=300, seed=0):
     n = pb.n_terms
     W = pb.features
     it, conv = 0, False
-    for epoch in range(1, max_epochs + 1):
+    for epoch in range(1, max_epochs + 1):  # noqa: B007 - returned after the loop
         x_prev = x.copy()
         perm = rng.permutation(n)
         for b in range(n // p):
-            idx = perm[b * p:(b + 1) * p]
+            idx = perm[b * p : (b + 1) * p]
             s = pb.scores(x, idx)
             P = np.exp(s - s.max(1, keepdims=True))
             P /= P.sum(1, keepdims=True)
@@ -182,8 +193,9 @@ def main() -> dict:
 
     # cross-check of the reference with an independent solver (no base measure: h = const there)
     pb0 = MultinomialLogLinear(Xtr, ytr, K, lam=LAM)
-    sk = LogisticRegression(C=1 / (len(ytr) * LAM), fit_intercept=False, tol=1e-12, max_iter=1000,
-                            solver="newton-cholesky").fit(Xtr, ytr)
+    sk = LogisticRegression(
+        C=1 / (len(ytr) * LAM), fit_intercept=False, tol=1e-12, max_iter=1000, solver="newton-cholesky"
+    ).fit(Xtr, ytr)
     x0_star, f0_star = reference(pb0)
     sk_gap = (pb0.value(sk.coef_.ravel()) - f0_star) / abs(f0_star)
 
@@ -193,30 +205,53 @@ def main() -> dict:
 
     methods = {
         "BM (eta=1, eps=1e-6)": lambda rec: run_bm(pb, rec, eps=1e-6),
-        "SBM (p=40, eta=1e-2, eps=1e-6)": lambda rec: run_sbm(pb, rec, eta=1e-2, p=40, eps=1e-6, growth=1.0, max_epochs=100),
-        "SBM ours (p0=40, eta=1, growth 1.1)": lambda rec: run_sbm(pb, rec, eta=1.0, p=40, eps=1e-6, growth=1.1, max_epochs=200),
+        "SBM (p=40, eta=1e-2, eps=1e-6)": lambda rec: run_sbm(
+            pb, rec, eta=1e-2, p=40, eps=1e-6, growth=1.0, max_epochs=100
+        ),
+        "SBM ours (p0=40, eta=1, growth 1.1)": lambda rec: run_sbm(
+            pb, rec, eta=1.0, p=40, eps=1e-6, growth=1.1, max_epochs=200
+        ),
         "L-BFGS (m=4, eps=1e-5)": lambda rec: run_lbfgs(pb, rec, eps=1e-5, m=4),
         "GD (eta=1e-2, eps=1e-5)": lambda rec: run_gd(pb, rec, eta=1e-2, eps=1e-5),
         "SGD (p=40, eta=1e-2, eps=1e-5)": lambda rec: run_sgd(pb, rec, eta=1e-2, p=40, eps=1e-5),
     }
-    out = {"n_train": len(ytr), "n_test": len(yte), "dim_x": Xtr.shape[1], "n_classes": K, "lam": LAM,
-           "f_star": f_star, "train_acc_star": pb.accuracy(x_star), "test_acc_star": pb.accuracy(x_star, Xte, yte),
-           "sklearn_rel_gap_no_prior": sk_gap, "methods": {}}
+    out = {
+        "n_train": len(ytr),
+        "n_test": len(yte),
+        "dim_x": Xtr.shape[1],
+        "n_classes": K,
+        "lam": LAM,
+        "f_star": f_star,
+        "train_acc_star": pb.accuracy(x_star),
+        "test_acc_star": pb.accuracy(x_star, Xte, yte),
+        "sklearn_rel_gap_no_prior": sk_gap,
+        "methods": {},
+    }
     for name, fn in methods.items():
         rec = Recorder(pb, Xte, yte, f_star)
         t = time.perf_counter()
         x, n_iter, conv, passes = fn(rec)
         wall = time.perf_counter() - t - rec.paused
         gap = (pb.value(x) - f_star) / abs(f_star)
-        row = {"iterations": int(n_iter), "passes_or_evals": passes, "seconds": wall, "stopped_by_tolerance": bool(conv),
-               "final_rel_gap": gap, "train_acc": pb.accuracy(x), "test_acc": pb.accuracy(x, Xte, yte),
-               "trace": rec.rows}
+        row = {
+            "iterations": int(n_iter),
+            "passes_or_evals": passes,
+            "seconds": wall,
+            "stopped_by_tolerance": bool(conv),
+            "final_rel_gap": gap,
+            "train_acc": pb.accuracy(x),
+            "test_acc": pb.accuracy(x, Xte, yte),
+            "trace": rec.rows,
+        }
         for lvl in (1e-2, 1e-4, 1e-6, 1e-8):
             it, tt = first_time_below(rec.rows, lvl)
             row[f"to_{lvl:g}"] = {"iter": it, "seconds": tt}
         out["methods"][name] = row
-        print(f"{name:40s} iters {n_iter:6d}  {wall:7.3f} s  conv {conv!s:5s}  gap {gap:9.2e}  "
-              f"train {row['train_acc']:.4f}  test {row['test_acc']:.4f}", flush=True)
+        print(
+            f"{name:40s} iters {n_iter:6d}  {wall:7.3f} s  conv {conv!s:5s}  gap {gap:9.2e}  "
+            f"train {row['train_acc']:.4f}  test {row['test_acc']:.4f}",
+            flush=True,
+        )
     (HERE / "majorization_results.json").write_text(json.dumps(out, indent=1))
     plot(out, HERE / "majorization.png")
     return out

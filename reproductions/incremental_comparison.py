@@ -103,8 +103,14 @@ def run(p, method, max_epochs):
             curve.append((state["nfev"], tp - t0 - state["paused"], p.value(xk)))
             state["paused"] += time.perf_counter() - tp
 
-        so.minimize(fg, np.zeros(p.dim), jac=True, method="L-BFGS-B", callback=cb,
-                    options={"maxiter": 10 * max_epochs, "gtol": 1e-13, "ftol": 0})
+        so.minimize(
+            fg,
+            np.zeros(p.dim),
+            jac=True,
+            method="L-BFGS-B",
+            callback=cb,
+            options={"maxiter": 10 * max_epochs, "gtol": 1e-13, "ftol": 0},
+        )
         return curve
     opts = {"svrg": {"max_iter": max_epochs // 2}}.get(method, {"max_iter": max_epochs})
     r = solvers.minimize(p, method, tol=1e-12, off_clock=True, **opts)
@@ -143,7 +149,10 @@ def main(argv=None):
                 hits = [first_hit(c, fstar, t) for t in TARGETS]
                 rows.append((dname, loss, m, *[h[0] for h in hits], *[h[1] for h in hits]))
             print(f"done {dname} / {loss} (n={p.n_terms}, d={p.dim}, l2={p.l2:.3g})", flush=True)
-    lines = ["| data | loss | method | epochs to 1e-6 | epochs to 1e-10 | s to 1e-6 | s to 1e-10 |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| data | loss | method | epochs to 1e-6 | epochs to 1e-10 | s to 1e-6 | s to 1e-10 |",
+        "|---|---|---|---|---|---|---|",
+    ]
     f = lambda v, fmt: "—" if not np.isfinite(v) else format(v, fmt)  # noqa: E731
     for d_, l_, m, e6, e10, s6, s10 in rows:
         lines.append(f"| {d_} | {l_} | {m} | {f(e6, '.0f')} | {f(e10, '.0f')} | {f(s6, '.3f')} | {f(s10, '.3f')} |")

@@ -103,9 +103,15 @@ def nll_acc(log_pred, y):
 
 EARLY_EPOCHS = 200  # the cap of the first version of this reproduction; reported as "early stopped"
 MAIN_METHODS = [  # ranked in the tables (the extra rows below are derived or early-stopped variants)
-    "best single agent", "simple average", "log market (linear pool)", "exponential market (log pool, equal)",
-    *[f"isoelastic market eta={e:g}" for e in ETAS], "isoelastic market eta=5, online",
-    "linear pool (ML)", "log pool (ML)", *[f"Rényi pool gamma={1 / e:g} (ML)" for e in ETAS],
+    "best single agent",
+    "simple average",
+    "log market (linear pool)",
+    "exponential market (log pool, equal)",
+    *[f"isoelastic market eta={e:g}" for e in ETAS],
+    "isoelastic market eta=5, online",
+    "linear pool (ML)",
+    "log pool (ML)",
+    *[f"Rényi pool gamma={1 / e:g} (ML)" for e in ETAS],
 ]
 
 
@@ -137,12 +143,26 @@ def fit_market(u, L_tr, yt, *, max_epochs, wealth_tol):
     pool = MarketPool(utilities=u, mode="batch", max_epochs=max_epochs, wealth_tol=wealth_tol)
     if u == "exp":  # exponential agents may hold any wealth
         return pool.fit(L_tr, yt), 0
-    res = train_market(L_tr, yt, pool._agents(L_tr.shape[1]), mode="batch", max_epochs=max_epochs,
-                       wealth_tol=wealth_tol, tol=pool.tol, method=pool.method, floor=pool.floor)
+    res = train_market(
+        L_tr,
+        yt,
+        pool._agents(L_tr.shape[1]),
+        mode="batch",
+        max_epochs=max_epochs,
+        wealth_tol=wealth_tol,
+        tol=pool.tol,
+        method=pool.method,
+        floor=pool.floor,
+    )
     W = res.wealth
     n_bankrupt = int((W <= 0).sum())
     pool.agents_ = make_agents(u, np.maximum(W, TINY_WEALTH), L_tr.shape[1])
-    pool.wealth_, pool.wealth_history_, pool.n_epochs_, pool.converged_ = W, res.wealth_history, res.n_epochs, res.converged
+    pool.wealth_, pool.wealth_history_, pool.n_epochs_, pool.converged_ = (
+        W,
+        res.wealth_history,
+        res.n_epochs,
+        res.converged,
+    )
     pool.training_, pool.n_agents_, pool.n_floored_ = res, L_tr.shape[1], res.n_floored
     return pool, n_bankrupt
 
@@ -172,7 +192,7 @@ def run_one(dataset, beta, seed, *, max_epochs=300_000, wealth_tol=1e-8, exp_epo
     Xp, Xt, Xte = sc.transform(Xp), sc.transform(Xt), sc.transform(Xte)
 
     models, seen, sizes = [], [], []
-    for fam_name, make in _families():
+    for _fam_name, make in _families():
         for rep in range(2):
             idx = biased_subset(yp, beta, rng)
             if np.unique(yp[idx]).size < 2:  # a classifier needs two classes: take the whole half
@@ -206,12 +226,19 @@ def run_one(dataset, beta, seed, *, max_epochs=300_000, wealth_tol=1e-8, exp_epo
         dW = np.abs(np.diff(h, axis=0)).max(axis=1)  # max_i |W_i(e) - W_i(e-1)|, e = 1..n_epochs
         res[name] = nll_acc(pool.predict(L_te), yte)
         train_nll[name] = nll_acc(pool.predict(L_tr), yt)[0]
-        d = {"n_epochs": int(pool.n_epochs_), "converged": bool(pool.converged_), "dW_last": float(dW[-1]),
-             "seconds": time.perf_counter() - t0, "train_nll": train_nll[name], "n_bankrupt": n_bankrupt}
+        d = {
+            "n_epochs": int(pool.n_epochs_),
+            "converged": bool(pool.converged_),
+            "dW_last": float(dW[-1]),
+            "seconds": time.perf_counter() - t0,
+            "train_nll": train_nll[name],
+            "n_bankrupt": n_bankrupt,
+        }
         if u != "exp" and pool.n_epochs_ >= EARLY_EPOCHS:
             d["dW_at_early"] = float(dW[EARLY_EPOCHS - 1])
             d["nll_at_early"], d["acc_at_early"] = (
-                res[name] if pool.n_epochs_ == EARLY_EPOCHS else _market_eval(pool, L_te, yte, h[EARLY_EPOCHS]))
+                res[name] if pool.n_epochs_ == EARLY_EPOCHS else _market_eval(pool, L_te, yte, h[EARLY_EPOCHS])
+            )
         elif u != "exp" and pool.converged_:  # converged before the early cap: the same market
             d["dW_at_early"] = 0.0
             d["nll_at_early"], d["acc_at_early"] = res[name]
@@ -257,13 +284,21 @@ def run_one(dataset, beta, seed, *, max_epochs=300_000, wealth_tol=1e-8, exp_epo
                 res[f"Rényi pool gamma={g:g} (ML)"] = (float("nan"), float("nan"))
                 print("Rényi pool failed:", e)
     record = {
-        "dataset": dataset, "beta": float(beta), "seed": int(seed),
+        "dataset": dataset,
+        "beta": float(beta),
+        "seed": int(seed),
         "methods": {n: {"nll": v[0], "acc": v[1]} for n, v in res.items()},
         "markets": diag,
         "train_nll": train_nll,  # trading-set NLL (the objective the markets' fixed points and the ML pools optimise)
-        "info": {"agent_sizes": sizes, "best_agent": best, "best_eta": float(best_iso.split("=")[1]),
-                 "n_trading": int(yt.size), "n_test": int(yte.size), "A": A,
-                 "seconds": time.perf_counter() - t_all},
+        "info": {
+            "agent_sizes": sizes,
+            "best_agent": best,
+            "best_eta": float(best_iso.split("=")[1]),
+            "n_trading": int(yt.size),
+            "n_test": int(yte.size),
+            "A": A,
+            "seconds": time.perf_counter() - t_all,
+        },
     }
     return record, histories
 
@@ -271,6 +306,7 @@ def run_one(dataset, beta, seed, *, max_epochs=300_000, wealth_tol=1e-8, exp_epo
 # ------------------------------------------------------------------------------------------------
 # statistics (everything below works on the saved records, so tables can be rebuilt from the JSON)
 # ------------------------------------------------------------------------------------------------
+
 
 def paired_test(a, b):
     """Paired comparison of per-seed values ``a`` and ``b`` (same seeds, same order).
@@ -286,8 +322,15 @@ def paired_test(a, b):
     ok = np.isfinite(a) & np.isfinite(b)
     d = a[ok] - b[ok]
     n = int(d.size)
-    out = {"n": n, "mean": float(d.mean()) if n else float("nan"), "se": float("nan"), "t": float("nan"),
-           "p_t": float("nan"), "p_wilcoxon": float("nan"), "n_negative": int((d < 0).sum())}
+    out = {
+        "n": n,
+        "mean": float(d.mean()) if n else float("nan"),
+        "se": float("nan"),
+        "t": float("nan"),
+        "p_t": float("nan"),
+        "p_wilcoxon": float("nan"),
+        "n_negative": int((d < 0).sum()),
+    }
     if n < 2:
         return out
     se = d.std(ddof=1) / np.sqrt(n)
@@ -304,16 +347,29 @@ def paired_test(a, b):
 COMPARISONS = [  # (label, a, b): d = NLL(a) - NLL(b) per seed; negative = a better
     ("isoelastic eta=10 vs log market", "isoelastic market eta=10", "log market (linear pool)"),
     ("isoelastic eta=10 vs exponential market", "isoelastic market eta=10", "exponential market (log pool, equal)"),
-    ("isoelastic (eta chosen on trading set) vs best single agent",
-     "isoelastic market, eta chosen on trading set", "best single agent"),
+    (
+        "isoelastic (eta chosen on trading set) vs best single agent",
+        "isoelastic market, eta chosen on trading set",
+        "best single agent",
+    ),
     ("isoelastic eta=10 vs Rényi pool gamma=0.1 (Eq. 2.36)", "isoelastic market eta=10", "Rényi pool gamma=0.1 (ML)"),
     ("log pool (ML) vs isoelastic eta=10", "log pool (ML)", "isoelastic market eta=10"),
     # the same comparisons for the market stopped at 200 epochs, and the effect of the cap itself
-    ("[200 epochs] isoelastic eta=10 vs log market", "isoelastic market eta=10, 200 epochs", "log market (linear pool)"),
-    ("[200 epochs] isoelastic eta=10 vs exponential market",
-     "isoelastic market eta=10, 200 epochs", "exponential market (log pool, equal)"),
-    ("[200 epochs] isoelastic eta=10 vs Rényi pool gamma=0.1",
-     "isoelastic market eta=10, 200 epochs", "Rényi pool gamma=0.1 (ML)"),
+    (
+        "[200 epochs] isoelastic eta=10 vs log market",
+        "isoelastic market eta=10, 200 epochs",
+        "log market (linear pool)",
+    ),
+    (
+        "[200 epochs] isoelastic eta=10 vs exponential market",
+        "isoelastic market eta=10, 200 epochs",
+        "exponential market (log pool, equal)",
+    ),
+    (
+        "[200 epochs] isoelastic eta=10 vs Rényi pool gamma=0.1",
+        "isoelastic market eta=10, 200 epochs",
+        "Rényi pool gamma=0.1 (ML)",
+    ),
     ("[200 epochs] log pool (ML) vs isoelastic eta=10", "log pool (ML)", "isoelastic market eta=10, 200 epochs"),
     ("isoelastic eta=10: converged vs 200 epochs", "isoelastic market eta=10", "isoelastic market eta=10, 200 epochs"),
 ]
@@ -362,9 +418,10 @@ def format_tables(records):
         names = [n for n in MAIN_METHODS if any(n in r["methods"] for r in records)]
         extra = sorted({n for r in records if (r["dataset"], r["beta"]) == s for n in r["methods"]} - set(names))
         nll = np.array([per_seed(records, s, n)[0] for n in names]).T  # (seeds, methods)
-        acc = np.array([per_seed(records, s, n, "acc")[0] for n in names]).T
         S = nll.shape[0]
-        lines.append(f"\n#### {s[0]}, beta = {s[1]:g} ({S} seed{'s' if S > 1 else ''}; mean ± s.e.; NLL lower is better)\n")
+        lines.append(
+            f"\n#### {s[0]}, beta = {s[1]:g} ({S} seed{'s' if S > 1 else ''}; mean ± s.e.; NLL lower is better)\n"
+        )
         lines.append("| method | test NLL | test accuracy | rank by NLL (mean) |")
         lines.append("|---|---|---|---|")
         ranks = np.argsort(np.argsort(np.where(np.isnan(nll), np.inf, nll), axis=1), axis=1) + 1
@@ -379,8 +436,11 @@ def format_tables(records):
 
 
 def format_convergence(records):
-    lines = ["\n| setting | market | converged | epochs (median, max) | max abs dW at epoch 200 (median, max) | "
-             "test NLL at 200 epochs | test NLL converged |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "\n| setting | market | converged | epochs (median, max) | max abs dW at epoch 200 (median, max) | "
+        "test NLL at 200 epochs | test NLL converged |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for s in settings_of(records):
         rs = [r for r in records if (r["dataset"], r["beta"]) == s]
         for m in ["log market (linear pool)", *[f"isoelastic market eta={e:g}" for e in ETAS]]:
@@ -391,9 +451,11 @@ def format_convergence(records):
             dw = np.array([d.get("dW_at_early", np.nan) for d in ds])
             ne = np.array([d.get("nll_at_early", np.nan) for d in ds])
             nc = np.array([r["methods"][m]["nll"] for r in rs])
-            lines.append(f"| {s[0]}, beta={s[1]:g} | {m} | {sum(d['converged'] for d in ds)}/{len(ds)} | "
-                         f"{np.median(ep):.0f}, {ep.max()} | {np.nanmedian(dw):.1e}, {np.nanmax(dw):.1e} | "
-                         f"{np.nanmean(ne):.4f} | {nc.mean():.4f} |")
+            lines.append(
+                f"| {s[0]}, beta={s[1]:g} | {m} | {sum(d['converged'] for d in ds)}/{len(ds)} | "
+                f"{np.median(ep):.0f}, {ep.max()} | {np.nanmedian(dw):.1e}, {np.nanmax(dw):.1e} | "
+                f"{np.nanmean(ne):.4f} | {nc.mean():.4f} |"
+            )
     return "\n".join(lines)
 
 
@@ -405,14 +467,17 @@ def format_paired(records):
         lines.append("| setting | pairs | mean d ± s.e. | a better in | paired t p | Wilcoxon p |")
         lines.append("|---|---|---|---|---|---|")
         for k, t in list(row["settings"].items()) + [("pooled (all settings)", row["pooled"])]:
-            lines.append(f"| {k} | {t['n']} | {t['mean']:+.4f} ± {t['se']:.4f} | {t['n_negative']}/{t['n']} | "
-                         f"{_fmt_p(t['p_t'])} | {_fmt_p(t['p_wilcoxon'])} |")
+            lines.append(
+                f"| {k} | {t['n']} | {t['mean']:+.4f} ± {t['se']:.4f} | {t['n_negative']}/{t['n']} | "
+                f"{_fmt_p(t['p_t'])} | {_fmt_p(t['p_wilcoxon'])} |"
+            )
     return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------------------------
 # plot and driver
 # ------------------------------------------------------------------------------------------------
+
 
 def plot_wealth(histories, path, title):
     import matplotlib
@@ -480,23 +545,49 @@ def main(argv=None, *, short=None):
         for ds in args.datasets:
             for beta in args.betas:
                 for seed in range(args.seeds):
-                    rec, hist = run_one(ds, beta, seed, max_epochs=args.max_epochs, wealth_tol=args.wealth_tol,
-                                        exp_epochs=exp_epochs, with_pools=pools)
+                    rec, hist = run_one(
+                        ds,
+                        beta,
+                        seed,
+                        max_epochs=args.max_epochs,
+                        wealth_tol=args.wealth_tol,
+                        exp_epochs=exp_epochs,
+                        with_pools=pools,
+                    )
                     records.append(rec)
-                    print(f"{ds} beta={beta:g} seed={seed}: {rec['info']['seconds']:.1f} s", file=sys.stderr, flush=True)
+                    print(
+                        f"{ds} beta={beta:g} seed={seed}: {rec['info']['seconds']:.1f} s", file=sys.stderr, flush=True
+                    )
                     if ds == "digits" and beta == max(args.betas) and seed == 0:
                         plot_hist = hist
         if args.plot and plot_hist is not None:
-            plot_wealth(plot_hist, args.plot,
-                        f"digits, beta={max(args.betas):g}, seed 0: wealth of 10 agents over epochs (dotted: epoch 200)")
+            plot_wealth(
+                plot_hist,
+                args.plot,
+                f"digits, beta={max(args.betas):g}, seed 0: wealth of 10 agents over epochs (dotted: epoch 200)",
+            )
         if args.json:
             with open(args.json, "w") as f:
-                json.dump({"command": " ".join(["reproductions/market_simulation.py", *(argv or sys.argv[1:])]),
-                           "config": {"seeds": args.seeds, "betas": args.betas, "datasets": args.datasets,
-                                      "max_epochs": args.max_epochs, "wealth_tol": args.wealth_tol,
-                                      "exp_epochs": exp_epochs, "early_epochs": EARLY_EPOCHS, "etas": list(ETAS),
-                                      "agent_floor": AGENT_FLOOR},
-                           "seconds": time.perf_counter() - t0, "records": records}, f, indent=1)
+                json.dump(
+                    {
+                        "command": " ".join(["reproductions/market_simulation.py", *(argv or sys.argv[1:])]),
+                        "config": {
+                            "seeds": args.seeds,
+                            "betas": args.betas,
+                            "datasets": args.datasets,
+                            "max_epochs": args.max_epochs,
+                            "wealth_tol": args.wealth_tol,
+                            "exp_epochs": exp_epochs,
+                            "early_epochs": EARLY_EPOCHS,
+                            "etas": list(ETAS),
+                            "agent_floor": AGENT_FLOOR,
+                        },
+                        "seconds": time.perf_counter() - t0,
+                        "records": records,
+                    },
+                    f,
+                    indent=1,
+                )
     text = format_tables(records)
     print(text)
     if len({r["seed"] for r in records}) > 1:

@@ -23,9 +23,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -84,7 +84,9 @@ class Task1Result:
                 out["mean"] = np.nanmean(bg, axis=0)
         out["n_flat"] = np.isnan(bg).sum(axis=0)
         out["kl_best"] = self.kl.min(axis=2).mean(axis=0)
-        out["kl_linear"] = self.kl[:, :, -1].mean(axis=0) if self.gammas[-1] == 1.0 else np.full(len(self.betas), np.nan)
+        out["kl_linear"] = (
+            self.kl[:, :, -1].mean(axis=0) if self.gammas[-1] == 1.0 else np.full(len(self.betas), np.nan)
+        )
         out["kl_smallest_gamma"] = self.kl[:, :, 0].mean(axis=0)
         out["kl_log"] = self.kl_log.mean(axis=0)
         # how far the log pool is from the best γ, relative to the spread of the curve
@@ -119,8 +121,9 @@ def run(
     n_floored = np.zeros((n_datasets, nb), dtype=np.int64)
     t0 = time.perf_counter()
     for d in range(n_datasets):
-        task = make_biased_agents_task(seed + d, betas=betas, shared_base=shared_base, smoothing=smoothing,
-                                       **task_params)
+        task = make_biased_agents_task(
+            seed + d, betas=betas, shared_base=shared_base, smoothing=smoothing, **task_params
+        )
         counts = np.bincount(task.validation, minlength=task.n_classes)
         for b, beta in enumerate(betas):
             preds = apply_floor(as_log_probs(task.log_probs(beta)[:1]), floor)
@@ -133,8 +136,9 @@ def run(
             _, lq, _ = fit_counted_pool(L, counts, 0.0, x0=w)
             kl_log[d, b] = kl_divergence(task.target, lq)
             report(progress, (d * nb + b + 1) / (n_datasets * nb))
-    settings = dict(n_datasets=n_datasets, seed=seed, shared_base=shared_base, smoothing=smoothing, floor=floor,
-                    **task_params)
+    settings = dict(
+        n_datasets=n_datasets, seed=seed, shared_base=shared_base, smoothing=smoothing, floor=floor, **task_params
+    )
     return Task1Result(betas, gammas, kl, kl_log, n_floored, settings, time.perf_counter() - t0)
 
 
@@ -153,8 +157,9 @@ def uniform_weight_table(
     betas = np.asarray(betas, dtype=np.float64)
     out = np.zeros((n_datasets, len(betas), 2))
     for d in range(n_datasets):
-        task = make_biased_agents_task(seed + d, betas=betas, shared_base=shared_base, smoothing=smoothing,
-                                       **task_params)
+        task = make_biased_agents_task(
+            seed + d, betas=betas, shared_base=shared_base, smoothing=smoothing, **task_params
+        )
         for b, beta in enumerate(betas):
             L = apply_floor(as_log_probs(task.log_probs(beta)[:1]), floor).log_probs[0]
             lin = np.logaddexp.reduce(L, axis=0) - np.log(L.shape[0])
@@ -182,7 +187,9 @@ def format_report(res: Task1Result) -> str:
     lines.append("")
     sm = res.summary()
     lines.append(f"Optimal gamma per beta over {res.n_datasets} data set(s) (Fig. 2.1b); flat = every gamma ties")
-    lines.append("beta   median      q25      q75     mean  flat   KL@best  KL@g=1  KL@g=1e-3  KL(log)  log-best  floored")
+    lines.append(
+        "beta   median      q25      q75     mean  flat   KL@best  KL@g=1  KL@g=1e-3  KL(log)  log-best  floored"
+    )
     for b, beta in enumerate(res.betas):
         lines.append(
             f"{beta:4.1f} {sm['median'][b]:8.4f} {sm['q25'][b]:8.4f} {sm['q75'][b]:8.4f} {sm['mean'][b]:8.4f} "
@@ -212,8 +219,15 @@ def plot(res: Task1Result, path: Path) -> Path:
     ax1.set_title("(a) one data set")
     ax1.legend(fontsize=7, ncol=2)
     sm = res.summary()
-    ax2.errorbar(res.betas, sm["median"], yerr=[sm["median"] - sm["q25"], sm["q75"] - sm["median"]], fmt="-o",
-                 color="tab:blue", capsize=3, label="median (bars: quartiles)")
+    ax2.errorbar(
+        res.betas,
+        sm["median"],
+        yerr=[sm["median"] - sm["q25"], sm["q75"] - sm["median"]],
+        fmt="-o",
+        color="tab:blue",
+        capsize=3,
+        label="median (bars: quartiles)",
+    )
     ax2.plot(res.betas, sm["mean"], "-s", color="tab:red", label="mean")
     ax2.set_yscale("log")
     ax2.set_ylim(res.gammas[0] * 0.5, 1.5)  # the whole γ grid, so a flat optimum at γ = 1 reads as such
@@ -238,18 +252,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args([] if argv is None and __name__ != "__main__" else argv)
     with tqdm_progress("task1", disable=args.no_progress) as cb:
-        res = run(args.datasets, seed=args.seed, shared_base=not args.independent, smoothing=args.smoothing,
-                  floor=args.floor, progress=cb)
+        res = run(
+            args.datasets,
+            seed=args.seed,
+            shared_base=not args.independent,
+            smoothing=args.smoothing,
+            floor=args.floor,
+            progress=cb,
+        )
     print(format_report(res))
-    uni = uniform_weight_table(args.datasets, seed=args.seed, shared_base=not args.independent,
-                               smoothing=args.smoothing, floor=args.floor)
+    uni = uniform_weight_table(
+        args.datasets, seed=args.seed, shared_base=not args.independent, smoothing=args.smoothing, floor=args.floor
+    )
     print("\nNo fitting (diagnostic): mean KL of uniformly weighted pools")
     print("beta   linear      log")
     for beta, (a, b) in zip(DEFAULT_BETAS, uni):
         print(f"{beta:4.1f} {a:8.4f} {b:8.4f}")
     print(f"\nplot: {plot(res, args.plot)}")
-    np.savez(args.plot.with_suffix(".npz"), betas=res.betas, gammas=res.gammas, kl=res.kl, kl_log=res.kl_log,
-             n_floored=res.n_floored)
+    np.savez(
+        args.plot.with_suffix(".npz"),
+        betas=res.betas,
+        gammas=res.gammas,
+        kl=res.kl,
+        kl_log=res.kl_log,
+        n_floored=res.n_floored,
+    )
     print(f"data: {args.plot.with_suffix('.npz')}")
     return 0
 

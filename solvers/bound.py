@@ -485,12 +485,13 @@ def nll_bound_sums(
     dummy_h = np.zeros((1, 1))
     val = 0.0
     for a in range(0, m, chunk):
-        sl = items[a:a + chunk]
+        sl = items[a : a + chunk]
         contiguous = idx is None
-        Fc = F[a:a + len(sl)] if contiguous else F[sl]
-        hc = dummy_h if log_h is None else (log_h[a:a + len(sl)] if contiguous else log_h[sl])
-        val += _nll_bound_chunk(Fc, theta, hc, log_h is not None, labels[sl], w_all[sl], mode, B, D, g,
-                                order == "ascending")
+        Fc = F[a : a + len(sl)] if contiguous else F[sl]
+        hc = dummy_h if log_h is None else (log_h[a : a + len(sl)] if contiguous else log_h[sl])
+        val += _nll_bound_chunk(
+            Fc, theta, hc, log_h is not None, labels[sl], w_all[sl], mode, B, D, g, order == "ascending"
+        )
         if mode == 1:
             rows = B[: len(sl) * K]
             S = _syrk(1.0, rows.T, beta=1.0, c=S, trans=0, lower=0, overwrite_c=1)

@@ -8,7 +8,8 @@ markets and the service all call it.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -40,8 +41,9 @@ def as_labels(y: Any, n_items: int, n_classes: int, *, field: str = "labels") ->
     bad = (arr < 0) | (arr >= n_classes)
     if bad.any():
         i = int(np.argwhere(bad)[0][0])
-        raise InputError(field, f"label {arr[i]:.0f} is outside 0..{n_classes - 1} (unknown class)", item=i,
-                         code="unknown_class")
+        raise InputError(
+            field, f"label {arr[i]:.0f} is outside 0..{n_classes - 1} (unknown class)", item=i, code="unknown_class"
+        )
     return arr.astype(np.int64)  # a fresh contiguous copy
 
 

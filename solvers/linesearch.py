@@ -7,7 +7,7 @@ Seed 003 §6.2: start at ``t = t0``; while ``f(x + t d) > f(x) + alpha t <grad f
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 from .errors import InputError
 from .progress import ProgressFn, report

@@ -12,7 +12,8 @@ benchmarks.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -29,8 +30,14 @@ class Run:
     so far.
     """
 
-    def __init__(self, method: str, *, callback: Callable[[np.ndarray], Any] | None = None,
-                 progress: ProgressFn | None = None, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        method: str,
+        *,
+        callback: Callable[[np.ndarray], Any] | None = None,
+        progress: ProgressFn | None = None,
+        clock: Clock | None = None,
+    ) -> None:
         self.method = method
         self.callback = callback
         self.progress = progress
@@ -52,11 +59,30 @@ class Run:
         if converged:
             report(self.progress, 1.0)
 
-    def result(self, x: np.ndarray, fun: float, n_iter: int, converged: bool, message: str, *,
-               seconds: float | None = None, **extra: Any) -> SolveResult:
+    def result(
+        self,
+        x: np.ndarray,
+        fun: float,
+        n_iter: int,
+        converged: bool,
+        message: str,
+        *,
+        seconds: float | None = None,
+        **extra: Any,
+    ) -> SolveResult:
         """The :class:`SolveResult` (``seconds``: the clock now, unless given)."""
-        return SolveResult(x, fun, n_iter, self.passes, converged, message, self.method,
-                           self.clock() if seconds is None else seconds, self.trace, extra)
+        return SolveResult(
+            x,
+            fun,
+            n_iter,
+            self.passes,
+            converged,
+            message,
+            self.method,
+            self.clock() if seconds is None else seconds,
+            self.trace,
+            extra,
+        )
 
 
 class Monitor(Run):
@@ -76,9 +102,11 @@ class Monitor(Run):
         #: True when the prox is the identity (a linear model without l1, an unconstrained problem):
         #: the gradient mapping is then the gradient, whatever t, and L is never needed (for a large
         #: sparse model it costs a truncated SVD)
-        self.plain = ((capability(problem, "linear_terms") is not None or capability(problem, "multinomial_terms") is not None)
-                      and capability(problem, "l1", 0.0) == 0 and constraint_of(problem) == "none") or (
-            not offers(problem, "prox") and not offers(problem, "project") and constraint_of(problem) == "none")
+        self.plain = (
+            (capability(problem, "linear_terms") is not None or capability(problem, "multinomial_terms") is not None)
+            and capability(problem, "l1", 0.0) == 0
+            and constraint_of(problem) == "none"
+        ) or (not offers(problem, "prox") and not offers(problem, "project") and constraint_of(problem) == "none")
         self._t: float | None = None
         self.measure = float("inf")
         #: True: the stopping test, trace evaluation and callback are kept off the clock (benchmarks)
@@ -112,7 +140,15 @@ class Monitor(Run):
         t = self.t
         return float(np.linalg.norm(x - self.prox(x - t * g, t)) / t)
 
-    def check(self, x: np.ndarray, epoch: int, *, value_grad: tuple[float, np.ndarray] | None = None, measure: float | None = None, **extra: float) -> bool:
+    def check(
+        self,
+        x: np.ndarray,
+        epoch: int,
+        *,
+        value_grad: tuple[float, np.ndarray] | None = None,
+        measure: float | None = None,
+        **extra: float,
+    ) -> bool:
         """Record the trace at ``x`` and return True when the solver should stop.
 
         With ``check_every = k > 1`` only every k-th epoch (and the last) is evaluated.

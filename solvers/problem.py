@@ -23,8 +23,9 @@ when it returns a **truthy** value (``True``, ``np.True_``, a non-zero number...
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -156,7 +157,10 @@ def prox_of(problem: object) -> Callable[[np.ndarray, float], np.ndarray]:
         proj = problem.project  # type: ignore[attr-defined]
         return lambda x, step: proj(x)
     if constraint_of(problem) != "none":
-        raise InputError("problem", f"{type(problem).__name__} is constrained ({constraint_of(problem)!r}) but offers neither prox nor project")
+        raise InputError(
+            "problem",
+            f"{type(problem).__name__} is constrained ({constraint_of(problem)!r}) but offers neither prox nor project",
+        )
     return lambda x, step: x
 
 

@@ -7,8 +7,8 @@ resource and cancels a job by raising :class:`Cancelled` from inside the callbac
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 ProgressFn = Callable[[float], None]
 

@@ -24,8 +24,9 @@ depends on module names.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -72,7 +73,9 @@ def register(
     _declared(tuple(needs), "needs")
 
     def deco(fn: SolverFn) -> SolverFn:
-        _REGISTRY[name] = SolverInfo(name, fn, tuple(needs), tuple(constraints), summary or (fn.__doc__ or "").strip().split("\n")[0])
+        _REGISTRY[name] = SolverInfo(
+            name, fn, tuple(needs), tuple(constraints), summary or (fn.__doc__ or "").strip().split("\n")[0]
+        )
         return fn
 
     return deco
@@ -81,7 +84,9 @@ def register(
 def register_auto_rule(name: str, rule: Callable[[object], str | None]) -> None:
     """Add the ``auto`` rule called ``name`` (a key of :data:`AUTO_PRIORITY`, which fixes its rank)."""
     if name not in AUTO_PRIORITY:
-        raise InputError("name", f"auto rule {name!r} has no priority in registry.AUTO_PRIORITY; known: {sorted(AUTO_PRIORITY)}")
+        raise InputError(
+            "name", f"auto rule {name!r} has no priority in registry.AUTO_PRIORITY; known: {sorted(AUTO_PRIORITY)}"
+        )
     _AUTO[:] = sorted([r for r in _AUTO if r[1] != name] + [(AUTO_PRIORITY[name], name, rule)], key=lambda r: r[0])
 
 
@@ -135,6 +140,10 @@ def minimize(
     s = info(name)
     if not applicable(problem, name):
         missing = [m for m in s.needs if not offers(problem, m)]
-        why = f"needs {missing}" if missing else f"handles constraints {list(s.constraints)}, not {constraint_of(problem)!r}"
+        why = (
+            f"needs {missing}"
+            if missing
+            else f"handles constraints {list(s.constraints)}, not {constraint_of(problem)!r}"
+        )
         raise InputError("method", f"solver {name!r} does not apply to {type(problem).__name__}: it {why}")
     return s.fn(problem, x0, **options)

@@ -187,7 +187,9 @@ def solve_simplex_qp(
     return z, it
 
 
-def simplex_metric_projection(H: np.ndarray, v: np.ndarray, x_start: np.ndarray | None = None, max_iter: int | None = None) -> np.ndarray:
+def simplex_metric_projection(
+    H: np.ndarray, v: np.ndarray, x_start: np.ndarray | None = None, max_iter: int | None = None
+) -> np.ndarray:
     """``argmin_{x in simplex} 1/2 (x - v)^T H (x - v)`` by a primal active-set method.
 
     ``H`` symmetric positive (semi)definite, ``(d, d)`` or its diagonal ``(d,)``; ``x_start`` a feasible

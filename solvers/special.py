@@ -10,7 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 
-def logsumexp(a: np.ndarray, axis: int | None = None, keepdims: bool = False, b: np.ndarray | None = None) -> np.ndarray:
+def logsumexp(
+    a: np.ndarray, axis: int | None = None, keepdims: bool = False, b: np.ndarray | None = None
+) -> np.ndarray:
     """``log(sum(b * exp(a), axis))`` computed stably; ``b`` (optional) are non-negative scale factors.
 
     Rows that are ``-inf`` everywhere (or whose ``b`` are all zero) give ``-inf``, as scipy does.

@@ -42,7 +42,9 @@ class Competition(Base):
 class Participant(Base):
     __tablename__ = "competition_participants"
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    competition_id: Mapped[str] = mapped_column(String(40), ForeignKey("competitions.id", ondelete="CASCADE"), index=True)
+    competition_id: Mapped[str] = mapped_column(
+        String(40), ForeignKey("competitions.id", ondelete="CASCADE"), index=True
+    )
     name: Mapped[str] = mapped_column(String(100))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True, index=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -52,8 +54,12 @@ class Submission(Base):
     __tablename__ = "competition_submissions"
     __table_args__ = (Index("ix_submissions_comp_part", "competition_id", "participant_id", "created_at"),)
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    competition_id: Mapped[str] = mapped_column(String(40), ForeignKey("competitions.id", ondelete="CASCADE"), index=True)
-    participant_id: Mapped[str] = mapped_column(String(40), ForeignKey("competition_participants.id", ondelete="CASCADE"))
+    competition_id: Mapped[str] = mapped_column(
+        String(40), ForeignKey("competitions.id", ondelete="CASCADE"), index=True
+    )
+    participant_id: Mapped[str] = mapped_column(
+        String(40), ForeignKey("competition_participants.id", ondelete="CASCADE")
+    )
     description: Mapped[str] = mapped_column(String(500), default="")
     filename: Mapped[str] = mapped_column(String(200), default="")
     public_perplexity: Mapped[float] = mapped_column(Float)
@@ -71,9 +77,13 @@ class AggregationRun(Base):
 
     __tablename__ = "competition_aggregations"
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    competition_id: Mapped[str] = mapped_column(String(40), ForeignKey("competitions.id", ondelete="CASCADE"), index=True)
+    competition_id: Mapped[str] = mapped_column(
+        String(40), ForeignKey("competitions.id", ondelete="CASCADE"), index=True
+    )
     job_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
-    state: Mapped[str] = mapped_column(String(20), default="queued")  # queued | running | succeeded | failed | cancelled
+    state: Mapped[str] = mapped_column(
+        String(20), default="queued"
+    )  # queued | running | succeeded | failed | cancelled
     params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     submission_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # contains private scores: HIDDEN

@@ -102,14 +102,18 @@ def _read_table(data: bytes, report: ValidationReport) -> np.ndarray | tuple[np.
         try:
             with np.load(io.BytesIO(data), allow_pickle=False) as z:
                 if "ids" not in z.files or "log_probs" not in z.files:
-                    report.error("file", "missing_arrays", f".npz must hold arrays 'ids' and 'log_probs'; has {z.files}")
+                    report.error(
+                        "file", "missing_arrays", f".npz must hold arrays 'ids' and 'log_probs'; has {z.files}"
+                    )
                     return None
                 ids, values = z["ids"], z["log_probs"]
         except (zipfile.BadZipFile, ValueError, OSError) as exc:
             report.error("file", "unreadable", f"could not read the .npz file ({exc.__class__.__name__})")
             return None
         if ids.ndim != 1 or values.ndim != 2 or ids.shape[0] != values.shape[0]:
-            report.error("file", "bad_shape", f"'ids' must be (n,) and 'log_probs' (n, K); got {ids.shape} and {values.shape}")
+            report.error(
+                "file", "bad_shape", f"'ids' must be (n,) and 'log_probs' (n, K); got {ids.shape} and {values.shape}"
+            )
             return None
         if ids.dtype.kind not in "iuf" or values.dtype.kind not in "iuf":
             report.error("file", "not_numeric", "'ids' and 'log_probs' must be numeric")
@@ -135,7 +139,11 @@ def _read_table(data: bytes, report: ValidationReport) -> np.ndarray | tuple[np.
     widths = {len(r) for r in rows}
     if len(widths) != 1:
         bad = next(i for i, r in enumerate(rows) if len(r) != len(rows[0]))
-        report.error("file", "ragged", f"rows have different numbers of columns ({sorted(widths)}); first differing data row {bad + 1}")
+        report.error(
+            "file",
+            "ragged",
+            f"rows have different numbers of columns ({sorted(widths)}); first differing data row {bad + 1}",
+        )
         return None
     out = np.empty((len(rows), len(rows[0])), dtype=np.float64)
     for i, r in enumerate(rows):
@@ -168,14 +176,18 @@ def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind:
         ids_f, values = table
     else:
         if table.shape[1] < 2:
-            report.error("file", "bad_shape", f"need an id column and {n_classes} class columns; got {table.shape[1]} column(s)")
+            report.error(
+                "file", "bad_shape", f"need an id column and {n_classes} class columns; got {table.shape[1]} column(s)"
+            )
             raise SubmissionRejected(report)
         ids_f, values = table[:, 0], table[:, 1:]
     report.n_rows, report.n_columns = int(values.shape[0]), int(values.shape[1])
 
     # shape
     if values.shape[1] != n_classes:
-        report.error("shape", "bad_shape", f"expected {n_classes} class columns after the id column; got {values.shape[1]}")
+        report.error(
+            "shape", "bad_shape", f"expected {n_classes} class columns after the id column; got {values.shape[1]}"
+        )
     # ids
     ids_ok = True
     if not np.isfinite(ids_f).all() or (ids_f != np.round(ids_f)).any():
@@ -186,14 +198,28 @@ def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind:
         uniq, counts = np.unique(ids, return_counts=True)
         dup = uniq[counts > 1]
         if dup.size:
-            report.error("ids", "duplicate_ids", f"{dup.size} item id(s) appear more than once", items=list(dup), count=dup.size)
+            report.error(
+                "ids", "duplicate_ids", f"{dup.size} item id(s) appear more than once", items=list(dup), count=dup.size
+            )
         known = np.asarray(item_ids, dtype=np.int64)
         unknown = np.setdiff1d(uniq, known)
         if unknown.size:
-            report.error("ids", "unknown_ids", f"{unknown.size} item id(s) are not test items of this competition", items=list(unknown), count=unknown.size)
+            report.error(
+                "ids",
+                "unknown_ids",
+                f"{unknown.size} item id(s) are not test items of this competition",
+                items=list(unknown),
+                count=unknown.size,
+            )
         missing = np.setdiff1d(known, uniq)
         if missing.size:
-            report.error("ids", "missing_ids", f"{missing.size} test item(s) have no row", items=list(missing), count=missing.size)
+            report.error(
+                "ids",
+                "missing_ids",
+                f"{missing.size} test item(s) have no row",
+                items=list(missing),
+                count=missing.size,
+            )
     # non-finite values (reported per item id, as the user knows them)
     row_ids = ids_f.astype(np.int64) if ids_ok else np.arange(values.shape[0])
     for bad, code, what in (
@@ -202,11 +228,19 @@ def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind:
     ):
         rows = np.flatnonzero(bad.any(axis=1))
         if rows.size:
-            report.error("values", code, f"{rows.size} row(s) contain {what}", items=list(row_ids[rows]), count=rows.size)
+            report.error(
+                "values", code, f"{rows.size} row(s) contain {what}", items=list(row_ids[rows]), count=rows.size
+            )
     if kind == "log_probs":
         rows = np.flatnonzero(np.isneginf(values).all(axis=1)) if values.shape[1] else np.array([], int)
         if rows.size:
-            report.error("values", "zero_row", f"{rows.size} row(s) are -inf for every class (zero total probability)", items=list(row_ids[rows]), count=rows.size)
+            report.error(
+                "values",
+                "zero_row",
+                f"{rows.size} row(s) are -inf for every class (zero total probability)",
+                items=list(row_ids[rows]),
+                count=rows.size,
+            )
     if not report.ok:
         raise SubmissionRejected(report)
 
@@ -221,11 +255,14 @@ def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind:
         report.error("values", exc.code, exc.reason, items=item)
         raise SubmissionRejected(report) from None
     if kind == "log_probs" and (values >= 0).all() and np.allclose(values.sum(axis=1), 1.0, atol=1e-3):
-        report.warnings.append({
-            "field": "values", "code": "looks_like_probabilities",
-            "reason": "every row is non-negative and sums to 1: these look like probabilities, but the "
-                      "file was read as log-probabilities; upload again with kind=probs if so",
-        })
+        report.warnings.append(
+            {
+                "field": "values",
+                "code": "looks_like_probabilities",
+                "reason": "every row is non-negative and sums to 1: these look like probabilities, but the "
+                "file was read as log-probabilities; upload again with kind=probs if so",
+            }
+        )
     return ParsedSubmission(np.ascontiguousarray(preds.log_probs[:, 0, :]), report)
 
 

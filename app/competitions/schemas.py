@@ -31,7 +31,9 @@ class CompetitionCreate(BaseModel):
     n_classes: int = Field(..., ge=2, le=1000, description="K, the number of classes")
     labels: ArrayIn = Field(..., description="hidden labels of the test items (integers in 0..K-1); never shown")
     item_ids: ArrayIn | None = Field(None, description="integer ids of the test items (default 0..n-1)")
-    public_fraction: float = Field(0.5, gt=0.0, lt=1.0, description="share of items scored publicly; the split is drawn by the server")
+    public_fraction: float = Field(
+        0.5, gt=0.0, lt=1.0, description="share of items scored publicly; the split is drawn by the server"
+    )
     daily_cap: int = Field(5, ge=1, le=1000, description="submissions per participant per UTC day")
     n_select: int = Field(2, ge=1, le=100, description="submissions a participant may select for the final ranking")
     deadline: datetime = Field(..., description="ISO 8601; naive times are UTC")
@@ -49,7 +51,9 @@ class SelectRequest(BaseModel):
 
 class AggregationCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    etas: list[float] | None = Field(None, min_length=1, max_length=20, description="η = 1/γ of the Rényi sweep (each ≥ 1)")
+    etas: list[float] | None = Field(
+        None, min_length=1, max_length=20, description="η = 1/γ of the Rényi sweep (each ≥ 1)"
+    )
     methods: list[Literal["topk", "power_bma", "linear", "log", "renyi", "market"]] | None = None
 
 
@@ -58,7 +62,9 @@ def iso(dt: datetime | None) -> str | None:
     return dt.isoformat() if dt is not None else None
 
 
-def competition_view(comp: Competition, *, closed: bool, role: str, n_participants: int, n_submissions: int) -> dict[str, Any]:
+def competition_view(
+    comp: Competition, *, closed: bool, role: str, n_participants: int, n_submissions: int
+) -> dict[str, Any]:
     return {
         "id": comp.id,
         "title": comp.title,
@@ -76,8 +82,12 @@ def competition_view(comp: Competition, *, closed: bool, role: str, n_participan
         "n_submissions": n_submissions,
         "extra": {k: v for k, v in (comp.extra or {}).items() if k in ("demo", "task", "files", "notes")},
         "created_at": iso(comp.created_at),
-        "links": {"self": f"/v1/competitions/{comp.id}", "leaderboard": f"/v1/competitions/{comp.id}/leaderboard",
-                  "items": f"/v1/competitions/{comp.id}/items", "submissions": f"/v1/competitions/{comp.id}/submissions"},
+        "links": {
+            "self": f"/v1/competitions/{comp.id}",
+            "leaderboard": f"/v1/competitions/{comp.id}/leaderboard",
+            "items": f"/v1/competitions/{comp.id}/items",
+            "submissions": f"/v1/competitions/{comp.id}/submissions",
+        },
     }
 
 

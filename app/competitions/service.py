@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -55,8 +55,10 @@ class Caller:
         return scope in self.scopes or "admin" in self.scopes
 
     def is_organiser(self, comp: Competition) -> bool:
-        return self.participant is None and self.key_id is not None and (
-            self.key_id == comp.owner_key_id or "admin" in self.scopes
+        return (
+            self.participant is None
+            and self.key_id is not None
+            and (self.key_id == comp.owner_key_id or "admin" in self.scopes)
         )
 
     def participant_of(self, comp: Competition) -> Participant | None:
@@ -94,13 +96,27 @@ def create_competition(
 ) -> Competition:
     """Store a competition. The split seed is drawn by the server (never returned)."""
     if not isinstance(n_classes, int) or not 2 <= n_classes <= MAX_CLASSES:
-        raise ProblemError(422, f"n_classes must be an integer in 2..{MAX_CLASSES}", field="n_classes", reason="out of range")
+        raise ProblemError(
+            422, f"n_classes must be an integer in 2..{MAX_CLASSES}", field="n_classes", reason="out of range"
+        )
     try:
         y_arr = np.asarray(labels)
     except (ValueError, TypeError):
-        raise ProblemError(422, "labels must be a 1-D list of integer classes", field="labels", reason="not a 1-D integer array", code="bad-labels") from None
+        raise ProblemError(
+            422,
+            "labels must be a 1-D list of integer classes",
+            field="labels",
+            reason="not a 1-D integer array",
+            code="bad-labels",
+        ) from None
     if y_arr.ndim != 1 or y_arr.dtype.kind not in "iuf" or y_arr.dtype == bool:
-        raise ProblemError(422, "labels must be a 1-D list of integer classes", field="labels", reason="not a 1-D integer array", code="bad-labels")
+        raise ProblemError(
+            422,
+            "labels must be a 1-D list of integer classes",
+            field="labels",
+            reason="not a 1-D integer array",
+            code="bad-labels",
+        )
     try:
         y = as_labels(y_arr, int(y_arr.shape[0]), n_classes, field="labels")
     except InputError as exc:
@@ -110,7 +126,12 @@ def create_competition(
         raise ProblemError(422, f"labels: {reason}", field="labels", reason=reason, code="bad-labels") from None
     n = len(y)
     if not 2 <= n <= MAX_ITEMS:
-        raise ProblemError(422, f"a competition needs 2..{MAX_ITEMS} test items; got {n}", field="labels", reason="wrong number of items")
+        raise ProblemError(
+            422,
+            f"a competition needs 2..{MAX_ITEMS} test items; got {n}",
+            field="labels",
+            reason="wrong number of items",
+        )
     if item_ids is None:
         ids = np.arange(n, dtype=np.int64)
     else:
@@ -119,20 +140,38 @@ def create_competition(
         except (TypeError, ValueError):
             raise ProblemError(422, "item_ids must be integers", field="item_ids", reason="not integers") from None
         if ids_f.shape != (n,) or not np.isfinite(ids_f).all() or (ids_f != np.round(ids_f)).any():
-            raise ProblemError(422, f"item_ids must be {n} integers, one per label", field="item_ids", reason="wrong shape or not integers")
+            raise ProblemError(
+                422,
+                f"item_ids must be {n} integers, one per label",
+                field="item_ids",
+                reason="wrong shape or not integers",
+            )
         ids = ids_f.astype(np.int64)
         if len(np.unique(ids)) != n:
             raise ProblemError(422, "item_ids must be distinct", field="item_ids", reason="duplicates")
     if not 0.0 < float(public_fraction) < 1.0:
         raise ProblemError(422, "public_fraction must lie in (0, 1)", field="public_fraction", reason="out of range")
     if daily_cap < 1 or n_select < 1:
-        raise ProblemError(422, "daily_cap and n_select must be at least 1", field="daily_cap" if daily_cap < 1 else "n_select", reason="must be >= 1")
+        raise ProblemError(
+            422,
+            "daily_cap and n_select must be at least 1",
+            field="daily_cap" if daily_cap < 1 else "n_select",
+            reason="must be >= 1",
+        )
     comp = Competition(
-        id=new_id("cmp"), title=title.strip()[:200] or "untitled", description=description[:5000],
-        n_classes=n_classes, n_items=n, public_fraction=float(public_fraction),
+        id=new_id("cmp"),
+        title=title.strip()[:200] or "untitled",
+        description=description[:5000],
+        n_classes=n_classes,
+        n_items=n,
+        public_fraction=float(public_fraction),
         split_seed=int(split_seed if split_seed is not None else secrets.randbelow(2**31 - 1)),
-        daily_cap=int(daily_cap), n_select=int(n_select), deadline=aware(deadline), owner_key_id=owner_key_id,
-        extra=extra or {}, created_at=utcnow(),
+        daily_cap=int(daily_cap),
+        n_select=int(n_select),
+        deadline=aware(deadline),
+        owner_key_id=owner_key_id,
+        extra=extra or {},
+        created_at=utcnow(),
     )
     session.add(comp)
     save_blob(session, "competition", comp.id, "item_ids", ids)
@@ -170,12 +209,22 @@ def join(session: Session, comp: Competition, name: str) -> tuple[Participant, s
     if not 1 <= len(name) <= 100:
         raise ProblemError(422, "name must be 1..100 characters", field="name", reason="length")
     if is_closed(comp):
-        raise ProblemError(409, "the competition is closed (deadline passed)", field="competition_id", reason="closed", code="closed")
-    taken = session.scalar(select(func.count()).select_from(Participant).where(Participant.competition_id == comp.id, Participant.name == name))
+        raise ProblemError(
+            409, "the competition is closed (deadline passed)", field="competition_id", reason="closed", code="closed"
+        )
+    taken = session.scalar(
+        select(func.count())
+        .select_from(Participant)
+        .where(Participant.competition_id == comp.id, Participant.name == name)
+    )
     if taken:
-        raise ProblemError(409, f"the name {name!r} is taken in this competition", field="name", reason="taken", code="name-taken")
+        raise ProblemError(
+            409, f"the name {name!r} is taken in this competition", field="name", reason="taken", code="name-taken"
+        )
     token = "agp_" + secrets.token_urlsafe(32)
-    p = Participant(id=new_id("cpa"), competition_id=comp.id, name=name, token_hash=hash_key(token), created_at=utcnow())
+    p = Participant(
+        id=new_id("cpa"), competition_id=comp.id, name=name, token_hash=hash_key(token), created_at=utcnow()
+    )
     session.add(p)
     session.commit()
     return p, token
@@ -187,10 +236,15 @@ def participants(session: Session, comp: Competition) -> dict[str, Participant]:
 
 # -- submissions -----------------------------------------------------------------------------------
 def submissions_today(session: Session, participant: Participant, now: datetime) -> int:
-    day = now.astimezone(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
-    return int(session.scalar(
-        select(func.count()).select_from(Submission).where(Submission.participant_id == participant.id, Submission.created_at >= day)
-    ) or 0)
+    day = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    return int(
+        session.scalar(
+            select(func.count())
+            .select_from(Submission)
+            .where(Submission.participant_id == participant.id, Submission.created_at >= day)
+        )
+        or 0
+    )
 
 
 def submit(
@@ -211,21 +265,46 @@ def submit(
     """
     now = now or utcnow()
     if participant.competition_id != comp.id:
-        raise ProblemError(403, "this participant token belongs to another competition", field="authorization", reason="wrong competition", code="forbidden")
+        raise ProblemError(
+            403,
+            "this participant token belongs to another competition",
+            field="authorization",
+            reason="wrong competition",
+            code="forbidden",
+        )
     if is_closed(comp, now):
-        raise ProblemError(409, "the deadline has passed; submissions are closed", field="competition_id", reason="closed", code="closed")
+        raise ProblemError(
+            409,
+            "the deadline has passed; submissions are closed",
+            field="competition_id",
+            reason="closed",
+            code="closed",
+        )
     used = submissions_today(session, participant, now)
     if used >= comp.daily_cap:
-        raise ProblemError(429, f"daily cap reached: {comp.daily_cap} submissions per UTC day", field="file", reason="daily cap reached", code="daily-cap")
+        raise ProblemError(
+            429,
+            f"daily cap reached: {comp.daily_cap} submissions per UTC day",
+            field="file",
+            reason="daily cap reached",
+            code="daily-cap",
+        )
     parsed = parse_submission(data, item_ids(session, comp), comp.n_classes, kind=kind)
     y, public = _hidden(session, comp)
     lp = parsed.log_probs
     sub = Submission(
-        id=new_id("sub"), competition_id=comp.id, participant_id=participant.id,
-        description=(description or "")[:500], filename=(filename or "")[:200],
-        public_perplexity=perplexity(lp[public], y[public]), public_log_loss=log_loss(lp[public], y[public]),
-        private_perplexity=perplexity(lp[~public], y[~public]), private_log_loss=log_loss(lp[~public], y[~public]),
-        selected=False, warnings=parsed.report.warnings, created_at=now,
+        id=new_id("sub"),
+        competition_id=comp.id,
+        participant_id=participant.id,
+        description=(description or "")[:500],
+        filename=(filename or "")[:200],
+        public_perplexity=perplexity(lp[public], y[public]),
+        public_log_loss=log_loss(lp[public], y[public]),
+        private_perplexity=perplexity(lp[~public], y[~public]),
+        private_log_loss=log_loss(lp[~public], y[~public]),
+        selected=False,
+        warnings=parsed.report.warnings,
+        created_at=now,
     )
     session.add(sub)
     save_blob(session, "submission", sub.id, "data", lp.astype(np.float32))
@@ -242,17 +321,27 @@ def list_submissions(session: Session, comp: Competition, participant_id: str | 
     return list(session.scalars(q.order_by(Submission.created_at.desc(), Submission.id)))
 
 
-def set_selected(session: Session, comp: Competition, participant: Participant, sub_id: str, selected: bool) -> Submission:
+def set_selected(
+    session: Session, comp: Competition, participant: Participant, sub_id: str, selected: bool
+) -> Submission:
     sub = session.get(Submission, sub_id)
     # someone else's submission is reported exactly like a missing one
     if sub is None or sub.competition_id != comp.id or sub.participant_id != participant.id:
         raise ProblemError(404, f"no submission {sub_id!r} of yours", field="submission_id", reason="not found")
     if is_closed(comp):
-        raise ProblemError(409, "the deadline has passed; the selection is final", field="selected", reason="closed", code="closed")
+        raise ProblemError(
+            409, "the deadline has passed; the selection is final", field="selected", reason="closed", code="closed"
+        )
     if selected and not sub.selected:
         n = sum(1 for s in list_submissions(session, comp, participant.id) if s.selected)
         if n >= comp.n_select:
-            raise ProblemError(409, f"at most {comp.n_select} submissions may be selected; unselect one first", field="selected", reason="too many selected", code="too-many-selected")
+            raise ProblemError(
+                409,
+                f"at most {comp.n_select} submissions may be selected; unselect one first",
+                field="selected",
+                reason="too many selected",
+                code="too-many-selected",
+            )
     sub.selected = bool(selected)
     session.commit()
     return sub
@@ -261,9 +350,15 @@ def set_selected(session: Session, comp: Competition, participant: Participant, 
 def leaderboard_rows(session: Session, comp: Competition, *, private: bool) -> list[dict]:
     people = participants(session, comp)
     recs = [
-        dict(participant_id=s.participant_id, participant=people[s.participant_id].name, submission_id=s.id,
-             created_at=aware(s.created_at), public_perplexity=s.public_perplexity,
-             private_perplexity=s.private_perplexity, selected=s.selected)
+        dict(
+            participant_id=s.participant_id,
+            participant=people[s.participant_id].name,
+            submission_id=s.id,
+            created_at=aware(s.created_at),
+            public_perplexity=s.public_perplexity,
+            private_perplexity=s.private_perplexity,
+            selected=s.selected,
+        )
         for s in list_submissions(session, comp)
     ]
     return leaderboard.leaderboard(recs, private=private, n_select=comp.n_select)
@@ -280,12 +375,21 @@ def latest_aggregation(session: Session, comp: Competition, *, succeeded: bool =
 def get_aggregation(session: Session, comp: Competition, agg_id: str) -> AggregationRun:
     run = session.get(AggregationRun, agg_id)
     if run is None or run.competition_id != comp.id:
-        raise ProblemError(404, f"no aggregation {agg_id!r} in this competition", field="aggregation_id", reason="not found")
+        raise ProblemError(
+            404, f"no aggregation {agg_id!r} in this competition", field="aggregation_id", reason="not found"
+        )
     return run
 
 
 def new_aggregation(session: Session, comp: Competition, params: dict | None = None) -> AggregationRun:
-    run = AggregationRun(id=new_id("agg"), competition_id=comp.id, state="queued", params=params or {}, submission_ids=[], created_at=utcnow())
+    run = AggregationRun(
+        id=new_id("agg"),
+        competition_id=comp.id,
+        state="queued",
+        params=params or {},
+        submission_ids=[],
+        created_at=utcnow(),
+    )
     session.add(run)
     session.commit()
     return run
@@ -308,17 +412,36 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
         subs.sort(key=lambda x: (x.public_perplexity, aware(x.created_at)))
         subs = subs[:MAX_AGENTS]
         if len(subs) < 2:
-            raise ProblemError(422, "aggregation needs at least 2 submissions better than a uniform prediction", field="submissions", reason="too few", code="too-few-submissions")
+            raise ProblemError(
+                422,
+                "aggregation needs at least 2 submissions better than a uniform prediction",
+                field="submissions",
+                reason="too few",
+                code="too-few-submissions",
+            )
         data = load_blob_of_each(s, "submission", [x.id for x in subs], "data")
         lp = np.stack([data[x.id].astype(np.float64) for x in subs], axis=1)  # (n_items, A, K)
-        meta = [dict(submission_id=x.id, participant=people[x.participant_id].name, participant_id=x.participant_id,
-                     description=x.description) for x in subs]
+        meta = [
+            dict(
+                submission_id=x.id,
+                participant=people[x.participant_id].name,
+                participant_id=x.participant_id,
+                description=x.description,
+            )
+            for x in subs
+        ]
         params = dict(run.params or {})
         seed, comp_id = comp.split_seed, comp.id
     etas = params.get("etas") or aggregation.DEFAULT_ETAS
     result = aggregation.aggregate_submissions(
-        lp[public], y[public], lp[~public], y[~public], seed=seed, etas=etas,
-        methods=params.get("methods") or aggregation.METHODS, progress=progress,
+        lp[public],
+        y[public],
+        lp[~public],
+        y[~public],
+        seed=seed,
+        etas=etas,
+        methods=params.get("methods") or aggregation.METHODS,
+        progress=progress,
     )
     for c in result["credit"]:
         c.update(meta[c["index"]])
@@ -350,7 +473,9 @@ def _aggregation_job_ended(db: Database, jid: str, spec: dict, state: str, error
 def start_aggregation(session: Session, comp: Competition, runner, params: dict | None = None):
     """Queue an aggregation run as a background job; returns ``(run, job)``."""
     run = new_aggregation(session, comp, params)
-    job = runner.submit(session, JOB_KIND, {"aggregation_id": run.id}, {}, resource_type="competition", resource_id=comp.id)
+    job = runner.submit(
+        session, JOB_KIND, {"aggregation_id": run.id}, {}, resource_type="competition", resource_id=comp.id
+    )
     run.job_id = job.id
     session.commit()
     return run, job

@@ -46,8 +46,13 @@ def _run(body: AggregateRequest, preds: Any) -> dict[str, Any]:
     return {"method": body.method, "kind": out, "aggregate": encode(arr, body.format, native=True), "info": info}
 
 
-@router.post("/aggregate", response_model=AggregateResponse, responses=PROBLEMS, summary="Pool posted predictions (stateless)",
-             dependencies=[require("stateless")])
+@router.post(
+    "/aggregate",
+    response_model=AggregateResponse,
+    responses=PROBLEMS,
+    summary="Pool posted predictions (stateless)",
+    dependencies=[require("stateless")],
+)
 async def aggregate(body: AggregateRequest, request: Request) -> Response:
     """Pool ``predictions`` ``(n_items, n_agents, n_classes)`` with ``method`` and the given ``params``.
 

@@ -15,24 +15,50 @@ from ..models import Blob, new_id
 from ..schemas import ArrayInfo, Problem
 
 router = APIRouter(prefix="/v1/arrays", tags=["arrays"], route_class=FastRoute)
-P = {400: {"model": Problem}, 401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 413: {"model": Problem}, 415: {"model": Problem}, 422: {"model": Problem}}
+P = {
+    400: {"model": Problem},
+    401: {"model": Problem},
+    403: {"model": Problem},
+    404: {"model": Problem},
+    413: {"model": Problem},
+    415: {"model": Problem},
+    422: {"model": Problem},
+}
 
-NPY_BODY = {"requestBody": {"required": True, "content": {
-    "application/x-npy": {"schema": {"type": "string", "format": "binary"}},
-    "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
-    "multipart/form-data": {"schema": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}, "required": ["file"]}},
-}}}
+NPY_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/x-npy": {"schema": {"type": "string", "format": "binary"}},
+            "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "properties": {"file": {"type": "string", "format": "binary"}},
+                    "required": ["file"],
+                }
+            },
+        },
+    }
+}
 
 
 def _info(b: Blob) -> dict[str, Any]:
     n = 1
     for s in b.shape:
         n *= s
-    return {"id": b.owner_id, "dtype": b.dtype, "shape": b.shape, "nbytes": len(b.data),
-            "links": {"self": f"/v1/arrays/{b.owner_id}", "data": f"/v1/arrays/{b.owner_id}/data"}}
+    return {
+        "id": b.owner_id,
+        "dtype": b.dtype,
+        "shape": b.shape,
+        "nbytes": len(b.data),
+        "links": {"self": f"/v1/arrays/{b.owner_id}", "data": f"/v1/arrays/{b.owner_id}/data"},
+    }
 
 
-@router.post("", status_code=201, response_model=ArrayInfo, responses=P, openapi_extra=NPY_BODY, summary="Upload an array (.npy)")
+@router.post(
+    "", status_code=201, response_model=ArrayInfo, responses=P, openapi_extra=NPY_BODY, summary="Upload an array (.npy)"
+)
 async def upload(request: Request, _=require("write")) -> Any:
     """The body is the ``.npy`` file (``application/x-npy`` or ``application/octet-stream``) or a
     multipart form with a ``file`` part. Object arrays are refused (no pickles)."""
@@ -43,11 +69,18 @@ async def upload(request: Request, _=require("write")) -> Any:
         form = await request.form()
         f = form.get("file")
         if f is None or isinstance(f, str):
-            raise ProblemError(422, "file: a multipart 'file' part with the .npy bytes is required", field="file", reason="missing")
+            raise ProblemError(
+                422, "file: a multipart 'file' part with the .npy bytes is required", field="file", reason="missing"
+            )
         data = await f.read()
     else:
-        raise ProblemError(415, f"send the .npy bytes as application/x-npy, application/octet-stream or multipart/form-data; got {ctype or 'nothing'}",
-                           field="content-type", reason="unsupported media type", code="unsupported-media-type")
+        raise ProblemError(
+            415,
+            f"send the .npy bytes as application/x-npy, application/octet-stream or multipart/form-data; got {ctype or 'nothing'}",
+            field="content-type",
+            reason="unsupported media type",
+            code="unsupported-media-type",
+        )
     arr = from_npy(data, "body")
     check_size(arr.size, request.app.state.settings.max_array_elements, "body")
     aid = new_id("arr")
@@ -61,7 +94,12 @@ async def upload(request: Request, _=require("write")) -> Any:
     import anyio
 
     b = await anyio.to_thread.run_sync(store)
-    return Response(content=__import__("json").dumps(_info(b)), status_code=201, media_type="application/json", headers={"Location": f"/v1/arrays/{aid}"})
+    return Response(
+        content=__import__("json").dumps(_info(b)),
+        status_code=201,
+        media_type="application/json",
+        headers={"Location": f"/v1/arrays/{aid}"},
+    )
 
 
 def _get(session: Session, aid: str) -> Blob:
@@ -76,7 +114,11 @@ def info(array_id: str, session: Session = Depends(get_session), _=require("read
     return _info(_get(session, array_id))
 
 
-@router.get("/{array_id}/data", responses={200: {"content": {"application/x-npy": {}}}, **P}, summary="An uploaded array's .npy bytes")
+@router.get(
+    "/{array_id}/data",
+    responses={200: {"content": {"application/x-npy": {}}}, **P},
+    summary="An uploaded array's .npy bytes",
+)
 def data(array_id: str, session: Session = Depends(get_session), _=require("read")) -> Response:
     return Response(_get(session, array_id).data, media_type="application/x-npy")
 

@@ -21,14 +21,18 @@ def array_in(request: Request, session: Session | None, value: Any, field: str) 
     return resolve(value, field, session=session, limit=request.app.state.settings.max_array_elements)
 
 
-def predictions_in(request: Request, session: Session | None, value: Any, kind: str, field: str = "predictions") -> np.ndarray:
+def predictions_in(
+    request: Request, session: Session | None, value: Any, kind: str, field: str = "predictions"
+) -> np.ndarray:
     """Posted predictions, validated by the one validator, as normalised log-probabilities (an
     invalid array raises the validator's :class:`~solvers.errors.InputError`: a 422 naming it)."""
     raw = array_in(request, session, value, field)
     return as_log_probs(raw, kind=kind, field=field).log_probs
 
 
-def labels_in(request: Request, session: Session | None, value: Any, n_items: int, n_classes: int, field: str = "labels") -> np.ndarray:
+def labels_in(
+    request: Request, session: Session | None, value: Any, n_items: int, n_classes: int, field: str = "labels"
+) -> np.ndarray:
     raw = array_in(request, session, value, field)
     return as_labels(raw, n_items, n_classes, field=field)
 

@@ -27,8 +27,15 @@ from ..schemas import Problem
 from .common import array_in
 
 router = APIRouter(prefix="/v1/competitions", tags=["competitions"])
-P = {401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 409: {"model": Problem},
-     413: {"model": Problem}, 422: {"model": Problem}, 429: {"model": Problem}}
+P = {
+    401: {"model": Problem},
+    403: {"model": Problem},
+    404: {"model": Problem},
+    409: {"model": Problem},
+    413: {"model": Problem},
+    422: {"model": Problem},
+    429: {"model": Problem},
+}
 MAX_UPLOAD_BYTES = 256 * 1024 * 1024
 
 
@@ -45,14 +52,18 @@ def _reveal(caller: svc.Caller, comp) -> bool:
 
 
 def _counts(session: Session, comp) -> tuple[int, int]:
-    n_p = session.scalar(select(func.count()).select_from(Participant).where(Participant.competition_id == comp.id)) or 0
+    n_p = (
+        session.scalar(select(func.count()).select_from(Participant).where(Participant.competition_id == comp.id)) or 0
+    )
     n_s = session.scalar(select(func.count()).select_from(Submission).where(Submission.competition_id == comp.id)) or 0
     return int(n_p), int(n_s)
 
 
 def _view(session, comp, caller):
     n_p, n_s = _counts(session, comp)
-    v = views.competition_view(comp, closed=svc.is_closed(comp), role=_role(caller, comp), n_participants=n_p, n_submissions=n_s)
+    v = views.competition_view(
+        comp, closed=svc.is_closed(comp), role=_role(caller, comp), n_participants=n_p, n_submissions=n_s
+    )
     me = caller.participant_of(comp)
     if me is not None:
         v["me"] = {"participant_id": me.id, "name": me.name}
@@ -60,18 +71,38 @@ def _view(session, comp, caller):
 
 
 @router.post("", status_code=201, responses=P, summary="Create a competition (organiser)")
-def create_competition(body: views.CompetitionCreate, request: Request, response: Response,
-                       session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)) -> Any:
+def create_competition(
+    body: views.CompetitionCreate,
+    request: Request,
+    response: Response,
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
     """Test items with hidden labels, K classes, the public share (the split itself is drawn by
     the server and never shown), a daily cap, a deadline and how many entries count at the end."""
     if caller.participant is not None or not caller.allows("write") or caller.key_id is None:
-        raise ProblemError(401 if caller.key_id is None else 403, "creating a competition needs an API key with scope 'write'",
-                           field="authorization", reason="missing API key with scope 'write'", code="forbidden")
+        raise ProblemError(
+            401 if caller.key_id is None else 403,
+            "creating a competition needs an API key with scope 'write'",
+            field="authorization",
+            reason="missing API key with scope 'write'",
+            code="forbidden",
+        )
     labels = array_in(request, session, body.labels, "labels")
     ids = None if body.item_ids is None else array_in(request, session, body.item_ids, "item_ids")
-    comp = svc.create_competition(session, owner_key_id=caller.key_id, title=body.title, description=body.description,
-                                  n_classes=body.n_classes, labels=labels, item_ids=ids, public_fraction=body.public_fraction,
-                                  daily_cap=body.daily_cap, n_select=body.n_select, deadline=body.deadline)
+    comp = svc.create_competition(
+        session,
+        owner_key_id=caller.key_id,
+        title=body.title,
+        description=body.description,
+        n_classes=body.n_classes,
+        labels=labels,
+        item_ids=ids,
+        public_fraction=body.public_fraction,
+        daily_cap=body.daily_cap,
+        n_select=body.n_select,
+        deadline=body.deadline,
+    )
     response.headers["Location"] = f"/v1/competitions/{comp.id}"
     return _view(session, comp, caller)
 
@@ -82,12 +113,16 @@ def list_competitions(session: Session = Depends(get_session), caller: svc.Calle
 
 
 @router.get("/{competition_id}", responses=P, summary="One competition (your role in it included)")
-def get_competition(competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)) -> Any:
+def get_competition(
+    competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)
+) -> Any:
     return _view(session, svc.get_competition(session, competition_id), caller)
 
 
 @router.get("/{competition_id}/items", responses=P, summary="The test item ids to predict (CSV template or JSON)")
-def get_items(competition_id: str, format: str = Query("json", pattern="^(json|csv)$"), session: Session = Depends(get_session)) -> Any:
+def get_items(
+    competition_id: str, format: str = Query("json", pattern="^(json|csv)$"), session: Session = Depends(get_session)
+) -> Any:
     comp = svc.get_competition(session, competition_id)
     ids = svc.item_ids(session, comp)
     if format == "csv":
@@ -96,35 +131,72 @@ def get_items(competition_id: str, format: str = Query("json", pattern="^(json|c
     return {"n_classes": comp.n_classes, "item_ids": [int(i) for i in ids]}
 
 
-@router.post("/{competition_id}/participants", status_code=201, responses=P, summary="Join: get a participant token (shown once)")
+@router.post(
+    "/{competition_id}/participants", status_code=201, responses=P, summary="Join: get a participant token (shown once)"
+)
 def join(competition_id: str, body: views.JoinRequest, session: Session = Depends(get_session)) -> Any:
     comp = svc.get_competition(session, competition_id)
     p, token = svc.join(session, comp, body.name)
-    return {"participant_id": p.id, "name": p.name, "competition_id": comp.id, "token": token,
-            "note": "keep this token: it is shown once and identifies you in this competition"}
+    return {
+        "participant_id": p.id,
+        "name": p.name,
+        "competition_id": comp.id,
+        "token": token,
+        "note": "keep this token: it is shown once and identifies you in this competition",
+    }
 
 
 def _need_participant(caller: svc.Caller, comp) -> Participant:
     p = caller.participant_of(comp)
     if p is None:
         if caller.participant is not None:
-            raise ProblemError(403, "this participant token belongs to another competition", field="authorization", reason="wrong competition", code="forbidden")
-        raise ProblemError(401, "this action needs your participant token (join the competition first)", field="authorization",
-                           reason="missing participant token", code="unauthenticated", headers={"WWW-Authenticate": "Bearer"})
+            raise ProblemError(
+                403,
+                "this participant token belongs to another competition",
+                field="authorization",
+                reason="wrong competition",
+                code="forbidden",
+            )
+        raise ProblemError(
+            401,
+            "this action needs your participant token (join the competition first)",
+            field="authorization",
+            reason="missing participant token",
+            code="unauthenticated",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
     return p
 
 
 def _need_organiser(caller: svc.Caller, comp) -> None:
     if not caller.is_organiser(comp):
         if caller.key_id is None and caller.participant is None:
-            raise ProblemError(401, "this action needs the organiser's API key", field="authorization", reason="missing API key", code="unauthenticated", headers={"WWW-Authenticate": "Bearer"})
-        raise ProblemError(403, "only the organiser of this competition may do this", field="authorization", reason="not the organiser", code="forbidden")
+            raise ProblemError(
+                401,
+                "this action needs the organiser's API key",
+                field="authorization",
+                reason="missing API key",
+                code="unauthenticated",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        raise ProblemError(
+            403,
+            "only the organiser of this competition may do this",
+            field="authorization",
+            reason="not the organiser",
+            code="forbidden",
+        )
 
 
 @router.post("/{competition_id}/submissions", status_code=201, responses=P, summary="Upload a submission (participant)")
-async def submit(competition_id: str, request: Request, kind: str = Query("log_probs", pattern="^(log_probs|probs)$"),
-                 description: str = Query("", max_length=500), session: Session = Depends(get_session),
-                 caller: svc.Caller = Depends(get_caller)) -> Any:
+async def submit(
+    competition_id: str,
+    request: Request,
+    kind: str = Query("log_probs", pattern="^(log_probs|probs)$"),
+    description: str = Query("", max_length=500),
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
     """The body is the file itself (CSV, ``.npy`` or ``.npz``; see docs/competitions.md) or a
     multipart form with a ``file`` field. Rejected uploads answer 422 with the validation report
     and store nothing; the public score is returned at once, the private one stays hidden."""
@@ -150,7 +222,9 @@ async def submit(competition_id: str, request: Request, kind: str = Query("log_p
     except SubmissionRejected as exc:
         # problem+json whose ``errors`` are the report's, plus the whole report (nothing was stored)
         rep = exc.report.to_dict()
-        payload = problem_body(422, str(exc), code="submission-rejected", errors=rep["errors"], instance=request.url.path)
+        payload = problem_body(
+            422, str(exc), code="submission-rejected", errors=rep["errors"], instance=request.url.path
+        )
         payload["report"] = rep
         return JSONResponse(payload, status_code=422, media_type=PROBLEM)
     v = views.submission_view(sub, reveal_private=False)
@@ -159,20 +233,32 @@ async def submit(competition_id: str, request: Request, kind: str = Query("log_p
 
 
 @router.get("/{competition_id}/submissions", responses=P, summary="Your submissions (participant) or all (organiser)")
-def list_submissions(competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)) -> Any:
+def list_submissions(
+    competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)
+) -> Any:
     comp = svc.get_competition(session, competition_id)
     closed = svc.is_closed(comp)
     if caller.is_organiser(comp):
         people = svc.participants(session, comp)
         subs = svc.list_submissions(session, comp)
-        return {"items": [views.submission_view(s, reveal_private=True, participant_name=people[s.participant_id].name) for s in subs]}
+        return {
+            "items": [
+                views.submission_view(s, reveal_private=True, participant_name=people[s.participant_id].name)
+                for s in subs
+            ]
+        }
     me = _need_participant(caller, comp)
     subs = svc.list_submissions(session, comp, me.id)
     return {"items": [views.submission_view(s, reveal_private=closed, participant_name=me.name) for s in subs]}
 
 
 @router.get("/{competition_id}/submissions/{submission_id}", responses=P, summary="One of your submissions")
-def get_submission(competition_id: str, submission_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)) -> Any:
+def get_submission(
+    competition_id: str,
+    submission_id: str,
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
     comp = svc.get_competition(session, competition_id)
     sub = session.get(Submission, submission_id)
     org = caller.is_organiser(comp)
@@ -182,9 +268,18 @@ def get_submission(competition_id: str, submission_id: str, session: Session = D
     return views.submission_view(sub, reveal_private=org or svc.is_closed(comp))
 
 
-@router.post("/{competition_id}/submissions/{submission_id}/selection", responses=P, summary="Select (or unselect) a submission for the final ranking")
-def select_submission(competition_id: str, submission_id: str, body: views.SelectRequest, session: Session = Depends(get_session),
-                      caller: svc.Caller = Depends(get_caller)) -> Any:
+@router.post(
+    "/{competition_id}/submissions/{submission_id}/selection",
+    responses=P,
+    summary="Select (or unselect) a submission for the final ranking",
+)
+def select_submission(
+    competition_id: str,
+    submission_id: str,
+    body: views.SelectRequest,
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
     comp = svc.get_competition(session, competition_id)
     me = _need_participant(caller, comp)
     sub = svc.set_selected(session, comp, me, submission_id, body.selected)
@@ -192,8 +287,12 @@ def select_submission(competition_id: str, submission_id: str, body: views.Selec
 
 
 @router.get("/{competition_id}/leaderboard", responses=P, summary="Leaderboard (public; private after the deadline)")
-def get_leaderboard(competition_id: str, which: str = Query("auto", pattern="^(auto|public|private)$"),
-                    session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)) -> Any:
+def get_leaderboard(
+    competition_id: str,
+    which: str = Query("auto", pattern="^(auto|public|private)$"),
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
     """``which=auto`` is the private leaderboard once the deadline has passed, the public one before.
     The private leaderboard before the deadline is for the organiser only. Aggregate rows come from
     the latest successful aggregation run."""
@@ -202,20 +301,41 @@ def get_leaderboard(competition_id: str, which: str = Query("auto", pattern="^(a
     reveal = _reveal(caller, comp)
     private = closed if which == "auto" else which == "private"
     if private and not reveal:
-        raise ProblemError(403, "the private leaderboard is hidden until the deadline", field="which", reason="hidden until the deadline", code="hidden")
+        raise ProblemError(
+            403,
+            "the private leaderboard is hidden until the deadline",
+            field="which",
+            reason="hidden until the deadline",
+            code="hidden",
+        )
     rows = svc.leaderboard_rows(session, comp, private=private)
     run = svc.latest_aggregation(session, comp, succeeded=True)
     latest = svc.latest_aggregation(session, comp)
-    return {"competition_id": comp.id, "which": "private" if private else "public", "closed": closed,
-            "aggregation_running": latest is not None and latest.state in ("queued", "running"),
-            "private_revealed": reveal, "rows": rows,
-            "aggregates": views.aggregation_rows(run, reveal_private=reveal),
-            "aggregation_id": run.id if run else None}
+    return {
+        "competition_id": comp.id,
+        "which": "private" if private else "public",
+        "closed": closed,
+        "aggregation_running": latest is not None and latest.state in ("queued", "running"),
+        "private_revealed": reveal,
+        "rows": rows,
+        "aggregates": views.aggregation_rows(run, reveal_private=reveal),
+        "aggregation_id": run.id if run else None,
+    }
 
 
-@router.post("/{competition_id}/aggregations", status_code=202, responses=P, summary="Fit every pool on the submissions (organiser; background job)")
-def start_aggregation(competition_id: str, request: Request, body: views.AggregationCreate | None = None,
-                      session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)) -> Any:
+@router.post(
+    "/{competition_id}/aggregations",
+    status_code=202,
+    responses=P,
+    summary="Fit every pool on the submissions (organiser; background job)",
+)
+def start_aggregation(
+    competition_id: str,
+    request: Request,
+    body: views.AggregationCreate | None = None,
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
     comp = svc.get_competition(session, competition_id)
     _need_organiser(caller, comp)
     params = {}
@@ -226,10 +346,22 @@ def start_aggregation(competition_id: str, request: Request, body: views.Aggrega
             params["etas"] = body.etas
         if body.methods is not None:
             params["methods"] = list(dict.fromkeys(body.methods))
-    n_ok = session.scalar(select(func.count()).select_from(Submission).where(
-        Submission.competition_id == comp.id, Submission.public_perplexity < comp.n_classes)) or 0
+    n_ok = (
+        session.scalar(
+            select(func.count())
+            .select_from(Submission)
+            .where(Submission.competition_id == comp.id, Submission.public_perplexity < comp.n_classes)
+        )
+        or 0
+    )
     if n_ok < 2:
-        raise ProblemError(409, "aggregation needs at least 2 submissions better than a uniform prediction", field="submissions", reason="too few", code="too-few-submissions")
+        raise ProblemError(
+            409,
+            "aggregation needs at least 2 submissions better than a uniform prediction",
+            field="submissions",
+            reason="too few",
+            code="too-few-submissions",
+        )
     run, job = svc.start_aggregation(session, comp, request.app.state.jobs, params)
     v = views.aggregation_view(run, reveal_private=True)
     return JSONResponse(v, status_code=202, headers={"Location": f"/v1/jobs/{job.id}"})
@@ -242,11 +374,19 @@ def _job(session, run):
     return None if j is None else {"progress": float(j.progress or 0.0), "eta_seconds": j.eta_seconds, "state": j.state}
 
 
-@router.get("/{competition_id}/aggregations", responses=P, summary="Aggregation runs (organiser; everyone after the deadline)")
-def list_aggregations(competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)) -> Any:
+@router.get(
+    "/{competition_id}/aggregations", responses=P, summary="Aggregation runs (organiser; everyone after the deadline)"
+)
+def list_aggregations(
+    competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)
+) -> Any:
     comp = svc.get_competition(session, competition_id)
     reveal = _reveal(caller, comp)
-    runs = session.scalars(select(AggregationRun).where(AggregationRun.competition_id == comp.id).order_by(AggregationRun.created_at.desc())).all()
+    runs = session.scalars(
+        select(AggregationRun)
+        .where(AggregationRun.competition_id == comp.id)
+        .order_by(AggregationRun.created_at.desc())
+    ).all()
     out = []
     for r in runs:
         v = views.aggregation_view(r, reveal_private=reveal, job_view=_job(session, r))
@@ -255,8 +395,17 @@ def list_aggregations(competition_id: str, session: Session = Depends(get_sessio
     return {"items": out}
 
 
-@router.get("/{competition_id}/aggregations/{aggregation_id}", responses=P, summary="One aggregation run: Table 2.3, γ sweep, credit")
-def get_aggregation(competition_id: str, aggregation_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)) -> Any:
+@router.get(
+    "/{competition_id}/aggregations/{aggregation_id}",
+    responses=P,
+    summary="One aggregation run: Table 2.3, γ sweep, credit",
+)
+def get_aggregation(
+    competition_id: str,
+    aggregation_id: str,
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
     comp = svc.get_competition(session, competition_id)
     if aggregation_id == "latest":
         run = svc.latest_aggregation(session, comp)
@@ -267,10 +416,18 @@ def get_aggregation(competition_id: str, aggregation_id: str, session: Session =
     return views.aggregation_view(run, reveal_private=_reveal(caller, comp), job_view=_job(session, run))
 
 
-@router.get("/{competition_id}/files/{name}", responses=P, summary="A public data file of the competition (e.g. training data)")
+@router.get(
+    "/{competition_id}/files/{name}", responses=P, summary="A public data file of the competition (e.g. training data)"
+)
 def get_file(competition_id: str, name: str, session: Session = Depends(get_session)) -> Any:
     comp = svc.get_competition(session, competition_id)
-    row = session.scalars(select(Blob).where(Blob.owner_type == "cmp_file", Blob.owner_id == comp.id, Blob.name == name)).first()
+    row = session.scalars(
+        select(Blob).where(Blob.owner_type == "cmp_file", Blob.owner_id == comp.id, Blob.name == name)
+    ).first()
     if row is None:
         raise ProblemError(404, f"no file {name!r} in this competition", field="name", reason="not found")
-    return Response(row.data, media_type="application/octet-stream", headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    return Response(
+        row.data,
+        media_type="application/octet-stream",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )

@@ -20,9 +20,14 @@ P = {401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 
 
 
 @router.get("", response_model=JobList, responses=P, summary="List jobs (newest first)")
-def list_jobs(request: Request, limit: int = Query(None, ge=1, le=500), cursor: str | None = Query(None, max_length=200),
-              state: str | None = Query(None, pattern="^(queued|running|succeeded|failed|cancelled)$"),
-              session: Session = Depends(get_session), _=require("read")) -> Any:
+def list_jobs(
+    request: Request,
+    limit: int = Query(None, ge=1, le=500),
+    cursor: str | None = Query(None, max_length=200),
+    state: str | None = Query(None, pattern="^(queued|running|succeeded|failed|cancelled)$"),
+    session: Session = Depends(get_session),
+    _=require("read"),
+) -> Any:
     where = [] if state is None else [JobRow.state == state]
     rows, nxt = page(session, JobRow, limit or request.app.state.settings.page_size, cursor, *where)
     return {"items": [job_view(r) for r in rows], "next_cursor": nxt}

@@ -20,7 +20,14 @@ P = {401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 
 
 
 def _view(row: ApiKey, secret: str | None = None) -> dict[str, Any]:
-    return {"id": row.id, "name": row.name, "scopes": [s for s in row.scopes.split(",") if s], "created_at": aware(row.created_at), "revoked": row.revoked, "key": secret}
+    return {
+        "id": row.id,
+        "name": row.name,
+        "scopes": [s for s in row.scopes.split(",") if s],
+        "created_at": aware(row.created_at),
+        "revoked": row.revoked,
+        "key": secret,
+    }
 
 
 @router.post("", status_code=201, response_model=KeyView, responses=P, summary="Create an API key")

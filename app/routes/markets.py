@@ -21,11 +21,30 @@ from ..fastjson import FastRoute, json_response
 from ..jobs import job_view, run_inline
 from ..models import MarketRow, new_id
 from ..pagination import page
-from ..schemas import EquilibriumRequest, Format, JobView, MarketCreate, MarketList, MarketPredict, MarketView, PricesResponse, Problem, TrainRequest, WealthHistory
+from ..schemas import (
+    EquilibriumRequest,
+    Format,
+    JobView,
+    MarketCreate,
+    MarketList,
+    MarketPredict,
+    MarketView,
+    PricesResponse,
+    Problem,
+    TrainRequest,
+    WealthHistory,
+)
 from .common import labels_in, predictions_in, run_in_background
 
 router = APIRouter(prefix="/v1/markets", tags=["markets"], route_class=FastRoute)
-P = {401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 409: {"model": Problem}, 413: {"model": Problem}, 422: {"model": Problem}}
+P = {
+    401: {"model": Problem},
+    403: {"model": Problem},
+    404: {"model": Problem},
+    409: {"model": Problem},
+    413: {"model": Problem},
+    422: {"model": Problem},
+}
 
 
 def _prices(res: Any, kind: str, out: str | None, fmt: str) -> dict[str, Any]:
@@ -34,15 +53,20 @@ def _prices(res: Any, kind: str, out: str | None, fmt: str) -> dict[str, Any]:
     return {"kind": o, "prices": encode(arr, fmt, native=True), "summary": res.summary()}
 
 
-@router.post("/equilibrium", response_model=PricesResponse, responses=P, summary="Equilibrium prices of a market (stateless)")
+@router.post(
+    "/equilibrium", response_model=PricesResponse, responses=P, summary="Equilibrium prices of a market (stateless)"
+)
 async def equilibrium(body: EquilibriumRequest, request: Request, _=require("stateless")) -> Any:
     """Clear the market of agents with these beliefs, utilities and wealth for each item; the prices
     are the aggregate (log agents: the linear pool; isoelastic: a Rényi pool, Eq. 2.36)."""
+
     def work():
         with request.app.state.db.sessions() as s:
             lp = predictions_in(request, s, body.predictions, body.kind)
         try:
-            res = markets.equilibrium(lp, body.utilities, body.wealth, method=body.method, tol=body.tol, floor=body.floor)
+            res = markets.equilibrium(
+                lp, body.utilities, body.wealth, method=body.method, tol=body.tol, floor=body.floor
+            )
         except (ValueError, TypeError, ArithmeticError) as exc:
             raise library_error(exc) from None
         return _prices(res, body.kind, body.output, body.format)
@@ -50,16 +74,27 @@ async def equilibrium(body: EquilibriumRequest, request: Request, _=require("sta
     return json_response(await anyio.to_thread.run_sync(work))
 
 
-@router.post("", status_code=201, response_model=MarketView, responses=P, summary="Create a market (agents, utilities, wealth)")
-def create_market(body: MarketCreate, response: Response, session: Session = Depends(get_session), _=require("write")) -> Any:
+@router.post(
+    "", status_code=201, response_model=MarketView, responses=P, summary="Create a market (agents, utilities, wealth)"
+)
+def create_market(
+    body: MarketCreate, response: Response, session: Session = Depends(get_session), _=require("write")
+) -> Any:
     try:
         w = svc.check_agents(body.utilities, body.wealth, body.n_agents)
     except (ValueError, TypeError) as exc:
         raise library_error(exc) from None
     mid = new_id("mkt")
     opts = body.model_dump(include=set(svc.TRAIN_OPTIONS))
-    row = MarketRow(id=mid, name=body.name, spec={"utilities": body.utilities, "options": opts}, state={"trainings": []},
-                    status="ready", n_agents=body.n_agents, n_classes=0)
+    row = MarketRow(
+        id=mid,
+        name=body.name,
+        spec={"utilities": body.utilities, "options": opts},
+        state={"trainings": []},
+        status="ready",
+        n_agents=body.n_agents,
+        n_classes=0,
+    )
     session.add(row)
     svc.save_blob(session, "market", mid, "wealth", w)
     svc.save_blob(session, "market", mid, "history", w[None, :])
@@ -69,8 +104,13 @@ def create_market(body: MarketCreate, response: Response, session: Session = Dep
 
 
 @router.get("", response_model=MarketList, responses=P, summary="List markets (newest first)")
-def list_markets(request: Request, limit: int = Query(None, ge=1, le=500), cursor: str | None = Query(None, max_length=200),
-                 session: Session = Depends(get_session), _=require("read")) -> Any:
+def list_markets(
+    request: Request,
+    limit: int = Query(None, ge=1, le=500),
+    cursor: str | None = Query(None, max_length=200),
+    session: Session = Depends(get_session),
+    _=require("read"),
+) -> Any:
     rows, nxt = page(session, MarketRow, limit or request.app.state.settings.page_size, cursor)
     return {"items": [svc.market_view(session, r) for r in rows], "next_cursor": nxt}
 
@@ -86,17 +126,27 @@ def delete_market(market_id: str, session: Session = Depends(get_session), _=req
     return Response(status_code=204)
 
 
-@router.post("/{market_id}/train", response_model=MarketView, responses={**P, 202: {"model": JobView, "description": "training as a background job"}},
-             summary="Train the market on labelled data (Algorithm 2.4)")
-def train(market_id: str, body: TrainRequest, request: Request, session: Session = Depends(get_session), _=require("write")) -> Any:
+@router.post(
+    "/{market_id}/train",
+    response_model=MarketView,
+    responses={**P, 202: {"model": JobView, "description": "training as a background job"}},
+    summary="Train the market on labelled data (Algorithm 2.4)",
+)
+def train(
+    market_id: str, body: TrainRequest, request: Request, session: Session = Depends(get_session), _=require("write")
+) -> Any:
     """Trade on each labelled item and pay the agents out, from the current wealth. The new wealth
     and the per-epoch wealth history are stored. Large trainings answer 202 with the job."""
     row = svc.require_market(session.get(MarketRow, market_id), market_id, idle=True)
     lp = predictions_in(request, session, body.predictions, body.kind)
     if lp.shape[1] != row.n_agents:
-        raise InputError("predictions", f"the market has {row.n_agents} agents; got {lp.shape[1]}", code="shape_mismatch")
+        raise InputError(
+            "predictions", f"the market has {row.n_agents} agents; got {lp.shape[1]}", code="shape_mismatch"
+        )
     if row.n_classes and lp.shape[2] != row.n_classes:
-        raise InputError("predictions", f"the market trades {row.n_classes} classes; got {lp.shape[2]}", code="shape_mismatch")
+        raise InputError(
+            "predictions", f"the market trades {row.n_classes} classes; got {lp.shape[2]}", code="shape_mismatch"
+        )
     y = labels_in(request, session, body.labels, lp.shape[0], lp.shape[2])
     opts = {k: v for k, v in body.model_dump(include={"mode", "batch_size", "max_epochs"}).items() if v is not None}
     spec = {"market_id": market_id, "options": opts}
@@ -107,9 +157,21 @@ def train(market_id: str, body: TrainRequest, request: Request, session: Session
         jid = new_id("job")
         row.status = "training"
         row.job_id = jid
-        job = request.app.state.jobs.submit(session, "market_train", spec, {"predictions": lp, "labels": y}, resource_type="market", resource_id=market_id, job_id=jid)
+        job = request.app.state.jobs.submit(
+            session,
+            "market_train",
+            spec,
+            {"predictions": lp, "labels": y},
+            resource_type="market",
+            resource_id=market_id,
+            job_id=jid,
+        )
         view = job_view(job)
-        return json_response({k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in view.items()}, 202, {"Location": f"/v1/jobs/{job.id}"})
+        return json_response(
+            {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in view.items()},
+            202,
+            {"Location": f"/v1/jobs/{job.id}"},
+        )
     session.commit()
     try:
         run_inline("market_train", spec, {"predictions": lp, "labels": y}, request.app.state.db)
@@ -119,7 +181,12 @@ def train(market_id: str, body: TrainRequest, request: Request, session: Session
     return svc.market_view(session, session.get(MarketRow, market_id))
 
 
-@router.post("/{market_id}/predict", response_model=PricesResponse, responses=P, summary="Equilibrium prices under the trained wealth")
+@router.post(
+    "/{market_id}/predict",
+    response_model=PricesResponse,
+    responses=P,
+    summary="Equilibrium prices under the trained wealth",
+)
 async def predict(market_id: str, body: MarketPredict, request: Request, _=require("read")) -> Any:
     def work():
         with request.app.state.db.sessions() as s:
@@ -128,10 +195,18 @@ async def predict(market_id: str, body: MarketPredict, request: Request, _=requi
             lp = predictions_in(request, s, body.predictions, body.kind)
             utilities, opts = row.spec["utilities"], row.spec.get("options", {})
         if lp.shape[1] != row.n_agents:
-            raise InputError("predictions", f"the market has {row.n_agents} agents; got {lp.shape[1]}", code="shape_mismatch")
+            raise InputError(
+                "predictions", f"the market has {row.n_agents} agents; got {lp.shape[1]}", code="shape_mismatch"
+            )
         method = "auto" if opts.get("method", "newton") == "newton" else opts["method"]
         try:
-            res = markets.equilibrium(lp, svc.agents_of(utilities, wealth), method=method, tol=opts.get("tol", 1e-10), floor=opts.get("floor", 1e-9))
+            res = markets.equilibrium(
+                lp,
+                svc.agents_of(utilities, wealth),
+                method=method,
+                tol=opts.get("tol", 1e-10),
+                floor=opts.get("floor", 1e-9),
+            )
         except (ValueError, TypeError, ArithmeticError) as exc:
             raise library_error(exc) from None
         return _prices(res, body.kind, body.output, body.format)
@@ -143,4 +218,8 @@ async def predict(market_id: str, body: MarketPredict, request: Request, _=requi
 def wealth(market_id: str, format: Format = "json", session: Session = Depends(get_session), _=require("read")) -> Any:
     row = svc.require_market(session.get(MarketRow, market_id), market_id)
     hist = load_blob(session, "market", market_id, "history")
-    return {"market_id": market_id, "history": encode(hist, format), "trainings": (row.state or {}).get("trainings", [])}
+    return {
+        "market_id": market_id,
+        "history": encode(hist, format),
+        "trainings": (row.state or {}).get("trainings", []),
+    }

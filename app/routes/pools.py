@@ -23,12 +23,26 @@ from ..schemas import JobView, PoolCreate, PoolList, PoolView, PredictRequest, P
 from .common import labels_in, not_found, predictions_in, run_in_background
 
 router = APIRouter(prefix="/v1/pools", tags=["pools"], route_class=FastRoute)
-P = {401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 409: {"model": Problem}, 413: {"model": Problem}, 422: {"model": Problem}}
+P = {
+    401: {"model": Problem},
+    403: {"model": Problem},
+    404: {"model": Problem},
+    409: {"model": Problem},
+    413: {"model": Problem},
+    422: {"model": Problem},
+}
 
 
-@router.post("", status_code=201, response_model=PoolView, summary="Fit a pool on validation data",
-             responses={**P, 202: {"model": JobView, "description": "fit running as a background job (Location: the job)"}})
-def create_pool(body: PoolCreate, request: Request, response: Response, session: Session = Depends(get_session), _=require("write")) -> Any:
+@router.post(
+    "",
+    status_code=201,
+    response_model=PoolView,
+    summary="Fit a pool on validation data",
+    responses={**P, 202: {"model": JobView, "description": "fit running as a background job (Location: the job)"}},
+)
+def create_pool(
+    body: PoolCreate, request: Request, response: Response, session: Session = Depends(get_session), _=require("write")
+) -> Any:
     """Fit ``method`` on ``predictions`` and ``labels``. Small fits answer 201 with the pool; large
     ones (or ``background: true``) answer 202 with the job, whose result names the pool."""
     params = svc.build_params(body.method, body.gamma, body.solver, body.params)
@@ -40,14 +54,31 @@ def create_pool(body: PoolCreate, request: Request, response: Response, session:
     y = labels_in(request, session, body.labels, lp.shape[0], lp.shape[2])
     pid = new_id("pool")
     spec = {"pool_id": pid, "method": body.method, "params": params, "kind": "log_probs"}
-    row = PoolRow(id=pid, name=body.name, method=body.method, params=params, kind=body.kind, status="pending",
-                  n_items=lp.shape[0], n_agents=lp.shape[1], n_classes=lp.shape[2])
+    row = PoolRow(
+        id=pid,
+        name=body.name,
+        method=body.method,
+        params=params,
+        kind=body.kind,
+        status="pending",
+        n_items=lp.shape[0],
+        n_agents=lp.shape[1],
+        n_classes=lp.shape[2],
+    )
     if run_in_background(request, body.background, svc.work_size(*lp.shape, params)):
         session.add(row)
         session.flush()
         jid = new_id("job")
         row.job_id = jid
-        job = request.app.state.jobs.submit(session, "pool_fit", spec, {"predictions": lp, "labels": y}, resource_type="pool", resource_id=pid, job_id=jid)
+        job = request.app.state.jobs.submit(
+            session,
+            "pool_fit",
+            spec,
+            {"predictions": lp, "labels": y},
+            resource_type="pool",
+            resource_id=pid,
+            job_id=jid,
+        )
         return json_response(_jsonable(job_view(job)), 202, {"Location": f"/v1/jobs/{job.id}"})
     session.add(row)
     session.commit()
@@ -72,15 +103,36 @@ def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
 
 
 @router.get("", response_model=PoolList, responses=P, summary="List pools (newest first)")
-def list_pools(request: Request, limit: int = Query(None, ge=1, le=500), cursor: str | None = Query(None, max_length=200),
-               session: Session = Depends(get_session), _=require("read")) -> Any:
+def list_pools(
+    request: Request,
+    limit: int = Query(None, ge=1, le=500),
+    cursor: str | None = Query(None, max_length=200),
+    session: Session = Depends(get_session),
+    _=require("read"),
+) -> Any:
     rows, nxt = page(session, PoolRow, limit or request.app.state.settings.page_size, cursor)
-    items = [{"id": r.id, "name": r.name, "method": r.method, "status": r.status, "n_agents": r.n_agents,
-              "n_classes": r.n_classes, "created_at": aware(r.created_at), "links": {"self": f"/v1/pools/{r.id}"}} for r in rows]
+    items = [
+        {
+            "id": r.id,
+            "name": r.name,
+            "method": r.method,
+            "status": r.status,
+            "n_agents": r.n_agents,
+            "n_classes": r.n_classes,
+            "created_at": aware(r.created_at),
+            "links": {"self": f"/v1/pools/{r.id}"},
+        }
+        for r in rows
+    ]
     return {"items": items, "next_cursor": nxt}
 
 
-@router.get("/{pool_id}", response_model=PoolView, responses=P, summary="Read a pool: weights, γ, validation curve, solver trace, metrics")
+@router.get(
+    "/{pool_id}",
+    response_model=PoolView,
+    responses=P,
+    summary="Read a pool: weights, γ, validation curve, solver trace, metrics",
+)
 def get_pool(pool_id: str, session: Session = Depends(get_session), _=require("read")) -> Any:
     row = session.get(PoolRow, pool_id)
     if row is None:
@@ -97,7 +149,9 @@ def delete_pool(pool_id: str, session: Session = Depends(get_session), _=require
     return Response(status_code=204)
 
 
-@router.post("/{pool_id}/predict", response_model=PredictResponse, responses=P, summary="Pool new predictions with a fitted pool")
+@router.post(
+    "/{pool_id}/predict", response_model=PredictResponse, responses=P, summary="Pool new predictions with a fitted pool"
+)
 async def predict(pool_id: str, body: PredictRequest, request: Request, _=require("read")) -> Any:
     def work():
         with request.app.state.db.sessions() as session:
@@ -114,6 +168,11 @@ async def predict(pool_id: str, body: PredictRequest, request: Request, _=requir
                 metrics = svc.metrics_of(agg, y)  # inf/NaN are written as null by orjson
         out = body.output or body.kind
         arr = np.exp(agg) if out == "probs" else agg
-        return {"kind": out, "aggregate": encode(arr, body.format, native=True), "n_floored": info.n_floored, "metrics": metrics}
+        return {
+            "kind": out,
+            "aggregate": encode(arr, body.format, native=True),
+            "n_floored": info.n_floored,
+            "metrics": metrics,
+        }
 
     return json_response(await anyio.to_thread.run_sync(work))

@@ -34,8 +34,12 @@ def problems(_=require("stateless")) -> Any:
     return svc.problems_view()
 
 
-@router.post("/solve", response_model=SolveResponse, responses={**P, 202: {"model": JobView, "description": "running as a background job"}},
-             summary="Run a solver on a problem built from posted data")
+@router.post(
+    "/solve",
+    response_model=SolveResponse,
+    responses={**P, 202: {"model": JobView, "description": "running as a background job"}},
+    summary="Run a solver on a problem built from posted data",
+)
 def solve(body: SolveRequest, request: Request, p: Principal = require("stateless")) -> Any:
     """Build ``problem`` from ``data`` (its constructor's arguments), run ``method`` (``auto`` picks
     one) and return the result with its trace (objective, passes over the data, seconds). Large
@@ -51,7 +55,12 @@ def solve(body: SolveRequest, request: Request, p: Principal = require("stateles
                 except (ValueError, TypeError):
                     v = None
                 if v is None or v.dtype.kind not in "biuf":
-                    raise ProblemError(422, f"data.{k}: not a rectangular numeric array", field=f"data.{k}", reason="not a rectangular numeric array")
+                    raise ProblemError(
+                        422,
+                        f"data.{k}: not a rectangular numeric array",
+                        field=f"data.{k}",
+                        reason="not a rectangular numeric array",
+                    )
             (arrays if isinstance(v, np.ndarray) else scalars)[k] = v
         x0 = None
         if body.x0 is not None:
@@ -59,19 +68,35 @@ def solve(body: SolveRequest, request: Request, p: Principal = require("stateles
                 x0 = np.asarray(array_in(request, s, body.x0, "x0"), dtype=np.float64)
             except (ValueError, TypeError):
                 raise InputError("x0", "must be a list of numbers") from None
-    spec = {"problem": body.problem, "method": body.method, "tol": body.tol, "max_iter": body.max_iter, "options": body.options, "scalars": scalars}
+    spec = {
+        "problem": body.problem,
+        "method": body.method,
+        "tol": body.tol,
+        "max_iter": body.max_iter,
+        "options": body.options,
+        "scalars": scalars,
+    }
     inputs = {f"data.{k}": v for k, v in arrays.items()}
     if x0 is not None:
         inputs["x0"] = x0
     if run_in_background(request, body.background, sum(a.size for a in arrays.values())):
         if not p.allows("write"):
-            raise ProblemError(403 if not p.anonymous else 401, "background solves are stored as jobs and need scope 'write'", field="authorization", reason="missing scope 'write'")
+            raise ProblemError(
+                403 if not p.anonymous else 401,
+                "background solves are stored as jobs and need scope 'write'",
+                field="authorization",
+                reason="missing scope 'write'",
+            )
         # validate now so that bad input is a 422 here, not a failed job
         _check(body.problem, scalars, arrays)
         with request.app.state.db.sessions() as s:
             job = request.app.state.jobs.submit(s, "solve", spec, inputs, job_id=new_id("job"))
             view = job_view(job)
-        return json_response({k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in view.items()}, 202, {"Location": f"/v1/jobs/{job.id}"})
+        return json_response(
+            {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in view.items()},
+            202,
+            {"Location": f"/v1/jobs/{job.id}"},
+        )
     try:
         return json_response(run_inline("solve", spec, inputs, request.app.state.db))
     except (ValueError, TypeError, ArithmeticError, np.linalg.LinAlgError) as exc:

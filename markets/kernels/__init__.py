@@ -25,7 +25,7 @@ module                      holds
 """
 
 from .direction import CHORD_RATIO
-from .equilibrium import solve_item, solve_items, solve_iso_block
+from .equilibrium import solve_iso_block, solve_item, solve_items
 from .isoelastic import iso_workspace_size
 from .line_search import MAX_LOG_STEP
 from .potential import EXP, ISO, item_spending
@@ -33,6 +33,16 @@ from .training import batch_payouts, online_epoch
 from .zero_beliefs import count_neginf
 
 __all__ = [
-    "CHORD_RATIO", "MAX_LOG_STEP", "EXP", "ISO", "solve_item", "solve_items", "solve_iso_block",
-    "iso_workspace_size", "item_spending", "batch_payouts", "online_epoch", "count_neginf",
+    "CHORD_RATIO",
+    "MAX_LOG_STEP",
+    "EXP",
+    "ISO",
+    "solve_item",
+    "solve_items",
+    "solve_iso_block",
+    "iso_workspace_size",
+    "item_spending",
+    "batch_payouts",
+    "online_epoch",
+    "count_neginf",
 ]

@@ -82,8 +82,27 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
                 return False, it, False, np.inf
         no2 = np.empty((0, 0))  # the general evaluator's arguments, unused here
         accepted, phin, resn, _ = safeguarded_step(
-            ok, u, d, un, phi, res, True, W, Wsum, T, cp, Pg, g, z, s, no2, np.empty(0, np.int64),
-            np.empty(0), no2, no2, no2,
+            ok,
+            u,
+            d,
+            un,
+            phi,
+            res,
+            True,
+            W,
+            Wsum,
+            T,
+            cp,
+            Pg,
+            g,
+            z,
+            s,
+            no2,
+            np.empty(0, np.int64),
+            np.empty(0),
+            no2,
+            no2,
+            no2,
         )
         if not accepted:
             res = resn
@@ -224,7 +243,27 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
         it += 1
         ok = newton_direction(kind, inv_eta, W, u, Q, B, T, Wsum, d, H, Lc, tmp)
         accepted, phin, resn, nnegn = safeguarded_step(
-            ok, u, d, un, phi, res, False, W, Wsum, T, cp, no2, 0.0, no1, no1, L, kind, inv_eta, Pg, Q, B,
+            ok,
+            u,
+            d,
+            un,
+            phi,
+            res,
+            False,
+            W,
+            Wsum,
+            T,
+            cp,
+            no2,
+            0.0,
+            no1,
+            no1,
+            L,
+            kind,
+            inv_eta,
+            Pg,
+            Q,
+            B,
         )
         if not accepted:
             phi, res, nneg = phin, resn, nnegn

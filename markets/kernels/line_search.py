@@ -96,7 +96,7 @@ def safeguarded_step(ok, u, d, un, phi, res, lean, W, Wsum, T, cp, PgT, g, z, s,
                 continue
             break
         t = _first_step(d)
-        for ls in range(60):
+        for _ls in range(60):
             trial(u, d, t, un)
             phin, resn, nn = _eval_at(lean, un, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B)
             if _ascent_ok(phin, phi, resn, res, t, gd):

@@ -110,7 +110,9 @@ def _flush(x, g, last, m, rho, step, tl1, pw, geo):
 
 
 @njit(cache=True)
-def saga_sparse_epoch(loss, data, indices, indptr, y, smoothing, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo):
+def saga_sparse_epoch(
+    loss, data, indices, indptr, y, smoothing, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo
+):
     n = table.shape[0]
     rho = 1.0 - step * l2
     inv_n = 1.0 / n
@@ -213,7 +215,9 @@ def saga_sparse_epoch_scaled(loss, data, indices, indptr, y, smoothing, idx, x, 
     ``(d, 3)`` work array (contents ignored on entry). ``x`` and ``gbar`` are read at the start and
     written back, fully up to date, at the end.
     """
-    _saga_sparse_epoch_scaled(loss, data, unsigned(indices), unsigned(indptr), y, smoothing, idx, x, table, gbar, step, l2, theta, st)
+    _saga_sparse_epoch_scaled(
+        loss, data, unsigned(indices), unsigned(indptr), y, smoothing, idx, x, table, gbar, step, l2, theta, st
+    )
 
 
 @njit(cache=True, fastmath=SAFE_FASTMATH, boundscheck=False)
@@ -268,7 +272,9 @@ def _saga_sparse_epoch_scaled(loss, data, indices, indptr, y, smoothing, idx, x,
 
 def svrg_sparse_inner_scaled(loss, data, indices, indptr, y, smoothing, idx, x, s_snap, g, step, l2, st):
     """SVRG inner loop on CSR rows without l1, scaled form (module docstring); ``st``: ``(d, 2)`` work array."""
-    _svrg_sparse_inner_scaled(loss, data, unsigned(indices), unsigned(indptr), y, smoothing, idx, x, s_snap, g, step, l2, st)
+    _svrg_sparse_inner_scaled(
+        loss, data, unsigned(indices), unsigned(indptr), y, smoothing, idx, x, s_snap, g, step, l2, st
+    )
 
 
 @njit(cache=True, fastmath=SAFE_FASTMATH, boundscheck=False)

@@ -16,8 +16,18 @@ from ..errors import InputError
 from ..monitor import Monitor
 from ..problem import capability, constant, prox_of, start_point
 
-__all__ = ["Monitor", "check_common", "constant", "indices", "prox_of", "require_smooth", "rng_of", "smooth_value",
-           "start", "term_mu"]
+__all__ = [
+    "Monitor",
+    "check_common",
+    "constant",
+    "indices",
+    "prox_of",
+    "require_smooth",
+    "rng_of",
+    "smooth_value",
+    "start",
+    "term_mu",
+]
 
 ORDERS = ("cyclic", "permuted", "random")
 DEFAULT_TOL = 1e-10
@@ -51,14 +61,21 @@ def smooth_value(problem: object, x: np.ndarray) -> float:
 def term_mu(problem: object) -> float:
     """Strong-convexity constant of EACH term (what Finito/SAGA's theory needs): ``l2`` for the
     linear models (the data part of a term is not strongly convex), else the problem's ``mu``."""
-    if capability(problem, "linear_terms") is not None or capability(problem, "l2") is not None and capability(problem, "mu") is None:
+    if (
+        capability(problem, "linear_terms") is not None
+        or capability(problem, "l2") is not None
+        and capability(problem, "mu") is None
+    ):
         return float(capability(problem, "l2", 0.0) or 0.0)
     return constant(problem, "mu", 0.0) or 0.0
 
 
 def require_smooth(problem: object, method: str) -> None:
     if capability(problem, "smooth", True) is False:
-        raise InputError("problem", f"solver {method!r} needs a smooth objective; {capability(problem, 'loss', type(problem).__name__)!r} is not (use 'sdca' or 'sgd')")
+        raise InputError(
+            "problem",
+            f"solver {method!r} needs a smooth objective; {capability(problem, 'loss', type(problem).__name__)!r} is not (use 'sdca' or 'sgd')",
+        )
 
 
 def start(problem: object, x0: np.ndarray | None) -> np.ndarray:

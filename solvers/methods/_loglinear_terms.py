@@ -59,8 +59,9 @@ class _DenseTerms(_Terms):
         return F, s
 
     def sums(self, theta, idx=None, curvature="full"):
-        return nll_bound_sums(theta, self.F, self.labels, self.log_h, self.w, idx=idx, curvature=curvature,
-                              order=self.order)
+        return nll_bound_sums(
+            theta, self.F, self.labels, self.log_h, self.w, idx=idx, curvature=curvature, order=self.order
+        )
 
     def dense_batch(self, theta, idx):
         F, s = self._scores(theta, idx)
@@ -122,17 +123,25 @@ def loglinear_terms(problem: Any) -> _Terms:
     """The bound-sum view of a conditional log-linear ``problem`` (raises ValueError if it is not one)."""
     feats = capability(problem, "features")
     if feats is None or capability(problem, "labels") is None:
-        raise InputError("problem", f"{type(problem).__name__} is not a conditional log-linear problem: it needs `features` and `labels`")
+        raise InputError(
+            "problem",
+            f"{type(problem).__name__} is not a conditional log-linear problem: it needs `features` and `labels`",
+        )
     structured = hasattr(feats, "rows") and hasattr(feats, "kron_sum")
     F = feats if structured else np.asarray(feats)  # no copy: (n, K, d) views are used per class
     if not structured and F.ndim != 3:
-        raise InputError("problem", f"{type(problem).__name__}.features must have shape (n_items, n_classes, dim); got {F.shape}")
+        raise InputError(
+            "problem", f"{type(problem).__name__}.features must have shape (n_items, n_classes, dim); got {F.shape}"
+        )
     n, K = F.shape[0], F.shape[1]
     labels = np.asarray(problem.labels).astype(np.int64)
     lam = _attr(problem, "lam", "l2")
     lam = 0.0 if lam is None else float(lam)
     if float(_attr(problem, "l1") or 0.0) != 0.0:
-        raise InputError("problem", f"{type(problem).__name__} has an l1 term: bound majorization handles smooth (ridge) objectives only")
+        raise InputError(
+            "problem",
+            f"{type(problem).__name__} has an l1 term: bound majorization handles smooth (ridge) objectives only",
+        )
     log_h = _attr(problem, "log_h")
     if log_h is not None:
         log_h = np.broadcast_to(np.asarray(log_h, dtype=np.float64), (n, K))
@@ -155,7 +164,7 @@ def _check_consistent(problem: Any, terms: _Terms, x: np.ndarray) -> None:
         raise InputError(
             "problem",
             f"bound majorization: {type(problem).__name__}'s objective is not the mean log-linear NLL + lam/2||x||^2 "
-            f"read from its features/labels/log_h/lam (value {pv!r} vs {val!r}); it cannot be majorized by this solver"
+            f"read from its features/labels/log_h/lam (value {pv!r} vs {val!r}); it cannot be majorized by this solver",
         )
 
 

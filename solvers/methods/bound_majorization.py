@@ -28,7 +28,8 @@ The problem reader is :mod:`solvers.methods._loglinear_terms`, the step
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -42,8 +43,12 @@ from ._majorizer_step import add_lam, minimise_majorizer
 __all__ = ["bound_majorization"]
 
 
-@register("bm", needs=("features", "labels"), constraints=("none", "simplex"),
-          summary="Batch bound majorization (Jebara & Choromanska 2012): bound-Newton steps, monotone")
+@register(
+    "bm",
+    needs=("features", "labels"),
+    constraints=("none", "simplex"),
+    summary="Batch bound majorization (Jebara & Choromanska 2012): bound-Newton steps, monotone",
+)
 def bound_majorization(
     problem: Any,
     x0: np.ndarray | None = None,

@@ -32,7 +32,9 @@ def _em_map(problem, w):
     """One EM step; returns (new w, f(w), gap(w))."""
     m = problem.mixture(w)
     if np.any(m <= 0):
-        raise InputError("x0", "EM reached a point where some item has zero mixture probability; start inside the simplex")
+        raise InputError(
+            "x0", "EM reached a point where some item has zero mixture probability; start inside the simplex"
+        )
     ratio = (problem.mixture_rows.T @ (1.0 / m)) / problem.n_terms
     f = float(-np.mean(np.log(m)) + problem.mixture_offset)
     w_new = w * ratio

@@ -30,7 +30,17 @@ from ..kernels_incremental.multinomial import mn_finito_epoch
 from ..kernels_incremental.table_methods import finito_epoch, prox_finito_epoch
 from ..problem import capability
 from ..registry import register
-from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start, term_mu
+from ._incremental_common import (
+    DEFAULT_TOL,
+    Monitor,
+    check_common,
+    constant,
+    indices,
+    require_smooth,
+    rng_of,
+    start,
+    term_mu,
+)
 
 MAX_TABLE_BYTES = 4 * 2**30
 
@@ -54,11 +64,15 @@ def finito_default_alpha(n: int, mu: float, L: float) -> float:
 def _table(problem, method):
     n, d = problem.n_terms, problem.dim
     if 8.0 * n * d > MAX_TABLE_BYTES:
-        raise InputError("problem", f"{method}: the point table needs {8.0 * n * d / 2**30:.1f} GiB (n x dim); use 'saga' or 'svrg'")
+        raise InputError(
+            "problem", f"{method}: the point table needs {8.0 * n * d / 2**30:.1f} GiB (n x dim); use 'saga' or 'svrg'"
+        )
     return np.empty((n, d))
 
 
-def _run_finito(problem, x0, *, method, alpha, tol, max_iter, callback, progress, order, seed, off_clock, check_every=1):
+def _run_finito(
+    problem, x0, *, method, alpha, tol, max_iter, callback, progress, order, seed, off_clock, check_every=1
+):
     check_common(order, max_iter, tol)
     require_smooth(problem, method)
     if capability(problem, "l1", 0.0):
@@ -111,30 +125,87 @@ def _run_finito(problem, x0, *, method, alpha, tol, max_iter, callback, progress
 
 
 @register("finito", needs=("term_grad", "mu"), constraints=("none",))
-def finito(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
-           alpha: float | None = None, order: str = "permuted", seed=0, off_clock: bool = False, check_every: int = 1):
+def finito(
+    problem,
+    x0=None,
+    *,
+    tol: float = DEFAULT_TOL,
+    max_iter: int = 300,
+    callback=None,
+    progress=None,
+    alpha: float | None = None,
+    order: str = "permuted",
+    seed=0,
+    off_clock: bool = False,
+    check_every: int = 1,
+):
     """Finito (seed 001 Alg 3.1): inverse step ``alpha`` (default 2 under the big-data condition), permuted order."""
     require_smooth(problem, "finito")
     mu, L = _mu_L(problem, "finito")
     if alpha is None:
         alpha = finito_default_alpha(problem.n_terms, mu, L)
-    return _run_finito(problem, x0, method="finito", alpha=alpha, tol=tol, max_iter=max_iter, callback=callback,
-                       progress=progress, order=order, seed=seed, off_clock=off_clock, check_every=check_every)
+    return _run_finito(
+        problem,
+        x0,
+        method="finito",
+        alpha=alpha,
+        tol=tol,
+        max_iter=max_iter,
+        callback=callback,
+        progress=progress,
+        order=order,
+        seed=seed,
+        off_clock=off_clock,
+        check_every=check_every,
+    )
 
 
 @register("miso", needs=("term_grad", "mu"), constraints=("none",))
-def miso(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
-         order: str = "random", seed=0, off_clock: bool = False, check_every: int = 1):
+def miso(
+    problem,
+    x0=None,
+    *,
+    tol: float = DEFAULT_TOL,
+    max_iter: int = 300,
+    callback=None,
+    progress=None,
+    order: str = "random",
+    seed=0,
+    off_clock: bool = False,
+    check_every: int = 1,
+):
     """MISO (Mairal 2013; seed 001 Eq. 3.2): Finito with ``alpha = L/mu``."""
     require_smooth(problem, "miso")
     mu, L = _mu_L(problem, "miso")
-    return _run_finito(problem, x0, method="miso", alpha=L / mu, tol=tol, max_iter=max_iter, callback=callback,
-                       progress=progress, order=order, seed=seed, off_clock=off_clock, check_every=check_every)
+    return _run_finito(
+        problem,
+        x0,
+        method="miso",
+        alpha=L / mu,
+        tol=tol,
+        max_iter=max_iter,
+        callback=callback,
+        progress=progress,
+        order=order,
+        seed=seed,
+        off_clock=off_clock,
+        check_every=check_every,
+    )
 
 
 @register("prox_finito", needs=("ridge_terms", "mu"), constraints=("none",))
-def prox_finito(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
-                order: str = "random", seed=0, off_clock: bool = False):
+def prox_finito(
+    problem,
+    x0=None,
+    *,
+    tol: float = DEFAULT_TOL,
+    max_iter: int = 300,
+    callback=None,
+    progress=None,
+    order: str = "random",
+    seed=0,
+    off_clock: bool = False,
+):
     """Prox-Finito (seed 001 Alg 3.3): each step solves the prox of one term (a 1-D problem for the
     binary linear models, a K-dimensional Newton solve for multinomial logistic regression)."""
     check_common(order, max_iter, tol)

@@ -66,16 +66,52 @@ def _gd(problem, x0, *, method, tol, max_iter, callback, progress, step, off_clo
 
 
 @register("gd", constraints=("none", "simplex", "box"))
-def gd(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 5000, callback=None, progress=None,
-       step=None, off_clock: bool = False):
+def gd(
+    problem,
+    x0=None,
+    *,
+    tol: float = DEFAULT_TOL,
+    max_iter: int = 5000,
+    callback=None,
+    progress=None,
+    step=None,
+    off_clock: bool = False,
+):
     """Gradient descent / projected gradient, step 1/L by default (seed 003 section 6.4)."""
-    return _gd(problem, x0, method="gd", tol=tol, max_iter=max_iter, callback=callback, progress=progress, step=step,
-               off_clock=off_clock)
+    return _gd(
+        problem,
+        x0,
+        method="gd",
+        tol=tol,
+        max_iter=max_iter,
+        callback=callback,
+        progress=progress,
+        step=step,
+        off_clock=off_clock,
+    )
 
 
 @register("proximal_gradient", constraints=("none", "simplex", "box"))
-def proximal_gradient(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 5000, callback=None,
-                      progress=None, step=None, off_clock: bool = False):
+def proximal_gradient(
+    problem,
+    x0=None,
+    *,
+    tol: float = DEFAULT_TOL,
+    max_iter: int = 5000,
+    callback=None,
+    progress=None,
+    step=None,
+    off_clock: bool = False,
+):
     """Proximal gradient / ISTA ``prox_{t h}(x - t grad f)``, t = 1/L (seed 003 section 6.4)."""
-    return _gd(problem, x0, method="proximal_gradient", tol=tol, max_iter=max_iter, callback=callback,
-               progress=progress, step=step, off_clock=off_clock)
+    return _gd(
+        problem,
+        x0,
+        method="proximal_gradient",
+        tol=tol,
+        max_iter=max_iter,
+        callback=callback,
+        progress=progress,
+        step=step,
+        off_clock=off_clock,
+    )

@@ -21,7 +21,8 @@ to the velocity ``x - x_prev``, with no change here.
 from __future__ import annotations
 
 import math
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -87,8 +88,18 @@ def _setup(problem, method: str, step: float | None) -> tuple[float, float]:
 
 
 @register("heavy_ball", needs=("L",), constraints=("none", "simplex", "box"))
-def heavy_ball(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 5000, callback=None, progress=None,
-               step: float | None = None, momentum: float | None = None, off_clock: bool = False):
+def heavy_ball(
+    problem,
+    x0=None,
+    *,
+    tol: float = DEFAULT_TOL,
+    max_iter: int = 5000,
+    callback=None,
+    progress=None,
+    step: float | None = None,
+    momentum: float | None = None,
+    off_clock: bool = False,
+):
     """Heavy-ball momentum (seed 003), defaults in the module docstring."""
     L, mu = _setup(problem, "heavy_ball", step)
     quad = capability(problem, "loss") == "squared" and not capability(problem, "l1", 0.0) and mu > 0
@@ -114,8 +125,18 @@ def heavy_ball(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 50
 
 
 @register("nesterov", needs=("L",), constraints=("none", "simplex", "box"))
-def nesterov(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 5000, callback=None, progress=None,
-             step: float | None = None, momentum: float | None = None, off_clock: bool = False):
+def nesterov(
+    problem,
+    x0=None,
+    *,
+    tol: float = DEFAULT_TOL,
+    max_iter: int = 5000,
+    callback=None,
+    progress=None,
+    step: float | None = None,
+    momentum: float | None = None,
+    off_clock: bool = False,
+):
     """Nesterov's accelerated (proximal) gradient / FISTA (seed 003), ``t = 1/L``."""
     L, mu = _setup(problem, "nesterov", step)
     t = 1.0 / L if step is None else float(step)

@@ -84,12 +84,31 @@ def newton(
         if not (simplex and offers(problem, "restrict")):
             raise InputError("working_set", "working_set=True needs a simplex problem offering restrict(idx)")
         return _newton_working_set(
-            problem, x0, tol=tol, max_iter=max_iter, callback=callback, progress=progress,
-            alpha=alpha, beta=beta, ws_init=ws_init, ws_add=ws_add, hessian_sample=hessian_sample, seed=seed,
+            problem,
+            x0,
+            tol=tol,
+            max_iter=max_iter,
+            callback=callback,
+            progress=progress,
+            alpha=alpha,
+            beta=beta,
+            ws_init=ws_init,
+            ws_add=ws_add,
+            hessian_sample=hessian_sample,
+            seed=seed,
             ws_first_tol=ws_first_tol,
         )
-    return _newton_plain(problem, x0, tol=tol, max_iter=max_iter, callback=callback, progress=progress,
-                         alpha=alpha, beta=beta, hessian_items=_sample(problem, hessian_sample, seed))
+    return _newton_plain(
+        problem,
+        x0,
+        tol=tol,
+        max_iter=max_iter,
+        callback=callback,
+        progress=progress,
+        alpha=alpha,
+        beta=beta,
+        hessian_items=_sample(problem, hessian_sample, seed),
+    )
 
 
 def _model_step(H: np.ndarray, g: np.ndarray, x: np.ndarray, simplex: bool) -> tuple[np.ndarray, float, float]:
@@ -133,8 +152,9 @@ def _sample(problem, fraction, seed):
     return np.sort(np.random.default_rng(seed).choice(n, size=m, replace=False))
 
 
-def _newton_plain(problem, x0, *, tol, max_iter, callback, progress, alpha, beta, hessian_items=None,
-                  clock=None, start=None) -> SolveResult:
+def _newton_plain(
+    problem, x0, *, tol, max_iter, callback, progress, alpha, beta, hessian_items=None, clock=None, start=None
+) -> SolveResult:
     """``start``: ``(f, g)`` already known at ``x0`` (then ``x0`` is used as given, not projected)."""
     run = Run("newton", callback=callback, progress=progress, clock=clock)
     simplex = constraint_of(problem) == "simplex"
@@ -198,8 +218,7 @@ def _newton_plain(problem, x0, *, tol, max_iter, callback, progress, alpha, beta
         if f1 <= f + alpha * slope:
             t, x, f, g = 1.0, x1, f1, g1
         else:
-            t, f_new, n_ev, ok = armijo(lambda t: problem.value(x + t * d), f, slope, t0=beta, alpha=alpha,
-                                        beta=beta)
+            t, f_new, n_ev, ok = armijo(lambda t: problem.value(x + t * d), f, slope, t0=beta, alpha=alpha, beta=beta)
             run.passes += n_ev
             if not ok and f1 < f_new:
                 t, ok = 1.0, True  # no backtracked step beats the full one
@@ -238,8 +257,22 @@ def _newton_plain(problem, x0, *, tol, max_iter, callback, progress, alpha, beta
     return run.result(x, f, it, converged, message, gap=float(gap), fw_gap=fw, grad=g)
 
 
-def _newton_working_set(problem, x0, *, tol, max_iter, callback, progress, alpha, beta, ws_init, ws_add,
-                        hessian_sample, seed, ws_first_tol=1e-6) -> SolveResult:
+def _newton_working_set(
+    problem,
+    x0,
+    *,
+    tol,
+    max_iter,
+    callback,
+    progress,
+    alpha,
+    beta,
+    ws_init,
+    ws_add,
+    hessian_sample,
+    seed,
+    ws_first_tol=1e-6,
+) -> SolveResult:
     run = Run("newton", callback=callback, progress=progress)
     d = problem.dim
     x = start_point(problem, x0)
@@ -282,8 +315,18 @@ def _newton_working_set(problem, x0, *, tol, max_iter, callback, progress, alpha
             start = (known[0], known[1][S])
         else:
             xs = xs / xs.sum() if xs.sum() > 0 else np.full(S.size, 1.0 / S.size)
-        res = _newton_plain(sub, xs, tol=inner_tol, max_iter=max(1, max_iter - n_iter), callback=None,
-                            progress=None, alpha=alpha, beta=beta, hessian_items=items, start=start)
+        res = _newton_plain(
+            sub,
+            xs,
+            tol=inner_tol,
+            max_iter=max(1, max_iter - n_iter),
+            callback=None,
+            progress=None,
+            alpha=alpha,
+            beta=beta,
+            hessian_items=items,
+            start=start,
+        )
         n_iter += res.n_iter
         run.passes += res.n_passes * S.size / d
         sizes.append(int(S.size))
@@ -326,8 +369,7 @@ def _newton_working_set(problem, x0, *, tol, max_iter, callback, progress, alpha
         S = np.union1d(np.flatnonzero(x > 0), add)
         inner_tol = final_inner  # Newton converges quadratically: later rounds solve to the end
     run.done(converged)
-    return run.result(x, f, n_iter, converged, message, gap=float(gap), rounds=rounds,
-                      working_set_sizes=sizes, grad=g)
+    return run.result(x, f, n_iter, converged, message, gap=float(gap), rounds=rounds, working_set_sizes=sizes, grad=g)
 
 
 def _auto_rule(problem) -> str | None:

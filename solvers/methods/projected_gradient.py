@@ -38,7 +38,9 @@ def _projector(problem):
     if offers(problem, "project"):
         return problem.project
     if constraint_of(problem) != "none":
-        raise InputError("problem", f"{type(problem).__name__} has constraint {constraint_of(problem)!r} but no project(x)")
+        raise InputError(
+            "problem", f"{type(problem).__name__} has constraint {constraint_of(problem)!r} but no project(x)"
+        )
     return lambda x: x
 
 

@@ -46,8 +46,9 @@ def lbfgs(
 ) -> SolveResult:
     """L-BFGS with Armijo backtracking; projected dense BFGS on the simplex (see the module docstring)."""
     if constraint_of(problem) == "simplex":
-        return _projected_bfgs(problem, x0, tol=tol, max_iter=max_iter, callback=callback, progress=progress,
-                               alpha=alpha, beta=beta)
+        return _projected_bfgs(
+            problem, x0, tol=tol, max_iter=max_iter, callback=callback, progress=progress, alpha=alpha, beta=beta
+        )
     run = Run("lbfgs", callback=callback, progress=progress)
     x = start_point(problem, x0)
     f, g = problem.value_and_grad(x)

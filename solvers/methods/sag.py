@@ -16,8 +16,19 @@ from .saga import run_table_method
 
 
 @register("sag", needs=("term_grad",), constraints=("none", "simplex", "box"))
-def sag(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
-        step: float | None = None, order: str = "random", seed=0, off_clock: bool = False):
+def sag(
+    problem,
+    x0=None,
+    *,
+    tol: float = DEFAULT_TOL,
+    max_iter: int = 300,
+    callback=None,
+    progress=None,
+    step: float | None = None,
+    order: str = "random",
+    seed=0,
+    off_clock: bool = False,
+):
     """SAG (seed 001 Alg 2.2 / Eq. 4.4); ``step = 1/gamma`` defaults to ``1/L_max``."""
     require_smooth(problem, "sag")
     if step is None:
@@ -25,6 +36,17 @@ def sag(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, call
         if L is None:
             raise InputError("step", "the problem offers no L_max/L, so give a step size")
         step = 1.0 / L
-    return run_table_method(problem, x0, method="sag", theta=1.0 / problem.n_terms, step=step, tol=tol,
-                            max_iter=max_iter, callback=callback, progress=progress, order=order, seed=seed,
-                            off_clock=off_clock)
+    return run_table_method(
+        problem,
+        x0,
+        method="sag",
+        theta=1.0 / problem.n_terms,
+        step=step,
+        tol=tol,
+        max_iter=max_iter,
+        callback=callback,
+        progress=progress,
+        order=order,
+        seed=seed,
+        off_clock=off_clock,
+    )

@@ -30,7 +30,17 @@ from ..kernels_incremental.variance_reduced import (
 )
 from ..problem import capability
 from ..registry import register
-from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start, term_mu
+from ._incremental_common import (
+    DEFAULT_TOL,
+    Monitor,
+    check_common,
+    constant,
+    indices,
+    require_smooth,
+    rng_of,
+    start,
+    term_mu,
+)
 
 
 def saga_default_step(problem) -> float:
@@ -42,7 +52,9 @@ def saga_default_step(problem) -> float:
     return max(1.0 / (3.0 * L), 1.0 / (2.0 * (mu * n + L)) if mu > 0 else 0.0)
 
 
-def run_table_method(problem, x0, *, method, theta, step, tol, max_iter, callback, progress, order, seed, off_clock=False):
+def run_table_method(
+    problem, x0, *, method, theta, step, tol, max_iter, callback, progress, order, seed, off_clock=False
+):
     """SAGA (theta = 1) or SAG in the form of Eq. 4.4 (theta = 1/n); see the module docstring."""
     check_common(order, max_iter, tol)
     require_smooth(problem, method)
@@ -67,14 +79,51 @@ def run_table_method(problem, x0, *, method, theta, step, tol, max_iter, callbac
             last = np.zeros(problem.dim, dtype=np.int64)
             pw, geo = geometric_tables(1.0 - step * l2, n)
         if scaled:
+
             def one_epoch(idx):
-                saga_sparse_epoch_scaled(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, x, table, gbar, step, l2, theta, work)
+                saga_sparse_epoch_scaled(
+                    lt.loss,
+                    lt.data,
+                    lt.indices,
+                    lt.indptr,
+                    lt.y,
+                    lt.smoothing,
+                    idx,
+                    x,
+                    table,
+                    gbar,
+                    step,
+                    l2,
+                    theta,
+                    work,
+                )
         elif lt.sparse:
+
             def one_epoch(idx):
-                saga_sparse_epoch(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo)
+                saga_sparse_epoch(
+                    lt.loss,
+                    lt.data,
+                    lt.indices,
+                    lt.indptr,
+                    lt.y,
+                    lt.smoothing,
+                    idx,
+                    x,
+                    table,
+                    gbar,
+                    step,
+                    l2,
+                    l1,
+                    theta,
+                    last,
+                    pw,
+                    geo,
+                )
         else:
+
             def one_epoch(idx):
                 saga_dense_epoch(lt.loss, lt.X, lt.y, lt.smoothing, idx, x, table, gbar, step, l2, l1, theta)
+
         epochs = mon.run_epochs(x, one_epoch, lambda: indices(rng, n, order))
         return mon.result(x, epochs, step=step, compiled=True)
     if capability(problem, "multinomial_terms") is not None:
@@ -122,11 +171,16 @@ def _table_multinomial(problem, x, mon, rng, step, theta, order):
         last = np.zeros(problem.dim // mt.K, dtype=np.int64)  # one clock per feature
         pw, geo = geometric_tables(1.0 - step * l2, n)
     if mt.sparse:
+
         def one_epoch(idx):
-            mn_saga_sparse_epoch(mt.data, mt.indices, mt.indptr, mt.labels, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo)
+            mn_saga_sparse_epoch(
+                mt.data, mt.indices, mt.indptr, mt.labels, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo
+            )
     else:
+
         def one_epoch(idx):
             mn_saga_dense_epoch(mt.X, mt.labels, idx, x, table, gbar, step, l2, l1, theta)
+
     epochs = mon.run_epochs(x, one_epoch, lambda: indices(rng, n, order))
     return mon.result(x, epochs, step=step, compiled=True)
 
@@ -183,8 +237,19 @@ def _saga_mixture(problem, x, mon, rng, step, order, theta):
 
 
 @register("saga", needs=("term_grad",), constraints=("none", "simplex", "box"))
-def saga(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
-         step: float | None = None, order: str = "random", seed=0, off_clock: bool = False):
+def saga(
+    problem,
+    x0=None,
+    *,
+    tol: float = DEFAULT_TOL,
+    max_iter: int = 300,
+    callback=None,
+    progress=None,
+    step: float | None = None,
+    order: str = "random",
+    seed=0,
+    off_clock: bool = False,
+):
     """SAGA with prox (seed 001 Alg 4.1); compiled for linear models, lazy updates on sparse rows.
 
     ``step`` (the seed's gamma, a step size) defaults to ``max(1/(3 L_max), 1/(2(mu n + L_max)))``;
@@ -194,5 +259,17 @@ def saga(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, cal
     require_smooth(problem, "saga")
     if step is None:
         step = saga_default_step(problem)
-    return run_table_method(problem, x0, method="saga", theta=1.0, step=step, tol=tol, max_iter=max_iter,
-                            callback=callback, progress=progress, order=order, seed=seed, off_clock=off_clock)
+    return run_table_method(
+        problem,
+        x0,
+        method="saga",
+        theta=1.0,
+        step=step,
+        tol=tol,
+        max_iter=max_iter,
+        callback=callback,
+        progress=progress,
+        order=order,
+        seed=seed,
+        off_clock=off_clock,
+    )

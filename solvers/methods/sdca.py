@@ -31,8 +31,19 @@ VARIANTS = {"exact": 0, "line_search": 1, "constant": 2}
 
 
 @register("sdca", needs=("ridge_terms",), constraints=("none",))
-def sdca(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
-         variant: str | None = None, order: str = "random", seed=0, off_clock: bool = False):
+def sdca(
+    problem,
+    x0=None,
+    *,
+    tol: float = DEFAULT_TOL,
+    max_iter: int = 300,
+    callback=None,
+    progress=None,
+    variant: str | None = None,
+    order: str = "random",
+    seed=0,
+    off_clock: bool = False,
+):
     """SDCA (seed 001 Alg 2.1): ``variant`` "exact" | "line_search" | "constant"; stops on the duality gap.
 
     Starts from ``beta = 0`` (so ``x = 0``; an ``x0`` is not used: SDCA's start is set by the duals).
@@ -49,8 +60,17 @@ def sdca(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, cal
     if mu <= 0 or capability(problem, "l1", 0.0):
         raise InputError("problem", "solver 'sdca' needs l2 > 0 and l1 = 0")
     if capability(problem, "multinomial_terms") is not None:
-        return _sdca_multinomial(problem, tol=tol, max_iter=max_iter, callback=callback, progress=progress,
-                                 variant=variant, order=order, seed=seed, off_clock=off_clock)
+        return _sdca_multinomial(
+            problem,
+            tol=tol,
+            max_iter=max_iter,
+            callback=callback,
+            progress=progress,
+            variant=variant,
+            order=order,
+            seed=seed,
+            off_clock=off_clock,
+        )
     if variant == "constant" and not np.isfinite(problem.curvature):
         raise InputError("variant", "sdca variant 'constant' needs a smooth loss (the hinge has no L); use 'exact'")
     lt = problem.linear_terms
@@ -59,9 +79,20 @@ def sdca(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, cal
     sconst = mu * n / (mu * n + Lphi) if np.isfinite(Lphi) else 0.0
     v = VARIANTS[variant]
     return _loop(
-        problem, np.zeros(n), mu, variant, tol, max_iter, callback, progress, seed, off_clock,
+        problem,
+        np.zeros(n),
+        mu,
+        variant,
+        tol,
+        max_iter,
+        callback,
+        progress,
+        seed,
+        off_clock,
         dual_terms=lambda beta: sdca_dual_terms(lt.loss, beta, lt.y, lt.smoothing),
-        epoch=lambda idx, beta, x: sdca_epoch(lt.loss, *lt.args(), lt.y, lt.smoothing, idx, beta, x, lt.sqnorms, mu, v, sconst),
+        epoch=lambda idx, beta, x: sdca_epoch(
+            lt.loss, *lt.args(), lt.y, lt.smoothing, idx, beta, x, lt.sqnorms, mu, v, sconst
+        ),
         order=order,
     )
 
@@ -100,7 +131,7 @@ def _sdca_multinomial(problem, *, tol, max_iter, callback, progress, variant, or
         raise InputError(
             "variant",
             "sdca variant 'exact' has no usable closed form for the multinomial logistic loss "
-            "(seed 001 L472); use 'line_search' or 'constant'"
+            "(seed 001 L472); use 'line_search' or 'constant'",
         )
     mt = problem.multinomial_terms
     n, K = problem.n_terms, mt.K
@@ -110,7 +141,16 @@ def _sdca_multinomial(problem, *, tol, max_iter, callback, progress, variant, or
     sconst = mu * n / (mu * n + Lphi)
     v = VARIANTS[variant]
     return _loop(
-        problem, np.zeros((n, K)), mu, variant, tol, max_iter, callback, progress, seed, off_clock,
+        problem,
+        np.zeros((n, K)),
+        mu,
+        variant,
+        tol,
+        max_iter,
+        callback,
+        progress,
+        seed,
+        off_clock,
         dual_terms=lambda beta: mn_sdca_dual_terms(beta, mt.labels),
         epoch=lambda idx, beta, x: mn_sdca_epoch(*mt.args(), mt.labels, idx, beta, x, sqn, mu, v, sconst),
         order=order,

@@ -22,7 +22,8 @@ Python-level steps, which would cost them their speed.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -56,8 +57,16 @@ def step_size(step: float, schedule: int, mu: float, k: int) -> float:
     return step if schedule == 0 else (step / (1 + step * mu * k) if schedule == 1 else step / np.sqrt(1 + k))
 
 
-def sgd_step(state: SGDState, grad: np.ndarray, prox: Callable[[np.ndarray, float], np.ndarray], *, step: float,
-             schedule: int, mu: float, avg_from: int) -> SGDState:
+def sgd_step(
+    state: SGDState,
+    grad: np.ndarray,
+    prox: Callable[[np.ndarray, float], np.ndarray],
+    *,
+    step: float,
+    schedule: int,
+    mu: float,
+    avg_from: int,
+) -> SGDState:
     """One step ``x <- prox_{g_k h}(x - g_k grad)`` on the term gradient ``grad`` at ``state.x``; the
     average starts after ``avg_from`` steps."""
     st = step_size(step, schedule, mu, state.k)
@@ -70,9 +79,21 @@ def sgd_step(state: SGDState, grad: np.ndarray, prox: Callable[[np.ndarray, floa
 
 
 @register("sgd", needs=("term_grad",), constraints=("none", "simplex", "box"))
-def sgd(problem, x0=None, *, tol: float = 0.0, max_iter: int = 50, callback=None, progress=None,
-        step: float | None = None, schedule: str | None = None, average: bool = False, order: str = "random",
-        seed=0, off_clock: bool = False):
+def sgd(
+    problem,
+    x0=None,
+    *,
+    tol: float = 0.0,
+    max_iter: int = 50,
+    callback=None,
+    progress=None,
+    step: float | None = None,
+    schedule: str | None = None,
+    average: bool = False,
+    order: str = "random",
+    seed=0,
+    off_clock: bool = False,
+):
     """SGD: ``step`` is g0; ``schedule`` "inverse" | "inverse_sqrt" | "constant"; ``max_iter`` epochs."""
     check_common(order, max_iter, tol)
     mu = constant(problem, "mu", 0.0) or 0.0
@@ -97,8 +118,13 @@ def sgd(problem, x0=None, *, tol: float = 0.0, max_iter: int = 50, callback=None
     lt = capability(problem, "linear_terms")
     mt = capability(problem, "multinomial_terms")
     # the pool problems: compiled per-term loops (log pool: conditional log-linear; linear pool: mixture)
-    ll = (lt is None and mt is None and capability(problem, "features_ndk") is not None
-          and capability(problem, "labels") is not None and constraint_of(problem) in ("none", "simplex"))
+    ll = (
+        lt is None
+        and mt is None
+        and capability(problem, "features_ndk") is not None
+        and capability(problem, "labels") is not None
+        and constraint_of(problem) in ("none", "simplex")
+    )
     mix = lt is None and mt is None and not ll and capability(problem, "mixture_rows") is not None
     simplex = constraint_of(problem) == "simplex"
     l2 = float(capability(problem, "l2", 0.0) or 0.0)
@@ -113,20 +139,42 @@ def sgd(problem, x0=None, *, tol: float = 0.0, max_iter: int = 50, callback=None
         idx = indices(rng, n, order)
         x, k, xavg = state
         if lt is not None:  # the compiled epochs update x and xavg in place and return the new k
-            state = state._replace(k=sgd_epoch(lt.loss, *lt.args(), lt.y, lt.smoothing, idx, x, k, sch, step, problem.l2,
-                                               problem.l1, xavg, avg_from))
+            state = state._replace(
+                k=sgd_epoch(
+                    lt.loss,
+                    *lt.args(),
+                    lt.y,
+                    lt.smoothing,
+                    idx,
+                    x,
+                    k,
+                    sch,
+                    step,
+                    problem.l2,
+                    problem.l1,
+                    xavg,
+                    avg_from,
+                )
+            )
         elif mt is not None:
-            state = state._replace(k=mn_sgd_epoch(*mt.args(), mt.labels, mt.K, idx, x, k, sch, step, problem.l2,
-                                                  problem.l1, xavg, avg_from))
+            state = state._replace(
+                k=mn_sgd_epoch(
+                    *mt.args(), mt.labels, mt.K, idx, x, k, sch, step, problem.l2, problem.l1, xavg, avg_from
+                )
+            )
         elif ll:
-            state = state._replace(k=loglinear_sgd_epoch(problem.features_ndk, labels, idx, x, k, sch, step, mu, l2,
-                                                         simplex, xavg, avg_from))
+            state = state._replace(
+                k=loglinear_sgd_epoch(
+                    problem.features_ndk, labels, idx, x, k, sch, step, mu, l2, simplex, xavg, avg_from
+                )
+            )
         elif mix:
             state = state._replace(k=mixture_sgd_epoch(problem.mixture_rows, idx, x, k, sch, step, mu, xavg, avg_from))
         else:
             for j in idx:
-                state = sgd_step(state, problem.term_grad(int(j), state.x), prox, step=step, schedule=sch, mu=mu,
-                                 avg_from=avg_from)
+                state = sgd_step(
+                    state, problem.term_grad(int(j), state.x), prox, step=step, schedule=sch, mu=mu, avg_from=avg_from
+                )
         mon.passes += 1
         epoch += 1
     x, k, xavg = state

@@ -16,7 +16,8 @@ are :mod:`solvers.methods._loglinear_terms`, :mod:`solvers.methods._majorizer_st
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -33,8 +34,12 @@ from ._majorizer_step import add_lam, newton_point
 __all__ = ["stochastic_bound_majorization"]
 
 
-@register("sbm", needs=("features", "labels"), constraints=("none", "simplex"),
-          summary="Stochastic bound majorization: mini-batch bound steps (optionally growing batch, Sherman-Morrison)")
+@register(
+    "sbm",
+    needs=("features", "labels"),
+    constraints=("none", "simplex"),
+    summary="Stochastic bound majorization: mini-batch bound steps (optionally growing batch, Sherman-Morrison)",
+)
 def stochastic_bound_majorization(
     problem: Any,
     x0: np.ndarray | None = None,
@@ -97,7 +102,10 @@ def stochastic_bound_majorization(
         if lam <= 0:
             raise InputError("sherman_morrison", "sherman_morrison=True needs lam > 0 (M starts at I/lam)")
         if constraint != "none":
-            raise InputError("sherman_morrison", "sherman_morrison=True handles unconstrained problems only (the metric projection needs H, not H^{-1})")
+            raise InputError(
+                "sherman_morrison",
+                "sherman_morrison=True handles unconstrained problems only (the metric projection needs H, not H^{-1})",
+            )
         if curvature != "full":
             raise InputError("sherman_morrison", "sherman_morrison=True needs curvature='full'")
     p = int(batch_size) if batch_size is not None else min(n, 40)
@@ -121,14 +129,15 @@ def stochastic_bound_majorization(
         else:
             if pos + p > n:
                 perm, pos = rng.permutation(n), 0
-            idx = np.sort(perm[pos:pos + p])
+            idx = np.sort(perm[pos : pos + p])
             pos += p
         eta = step if schedule == "constant" else step / (1.0 + decay * epoch)
         if sherman_morrison:
             bidx = np.arange(n) if idx is None else idx
             Fb, sb = terms.dense_batch(x, bidx)
-            phi, _, _ = sherman_morrison_direction(x, Fb, sb, terms.labels[bidx], terms.w[bidx], lam,
-                                                   order == "ascending")
+            phi, _, _ = sherman_morrison_direction(
+                x, Fb, sb, terms.labels[bidx], terms.w[bidx], lam, order == "ascending"
+            )
             x_new = x - eta * phi
         else:
             _, g, S = terms.sums(x, idx, curvature=curvature)
@@ -174,5 +183,14 @@ def stochastic_bound_majorization(
     run.clock.pause()
     fun = float(problem.value(x))  # off the clock
     report(progress, 1.0)
-    return run.result(x, fun, it, converged, message, seconds=seconds, final_batch_size=min(p, n),
-                      sherman_morrison=sherman_morrison, curvature=curvature)
+    return run.result(
+        x,
+        fun,
+        it,
+        converged,
+        message,
+        seconds=seconds,
+        final_batch_size=min(p, n),
+        sherman_morrison=sherman_morrison,
+        curvature=curvature,
+    )

@@ -65,8 +65,13 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
     lt = capability(problem, "linear_terms")
     mt = capability(problem, "multinomial_terms")  # softmax regression: one K-vector per term
     # the log pool's conditional log-linear problem: compiled inner loop (one K-vector per term)
-    ll = (lt is None and mt is None and capability(problem, "features_ndk") is not None
-          and capability(problem, "labels") is not None and constraint_of(problem) in ("none", "simplex"))
+    ll = (
+        lt is None
+        and mt is None
+        and capability(problem, "features_ndk") is not None
+        and capability(problem, "labels") is not None
+        and constraint_of(problem) in ("none", "simplex")
+    )
     mix = lt is None and mt is None and not ll and capability(problem, "mixture_rows") is not None
     prox = mon.prox
     sparse_rows = (lt is not None and lt.sparse) or (mt is not None and mt.sparse)
@@ -131,13 +136,59 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
             for pi, part in enumerate(parts):
                 if mt is not None:
                     if mt.sparse:
-                        mn_svrg_sparse_inner(mt.data, mt.indices, mt.indptr, mt.labels, part, x, s_snap, gdata, step, l2, l1, last, pw, geo)
+                        mn_svrg_sparse_inner(
+                            mt.data,
+                            mt.indices,
+                            mt.indptr,
+                            mt.labels,
+                            part,
+                            x,
+                            s_snap,
+                            gdata,
+                            step,
+                            l2,
+                            l1,
+                            last,
+                            pw,
+                            geo,
+                        )
                     else:
                         mn_svrg_dense_inner(mt.X, mt.labels, part, x, s_snap, gdata, step, l2, l1, xsum)
                 elif scaled:
-                    svrg_sparse_inner_scaled(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, part, x, s_snap, gdata, step, l2, work)
+                    svrg_sparse_inner_scaled(
+                        lt.loss,
+                        lt.data,
+                        lt.indices,
+                        lt.indptr,
+                        lt.y,
+                        lt.smoothing,
+                        part,
+                        x,
+                        s_snap,
+                        gdata,
+                        step,
+                        l2,
+                        work,
+                    )
                 elif lt.sparse:
-                    svrg_sparse_inner(lt.loss, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, part, x, s_snap, gdata, step, l2, l1, last, pw, geo)
+                    svrg_sparse_inner(
+                        lt.loss,
+                        lt.data,
+                        lt.indices,
+                        lt.indptr,
+                        lt.y,
+                        lt.smoothing,
+                        part,
+                        x,
+                        s_snap,
+                        gdata,
+                        step,
+                        l2,
+                        l1,
+                        last,
+                        pw,
+                        geo,
+                    )
                 else:
                     svrg_dense_inner(lt.loss, lt.X, lt.y, lt.smoothing, part, x, s_snap, gdata, step, l2, l1, xsum)
                 if record >= 0 and pi == 0:
@@ -195,21 +246,73 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
 
 
 @register("svrg", needs=("term_grad",), constraints=("none", "simplex", "box"))
-def svrg(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
-         step: float | None = None, m: int | None = None, snapshot: str = "last", order: str = "random", seed=0,
-         off_clock: bool = False):
+def svrg(
+    problem,
+    x0=None,
+    *,
+    tol: float = DEFAULT_TOL,
+    max_iter: int = 300,
+    callback=None,
+    progress=None,
+    step: float | None = None,
+    m: int | None = None,
+    snapshot: str = "last",
+    order: str = "random",
+    seed=0,
+    off_clock: bool = False,
+):
     """SVRG / prox-SVRG (seed 001 Alg 2.3): ``step = 1/eta`` defaults to ``1/(4 L_max)``, ``m = n``.
 
     ``max_iter`` counts snapshots (outer iterations); stops on the gradient-mapping norm at the
     snapshot.
     """
-    return _run(problem, x0, method="svrg", step=step, m=m, snapshot=snapshot, tol=tol, max_iter=max_iter,
-                callback=callback, progress=progress, order=order, seed=seed, s2gd=False, off_clock=off_clock)
+    return _run(
+        problem,
+        x0,
+        method="svrg",
+        step=step,
+        m=m,
+        snapshot=snapshot,
+        tol=tol,
+        max_iter=max_iter,
+        callback=callback,
+        progress=progress,
+        order=order,
+        seed=seed,
+        s2gd=False,
+        off_clock=off_clock,
+    )
 
 
 @register("s2gd", needs=("term_grad",), constraints=("none", "simplex", "box"))
-def s2gd(problem, x0=None, *, tol: float = DEFAULT_TOL, max_iter: int = 300, callback=None, progress=None,
-         step: float | None = None, m: int | None = None, order: str = "random", seed=0, off_clock: bool = False):
+def s2gd(
+    problem,
+    x0=None,
+    *,
+    tol: float = DEFAULT_TOL,
+    max_iter: int = 300,
+    callback=None,
+    progress=None,
+    step: float | None = None,
+    m: int | None = None,
+    order: str = "random",
+    seed=0,
+    off_clock: bool = False,
+):
     """S2GD: SVRG with a random inner-loop length ``P(t) ~ (1 - mu step)^(m - t)`` (seed 001 L589-603)."""
-    return _run(problem, x0, method="s2gd", step=step, m=m, snapshot="last", tol=tol, max_iter=max_iter,
-                callback=callback, progress=progress, order=order, seed=seed, s2gd=True, off_clock=off_clock)
+    return _run(
+        problem,
+        x0,
+        method="s2gd",
+        step=step,
+        m=m,
+        snapshot="last",
+        tol=tol,
+        max_iter=max_iter,
+        callback=callback,
+        progress=progress,
+        order=order,
+        seed=seed,
+        s2gd=True,
+        off_clock=off_clock,
+    )

@@ -152,7 +152,9 @@ class LinearModel:
 
     @cached_property
     def linear_terms(self) -> LinearTerms:
-        return LinearTerms(**rows_of(self.A), loss=LOSSES[self.loss], y=self.y, smoothing=self.smoothing, sqnorms=self.sqnorms)
+        return LinearTerms(
+            **rows_of(self.A), loss=LOSSES[self.loss], y=self.y, smoothing=self.smoothing, sqnorms=self.sqnorms
+        )
 
     def x0(self) -> np.ndarray:
         return np.zeros(self.dim)
@@ -205,7 +207,9 @@ class LinearModel:
         p = np.clip(p, 0.0, 1.0)
         if self.loss == "logistic":
             with np.errstate(divide="ignore", invalid="ignore"):
-                r = np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), 0.0) + np.where(p < 1, (1 - p) * np.log(np.where(p < 1, 1 - p, 1)), 0.0)
+                r = np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), 0.0) + np.where(
+                    p < 1, (1 - p) * np.log(np.where(p < 1, 1 - p, 1)), 0.0
+                )
         elif self.loss == "smooth_hinge":
             r = -p + 0.5 * self.smoothing * p**2
         else:

@@ -92,7 +92,9 @@ class ConditionalLogLinear:
         F = np.ascontiguousarray(F, dtype=dtype)
         N, d, K = F.shape
         if N < 1 or d < 1 or K < 2:
-            raise InputError("features", f"need >= 1 item, >= 1 feature and >= 2 classes; got {(N, K, d)} (items, classes, dim)")
+            raise InputError(
+                "features", f"need >= 1 item, >= 1 feature and >= 2 classes; got {(N, K, d)} (items, classes, dim)"
+            )
         if not np.isfinite(F).all():
             raise InputError("features", "must be finite (floor log-probabilities before building a log pool)")
         if constraint not in ("none", "simplex"):
@@ -121,7 +123,7 @@ class ConditionalLogLinear:
     @classmethod
     def from_log_probs(
         cls, log_probs: np.ndarray, labels: Any, *, dtype: Any = np.float64, constraint: str = "simplex"
-    ) -> "ConditionalLogLinear":
+    ) -> ConditionalLogLinear:
         """The log pool's problem: features ``f_n(y)_i = log P_i(y | n)`` from ``(n_items, n_agents, n_classes)``.
 
         ``log_probs`` must be finite (floored); with ``dtype=float64`` and a C-contiguous float64
@@ -273,8 +275,7 @@ class ConditionalLogLinear:
         _k.label_feature_sum(self._F, self.cols, self.labels, out)
         return np.sort(np.argsort(-out, kind="stable")[: min(k, self.dim)])
 
-
-    def restrict(self, idx: Any) -> "ConditionalLogLinear":
+    def restrict(self, idx: Any) -> ConditionalLogLinear:
         """The same problem on the coordinates ``idx`` (the others fixed at zero), without a copy.
 
         The restricted problem reads the rows ``idx`` of the exact float64 ``source`` when there is

@@ -57,7 +57,7 @@ class MixtureLikelihood:
         self.prox = lambda x, step=1.0: project_simplex(x)
 
     @classmethod
-    def from_log_probs(cls, log_probs: np.ndarray, labels: Any) -> "MixtureLikelihood":
+    def from_log_probs(cls, log_probs: np.ndarray, labels: Any) -> MixtureLikelihood:
         """Build ``Q[n, i] = exp(log_probs[n, i, y_n])`` from ``(n_items, n_agents, n_classes)``."""
         lp = np.asarray(log_probs)
         y = np.asarray(labels, dtype=np.int64)
@@ -124,7 +124,7 @@ class MixtureLikelihood:
             score = np.log(self.Q).mean(axis=0)
         return np.sort(np.argsort(-score, kind="stable")[: min(k, self.dim)])
 
-    def restrict(self, idx: Any) -> "MixtureLikelihood":
+    def restrict(self, idx: Any) -> MixtureLikelihood:
         sub = MixtureLikelihood.__new__(MixtureLikelihood)
         idx = np.asarray(idx, dtype=np.int64)
         Q = self.Q[:, idx]

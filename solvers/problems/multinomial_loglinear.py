@@ -91,7 +91,7 @@ class KroneckerFeatures:
         out = np.zeros((len(Xb), K, K * p))
         for k in range(K):
             if self.layout == "kd":
-                out[:, k, k * p:(k + 1) * p] = Xb
+                out[:, k, k * p : (k + 1) * p] = Xb
             else:
                 out[:, k, k::K] = Xb
         return out
@@ -214,7 +214,10 @@ class MultinomialLogLinear:
         theta = np.asarray(theta, dtype=np.float64)
         s = self.scores(theta)
         lse = logsumexp(s, axis=1)
-        return float(self._w @ (lse - s[np.arange(self.n_terms), self.labels])) / self._wsum + 0.5 * self.lam * theta @ theta
+        return (
+            float(self._w @ (lse - s[np.arange(self.n_terms), self.labels])) / self._wsum
+            + 0.5 * self.lam * theta @ theta
+        )
 
     def grad(self, theta: np.ndarray) -> np.ndarray:
         return self.value_and_grad(theta)[1]
@@ -247,7 +250,7 @@ class MultinomialLogLinear:
 
     @property
     def L_max(self) -> float:
-        return 0.5 * float(np.max(self._w * np.sum(self.X ** 2, axis=1))) + self.lam
+        return 0.5 * float(np.max(self._w * np.sum(self.X**2, axis=1))) + self.lam
 
     @property
     def mu(self) -> float:
@@ -264,7 +267,9 @@ class DenseLogLinear:
     weights); ``project`` is then the Euclidean projection onto it.
     """
 
-    def __init__(self, features, labels, *, lam: float = 0.0, log_h=None, sample_weight=None, constraint: str = "none") -> None:
+    def __init__(
+        self, features, labels, *, lam: float = 0.0, log_h=None, sample_weight=None, constraint: str = "none"
+    ) -> None:
         F = np.asarray(features, dtype=np.float64)
         if F.ndim != 3 or not np.all(np.isfinite(F)):
             raise InputError("features", f"must be a finite (n_items, n_classes, dim) array; got shape {F.shape}")
@@ -330,4 +335,3 @@ class DenseLogLinear:
         if self.constraint == "simplex":
             return np.full(self.dim, 1.0 / self.dim)
         return np.zeros(self.dim)
-

@@ -44,8 +44,15 @@ def test_em_newton_lbfgs_slsqp_and_cvxpy_agree():
     pb = MixtureLikelihood.from_log_probs(lp, y)
     A = pb.dim
     cons = ({"type": "eq", "fun": lambda w: w.sum() - 1, "jac": lambda w: np.ones(A)},)
-    sl = sp_minimize(pb.value_and_grad, np.full(A, 1 / A), jac=True, method="SLSQP", bounds=[(0, 1)] * A,
-                     constraints=cons, options={"ftol": 1e-15, "maxiter": 1000})
+    sl = sp_minimize(
+        pb.value_and_grad,
+        np.full(A, 1 / A),
+        jac=True,
+        method="SLSQP",
+        bounds=[(0, 1)] * A,
+        constraints=cons,
+        options={"ftol": 1e-15, "maxiter": 1000},
+    )
     Q = np.exp(lp[np.arange(len(y)), :, y])
     w = cp.Variable(A)
     prob = cp.Problem(cp.Maximize(cp.sum(cp.log(Q @ w)) / len(y)), [w >= 0, cp.sum(w) == 1])

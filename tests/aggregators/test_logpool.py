@@ -40,14 +40,23 @@ def test_fit_matches_slsqp_and_cvxpy():
     pb = ConditionalLogLinear.from_log_probs(lp, y)
     A = pb.dim
     cons = ({"type": "eq", "fun": lambda w: w.sum() - 1, "jac": lambda w: np.ones(A)},)
-    sl = sp_minimize(pb.value_and_grad, np.full(A, 1 / A), jac=True, method="SLSQP", bounds=[(0, 1)] * A,
-                     constraints=cons, options={"ftol": 1e-15, "maxiter": 1000})
+    sl = sp_minimize(
+        pb.value_and_grad,
+        np.full(A, 1 / A),
+        jac=True,
+        method="SLSQP",
+        bounds=[(0, 1)] * A,
+        constraints=cons,
+        options={"ftol": 1e-15, "maxiter": 1000},
+    )
     np.testing.assert_allclose(pool.weights_, sl.x, atol=1e-6)
     N, _, K = lp.shape
     w = cp.Variable(A)
     S = np.ascontiguousarray(lp.transpose(0, 2, 1)).reshape(N * K, A)
-    nll = cp.sum(cp.log_sum_exp(cp.reshape(S @ w, (N, K), order="C"), axis=1)) / N \
+    nll = (
+        cp.sum(cp.log_sum_exp(cp.reshape(S @ w, (N, K), order="C"), axis=1)) / N
         - cp.sum(lp[np.arange(N), :, y] @ w) / N
+    )
     prob = cp.Problem(cp.Minimize(nll), [w >= 0, cp.sum(w) == 1])
     prob.solve(solver=cp.CLARABEL)
     assert pool.fit_result_.fun == pytest.approx(prob.value, abs=1e-7)

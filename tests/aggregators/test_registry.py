@@ -68,8 +68,15 @@ def test_stateless_topk():
     assert info["weights"] == [0.0, 0.5, 0.0, 0.5] and info["agents"] == [3, 1]
     out2, info2 = aggregate("topk", lp, k=2, ranking=[3, 1, 0, 2])
     np.testing.assert_allclose(out2, out, atol=1e-14)
-    for kw in [dict(), dict(k=2), dict(ranking=[0, 1]), dict(k=3, ranking=[0, 1]), dict(agents=[0], k=1),
-               dict(agents=[4]), dict(k=2, ranking=[0, 0, 1])]:
+    for kw in [
+        dict(),
+        dict(k=2),
+        dict(ranking=[0, 1]),
+        dict(k=3, ranking=[0, 1]),
+        dict(agents=[0], k=1),
+        dict(agents=[4]),
+        dict(k=2, ranking=[0, 0, 1]),
+    ]:
         with pytest.raises(PredictionError):
             aggregate("topk", lp, **kw)
 
@@ -83,9 +90,13 @@ def test_stateless_bma_equals_fitted_estimator():
     b = BMA().fit(lp, y)
     out_b, _ = aggregate("bma", lp, log_evidence=b.log_evidence_.tolist())
     np.testing.assert_allclose(out_b, b.predict(lp), atol=1e-12)
-    for method, kw in [("bma", {}), ("power_bma", dict(log_evidence=[0.0] * 4)), ("bma", dict(log_evidence=[0.0])),
-                       ("bma", dict(log_evidence=[0.0] * 4, alpha=2.0)), ("power_bma", dict(log_evidence=[0] * 4,
-                                                                                            alpha=-1))]:
+    for method, kw in [
+        ("bma", {}),
+        ("power_bma", dict(log_evidence=[0.0] * 4)),
+        ("bma", dict(log_evidence=[0.0])),
+        ("bma", dict(log_evidence=[0.0] * 4, alpha=2.0)),
+        ("power_bma", dict(log_evidence=[0] * 4, alpha=-1)),
+    ]:
         with pytest.raises(PredictionError):
             aggregate(method, lp, **kw)
 

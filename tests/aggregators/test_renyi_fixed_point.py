@@ -140,8 +140,9 @@ def test_shared_gamma_scalar_equals_vector_and_warm_start():
 def test_zero_weight_agent_is_ignored():
     lp = agents(n=10, seed=10)
     w = np.array([0.3, 0.0, 0.3, 0.4, 0.0])
-    np.testing.assert_allclose(renyi_aggregate(lp, w, 0.2), renyi_aggregate(lp[:, [0, 2, 3]], w[[0, 2, 3]], 0.2),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        renyi_aggregate(lp, w, 0.2), renyi_aggregate(lp[:, [0, 2, 3]], w[[0, 2, 3]], 0.2), atol=1e-12
+    )
 
 
 @pytest.mark.parametrize(

@@ -230,7 +230,7 @@ def _random_probs(shape_seed, zero_frac=0.3):
     rng = np.random.default_rng(seed)
     p = rng.dirichlet(np.full(k, 0.3), size=(n, a))
     p[rng.random(p.shape) < zero_frac] = 0.0
-    p[..., 0] += (p.sum(axis=2) == 0)  # never an all-zero row
+    p[..., 0] += p.sum(axis=2) == 0  # never an all-zero row
     return p / p.sum(axis=2, keepdims=True)
 
 
@@ -256,8 +256,9 @@ def test_floor_properties(shape_seed, floor):
 
 
 @settings(max_examples=60, deadline=None)
-@given(arrays(np.float64, st.tuples(st.integers(1, 3), st.integers(1, 3), st.integers(2, 5)),
-              elements=st.floats(-50, 50)))
+@given(
+    arrays(np.float64, st.tuples(st.integers(1, 3), st.integers(1, 3), st.integers(2, 5)), elements=st.floats(-50, 50))
+)
 def test_log_probs_always_normalised(raw):
     out = as_log_probs(raw).log_probs
     np.testing.assert_allclose(logsumexp(out, axis=2), 0.0, atol=1e-12)
@@ -306,4 +307,3 @@ def test_fast_path_refusals_are_located_like_the_numpy_path(where, value, code):
     x = _large(rng)
     x[where] = value
     raises(code, as_log_probs, x, item=where[0], agent=where[1])
-

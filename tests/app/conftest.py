@@ -86,9 +86,27 @@ class PgCluster:
             os.chmod(self.dir, 0o755)
             shutil.chown(self.dir, self.user, None)
             shutil.chown(self.sock, self.user, None)
-        self._run([str(bindir / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"])
-        opts = f"-p {self.port} -k {self.sock} -h 127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off"
-        self._run([str(bindir / "pg_ctl"), "-D", str(self.data), "-o", opts, "-l", str(self.dir / "log"), "-w", "-t", "60", "start"])
+        self._run(
+            [str(bindir / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]
+        )
+        opts = (
+            f"-p {self.port} -k {self.sock} -h 127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off"
+        )
+        self._run(
+            [
+                str(bindir / "pg_ctl"),
+                "-D",
+                str(self.data),
+                "-o",
+                opts,
+                "-l",
+                str(self.dir / "log"),
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ]
+        )
         self.admin_url = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
 
     def _run(self, cmd: list[str]) -> None:
@@ -177,10 +195,15 @@ class Server:
         self.env = {**os.environ, "DATABASE_URL": db_url, "AGORA_ADMIN_KEY": ADMIN, "AGORA_LOG_LEVEL": "warning", **env}
         self.proc: subprocess.Popen | None = None
 
-    def start(self, timeout: float = 60.0) -> "Server":
+    def start(self, timeout: float = 60.0) -> Server:
         self.log = open(self.workdir / f"server-{self.port}.log", "ab")
-        self.proc = subprocess.Popen([PY, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)],
-                                     cwd=REPO, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            [PY, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)],
+            cwd=REPO,
+            env=self.env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
         t0 = time.monotonic()
         while time.monotonic() - t0 < timeout:
             if self.proc.poll() is not None:

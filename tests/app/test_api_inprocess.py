@@ -25,7 +25,11 @@ def probs(rng, n, a, k):
 
 # -- errors -------------------------------------------------------------------------------------------
 def test_malformed_json_is_400_problem(client):
-    r = client.post("/v1/aggregate", content=b'{"method": "average", "predictions": [[[0.5,', headers={"content-type": "application/json"})
+    r = client.post(
+        "/v1/aggregate",
+        content=b'{"method": "average", "predictions": [[[0.5,',
+        headers={"content-type": "application/json"},
+    )
     assert r.status_code == 400
     assert r.headers["content-type"] == PROBLEM
     body = r.json()
@@ -59,11 +63,15 @@ def test_validator_errors_arrive_as_422_with_item_and_agent(client):
 
 def test_unknown_parameters_and_methods_are_422(client):
     p = np.full((1, 2, 3), 1 / 3).tolist()
-    r = client.post("/v1/aggregate", json={"method": "average", "kind": "probs", "predictions": p, "params": {"gamma": 0.5}})
+    r = client.post(
+        "/v1/aggregate", json={"method": "average", "kind": "probs", "predictions": p, "params": {"gamma": 0.5}}
+    )
     assert r.status_code == 422 and r.json()["errors"][0]["field"] == "gamma"
     r = client.post("/v1/aggregate", json={"method": "median", "kind": "probs", "predictions": p})
     assert r.status_code == 422 and r.json()["errors"][0]["field"] == "method"
-    r = client.post("/v1/aggregate", json={"method": "average", "kind": "probs", "predictions": p, "params": {"nonsense": 1}})
+    r = client.post(
+        "/v1/aggregate", json={"method": "average", "kind": "probs", "predictions": p, "params": {"nonsense": 1}}
+    )
     assert r.status_code == 422
 
 
@@ -73,17 +81,21 @@ def test_oversize_body_is_413(make_client):
     r = c.post("/v1/aggregate", json={"method": "average", "kind": "probs", "predictions": big})
     assert r.status_code == 413 and r.headers["content-type"] == PROBLEM
     assert r.json()["errors"][0]["field"] == "body"
+
     # a chunked body without Content-Length is counted as it arrives
     def gen():
         for _ in range(50):
             yield b" " * 1000
+
     r = c.post("/v1/aggregate", content=gen(), headers={"content-type": "application/json"})
     assert r.status_code == 413
 
 
 def test_too_many_numbers_is_413(make_client):
     c = make_client(max_array_elements=100)
-    r = c.post("/v1/aggregate", json={"method": "average", "kind": "probs", "predictions": np.full((20, 2, 5), 0.2).tolist()})
+    r = c.post(
+        "/v1/aggregate", json={"method": "average", "kind": "probs", "predictions": np.full((20, 2, 5), 0.2).tolist()}
+    )
     assert r.status_code == 413 and r.json()["errors"][0]["field"] == "predictions"
 
 
@@ -103,7 +115,9 @@ def test_aggregate_average_and_linear_match_mixtures(client):
     assert d["kind"] == "probs"
     np.testing.assert_allclose(np.array(d["aggregate"]), p.mean(axis=1), rtol=1e-12)
     # log-probs in, log-probs out, npy transport both ways
-    r = client.post("/v1/aggregate", json={"method": "average", "kind": "log_probs", "predictions": npy(np.log(p)), "format": "npy"})
+    r = client.post(
+        "/v1/aggregate", json={"method": "average", "kind": "log_probs", "predictions": npy(np.log(p)), "format": "npy"}
+    )
     agg = np.load(io.BytesIO(base64.b64decode(r.json()["aggregate"]["npy"])))
     np.testing.assert_allclose(agg, np.log(p.mean(axis=1)), rtol=1e-12)
 
@@ -112,10 +126,16 @@ def test_aggregate_linear_and_log_with_weights(client):
     rng = np.random.default_rng(2)
     p = probs(rng, 4, 3, 5)
     w = np.array([0.5, 0.3, 0.2])
-    r = client.post("/v1/aggregate", json={"method": "linear", "kind": "probs", "predictions": p.tolist(), "params": {"weights": w.tolist()}})
+    r = client.post(
+        "/v1/aggregate",
+        json={"method": "linear", "kind": "probs", "predictions": p.tolist(), "params": {"weights": w.tolist()}},
+    )
     assert r.status_code == 200, r.text
     np.testing.assert_allclose(r.json()["aggregate"], np.einsum("nak,a->nk", p, w), rtol=1e-10)
-    r = client.post("/v1/aggregate", json={"method": "log", "kind": "probs", "predictions": p.tolist(), "params": {"weights": w.tolist()}})
+    r = client.post(
+        "/v1/aggregate",
+        json={"method": "log", "kind": "probs", "predictions": p.tolist(), "params": {"weights": w.tolist()}},
+    )
     geo = np.exp(np.einsum("nak,a->nk", np.log(p), w))
     np.testing.assert_allclose(r.json()["aggregate"], geo / geo.sum(1, keepdims=True), rtol=1e-9)
 
@@ -127,12 +147,22 @@ def test_scopes(make_client):
     p = np.full((2, 2, 2), 0.5).tolist()
     body = {"method": "average", "kind": "probs", "predictions": p, "labels": [0, 1]}
     # anonymous: stateless only
-    assert c.post("/v1/aggregate", json={"method": "average", "kind": "probs", "predictions": p}, headers=anon).status_code == 200
+    assert (
+        c.post("/v1/aggregate", json={"method": "average", "kind": "probs", "predictions": p}, headers=anon).status_code
+        == 200
+    )
     r = c.post("/v1/pools", json=body, headers=anon)
     assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
     assert c.get("/v1/pools", headers=anon).status_code == 401
     # a wrong key is 401 even on a stateless endpoint
-    assert c.post("/v1/aggregate", json={"method": "average", "kind": "probs", "predictions": p}, headers={"Authorization": "Bearer nope"}).status_code == 401
+    assert (
+        c.post(
+            "/v1/aggregate",
+            json={"method": "average", "kind": "probs", "predictions": p},
+            headers={"Authorization": "Bearer nope"},
+        ).status_code
+        == 401
+    )
     # admin creates a read-only key; the secret is shown once and stored hashed
     r = c.post("/v1/keys", json={"name": "reader", "scopes": ["read"]})
     assert r.status_code == 201
@@ -158,9 +188,20 @@ def test_scopes(make_client):
 def test_anonymous_access_is_configurable(make_client):
     p = np.full((1, 2, 2), 0.5).tolist()
     closed = make_client(anonymous_scopes="")
-    assert closed.post("/v1/aggregate", json={"method": "average", "kind": "probs", "predictions": p}, headers={"Authorization": ""}).status_code == 401
+    assert (
+        closed.post(
+            "/v1/aggregate",
+            json={"method": "average", "kind": "probs", "predictions": p},
+            headers={"Authorization": ""},
+        ).status_code
+        == 401
+    )
     open_ = make_client(anonymous_scopes="stateless,read,write")
-    r = open_.post("/v1/pools", json={"method": "average", "kind": "probs", "predictions": np.full((2, 2, 2), 0.5).tolist(), "labels": [0, 1]}, headers={"Authorization": ""})
+    r = open_.post(
+        "/v1/pools",
+        json={"method": "average", "kind": "probs", "predictions": np.full((2, 2, 2), 0.5).tolist(), "labels": [0, 1]},
+        headers={"Authorization": ""},
+    )
     assert r.status_code == 201
 
 
@@ -169,7 +210,10 @@ def test_pool_roundtrip_bma_matches_direct_formula(client):
     rng = np.random.default_rng(3)
     p = probs(rng, 30, 3, 4)
     y = rng.integers(0, 4, 30)
-    r = client.post("/v1/pools", json={"method": "bma", "kind": "probs", "predictions": p.tolist(), "labels": y.tolist(), "name": "b"})
+    r = client.post(
+        "/v1/pools",
+        json={"method": "bma", "kind": "probs", "predictions": p.tolist(), "labels": y.tolist(), "name": "b"},
+    )
     assert r.status_code == 201, r.text
     pool = r.json()
     assert r.headers["location"] == f"/v1/pools/{pool['id']}"
@@ -179,14 +223,23 @@ def test_pool_roundtrip_bma_matches_direct_formula(client):
     w /= w.sum()
     np.testing.assert_allclose(pool["weights"], w, rtol=1e-8, atol=1e-12)
     val = np.einsum("nak,a->nk", p, w)
-    np.testing.assert_allclose(pool["metrics"]["validation"]["log_loss"], -np.log(val[np.arange(30), y]).mean(), rtol=1e-8)
+    np.testing.assert_allclose(
+        pool["metrics"]["validation"]["log_loss"], -np.log(val[np.arange(30), y]).mean(), rtol=1e-8
+    )
     q = probs(rng, 6, 3, 4)
-    r = client.post(f"/v1/pools/{pool['id']}/predict", json={"kind": "probs", "predictions": q.tolist(), "output": "probs", "labels": [0, 1, 2, 3, 0, 1]})
+    r = client.post(
+        f"/v1/pools/{pool['id']}/predict",
+        json={"kind": "probs", "predictions": q.tolist(), "output": "probs", "labels": [0, 1, 2, 3, 0, 1]},
+    )
     assert r.status_code == 200, r.text
     np.testing.assert_allclose(r.json()["aggregate"], np.einsum("nak,a->nk", q, w), rtol=1e-8)
-    assert r.json()["metrics"]["accuracy"] == pytest.approx(np.mean(np.einsum("nak,a->nk", q, w).argmax(1) == [0, 1, 2, 3, 0, 1]))
+    assert r.json()["metrics"]["accuracy"] == pytest.approx(
+        np.mean(np.einsum("nak,a->nk", q, w).argmax(1) == [0, 1, 2, 3, 0, 1])
+    )
     # the fitted pool refuses predictions of another shape
-    r = client.post(f"/v1/pools/{pool['id']}/predict", json={"kind": "probs", "predictions": probs(rng, 2, 2, 4).tolist()})
+    r = client.post(
+        f"/v1/pools/{pool['id']}/predict", json={"kind": "probs", "predictions": probs(rng, 2, 2, 4).tolist()}
+    )
     assert r.status_code == 422
     assert client.delete(f"/v1/pools/{pool['id']}").status_code == 204
     assert client.get(f"/v1/pools/{pool['id']}").status_code == 404
@@ -209,7 +262,11 @@ def test_uploaded_npy_arrays_are_reusable(client):
     # multipart upload; pickled object arrays are refused
     r = client.post("/v1/arrays", files={"file": ("y.npy", _npy_bytes(np.arange(10) % 3))})
     assert r.status_code == 201
-    r = client.post("/v1/arrays", content=_npy_bytes(np.array([{"a": 1}], dtype=object), allow_pickle=True), headers={"content-type": "application/x-npy"})
+    r = client.post(
+        "/v1/arrays",
+        content=_npy_bytes(np.array([{"a": 1}], dtype=object), allow_pickle=True),
+        headers={"content-type": "application/x-npy"},
+    )
     assert r.status_code == 422
     r = client.post("/v1/arrays", content=b"not npy", headers={"content-type": "text/plain"})
     assert r.status_code == 415
@@ -226,7 +283,16 @@ def _npy_bytes(arr, allow_pickle=False) -> bytes:
 def test_cursor_pagination_sees_every_pool_once(client):
     ids = set()
     for i in range(7):
-        r = client.post("/v1/pools", json={"method": "average", "kind": "probs", "predictions": np.full((2, 2, 2), 0.5).tolist(), "labels": [0, 1], "name": f"p{i}"})
+        r = client.post(
+            "/v1/pools",
+            json={
+                "method": "average",
+                "kind": "probs",
+                "predictions": np.full((2, 2, 2), 0.5).tolist(),
+                "labels": [0, 1],
+                "name": f"p{i}",
+            },
+        )
         ids.add(r.json()["id"])
     seen, cursor, pages = [], None, 0
     while True:
@@ -290,7 +356,10 @@ def test_large_fit_becomes_a_job(make_client):
     ll = np.log(p[np.arange(20), :, y]).sum(0)
     np.testing.assert_allclose(pool["weights"], np.exp(ll - ll.max()) / np.exp(ll - ll.max()).sum(), rtol=1e-8)
     # a bad fit in the background ends "failed" with the reason, and the pool says so
-    r = c.post("/v1/pools", json={"method": "topk", "kind": "probs", "predictions": p.tolist(), "labels": y.tolist(), "params": {"k": 99}})
+    r = c.post(
+        "/v1/pools",
+        json={"method": "topk", "kind": "probs", "predictions": p.tolist(), "labels": y.tolist(), "params": {"k": 99}},
+    )
     if r.status_code == 202:
         j = _wait(c, r.headers["location"])
         assert j["state"] == "failed" and j["error"]["detail"]
@@ -329,7 +398,9 @@ def test_job_progress_eta_result_and_cancel(client, slow_job_kind):
         if 0.1 < j["progress"] < 0.9 and j["eta_seconds"] is not None:
             break
         time.sleep(0.05)
-    assert 0 < j["progress"] < 1 and j["eta_seconds"] > 0 and j["percent"] == pytest.approx(100 * j["progress"], abs=0.06)
+    assert (
+        0 < j["progress"] < 1 and j["eta_seconds"] > 0 and j["percent"] == pytest.approx(100 * j["progress"], abs=0.06)
+    )
     r = client.post(f"/v1/jobs/{jid}/cancel")
     assert r.status_code == 202 and r.json()["cancel_requested"]
     j = _wait(client, f"/v1/jobs/{jid}")
@@ -349,19 +420,38 @@ def test_solve_mixture_matches_scipy(client):
     rng = np.random.default_rng(6)
     p = probs(rng, 40, 3, 4)
     y = rng.integers(0, 4, 40)
-    r = client.post("/v1/solve", json={"problem": "MixtureLikelihood.from_log_probs", "method": "auto",
-                                       "data": {"log_probs": np.log(p).tolist(), "labels": y.tolist()}})
+    r = client.post(
+        "/v1/solve",
+        json={
+            "problem": "MixtureLikelihood.from_log_probs",
+            "method": "auto",
+            "data": {"log_probs": np.log(p).tolist(), "labels": y.tolist()},
+        },
+    )
     assert r.status_code == 200, r.text
     d = r.json()
     Q = p[np.arange(40), :, y]
     f = lambda w: -np.mean(np.log(Q @ w))
-    ref = sp_min(f, np.full(3, 1 / 3), method="SLSQP", constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1}], bounds=[(0, 1)] * 3, options={"ftol": 1e-14})
+    ref = sp_min(
+        f,
+        np.full(3, 1 / 3),
+        method="SLSQP",
+        constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1}],
+        bounds=[(0, 1)] * 3,
+        options={"ftol": 1e-14},
+    )
     assert d["fun"] == pytest.approx(ref.fun, abs=1e-7)
     assert len(d["trace"]["objective"]) >= 1 and d["method"] in d["available"]
     r = client.post("/v1/solve", json={"problem": "NoSuchProblem", "data": {}})
     assert r.status_code == 422 and r.json()["errors"][0]["field"] == "problem"
-    r = client.post("/v1/solve", json={"problem": "MixtureLikelihood.from_log_probs", "method": "no_such_solver",
-                                       "data": {"log_probs": np.log(p).tolist(), "labels": y.tolist()}})
+    r = client.post(
+        "/v1/solve",
+        json={
+            "problem": "MixtureLikelihood.from_log_probs",
+            "method": "no_such_solver",
+            "data": {"log_probs": np.log(p).tolist(), "labels": y.tolist()},
+        },
+    )
     assert r.status_code == 422
     r = client.post("/v1/solve", json={"problem": "MixtureLikelihood", "data": {"wrong_arg": [1.0]}})
     assert r.status_code == 422 and r.json()["errors"][0]["field"] == "data"
@@ -387,15 +477,21 @@ def test_zero_probabilities_give_finite_json_and_null_for_log_zero(client):
     # a linear pool keeps exact zeros: log 0 = -inf travels as null; a pool whose validation
     # log loss is infinite is still stored (metrics null, not a 500 from the JSON column)
     p = np.array([[[1.0, 0.0], [1.0, 0.0]], [[0.0, 1.0], [1.0, 0.0]]])
-    r = client.post("/v1/aggregate", json={"method": "average", "kind": "probs", "predictions": p.tolist(), "output": "log_probs"})
+    r = client.post(
+        "/v1/aggregate", json={"method": "average", "kind": "probs", "predictions": p.tolist(), "output": "log_probs"}
+    )
     assert r.status_code == 200
     assert r.json()["aggregate"][0] == [0.0, None]
-    r = client.post("/v1/pools", json={"method": "average", "kind": "probs", "predictions": p.tolist(), "labels": [1, 1]})
+    r = client.post(
+        "/v1/pools", json={"method": "average", "kind": "probs", "predictions": p.tolist(), "labels": [1, 1]}
+    )
     assert r.status_code == 201, r.text
     v = r.json()["metrics"]["validation"]
     assert v["log_loss"] is None and v["perplexity"] is None
     assert v["brier_score"] == pytest.approx((2.0 + 0.5) / 2)  # item 0: (1-0)^2+(0-1)^2, item 1: 2 x 0.5^2
     assert client.get(f"/v1/pools/{r.json()['id']}").status_code == 200
     # a linear pool cannot be fitted when every agent gives the truth probability 0: 422, not 500
-    r = client.post("/v1/pools", json={"method": "linear", "kind": "probs", "predictions": p.tolist(), "labels": [1, 1]})
+    r = client.post(
+        "/v1/pools", json={"method": "linear", "kind": "probs", "predictions": p.tolist(), "labels": [1, 1]}
+    )
     assert r.status_code == 422 and r.json()["errors"][0]["field"] == "predictions"

@@ -15,20 +15,51 @@ def test_fit_locally_writes_the_pool(tmp_path, capsys):
     y = rng.integers(0, 3, 50)
     np.save(tmp_path / "val.npy", p)
     np.save(tmp_path / "y.npy", y)
-    rc = main(["fit", "--method", "bma", "--kind", "probs", "--predictions", str(tmp_path / "val.npy"),
-               "--labels", str(tmp_path / "y.npy"), "--out", str(tmp_path / "pool.json")])
+    rc = main(
+        [
+            "fit",
+            "--method",
+            "bma",
+            "--kind",
+            "probs",
+            "--predictions",
+            str(tmp_path / "val.npy"),
+            "--labels",
+            str(tmp_path / "y.npy"),
+            "--out",
+            str(tmp_path / "pool.json"),
+        ]
+    )
     assert rc == 0
     out = json.loads((tmp_path / "pool.json").read_text())
     ll = np.log(p[np.arange(50), :, y]).sum(0)
     w = np.exp(ll - ll.max())
     np.testing.assert_allclose(out["weights_"], w / w.sum(), rtol=1e-8)
     agg = np.einsum("nak,a->nk", p, w / w.sum())
-    assert out["score"] == np.log(agg[np.arange(50), y]).mean() or abs(out["score"] - np.log(agg[np.arange(50), y]).mean()) < 1e-10
+    assert (
+        out["score"] == np.log(agg[np.arange(50), y]).mean()
+        or abs(out["score"] - np.log(agg[np.arange(50), y]).mean()) < 1e-10
+    )
     err = capsys.readouterr().err
     assert "fit bma" in err  # the tqdm bar
     # bad input: a clear error and a non-zero exit, no traceback
     np.save(tmp_path / "bad.npy", np.full((5, 2, 3), 0.5))
-    assert main(["fit", "--method", "bma", "--kind", "probs", "--predictions", str(tmp_path / "bad.npy"), "--labels", str(tmp_path / "y.npy")]) == 2
+    assert (
+        main(
+            [
+                "fit",
+                "--method",
+                "bma",
+                "--kind",
+                "probs",
+                "--predictions",
+                str(tmp_path / "bad.npy"),
+                "--labels",
+                str(tmp_path / "y.npy"),
+            ]
+        )
+        == 2
+    )
     assert "must sum to one" in capsys.readouterr().err
 
 

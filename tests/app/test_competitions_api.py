@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -49,9 +49,16 @@ def H(key):
 
 
 def _create(client, y, deadline=None, **kw):
-    body = {"title": "toy", "n_classes": K, "labels": [int(v) for v in y], "public_fraction": 0.5,
-            "daily_cap": 3, "n_select": 1,
-            "deadline": (deadline or datetime.now(timezone.utc) + timedelta(days=3)).isoformat(), **kw}
+    body = {
+        "title": "toy",
+        "n_classes": K,
+        "labels": [int(v) for v in y],
+        "public_fraction": 0.5,
+        "daily_cap": 3,
+        "n_select": 1,
+        "deadline": (deadline or datetime.now(UTC) + timedelta(days=3)).isoformat(),
+        **kw,
+    }
     r = client.post("/v1/competitions", json=body, headers=H(ADMIN))
     assert r.status_code == 201, r.text
     return r.json()
@@ -80,8 +87,11 @@ def test_full_competition_over_the_api(client):
     # a good submission: unnormalised log-probs, rows shuffled; public score at once, private hidden
     lp = _agent(y, 2.0, 1)
     perm = np.random.default_rng(5).permutation(N)
-    r = client.post(f"/v1/competitions/{cid}/submissions?description=first", content=parsing.to_csv(perm, lp[perm]),
-                    headers={**H(alice), "Content-Type": "text/csv"})
+    r = client.post(
+        f"/v1/competitions/{cid}/submissions?description=first",
+        content=parsing.to_csv(perm, lp[perm]),
+        headers={**H(alice), "Content-Type": "text/csv"},
+    )
     assert r.status_code == 201, r.text
     sub = r.json()
     pub = _split(client, cid)
@@ -90,12 +100,17 @@ def test_full_competition_over_the_api(client):
     assert "private_perplexity" not in sub and "private_log_loss" not in sub
 
     # multipart .npy upload from bob, and a bad one that stores nothing
-    r = client.post(f"/v1/competitions/{cid}/submissions", files={"file": ("b.npy", parsing.to_npy(np.arange(N), _agent(y, 1.0, 2)))},
-                    headers=H(bob))
+    r = client.post(
+        f"/v1/competitions/{cid}/submissions",
+        files={"file": ("b.npy", parsing.to_npy(np.arange(N), _agent(y, 1.0, 2)))},
+        headers=H(bob),
+    )
     assert r.status_code == 201, r.text
     bad = _agent(y, 1.0, 3)
     bad[7, 2] = np.nan
-    r = client.post(f"/v1/competitions/{cid}/submissions", content=parsing.to_npy(np.arange(N) + 1, bad), headers=H(bob))
+    r = client.post(
+        f"/v1/competitions/{cid}/submissions", content=parsing.to_npy(np.arange(N) + 1, bad), headers=H(bob)
+    )
     assert r.status_code == 422 and r.headers["content-type"].startswith("application/problem+json")
     rep = r.json()["report"]
     codes = {e["code"] for e in rep["errors"]}
@@ -120,18 +135,42 @@ def test_full_competition_over_the_api(client):
 
     # daily cap (3): alice has used 1
     for i in range(2):
-        r = client.post(f"/v1/competitions/{cid}/submissions", content=parsing.to_npy(np.arange(N), _agent(y, 1.5, 10 + i)), headers=H(alice))
+        r = client.post(
+            f"/v1/competitions/{cid}/submissions",
+            content=parsing.to_npy(np.arange(N), _agent(y, 1.5, 10 + i)),
+            headers=H(alice),
+        )
         assert r.status_code == 201
-    r = client.post(f"/v1/competitions/{cid}/submissions", content=parsing.to_npy(np.arange(N), _agent(y, 1.5, 20)), headers=H(alice))
+    r = client.post(
+        f"/v1/competitions/{cid}/submissions",
+        content=parsing.to_npy(np.arange(N), _agent(y, 1.5, 20)),
+        headers=H(alice),
+    )
     assert r.status_code == 429 and r.json()["errors"][0]["field"] == "file"
 
     # selection: n_select = 1
-    s1 = client.post(f"/v1/competitions/{cid}/submissions/{sub['id']}/selection", json={"selected": True}, headers=H(alice))
+    s1 = client.post(
+        f"/v1/competitions/{cid}/submissions/{sub['id']}/selection", json={"selected": True}, headers=H(alice)
+    )
     assert s1.status_code == 200 and s1.json()["selected"]
-    other = [m for m in client.get(f"/v1/competitions/{cid}/submissions", headers=H(alice)).json()["items"] if m["id"] != sub["id"]][0]
-    assert client.post(f"/v1/competitions/{cid}/submissions/{other['id']}/selection", json={"selected": True}, headers=H(alice)).status_code == 409
+    other = [
+        m
+        for m in client.get(f"/v1/competitions/{cid}/submissions", headers=H(alice)).json()["items"]
+        if m["id"] != sub["id"]
+    ][0]
+    assert (
+        client.post(
+            f"/v1/competitions/{cid}/submissions/{other['id']}/selection", json={"selected": True}, headers=H(alice)
+        ).status_code
+        == 409
+    )
     # bob cannot select alice's entry
-    assert client.post(f"/v1/competitions/{cid}/submissions/{sub['id']}/selection", json={"selected": True}, headers=H(bob)).status_code == 404
+    assert (
+        client.post(
+            f"/v1/competitions/{cid}/submissions/{sub['id']}/selection", json={"selected": True}, headers=H(bob)
+        ).status_code
+        == 404
+    )
 
 
 def test_aggregation_job_and_views(client):
@@ -141,11 +180,17 @@ def test_aggregation_job_and_views(client):
     for i, strength in enumerate([1.5, 1.0, 0.8, 1.2]):
         tok = _join(client, cid, f"p{i}")
         raw = _agent(y, strength, 30 + i)
-        r = client.post(f"/v1/competitions/{cid}/submissions", content=parsing.to_npy(np.arange(N), raw), headers=H(tok))
+        r = client.post(
+            f"/v1/competitions/{cid}/submissions", content=parsing.to_npy(np.arange(N), raw), headers=H(tok)
+        )
         assert r.status_code == 201
         lps[r.json()["id"]] = raw - np.log(np.exp(raw).sum(1, keepdims=True))
     assert client.post(f"/v1/competitions/{cid}/aggregations", json={}, headers=H(tok)).status_code == 403
-    r = client.post(f"/v1/competitions/{cid}/aggregations", json={"etas": [10], "methods": ["topk", "power_bma", "linear", "log", "renyi", "market"]}, headers=H(ADMIN))
+    r = client.post(
+        f"/v1/competitions/{cid}/aggregations",
+        json={"etas": [10], "methods": ["topk", "power_bma", "linear", "log", "renyi", "market"]},
+        headers=H(ADMIN),
+    )
     assert r.status_code == 202, r.text
     job_url = r.headers["Location"]
     agg_id = r.json()["id"]
@@ -186,35 +231,58 @@ def test_aggregation_job_and_views(client):
     pub = client.get(f"/v1/competitions/{cid}/aggregations/{agg_id}").json()
     assert "credit" not in pub["result"] and all("private_perplexity" not in r for r in pub["result"]["rows"])
     lb = client.get(f"/v1/competitions/{cid}/leaderboard").json()
-    assert lb["aggregates"] and all(set(r) <= {"method", "label", "params", "public_perplexity", "error", "seconds"} for r in lb["aggregates"])
+    assert lb["aggregates"] and all(
+        set(r) <= {"method", "label", "params", "public_perplexity", "error", "seconds"} for r in lb["aggregates"]
+    )
 
 
 def test_after_deadline_private_leaderboard_and_closed(client):
     y = _data(2)
-    cid = _create(client, y, deadline=datetime.now(timezone.utc) + timedelta(seconds=2))["id"]
+    cid = _create(client, y, deadline=datetime.now(UTC) + timedelta(seconds=2))["id"]
     toks = [_join(client, cid, n) for n in ("a", "b")]
     for t, st in zip(toks, (0.5, 2.0)):
-        assert client.post(f"/v1/competitions/{cid}/submissions", content=parsing.to_npy(np.arange(N), _agent(y, st, 40)), headers=H(t)).status_code == 201
+        assert (
+            client.post(
+                f"/v1/competitions/{cid}/submissions",
+                content=parsing.to_npy(np.arange(N), _agent(y, st, 40)),
+                headers=H(t),
+            ).status_code
+            == 201
+        )
     with client.app_ref.state.db.sessions() as s:  # move the deadline to the past
         c = s.get(Competition, cid)
-        c.deadline = datetime.now(timezone.utc) - timedelta(seconds=1)
+        c.deadline = datetime.now(UTC) - timedelta(seconds=1)
         s.commit()
     lb = client.get(f"/v1/competitions/{cid}/leaderboard").json()
     assert lb["which"] == "private" and [r["participant"] for r in lb["rows"]] == ["b", "a"]
     mine = client.get(f"/v1/competitions/{cid}/submissions", headers=H(toks[0])).json()["items"]
     assert "private_perplexity" in mine[0]
-    r = client.post(f"/v1/competitions/{cid}/submissions", content=parsing.to_npy(np.arange(N), _agent(y, 1, 41)), headers=H(toks[0]))
+    r = client.post(
+        f"/v1/competitions/{cid}/submissions",
+        content=parsing.to_npy(np.arange(N), _agent(y, 1, 41)),
+        headers=H(toks[0]),
+    )
     assert r.status_code == 409
 
 
 def test_create_validation_errors(client):
-    r = client.post("/v1/competitions", json={"title": "x", "n_classes": 3, "labels": [0, 1, 5], "deadline": "2030-01-01T00:00:00Z"}, headers=H(ADMIN))
+    r = client.post(
+        "/v1/competitions",
+        json={"title": "x", "n_classes": 3, "labels": [0, 1, 5], "deadline": "2030-01-01T00:00:00Z"},
+        headers=H(ADMIN),
+    )
     assert r.status_code == 422 and r.json()["errors"][0]["field"] == "labels"
     assert "5" not in r.json()["detail"].replace("0..2", "")  # the bad label value is not echoed
-    r = client.post("/v1/competitions", json={"title": "x", "n_classes": 3, "labels": [0, 1, 2], "deadline": "2030-01-01T00:00:00Z"})
+    r = client.post(
+        "/v1/competitions", json={"title": "x", "n_classes": 3, "labels": [0, 1, 2], "deadline": "2030-01-01T00:00:00Z"}
+    )
     assert r.status_code == 401
     for bad in ([[0, 1], [2]], [[0, 1], [1, 2]], ["a", "b"], [True, False], [0.5, 1.0]):
-        r = client.post("/v1/competitions", json={"title": "x", "n_classes": 3, "labels": bad, "deadline": "2030-01-01T00:00:00Z"}, headers=H(ADMIN))
+        r = client.post(
+            "/v1/competitions",
+            json={"title": "x", "n_classes": 3, "labels": bad, "deadline": "2030-01-01T00:00:00Z"},
+            headers=H(ADMIN),
+        )
         assert r.status_code == 422 and r.json()["errors"][0]["field"] == "labels", (bad, r.text)
     # a competition that cannot aggregate yet says why
     cid = _create(client, _data(3))["id"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import atexit
 import shutil
 import tempfile
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import schemathesis
 from fastapi.testclient import TestClient
@@ -24,9 +24,16 @@ atexit.register(shutil.rmtree, _TMP, True)
 _app = create_app(Settings(database_url=f"sqlite:///{_TMP}/c.db", admin_key=ADMIN, job_workers=1))
 _app.state.db.migrate()
 with TestClient(_app) as _c:
-    _CID = _c.post("/v1/competitions", json={"title": "s", "n_classes": 3, "labels": [0, 1, 2, 1, 0, 2],
-                                             "deadline": (datetime.now(timezone.utc) + timedelta(days=9)).isoformat()},
-                   headers={"Authorization": f"Bearer {ADMIN}"}).json()["id"]
+    _CID = _c.post(
+        "/v1/competitions",
+        json={
+            "title": "s",
+            "n_classes": 3,
+            "labels": [0, 1, 2, 1, 0, 2],
+            "deadline": (datetime.now(UTC) + timedelta(days=9)).isoformat(),
+        },
+        headers={"Authorization": f"Bearer {ADMIN}"},
+    ).json()["id"]
 
 schema = schemathesis.openapi.from_asgi("/openapi.json", _app).include(path_regex="^/v1/competitions")
 

@@ -25,8 +25,15 @@ pytestmark = pytest.mark.browser
 REPO = Path(__file__).resolve().parents[2]
 ART = REPO / "test-artifacts"
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 ADMIN = "browser-test-admin-key"
 K, N = 4, 240
 
@@ -45,12 +52,33 @@ def _free_port() -> int:
 def server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("dash")
     port = _free_port()
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp}/dash.db", "AGORA_ADMIN_KEY": ADMIN, "AGORA_JOB_WORKERS": "1",
-           "AGORA_LOG_LEVEL": "warning",
-           "NUMBA_CACHE_DIR": os.environ.get("NUMBA_CACHE_DIR", str(REPO / ".numba_cache"))}
-    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory", "--host", "127.0.0.1",
-                             "--port", str(port), "--log-level", "warning"], cwd=REPO, env=env,
-                            stdout=subprocess.DEVNULL, stderr=open(tmp / "server.log", "wb"))
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{tmp}/dash.db",
+        "AGORA_ADMIN_KEY": ADMIN,
+        "AGORA_JOB_WORKERS": "1",
+        "AGORA_LOG_LEVEL": "warning",
+        "NUMBA_CACHE_DIR": os.environ.get("NUMBA_CACHE_DIR", str(REPO / ".numba_cache")),
+    }
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "app.main:create_app",
+            "--factory",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=open(tmp / "server.log", "wb"),
+    )
     base = f"http://127.0.0.1:{port}"
     for _ in range(300):
         try:
@@ -164,7 +192,10 @@ def test_organiser_and_participants_run_a_competition(server, browser, tmp_path)
     assert org.locator("#verdict").count() == 1
     # the γ sweep, the weights, the LOO gains and the market wealth are drawn by Chart.js
     assert org.evaluate("Object.keys(Chart.instances).length") == 4
-    assert org.evaluate("Object.values(Chart.instances).map(c => c.canvas.id).sort().join()") == "loochart,sweepchart,wealthchart,weightchart"
+    assert (
+        org.evaluate("Object.values(Chart.instances).map(c => c.canvas.id).sort().join()")
+        == "loochart,sweepchart,wealthchart,weightchart"
+    )
     _shot(org, "aggregation-lab")
     org.goto(f"{base}/#/c/{cid}/leaderboard")
     org.wait_for_selector("#aggregates")

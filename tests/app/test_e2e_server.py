@@ -56,9 +56,16 @@ def test_client_end_to_end(server):
         m = c.create_market(4, utilities="log", mode="online", max_epochs=1)
         m = c.train_market(m["id"], lp, y)
         ll = np.log(np.exp(lp)[np.arange(len(y)), :, y]).sum(0)
-        np.testing.assert_allclose(m["wealth"], np.exp(ll - ll.max()) / np.exp(ll - ll.max()).sum(), rtol=1e-8, atol=1e-14)
+        np.testing.assert_allclose(
+            m["wealth"], np.exp(ll - ll.max()) / np.exp(ll - ll.max()).sum(), rtol=1e-8, atol=1e-14
+        )
         assert c.wealth_history(m["id"]).shape == (2, 4)
-        np.testing.assert_allclose(np.exp(c.market_predict(m["id"], lp[:2])), np.einsum("nak,a->nk", np.exp(lp[:2]), m["wealth"]), rtol=1e-8, atol=1e-14)
+        np.testing.assert_allclose(
+            np.exp(c.market_predict(m["id"], lp[:2])),
+            np.einsum("nak,a->nk", np.exp(lp[:2]), m["wealth"]),
+            rtol=1e-8,
+            atol=1e-14,
+        )
         prices, summary = c.equilibrium(lp[:3], utilities=2.0)
         assert summary["all_converged"] and prices.shape == (3, 3)
         c.delete_pool(pool["id"])
@@ -91,7 +98,9 @@ def test_restart_loses_nothing(db_url, tmp_path):
             # acknowledged with 202 just before the stop: must be finished after the restart
             job = c.create_pool("renyi", lp, y, gamma=[0.05, 0.2, 1.0], background=True, wait=False)
             assert job["state"] in ("queued", "running", "succeeded")
-            key = httpx.post(srv.url + "/v1/keys", json={"scopes": ["read"]}, headers={"Authorization": f"Bearer {ADMIN}"}).json()["key"]
+            key = httpx.post(
+                srv.url + "/v1/keys", json={"scopes": ["read"]}, headers={"Authorization": f"Bearer {ADMIN}"}
+            ).json()["key"]
     finally:
         srv.stop()
     srv.start()
@@ -124,6 +133,12 @@ def test_examples_run_against_the_server(server):
 
     env = {**os.environ, "AGORA_URL": server.url, "AGORA_API_KEY": ADMIN}
     for name in ("aggregate", "pool", "market", "solve"):
-        r = subprocess.run([sys.executable, str(REPO / "examples" / f"{name}.py")], env=env, capture_output=True, text=True, timeout=300)
+        r = subprocess.run(
+            [sys.executable, str(REPO / "examples" / f"{name}.py")],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert r.returncode == 0, (name, r.stdout[-2000:], r.stderr[-3000:])
         assert r.stdout.strip(), name

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -22,7 +22,9 @@ from app.main import create_app
 from app.settings import Settings
 
 ADMIN = "leak-test-admin-key"
-HIDDEN_KEYS = re.compile(r'"(labels|split_seed|private_perplexity|private_log_loss|perplexity_mean|loo_gain|credit)"\s*:')
+HIDDEN_KEYS = re.compile(
+    r'"(labels|split_seed|private_perplexity|private_log_loss|perplexity_mean|loo_gain|credit)"\s*:'
+)
 K, N = 5, 200
 
 
@@ -37,17 +39,25 @@ def world(tmp_path, caplog):
     with TestClient(app) as c:
         rng = np.random.default_rng(11)
         y = rng.integers(0, K, N)
-        dl = (datetime.now(timezone.utc) + timedelta(days=2)).isoformat()
-        cid = c.post("/v1/competitions", json={"title": "secret cup", "n_classes": K, "labels": y.tolist(), "deadline": dl},
-                     headers=H(ADMIN)).json()["id"]
-        other = c.post("/v1/competitions", json={"title": "other cup", "n_classes": K, "labels": y[:50].tolist(), "deadline": dl},
-                       headers=H(ADMIN)).json()["id"]
+        dl = (datetime.now(UTC) + timedelta(days=2)).isoformat()
+        cid = c.post(
+            "/v1/competitions",
+            json={"title": "secret cup", "n_classes": K, "labels": y.tolist(), "deadline": dl},
+            headers=H(ADMIN),
+        ).json()["id"]
+        other = c.post(
+            "/v1/competitions",
+            json={"title": "other cup", "n_classes": K, "labels": y[:50].tolist(), "deadline": dl},
+            headers=H(ADMIN),
+        ).json()["id"]
         toks, subs = {}, {}
         for i, name in enumerate(["alice", "bob"]):
             toks[name] = c.post(f"/v1/competitions/{cid}/participants", json={"name": name}).json()["token"]
             s = rng.normal(size=(N, K))
             s[np.arange(N), y] += 1.0 + i
-            r = c.post(f"/v1/competitions/{cid}/submissions", content=parsing.to_npy(np.arange(N), s), headers=H(toks[name]))
+            r = c.post(
+                f"/v1/competitions/{cid}/submissions", content=parsing.to_npy(np.arange(N), s), headers=H(toks[name])
+            )
             assert r.status_code == 201
             subs[name] = r.json()["id"]
         toks["carol"] = c.post(f"/v1/competitions/{other}/participants", json={"name": "carol"}).json()["token"]
@@ -66,10 +76,27 @@ def world(tmp_path, caplog):
             priv = [v for x in s.query(Submission).all() for v in (x.private_perplexity, x.private_log_loss)]
             res = s.get(AggregationRun, agg_id).result
         for row in res["rows"]:
-            priv += [row[k] for k in ("private_perplexity", "private_log_loss", "perplexity_mean", "perplexity_std") if k in row]
+            priv += [
+                row[k]
+                for k in ("private_perplexity", "private_log_loss", "perplexity_mean", "perplexity_std")
+                if k in row
+            ]
         priv += [cr["loo_gain"] for cr in res["credit"] if "loo_gain" in cr]
-        yield dict(client=c, app=app, cid=cid, other=other, toks=toks, subs=subs, agg_id=agg_id, job_id=job_id,
-                   other_org=other_org, y=y, seed=seed, priv=priv, caplog=caplog)
+        yield dict(
+            client=c,
+            app=app,
+            cid=cid,
+            other=other,
+            toks=toks,
+            subs=subs,
+            agg_id=agg_id,
+            job_id=job_id,
+            other_org=other_org,
+            y=y,
+            seed=seed,
+            priv=priv,
+            caplog=caplog,
+        )
 
 
 def _secrets(w):
@@ -83,21 +110,35 @@ def _secrets(w):
 
 
 def _fill(path, w, who):
-    vals = {"competition_id": w["cid"], "aggregation_id": w["agg_id"], "job_id": w["job_id"],
-            "submission_id": w["subs"]["bob" if who == "alice" else "alice"], "name": "train.npz"}
+    vals = {
+        "competition_id": w["cid"],
+        "aggregation_id": w["agg_id"],
+        "job_id": w["job_id"],
+        "submission_id": w["subs"]["bob" if who == "alice" else "alice"],
+        "name": "train.npz",
+    }
     return re.sub(r"{(\w+)(:\w+)?}", lambda m: vals.get(m.group(1), "does-not-exist"), path)
 
 
 def test_no_route_leaks_before_the_deadline(world):
     c, w = world["client"], world
     pats = _secrets(w)
-    callers = {"anonymous": None, "alice": w["toks"]["alice"], "carol": w["toks"]["carol"], "other-organiser": w["other_org"]}
+    callers = {
+        "anonymous": None,
+        "alice": w["toks"]["alice"],
+        "carol": w["toks"]["carol"],
+        "other-organiser": w["other_org"],
+    }
     seen_paths = set()
     bodies = []
-    extra = [("GET", "/"), ("GET", "/static/app.js"), ("GET", "/static/index.html"),
-             ("GET", f"/v1/competitions/{w['cid']}/leaderboard?which=private"),
-             ("GET", f"/v1/competitions/{w['cid']}/aggregations/latest"),
-             ("GET", f"/v1/competitions/{w['cid']}/items?format=csv")]
+    extra = [
+        ("GET", "/"),
+        ("GET", "/static/app.js"),
+        ("GET", "/static/index.html"),
+        ("GET", f"/v1/competitions/{w['cid']}/leaderboard?which=private"),
+        ("GET", f"/v1/competitions/{w['cid']}/aggregations/latest"),
+        ("GET", f"/v1/competitions/{w['cid']}/items?format=csv"),
+    ]
     calls = []
     # every documented operation (the OpenAPI schema lists the routes of every included router)
     for path, ops in w["app"].openapi()["paths"].items():
@@ -117,7 +158,12 @@ def test_no_route_leaks_before_the_deadline(world):
             assert r.status_code < 500, (who, method, url, r.text[:300])
             text = r.text + " " + " ".join(f"{k}: {v}" for k, v in r.headers.items())
             bodies.append((who, method, url, text))
-            if path.startswith("/v1/competitions/{competition_id}/submissions") and who == "alice" and r.status_code == 200 and method == "GET":
+            if (
+                path.startswith("/v1/competitions/{competition_id}/submissions")
+                and who == "alice"
+                and r.status_code == 200
+                and method == "GET"
+            ):
                 data = r.json()
                 items = data.get("items", [data])
                 assert all(it.get("participant_id") != _pid(w, "bob") for it in items)
@@ -148,7 +194,11 @@ def test_rejected_uploads_and_errors_reveal_nothing(world):
     pats = _secrets(w)
     bad = np.zeros((N, K))
     bad[5, 1] = np.nan
-    for payload in (parsing.to_npy(np.arange(N) + 3, bad), b"garbage", parsing.to_csv(np.arange(N), np.zeros((N, K + 1)))):
+    for payload in (
+        parsing.to_npy(np.arange(N) + 3, bad),
+        b"garbage",
+        parsing.to_csv(np.arange(N), np.zeros((N, K + 1))),
+    ):
         r = c.post(f"/v1/competitions/{w['cid']}/submissions", content=payload, headers=H(w["toks"]["alice"]))
         assert r.status_code == 422
         for p in pats:

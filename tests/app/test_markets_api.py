@@ -17,7 +17,10 @@ def _data(seed, n=40, a=3, k=4):
 def test_log_agents_equilibrium_is_the_wealth_weighted_linear_pool(client):
     p, _ = _data(0, n=5)
     w = np.array([0.5, 0.3, 0.2])
-    r = client.post("/v1/markets/equilibrium", json={"kind": "probs", "predictions": p.tolist(), "utilities": "log", "wealth": w.tolist()})
+    r = client.post(
+        "/v1/markets/equilibrium",
+        json={"kind": "probs", "predictions": p.tolist(), "utilities": "log", "wealth": w.tolist()},
+    )
     assert r.status_code == 200, r.text
     np.testing.assert_allclose(r.json()["prices"], np.einsum("nak,a->nk", p, w), rtol=1e-9)
     assert r.json()["summary"]["all_converged"]
@@ -25,7 +28,16 @@ def test_log_agents_equilibrium_is_the_wealth_weighted_linear_pool(client):
 
 def test_exponential_agents_price_like_the_unweighted_log_pool(client):
     p, _ = _data(1, n=4)
-    r = client.post("/v1/markets/equilibrium", json={"kind": "probs", "predictions": p.tolist(), "utilities": "exp", "wealth": [0.7, 0.2, 0.1], "output": "probs"})
+    r = client.post(
+        "/v1/markets/equilibrium",
+        json={
+            "kind": "probs",
+            "predictions": p.tolist(),
+            "utilities": "exp",
+            "wealth": [0.7, 0.2, 0.1],
+            "output": "probs",
+        },
+    )
     assert r.status_code == 200, r.text
     geo = np.exp(np.log(p).mean(axis=1))
     np.testing.assert_allclose(r.json()["prices"], geo / geo.sum(1, keepdims=True), rtol=1e-7)
@@ -43,13 +55,19 @@ def test_bad_market_input_is_422(client):
 
 def test_online_training_of_log_agents_is_bayesian_model_averaging(client):
     p, y = _data(3)
-    r = client.post("/v1/markets", json={"n_agents": 3, "utilities": "log", "mode": "online", "max_epochs": 1, "name": "bma"})
+    r = client.post(
+        "/v1/markets", json={"n_agents": 3, "utilities": "log", "mode": "online", "max_epochs": 1, "name": "bma"}
+    )
     assert r.status_code == 201, r.text
     mid = r.json()["id"]
     assert r.headers["location"] == f"/v1/markets/{mid}"
-    r = client.post(f"/v1/markets/{mid}/train", json={"kind": "probs", "predictions": p[:25].tolist(), "labels": y[:25].tolist()})
+    r = client.post(
+        f"/v1/markets/{mid}/train", json={"kind": "probs", "predictions": p[:25].tolist(), "labels": y[:25].tolist()}
+    )
     assert r.status_code == 200, r.text
-    r = client.post(f"/v1/markets/{mid}/train", json={"kind": "probs", "predictions": p[25:].tolist(), "labels": y[25:].tolist()})
+    r = client.post(
+        f"/v1/markets/{mid}/train", json={"kind": "probs", "predictions": p[25:].tolist(), "labels": y[25:].tolist()}
+    )
     m = r.json()
     ll = np.log(p[np.arange(40), :, y]).sum(0)
     post = np.exp(ll - ll.max())
@@ -64,7 +82,10 @@ def test_online_training_of_log_agents_is_bayesian_model_averaging(client):
     q, _ = _data(4, n=3)
     r = client.post(f"/v1/markets/{mid}/predict", json={"kind": "probs", "predictions": q.tolist(), "output": "probs"})
     np.testing.assert_allclose(r.json()["prices"], np.einsum("nak,a->nk", q, post), rtol=1e-8, atol=1e-14)
-    r = client.post(f"/v1/markets/{mid}/train", json={"kind": "probs", "predictions": _data(5, a=2)[0].tolist(), "labels": y.tolist()})
+    r = client.post(
+        f"/v1/markets/{mid}/train",
+        json={"kind": "probs", "predictions": _data(5, a=2)[0].tolist(), "labels": y.tolist()},
+    )
     assert r.status_code == 422
     ids = [x["id"] for x in client.get("/v1/markets").json()["items"]]
     assert mid in ids
@@ -77,12 +98,20 @@ def test_batch_training_in_the_background_converges_to_the_ml_linear_pool(make_c
 
     c = make_client(job_threshold=10)
     p, y = _data(6, n=60)
-    mid = c.post("/v1/markets", json={"n_agents": 3, "utilities": "log", "mode": "batch", "max_epochs": 3000, "wealth_tol": 1e-12}).json()["id"]
+    mid = c.post(
+        "/v1/markets",
+        json={"n_agents": 3, "utilities": "log", "mode": "batch", "max_epochs": 3000, "wealth_tol": 1e-12},
+    ).json()["id"]
     r = c.post(f"/v1/markets/{mid}/train", json={"kind": "probs", "predictions": p.tolist(), "labels": y.tolist()})
     assert r.status_code == 202, r.text
     assert c.get(f"/v1/markets/{mid}").json()["status"] == "training"
     # a second training while the first runs is refused
-    assert c.post(f"/v1/markets/{mid}/train", json={"kind": "probs", "predictions": p.tolist(), "labels": y.tolist()}).status_code == 409
+    assert (
+        c.post(
+            f"/v1/markets/{mid}/train", json={"kind": "probs", "predictions": p.tolist(), "labels": y.tolist()}
+        ).status_code
+        == 409
+    )
     t0 = time.monotonic()
     while time.monotonic() - t0 < 60:
         j = c.get(r.headers["location"]).json()
@@ -92,7 +121,13 @@ def test_batch_training_in_the_background_converges_to_the_ml_linear_pool(make_c
     assert j["state"] == "succeeded", j
     m = c.get(f"/v1/markets/{mid}").json()
     Q = p[np.arange(60), :, y]
-    ref = sp_min(lambda w: -np.mean(np.log(Q @ w)), np.full(3, 1 / 3), method="SLSQP", bounds=[(0, 1)] * 3,
-                 constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1}], options={"ftol": 1e-15, "maxiter": 500})
+    ref = sp_min(
+        lambda w: -np.mean(np.log(Q @ w)),
+        np.full(3, 1 / 3),
+        method="SLSQP",
+        bounds=[(0, 1)] * 3,
+        constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1}],
+        options={"ftol": 1e-15, "maxiter": 500},
+    )
     obj = lambda w: -np.mean(np.log(Q @ np.asarray(w)))
     assert obj(m["wealth"]) <= ref.fun + 1e-6

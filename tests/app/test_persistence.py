@@ -47,8 +47,11 @@ def test_pool_survives_restart_with_binary_arrays(db_url):
     y = rng.integers(0, 5, 80)
     q = rng.dirichlet(np.ones(5), size=(4, 70))
     c = _app_client(db_url)
-    r = c.post("/v1/pools", json={"method": "bma", "kind": "probs", "predictions": p.tolist(), "labels": y.tolist()},
-               headers={"Idempotency-Key": "persist-1"})
+    r = c.post(
+        "/v1/pools",
+        json={"method": "bma", "kind": "probs", "predictions": p.tolist(), "labels": y.tolist()},
+        headers={"Idempotency-Key": "persist-1"},
+    )
     assert r.status_code == 201, r.text
     pid, weights = r.json()["id"], r.json()["weights"]
     before = c.post(f"/v1/pools/{pid}/predict", json={"kind": "probs", "predictions": q.tolist()}).json()["aggregate"]
@@ -60,8 +63,11 @@ def test_pool_survives_restart_with_binary_arrays(db_url):
     after = c.post(f"/v1/pools/{pid}/predict", json={"kind": "probs", "predictions": q.tolist()}).json()["aggregate"]
     np.testing.assert_array_equal(np.array(after), np.array(before))
     # the acknowledged create is still idempotent after the restart
-    r2 = c.post("/v1/pools", json={"method": "bma", "kind": "probs", "predictions": p.tolist(), "labels": y.tolist()},
-                headers={"Idempotency-Key": "persist-1"})
+    r2 = c.post(
+        "/v1/pools",
+        json={"method": "bma", "kind": "probs", "predictions": p.tolist(), "labels": y.tolist()},
+        headers={"Idempotency-Key": "persist-1"},
+    )
     assert r2.json()["id"] == pid and r2.headers["idempotent-replayed"] == "true"
     with c.app.state.db.sessions() as s:
         blobs = s.scalars(select(Blob).where(Blob.owner_type == "pool", Blob.owner_id == pid)).all()
@@ -85,11 +91,21 @@ def test_crashed_job_is_requeued_and_finishes(db_url, monkeypatch):
         s.add(PoolRow(id="pool_crash", method="bma", params={}, status="pending", kind="log_probs"))
         s.commit()
         runner = jobs.JobRunner(db, 1)
-        job = runner.submit(s, "pool_fit", {"pool_id": "pool_crash", "method": "bma", "params": {}, "kind": "log_probs"},
-                            {"predictions": p, "labels": y}, resource_type="pool", resource_id="pool_crash")
+        job = runner.submit(
+            s,
+            "pool_fit",
+            {"pool_id": "pool_crash", "method": "bma", "params": {}, "kind": "log_probs"},
+            {"predictions": p, "labels": y},
+            resource_type="pool",
+            resource_id="pool_crash",
+        )
         jid = job.id
         # as if a process had claimed it and died a minute ago
-        s.execute(update(JobRow).where(JobRow.id == jid).values(state="running", attempts=1, heartbeat=utcnow() - timedelta(seconds=60)))
+        s.execute(
+            update(JobRow)
+            .where(JobRow.id == jid)
+            .values(state="running", attempts=1, heartbeat=utcnow() - timedelta(seconds=60))
+        )
         s.commit()
     runner.start()
     try:
@@ -110,10 +126,17 @@ def test_crashed_job_is_requeued_and_finishes(db_url, monkeypatch):
         db.dispose()
 
 
-@pytest.mark.parametrize("method,body", [
-    ("topk", {}), ("power_bma", {}), ("linear", {}), ("log", {}),
-    ("renyi", {"gamma": 0.3}), ("renyi", {"gamma": [0.05, 0.5, 1.0]}),
-])
+@pytest.mark.parametrize(
+    "method,body",
+    [
+        ("topk", {}),
+        ("power_bma", {}),
+        ("linear", {}),
+        ("log", {}),
+        ("renyi", {"gamma": 0.3}),
+        ("renyi", {"gamma": [0.05, 0.5, 1.0]}),
+    ],
+)
 def test_every_pool_method_round_trips_through_the_database(tmp_path, method, body):
     """A stored pool, rebuilt from the database in a fresh process state, predicts exactly as the
     library's estimator fitted on the same data in memory."""
@@ -156,17 +179,29 @@ def test_competition_arrays_move_to_blobs_and_back(db_url):
     with db.engine.begin() as conn:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "0100_competitions")
-        conn.execute(text(
-            "INSERT INTO competitions (id, title, description, n_classes, n_items, public_fraction, split_seed, daily_cap,"
-            " n_select, deadline, owner_key_id, item_ids, labels, extra, created_at) VALUES ('cmp_old', 't', '', 3, 6, 0.5,"
-            " 11, 5, 2, :now, 'key_x', :ids, :y, '{}', :now)"), {"now": now, "ids": to_npy(ids), "y": to_npy(y)})
-        conn.execute(text("INSERT INTO competition_participants (id, competition_id, name, token_hash, created_at)"
-                          " VALUES ('cpa_old', 'cmp_old', 'ann', 'h', :now)"), {"now": now})
-        conn.execute(text(
-            "INSERT INTO competition_submissions (id, competition_id, participant_id, description, filename,"
-            " public_perplexity, public_log_loss, private_perplexity, private_log_loss, selected, warnings, data,"
-            " created_at) VALUES ('sub_old', 'cmp_old', 'cpa_old', '', '', 2.0, 0.7, 2.0, 0.7, false, '[]', :d, :now)"),
-            {"d": to_npy(lp), "now": now})
+        conn.execute(
+            text(
+                "INSERT INTO competitions (id, title, description, n_classes, n_items, public_fraction, split_seed, daily_cap,"
+                " n_select, deadline, owner_key_id, item_ids, labels, extra, created_at) VALUES ('cmp_old', 't', '', 3, 6, 0.5,"
+                " 11, 5, 2, :now, 'key_x', :ids, :y, '{}', :now)"
+            ),
+            {"now": now, "ids": to_npy(ids), "y": to_npy(y)},
+        )
+        conn.execute(
+            text(
+                "INSERT INTO competition_participants (id, competition_id, name, token_hash, created_at)"
+                " VALUES ('cpa_old', 'cmp_old', 'ann', 'h', :now)"
+            ),
+            {"now": now},
+        )
+        conn.execute(
+            text(
+                "INSERT INTO competition_submissions (id, competition_id, participant_id, description, filename,"
+                " public_perplexity, public_log_loss, private_perplexity, private_log_loss, selected, warnings, data,"
+                " created_at) VALUES ('sub_old', 'cmp_old', 'cpa_old', '', '', 2.0, 0.7, 2.0, 0.7, false, '[]', :d, :now)"
+            ),
+            {"d": to_npy(lp), "now": now},
+        )
     db.migrate()
     with db.sessions() as s:
         comp = svc.get_competition(s, "cmp_old")
@@ -179,6 +214,11 @@ def test_competition_arrays_move_to_blobs_and_back(db_url):
         cfg.attributes["connection"] = conn
         command.downgrade(cfg, "0100_competitions")
         assert conn.execute(text("SELECT labels FROM competitions WHERE id = 'cmp_old'")).scalar() == to_npy(y)
-        assert conn.execute(text("SELECT data FROM competition_submissions WHERE id = 'sub_old'")).scalar() == to_npy(lp)
-        assert conn.execute(text("SELECT count(*) FROM blobs WHERE owner_type IN ('competition', 'submission')")).scalar() == 0
+        assert conn.execute(text("SELECT data FROM competition_submissions WHERE id = 'sub_old'")).scalar() == to_npy(
+            lp
+        )
+        assert (
+            conn.execute(text("SELECT count(*) FROM blobs WHERE owner_type IN ('competition', 'submission')")).scalar()
+            == 0
+        )
     db.dispose()

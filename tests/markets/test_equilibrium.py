@@ -155,6 +155,7 @@ def test_mixed_market_conditions_and_independent_root_find(rng):
     # K-1 goods (the last follows from the budgets), investments from markets.utilities only
     ag = make_agents(utils, W)
     for n in range(3):
+
         def excess(v):
             lc = np.append(v, 0.0)
             lc = lc - logsumexp(lc)
@@ -297,8 +298,11 @@ def test_max_iter_zero_evaluates_the_start_only(method, rng):
     start = logsumexp(g * lp + np.log(W / W.sum())[None, :, None], axis=1) / g
     start -= logsumexp(start, axis=1, keepdims=True)
     np.testing.assert_allclose(r.log_prices, start, atol=1e-12)
-    np.testing.assert_allclose(r.clearing_error, equilibrium(lp, 3.0, W, method=method, max_iter=0,
-                                                             floor=None, check=False).clearing_error, rtol=1e-6)
+    np.testing.assert_allclose(
+        r.clearing_error,
+        equilibrium(lp, 3.0, W, method=method, max_iter=0, floor=None, check=False).clearing_error,
+        rtol=1e-6,
+    )
     for bad in (-1, 1.5, True):
         with pytest.raises(ValueError, match="max_iter"):
             equilibrium(lp, 3.0, W, method=method, max_iter=bad)
@@ -310,13 +314,15 @@ def test_newton_from_a_stale_warm_start_with_a_nearly_bankrupt_agent():
     Newton step moved one log-price from -8.9 to -375; the Armijo test passed, and Newton then
     climbed back one unit per iteration and failed to converge in 100. With the line search's
     first trial capped at MAX_LOG_STEP it converges, to the seed's fixed point's answer."""
-    lp = np.array([
-        [-3.4009563190567493, -0.16050917067957507, -4.328200743040807, -2.2854356604337305, -10.496823714537456],
-        [-0.4270743391685647, -4.319196859133317, -1.1101099120819538, -5.349268242626321, -18.17894715520476],
-        [-7.789119774677942, -0.015019378861562122, -6.853310989990885, -10.72301033165866, -4.311385709327605],
-        [-7.2639807011044395, -4.04171664017211, -4.133915476326252, -7.397764058356297, -0.03552382067020094],
-        [-2.2213679926268024, -0.12372471780016674, -4.85437800747513, -9.19330826864306, -10.79922165509696],
-    ])[None]
+    lp = np.array(
+        [
+            [-3.4009563190567493, -0.16050917067957507, -4.328200743040807, -2.2854356604337305, -10.496823714537456],
+            [-0.4270743391685647, -4.319196859133317, -1.1101099120819538, -5.349268242626321, -18.17894715520476],
+            [-7.789119774677942, -0.015019378861562122, -6.853310989990885, -10.72301033165866, -4.311385709327605],
+            [-7.2639807011044395, -4.04171664017211, -4.133915476326252, -7.397764058356297, -0.03552382067020094],
+            [-2.2213679926268024, -0.12372471780016674, -4.85437800747513, -9.19330826864306, -10.79922165509696],
+        ]
+    )[None]
     utils = ["log", "log", "log", "log", 0.5]
     W = np.array([6.73467317e-06, 0.999332852, 6.11277504e-10, 3.95168648e-09, 0.000660409089])
     start = np.array([[-1.10899148, -0.68111764, -1.82662378, -5.82153205, -8.88625565]])

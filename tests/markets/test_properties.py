@@ -6,9 +6,7 @@ from hypothesis import strategies as st
 
 from markets import equilibrium, train_market
 
-utility = st.one_of(
-    st.just("log"), st.just("exp"), st.floats(min_value=0.3, max_value=50.0, allow_nan=False)
-)
+utility = st.one_of(st.just("log"), st.just("exp"), st.floats(min_value=0.3, max_value=50.0, allow_nan=False))
 
 
 @st.composite

@@ -63,9 +63,17 @@ def test_paired_results_pair_by_seed_and_pool_settings():
     for ds, beta in (("wine", 0.0), ("digits", 2.0)):
         for seed in (2, 0, 1):  # out of order on purpose: pairing is by seed
             x[ds, seed], z[ds, seed] = rng.random(), rng.random()
-            records.append({"dataset": ds, "beta": beta, "seed": seed, "methods": {
-                "isoelastic market eta=10": {"nll": x[ds, seed], "acc": 1.0},
-                "log market (linear pool)": {"nll": z[ds, seed], "acc": 1.0}}})
+            records.append(
+                {
+                    "dataset": ds,
+                    "beta": beta,
+                    "seed": seed,
+                    "methods": {
+                        "isoelastic market eta=10": {"nll": x[ds, seed], "acc": 1.0},
+                        "log market (linear pool)": {"nll": z[ds, seed], "acc": 1.0},
+                    },
+                }
+            )
     row = sim.paired_results(records)[0]
     assert row["a"] == "isoelastic market eta=10" and row["b"] == "log market (linear pool)"
     for ds, beta in (("wine", 0.0), ("digits", 2.0)):

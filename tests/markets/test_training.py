@@ -26,8 +26,7 @@ def _labelled(rng, n, a, k, conc=0.7):
 def test_log_utility_online_training_is_bayesian_posterior(method, rng):
     lp, y = _labelled(rng, 60, 5, 4)
     W0 = rng.uniform(0.5, 1.5, 5)
-    res = train_market(lp, y, "log", W0, mode="online", max_epochs=1, method=method, record_steps=True,
-                       floor=None)
+    res = train_market(lp, y, "log", W0, mode="online", max_epochs=1, method=method, record_steps=True, floor=None)
     # Bayes: posterior ∝ prior * prod_j P_i(y_j), computed in log space
     loglik = np.cumsum(lp[np.arange(60), :, y], axis=0)
     post = np.log(W0)[None, :] + loglik
@@ -42,9 +41,15 @@ def _ml_linear_pool(lp, y):
     A = P.shape[1]
     f = lambda w: -np.mean(np.log(P @ w))
     g = lambda w: -np.mean(P / (P @ w)[:, None], axis=0)
-    out = minimize(f, np.full(A, 1 / A), jac=g, method="SLSQP", bounds=[(0, 1)] * A,
-                   constraints=({"type": "eq", "fun": lambda w: w.sum() - 1},),
-                   options={"ftol": 1e-16, "maxiter": 1000})
+    out = minimize(
+        f,
+        np.full(A, 1 / A),
+        jac=g,
+        method="SLSQP",
+        bounds=[(0, 1)] * A,
+        constraints=({"type": "eq", "fun": lambda w: w.sum() - 1},),
+        options={"ftol": 1e-16, "maxiter": 1000},
+    )
     return out.x, -out.fun
 
 

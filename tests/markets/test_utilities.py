@@ -34,7 +34,9 @@ def test_closed_form_investment_maximises_expected_utility(util, rng):
         ref = _argmax_investment(util, p, c, w)
         np.testing.assert_allclose(r, ref, atol=2e-6)
         # and it is at least as good as the numerical optimum
-        assert util.expected_utility(r, np.log(p), np.log(c)) >= util.expected_utility(ref, np.log(p), np.log(c)) - 1e-12
+        assert (
+            util.expected_utility(r, np.log(p), np.log(c)) >= util.expected_utility(ref, np.log(p), np.log(c)) - 1e-12
+        )
 
 
 class _GenericIso(Utility):
@@ -62,8 +64,10 @@ class _GenericExp(Exponential):
     investment = Utility.investment
 
 
-@pytest.mark.parametrize("generic,closed", [(_GenericIso(3.0), Isoelastic(3.0)), (_GenericExp(), Exponential()),
-                                            (_GenericIso(1.7), Isoelastic(1.7))])
+@pytest.mark.parametrize(
+    "generic,closed",
+    [(_GenericIso(3.0), Isoelastic(3.0)), (_GenericExp(), Exponential()), (_GenericIso(1.7), Isoelastic(1.7))],
+)
 def test_general_eq_2_31_matches_closed_forms(generic, closed, rng):
     lp = random_beliefs(rng, 20, 1, 6)[:, 0, :]
     lc = random_beliefs(rng, 20, 1, 6)[:, 0, :]

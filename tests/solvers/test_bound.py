@@ -8,7 +8,16 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp, softmax
 
-from solvers.bound import beta, bound_sums, bound_value, class_space_bounds, compute_bound, compute_bounds, log_partition, omega
+from solvers.bound import (
+    beta,
+    bound_sums,
+    bound_value,
+    class_space_bounds,
+    compute_bound,
+    compute_bounds,
+    log_partition,
+    omega,
+)
 
 
 def _random_case(rng, n_max=7, d_max=4, zeros=True):
@@ -68,8 +77,12 @@ def test_gradient_of_bound_matches_finite_differences_of_log_z():
     F, log_h, theta = rng.normal(size=(6, 3)), rng.normal(size=6), rng.normal(size=3)
     b = compute_bound(theta, F, log_h)
     eps = 1e-6
-    fd = np.array([(log_partition(theta + eps * e, F, log_h) - log_partition(theta - eps * e, F, log_h)) / (2 * eps)
-                   for e in np.eye(3)])
+    fd = np.array(
+        [
+            (log_partition(theta + eps * e, F, log_h) - log_partition(theta - eps * e, F, log_h)) / (2 * eps)
+            for e in np.eye(3)
+        ]
+    )
     np.testing.assert_allclose(b.mu, fd, atol=1e-8)
 
 

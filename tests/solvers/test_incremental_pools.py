@@ -40,8 +40,14 @@ def pool_data():
         return float(np.mean(logsumexp(s, axis=1) - s[np.arange(len(y)), y]))
 
     A = lp.shape[1]
-    r = so.minimize(nll, np.full(A, 1 / A), method="SLSQP", bounds=[(0, None)] * A,
-                    constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1}], options={"ftol": 1e-15, "maxiter": 1000})
+    r = so.minimize(
+        nll,
+        np.full(A, 1 / A),
+        method="SLSQP",
+        bounds=[(0, None)] * A,
+        constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1}],
+        options={"ftol": 1e-15, "maxiter": 1000},
+    )
     assert np.abs(r.x - ref).max() < 1e-5  # Newton and SLSQP agree
     return lp, y, ref
 
@@ -83,7 +89,6 @@ def test_solvers_without_constraint_support_are_not_offered(pool_data):
         solvers.minimize(problem, "finito")
 
 
-
 class _Without:
     """The same problem without the capability ``hidden``: the solvers take their generic Python path."""
 
@@ -104,7 +109,6 @@ def test_compiled_loglinear_svrg_takes_the_generic_paths_iterates(pool_data, sna
     b = solvers.minimize(_Without(p, "features_ndk"), "svrg", tol=0.0, max_iter=4, snapshot=snapshot, seed=5)
     assert a.extra["compiled"] and not b.extra["compiled"]
     np.testing.assert_allclose(a.x, b.x, rtol=1e-12, atol=1e-14)
-
 
 
 @pytest.mark.parametrize("name", ["saga", "sag"])
@@ -133,7 +137,9 @@ def test_linear_pool_compiled_stochastic_paths(pool_data, name):
     assert a.extra["compiled"] and not b.extra["compiled"]
     np.testing.assert_allclose(a.x, b.x, rtol=1e-11, atol=1e-13)
     ref = LinearPool(solver="newton", tol=1e-13).fit(lp, y, kind="log_probs").weights_
-    pool = LinearPool(solver=name, tol=1e-9, solver_options={"max_iter": 3000, "step": step}).fit(lp, y, kind="log_probs")
+    pool = LinearPool(solver=name, tol=1e-9, solver_options={"max_iter": 3000, "step": step}).fit(
+        lp, y, kind="log_probs"
+    )
     assert pool.fit_result_.extra["compiled"] and pool.fit_result_.converged, pool.fit_result_.message
     np.testing.assert_allclose(pool.weights_, ref, atol=1e-6)
 
@@ -143,7 +149,10 @@ def test_compiled_sgd_on_pool_problems_takes_the_generic_paths_iterates(pool_dat
     from solvers.problems.mixture import MixtureLikelihood
 
     lp, y, _ = pool_data
-    for p, hidden in ((ConditionalLogLinear.from_log_probs(lp, y), "features_ndk"), (MixtureLikelihood.from_log_probs(lp, y), "mixture_rows")):
+    for p, hidden in (
+        (ConditionalLogLinear.from_log_probs(lp, y), "features_ndk"),
+        (MixtureLikelihood.from_log_probs(lp, y), "mixture_rows"),
+    ):
         opts = dict(tol=0.0, max_iter=4, seed=9, step=0.05, schedule=schedule, average=average)
         a = solvers.minimize(p, "sgd", **opts)
         b = solvers.minimize(_Without(p, hidden), "sgd", **opts)

@@ -81,7 +81,9 @@ def ref_smooth_hinge(X, y, l2, smoothing=1.0):
     A = _dense(X)
     n = A.shape[0]
     f = smooth_hinge_objective(A, y, l2, smoothing)
-    r = so.minimize(f, np.zeros(A.shape[1]), jac=True, method="L-BFGS-B", options={"gtol": 1e-14, "ftol": 0, "maxiter": 10000})
+    r = so.minimize(
+        f, np.zeros(A.shape[1]), jac=True, method="L-BFGS-B", options={"gtol": 1e-14, "ftol": 0, "maxiter": 10000}
+    )
     # polish with Newton steps on the (piecewise quadratic) objective
     w = r.x
     for _ in range(20):
@@ -213,8 +215,13 @@ def test_multinomial_against_sklearn():
     clf.fit(X, y)
     ref = clf.coef_.T.ravel()  # (d, K) row-major
     p = MultinomialLogistic(X, y, l2=l2)
-    for name, kw in [("saga", {"max_iter": 400}), ("svrg", {"max_iter": 200}), ("finito", {"max_iter": 400}),
-                     ("nesterov", {"max_iter": 5000}), ("gd", {"max_iter": 20000})]:
+    for name, kw in [
+        ("saga", {"max_iter": 400}),
+        ("svrg", {"max_iter": 200}),
+        ("finito", {"max_iter": 400}),
+        ("nesterov", {"max_iter": 5000}),
+        ("gd", {"max_iter": 20000}),
+    ]:
         r = solvers.minimize(p, name, tol=1e-11, **kw)
         assert r.converged, (name, r.message)
         # sklearn's own solution is accurate to about 1e-7 at this tolerance
@@ -229,7 +236,13 @@ def test_sgd_decreasing_schedules_converge_sublinearly():
     for schedule in ("inverse", "inverse_sqrt"):
         gaps = []
         for epochs in (5, 80):
-            subs = [solvers.minimize(p, "sgd", max_iter=epochs, seed=s, schedule=schedule, average=schedule == "inverse_sqrt").fun - fstar for s in range(4)]
+            subs = [
+                solvers.minimize(
+                    p, "sgd", max_iter=epochs, seed=s, schedule=schedule, average=schedule == "inverse_sqrt"
+                ).fun
+                - fstar
+                for s in range(4)
+            ]
             gaps.append(np.mean(subs))
         assert gaps[1] < gaps[0] / 4, (schedule, gaps)
         assert gaps[1] / fstar < 1e-2, (schedule, gaps)

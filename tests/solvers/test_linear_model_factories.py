@@ -10,7 +10,15 @@ import pytest
 import scipy.optimize as so
 
 import solvers
-from solvers.problems.linear_models import ElasticNet, Lasso, LeastSquares, LinearModel, LogisticRegression, Ridge, SmoothHingeSVM
+from solvers.problems.linear_models import (
+    ElasticNet,
+    Lasso,
+    LeastSquares,
+    LinearModel,
+    LogisticRegression,
+    Ridge,
+    SmoothHingeSVM,
+)
 
 from .test_incremental_solvers import smooth_hinge_objective
 
@@ -50,7 +58,9 @@ def test_smooth_hinge_svm_value_gradient_and_optimum(smoothing):
         eps = 1e-6
         fd = np.array([(pb.value(w + eps * e) - pb.value(w - eps * e)) / (2 * eps) for e in np.eye(X.shape[1])])
         np.testing.assert_allclose(g, fd, atol=1e-7)
-    ref = so.minimize(f, np.zeros(X.shape[1]), jac=True, method="L-BFGS-B", options={"gtol": 1e-12, "ftol": 0, "maxiter": 10000})
+    ref = so.minimize(
+        f, np.zeros(X.shape[1]), jac=True, method="L-BFGS-B", options={"gtol": 1e-12, "ftol": 0, "maxiter": 10000}
+    )
     r = solvers.minimize(pb, "lbfgs", tol=1e-12)
     assert r.fun == pytest.approx(ref.fun, rel=1e-9)
     np.testing.assert_allclose(r.x, ref.x, atol=1e-5)

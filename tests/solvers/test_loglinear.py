@@ -26,8 +26,9 @@ def test_gradient_hessian_hvp_match_finite_differences(l2):
     assert f == pytest.approx(pb.value(x), rel=1e-14)
     np.testing.assert_allclose(g, _fd_grad(pb.value, x), atol=1e-7)
     H = pb.hessian(x)
-    np.testing.assert_allclose(H, np.array([(pb.grad(x + 1e-6 * e) - pb.grad(x - 1e-6 * e)) / 2e-6
-                                            for e in np.eye(pb.dim)]), atol=1e-6)
+    np.testing.assert_allclose(
+        H, np.array([(pb.grad(x + 1e-6 * e) - pb.grad(x - 1e-6 * e)) / 2e-6 for e in np.eye(pb.dim)]), atol=1e-6
+    )
     v = rng.normal(size=pb.dim)
     np.testing.assert_allclose(pb.hvp(x, v), H @ v, atol=1e-12)
     assert np.linalg.eigvalsh(H).min() >= l2 - 1e-12  # convex (+ l2 strongly convex)
@@ -134,7 +135,7 @@ def test_unconstrained_multinomial_logistic_regression_matches_sklearn():
     # f_n(y) = e_y ⊗ x_n ; sklearn minimises C * sum loss + ½||W||², i.e. our mean loss with l2 = 1/(C N)
     feats = np.zeros((N, K, K * p))
     for k in range(K):
-        feats[:, k, k * p:(k + 1) * p] = X
+        feats[:, k, k * p : (k + 1) * p] = X
     pb = ConditionalLogLinear(feats, y, l2=1.0 / (C * N))
     res = solvers.minimize(pb, "newton", tol=1e-13)
     clf = sklearn.LogisticRegression(C=C, fit_intercept=False, tol=1e-12, max_iter=10_000).fit(X, y)

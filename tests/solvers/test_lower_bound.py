@@ -32,8 +32,15 @@ def instance():
     return p
 
 
-@pytest.mark.parametrize("name,opts", [("sgd", {}), ("sdca", {"variant": "exact"}), ("sdca", {"variant": "line_search"}),
-                                       ("sdca", {"variant": "constant"})])
+@pytest.mark.parametrize(
+    "name,opts",
+    [
+        ("sgd", {}),
+        ("sdca", {"variant": "exact"}),
+        ("sdca", {"variant": "line_search"}),
+        ("sdca", {"variant": "constant"}),
+    ],
+)
 @pytest.mark.parametrize("epochs", [1, 2, 3])
 def test_no_solver_beats_the_lower_bound(instance, name, opts, epochs):
     p = instance

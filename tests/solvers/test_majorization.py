@@ -32,8 +32,13 @@ def _softmax_data(rng, n=300, p=4, K=4, scale=1.0):
 
 def _reference_optimum(problem):
     """L-BFGS-B at tight tolerance, then exact Newton steps on the problem's own Hessian."""
-    r = sp_minimize(problem.value_and_grad, problem.x0(), jac=True, method="L-BFGS-B",
-                    options=dict(ftol=1e-15, gtol=1e-12, maxiter=20000, maxcor=20))
+    r = sp_minimize(
+        problem.value_and_grad,
+        problem.x0(),
+        jac=True,
+        method="L-BFGS-B",
+        options=dict(ftol=1e-15, gtol=1e-12, maxiter=20000, maxcor=20),
+    )
     x = r.x
     for _ in range(4):
         x = x - np.linalg.solve(problem.hessian(x), problem.grad(x))
@@ -83,7 +88,9 @@ def test_bm_matches_sklearn_multinomial_logistic_regression():
     pb = MultinomialLogLinear(X, y, 3, lam=lam)
     r = minimize(pb, "bm", tol=1e-11)
     # sklearn: C * sum_i loss_i + 1/2 ||W||^2  ==  n * C * (mean loss + lam/2 ||W||^2) with C = 1/(n lam)
-    sk = LogisticRegression(C=1.0 / (len(y) * lam), fit_intercept=False, tol=1e-12, max_iter=10000, solver="newton-cholesky").fit(X, y)
+    sk = LogisticRegression(
+        C=1.0 / (len(y) * lam), fit_intercept=False, tol=1e-12, max_iter=10000, solver="newton-cholesky"
+    ).fit(X, y)
     f_sk = pb.value(sk.coef_.ravel())
     assert r.fun <= f_sk + 1e-12
     assert (f_sk - r.fun) / abs(r.fun) <= 1e-8

@@ -70,7 +70,9 @@ def ref_sklearn(X, y, l2):
     n = X.shape[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        clf = LogisticRegression(C=1.0 / (l2 * n), fit_intercept=False, solver="newton-cholesky", tol=1e-15, max_iter=1000)
+        clf = LogisticRegression(
+            C=1.0 / (l2 * n), fit_intercept=False, solver="newton-cholesky", tol=1e-15, max_iter=1000
+        )
         clf.fit(X.toarray() if sp.issparse(X) else X, y)
     return clf.coef_.T.ravel()  # (d, K) row-major
 
@@ -84,8 +86,14 @@ def ref_l1(X, y, l2, l1, k):
         val, g = f(u - v)
         return val + l1 * z.sum(), np.concatenate([g + l1, -g + l1])
 
-    r = so.minimize(split, np.zeros(2 * dim), jac=True, method="L-BFGS-B", bounds=[(0, None)] * (2 * dim),
-                    options={"maxiter": 20000, "gtol": 1e-14, "ftol": 0.0, "maxcor": 30})
+    r = so.minimize(
+        split,
+        np.zeros(2 * dim),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(0, None)] * (2 * dim),
+        options={"maxiter": 20000, "gtol": 1e-14, "ftol": 0.0, "maxcor": 30},
+    )
     return r.x[:dim] - r.x[dim:]
 
 
@@ -95,8 +103,14 @@ def min_norm_subgrad(X, y, l2, l1, k, w):
     return float(np.linalg.norm(r))
 
 
-COMPILED = [("saga", {"max_iter": 500}), ("sag", {"max_iter": 800}), ("svrg", {"max_iter": 300}),
-            ("s2gd", {"max_iter": 400}), ("finito", {"max_iter": 500}), ("miso", {"max_iter": 10000, "check_every": 25, "tol": 1e-11})]
+COMPILED = [
+    ("saga", {"max_iter": 500}),
+    ("sag", {"max_iter": 800}),
+    ("svrg", {"max_iter": 300}),
+    ("s2gd", {"max_iter": 400}),
+    ("finito", {"max_iter": 500}),
+    ("miso", {"max_iter": 10000, "check_every": 25, "tol": 1e-11}),
+]
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
@@ -143,12 +157,21 @@ def test_l1_prox_methods_against_lbfgsb_split(name, sparse):
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
-@pytest.mark.parametrize("name,l2,l1,opts", [
-    ("saga", 0.0, 0.0, {}), ("saga", 0.0, 0.02, {"order": "permuted"}), ("sag", 0.0, 0.0, {}),
-    ("svrg", 0.05, 0.02, {}), ("svrg", 0.05, 0.0, {"snapshot": "random"}), ("s2gd", 0.05, 0.0, {}),
-    ("sgd", 0.05, 0.01, {"schedule": "inverse_sqrt"}), ("sgd", 0.05, 0.0, {"average": True}),
-    ("finito", 0.05, 0.0, {}), ("miso", 0.05, 0.0, {}),
-])
+@pytest.mark.parametrize(
+    "name,l2,l1,opts",
+    [
+        ("saga", 0.0, 0.0, {}),
+        ("saga", 0.0, 0.02, {"order": "permuted"}),
+        ("sag", 0.0, 0.0, {}),
+        ("svrg", 0.05, 0.02, {}),
+        ("svrg", 0.05, 0.0, {"snapshot": "random"}),
+        ("s2gd", 0.05, 0.0, {}),
+        ("sgd", 0.05, 0.01, {"schedule": "inverse_sqrt"}),
+        ("sgd", 0.05, 0.0, {"average": True}),
+        ("finito", 0.05, 0.0, {}),
+        ("miso", 0.05, 0.0, {}),
+    ],
+)
 def test_compiled_equals_generic_python_path(name, l2, l1, opts, sparse):
     X, y = _data(sparse, seed=2, n=40)
     pc = MultinomialLogistic(X, y, l2=l2, l1=l1)
@@ -200,8 +223,9 @@ def test_table_methods_with_ridge_against_python_loop(name, theta_of_n, sparse):
 _LAZY = [("saga", {}), ("sag", {}), ("svrg", {}), ("s2gd", {}), ("svrg", {"snapshot": "random"}), ("sgd", {})]
 
 
-@pytest.mark.parametrize("name,opts,l1", [(n, o, l1) for n, o in _LAZY for l1 in (0.0, 0.02)]
-                         + [("finito", {}, 0.0)])  # finito has no prox: no l1 case
+@pytest.mark.parametrize(
+    "name,opts,l1", [(n, o, l1) for n, o in _LAZY for l1 in (0.0, 0.02)] + [("finito", {}, 0.0)]
+)  # finito has no prox: no l1 case
 def test_lazy_sparse_updates_equal_dense(name, opts, l1):
     X, y = _data(True, seed=5, n=60)
     ps = MultinomialLogistic(X, y, l2=0.05, l1=l1)
@@ -238,8 +262,11 @@ def test_auto_rule_picks_lbfgs_without_l1_dense_or_sparse():
     n, d, k = 12000, 5, 3
     X = rng.normal(size=(n, d))
     y = rng.integers(0, k, n)
-    for p in (MultinomialLogistic(X, y, l2=1.0 / n), MultinomialLogistic(X, y, l2=1e-3 / n),
-              MultinomialLogistic(sp.csr_matrix(X), y, l2=1.0 / n)):
+    for p in (
+        MultinomialLogistic(X, y, l2=1.0 / n),
+        MultinomialLogistic(X, y, l2=1e-3 / n),
+        MultinomialLogistic(sp.csr_matrix(X), y, l2=1.0 / n),
+    ):
         assert solvers.choose(p) == "lbfgs"
 
 
@@ -273,7 +300,6 @@ def test_sdca_multinomial_refuses_the_exact_step_and_needs_a_ridge():
         solvers.minimize(MultinomialLogistic(X, y, l2=0.05), "sdca", variant="exact")
     assert "sdca" not in solvers.available(MultinomialLogistic(X, y, l2=0.05, l1=0.01))
     assert "sdca" not in solvers.available(MultinomialLogistic(X, y, l2=0.0))
-
 
 
 def test_softmax_loss_prox_against_scipy():

@@ -23,8 +23,15 @@ def _log_pool_problem(seed=0, N=300, A=6, K=5, dtype=np.float64):
 def slsqp_simplex(pb):
     d = pb.dim
     cons = ({"type": "eq", "fun": lambda w: w.sum() - 1, "jac": lambda w: np.ones(d)},)
-    r = sp_minimize(pb.value_and_grad, np.full(d, 1 / d), jac=True, method="SLSQP", bounds=[(0, 1)] * d,
-                    constraints=cons, options={"ftol": 1e-15, "maxiter": 2000})
+    r = sp_minimize(
+        pb.value_and_grad,
+        np.full(d, 1 / d),
+        jac=True,
+        method="SLSQP",
+        bounds=[(0, 1)] * d,
+        constraints=cons,
+        options={"ftol": 1e-15, "maxiter": 2000},
+    )
     return r.x, r.fun
 
 
@@ -78,15 +85,20 @@ def softmax_regression_problem(seed, N, p, K):
     y = rng.integers(0, K, N)
     feats = np.zeros((N, K, K * p))
     for k in range(K):
-        feats[:, k, k * p:(k + 1) * p] = X
+        feats[:, k, k * p : (k + 1) * p] = X
     return ConditionalLogLinear(feats, y, l2=1e-2)
 
 
 def test_unconstrained_newton_converges_quadratically():
     pb = softmax_regression_problem(3, 400, 5, 4)
     res = solvers.minimize(pb, "newton", tol=1e-14)
-    ref = sp_minimize(pb.value_and_grad, np.zeros(pb.dim), jac=True, method="L-BFGS-B",
-                      options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 5000})
+    ref = sp_minimize(
+        pb.value_and_grad,
+        np.zeros(pb.dim),
+        jac=True,
+        method="L-BFGS-B",
+        options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 5000},
+    )
     assert res.converged and res.fun <= ref.fun + 1e-12
     gaps = np.array(res.trace.extra["gap"])
     # quadratic phase: once below 1e-2 the estimated gap (λ²/2) at least squares (up to a constant)

@@ -62,9 +62,15 @@ def test_simplex_quadratic_matches_slsqp():
     p = SimplexQuadratic()
     res = solvers.minimize(p, "projected_gradient", tol=1e-9, max_iter=5000)
     assert res.converged, res.message
-    ref = scipy_minimize(p.value, p.x0(), jac=p.grad, method="SLSQP", bounds=[(0, 1)] * p.dim,
-                         constraints=[{"type": "eq", "fun": lambda x: x.sum() - 1, "jac": lambda x: np.ones(p.dim)}],
-                         options={"ftol": 1e-16, "maxiter": 1000})
+    ref = scipy_minimize(
+        p.value,
+        p.x0(),
+        jac=p.grad,
+        method="SLSQP",
+        bounds=[(0, 1)] * p.dim,
+        constraints=[{"type": "eq", "fun": lambda x: x.sum() - 1, "jac": lambda x: np.ones(p.dim)}],
+        options={"ftol": 1e-16, "maxiter": 1000},
+    )
     assert res.fun <= ref.fun + 1e-10
     np.testing.assert_allclose(res.x, ref.x, atol=1e-5)
     assert len(res.trace) == res.n_iter + 1 and res.n_passes >= res.n_iter

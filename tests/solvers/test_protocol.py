@@ -10,7 +10,7 @@ from solvers.problems.linear_models import LinearModel
 from solvers.problems.loglinear import ConditionalLogLinear
 from solvers.problems.mixture import MixtureLikelihood
 from solvers.problems.softmax_regression import MultinomialLogistic
-from solvers.registry import AUTO_PRIORITY, _REGISTRY, register
+from solvers.registry import _REGISTRY, AUTO_PRIORITY, register
 
 
 def test_every_need_is_a_declared_capability_and_undeclared_names_are_refused():
@@ -53,12 +53,24 @@ def test_a_truthy_callback_return_stops_every_solver_and_none_does_not(method):
     pb = (MixtureLikelihood if method == "em" else ConditionalLogLinear).from_log_probs(lp, y)
     opts = {"step": 0.1} if method in ("saga", "sgd") else {}
     seen = []
-    r = solvers.minimize(pb, method, tol=0.0 if method in ("gd", "saga", "sgd") else 1e-300, max_iter=5,
-                         callback=lambda x: (seen.append(1), np.True_)[1], **opts)
+    r = solvers.minimize(
+        pb,
+        method,
+        tol=0.0 if method in ("gd", "saga", "sgd") else 1e-300,
+        max_iter=5,
+        callback=lambda x: (seen.append(1), np.True_)[1],
+        **opts,
+    )
     assert r.message == "stopped by callback" and len(seen) == 1 and not r.converged
     seen.clear()
-    r = solvers.minimize(pb, method, tol=0.0 if method in ("gd", "saga", "sgd") else 1e-300, max_iter=3,
-                         callback=lambda x: seen.append(1), **opts)
+    r = solvers.minimize(
+        pb,
+        method,
+        tol=0.0 if method in ("gd", "saga", "sgd") else 1e-300,
+        max_iter=3,
+        callback=lambda x: seen.append(1),
+        **opts,
+    )
     assert r.message != "stopped by callback" and len(seen) >= 1
 
 

@@ -13,8 +13,13 @@ from .test_newton import _log_pool_problem, slsqp_simplex, softmax_regression_pr
 def test_lbfgs_unconstrained_matches_scipy():
     pb = softmax_regression_problem(0, 300, 6, 3)
     res = solvers.minimize(pb, "lbfgs", tol=1e-10)
-    ref = sp_minimize(pb.value_and_grad, np.zeros(pb.dim), jac=True, method="L-BFGS-B",
-                      options={"ftol": 1e-16, "gtol": 1e-12, "maxiter": 5000})
+    ref = sp_minimize(
+        pb.value_and_grad,
+        np.zeros(pb.dim),
+        jac=True,
+        method="L-BFGS-B",
+        options={"ftol": 1e-16, "gtol": 1e-12, "maxiter": 5000},
+    )
     assert res.converged
     assert abs(res.fun - ref.fun) < 1e-12
     np.testing.assert_allclose(res.x, ref.x, atol=1e-6)

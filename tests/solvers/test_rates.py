@@ -70,8 +70,17 @@ def test_svrg_rate_theorem_4_10(prob):
     errs = np.zeros(S + 1)
     for s in SEEDS:
         seen = []
-        solvers.minimize(p, "svrg", step=1 / eta, m=m, snapshot="last", max_iter=S, tol=0.0, seed=s,
-                         callback=lambda x: seen.append(x.copy()))
+        solvers.minimize(
+            p,
+            "svrg",
+            step=1 / eta,
+            m=m,
+            snapshot="last",
+            max_iter=S,
+            tol=0.0,
+            seed=s,
+            callback=lambda x: seen.append(x.copy()),
+        )
         errs += np.array([np.sum((x - xs) ** 2) for x in seen]) / len(SEEDS)
     k = m * np.arange(S + 1)
     bound = max(0.5, (1 - mu / (4 * L)) ** m) ** (k / m) * C

@@ -53,8 +53,28 @@ def test_saga_scaled_matches_closed_form_and_dense(loss_name, loss, theta_kind, 
     Xd = X.toarray()
     for _ in range(3):
         idx = rng.integers(0, n, size=n)
-        saga_sparse_epoch_scaled(loss, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, xa, ta, ga, step, l2, theta, work)
-        saga_sparse_epoch(loss, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, xb, tb, gb, step, l2, 0.0, theta, last, pw, geo)
+        saga_sparse_epoch_scaled(
+            loss, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, xa, ta, ga, step, l2, theta, work
+        )
+        saga_sparse_epoch(
+            loss,
+            lt.data,
+            lt.indices,
+            lt.indptr,
+            lt.y,
+            lt.smoothing,
+            idx,
+            xb,
+            tb,
+            gb,
+            step,
+            l2,
+            0.0,
+            theta,
+            last,
+            pw,
+            geo,
+        )
         saga_dense_epoch(loss, Xd, lt.y, lt.smoothing, idx, xc, tc, gc, step, l2, 0.0, theta)
     scale = np.abs(xc).max()
     assert np.abs(xa - xb).max() <= 1e-10 * scale
@@ -81,8 +101,12 @@ def test_svrg_scaled_matches_closed_form(l2, step_scale):
     pw, geo = geometric_tables(1 - step * l2, 2 * n)
     work = np.empty((d, 2))
     idx = rng.integers(0, n, size=2 * n)
-    svrg_sparse_inner_scaled(LOGISTIC, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, xa, s_snap, g, step, l2, work)
-    svrg_sparse_inner(LOGISTIC, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, xb, s_snap, g, step, l2, 0.0, last, pw, geo)
+    svrg_sparse_inner_scaled(
+        LOGISTIC, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, xa, s_snap, g, step, l2, work
+    )
+    svrg_sparse_inner(
+        LOGISTIC, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, xb, s_snap, g, step, l2, 0.0, last, pw, geo
+    )
     assert np.abs(xa - xb).max() <= 1e-10 * np.abs(xb).max()
 
 
@@ -95,8 +119,13 @@ def test_use_scaled_rule_and_driver_optimum():
     assert not use_scaled(1.0 / p.l2, p.l2, 0.0, lt.indptr, p.dim)  # rho = 0
     from sklearn.linear_model import LogisticRegression
 
-    ref = LogisticRegression(C=1 / (p.l2 * p.n_terms), fit_intercept=False, solver="newton-cholesky", tol=1e-13,
-                             max_iter=500).fit(X.toarray(), y).coef_.ravel()
+    ref = (
+        LogisticRegression(
+            C=1 / (p.l2 * p.n_terms), fit_intercept=False, solver="newton-cholesky", tol=1e-13, max_iter=500
+        )
+        .fit(X.toarray(), y)
+        .coef_.ravel()
+    )
     for name in ("saga", "sag", "svrg"):
         r = solvers.minimize(p, name, tol=1e-11, max_iter=2000)
         assert r.converged, (name, r.message)
