@@ -35,7 +35,7 @@ def _lp(log_probs: Any) -> np.ndarray:
     return as_log_probs(log_probs, kind="log_probs").log_probs
 
 
-def simple_average(log_probs: Any, agents: Sequence[int] | None = None) -> np.ndarray:
+def simple_average(log_probs: Any, agents: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
     """Eq. (2.1): ``P(y|x) = 1/N_A Σ_j P_j(y|x)``, optionally over a subset ``agents`` only.
 
     Parameters
@@ -115,6 +115,8 @@ def _rank(scores: np.ndarray) -> np.ndarray:
 class SimpleAverage(Pool):
     """Eq. (2.1) as an estimator: no parameters to learn. ``fit`` only records the shape and
     ``weights_`` (uniform); ``predict`` also works without ``fit``."""
+
+    supervised = False
 
     def __init__(self) -> None:
         pass

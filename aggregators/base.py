@@ -47,7 +47,12 @@ class Pool:
     inputs are then floored with ``floor`` (see :func:`aggregators.validation.apply_floor`).
     """
 
+    # hyper-parameters of the pools that learn weights on the simplex (read by _fit_simplex_weights)
+    solver: str
+    tol: float
+
     needs_positive: bool = False
+    supervised: bool = True  # False for pools that learn nothing from labels (``fit(X)`` is enough)
     floor: float | None = DEFAULT_FLOOR
 
     # -- scikit-learn style parameter access -------------------------------------------------
@@ -94,12 +99,14 @@ class Pool:
     # -- public API ---------------------------------------------------------------------------
     def fit(self, log_probs: Any, y: Any, *, kind: Kind = "log_probs", progress: ProgressFn | None = None) -> Pool:
         preds, labels = validate(log_probs, y, kind=kind)
+        if labels is None and self.supervised:
+            raise InputError("y", f"{type(self).__name__} learns from labels: y is required")
         if self.needs_positive:
             preds = apply_floor(preds, self.floor)
         self.n_agents_ = preds.n_agents
         self.n_classes_ = preds.n_classes
         self.n_floored_ = preds.n_floored
-        self._fit(preds.log_probs, labels, progress)
+        self._fit(preds.log_probs, labels, progress)  # type: ignore[arg-type]  # None: unsupervised only
         return self
 
     def predict_with_info(self, log_probs: Any, *, kind: Kind = "log_probs") -> tuple[np.ndarray, PredictInfo]:
@@ -118,6 +125,8 @@ class Pool:
     def score(self, log_probs: Any, y: Any, *, kind: Kind = "log_probs") -> float:
         """Mean log-likelihood of ``y`` under the aggregate (higher is better)."""
         preds, labels = validate(log_probs, y, kind=kind)
+        if labels is None:
+            raise InputError("y", "labels are required to score a pool")
         agg = self.predict(preds, kind=kind)
         return float(agg[np.arange(len(labels)), labels].mean())
 
@@ -130,8 +139,9 @@ class Pool:
         from solvers import minimize
 
         opts = dict(getattr(self, "solver_options", None) or {})
-        if getattr(self, "max_iter", None) is not None:
-            opts["max_iter"] = self.max_iter
+        max_iter = getattr(self, "max_iter", None)
+        if max_iter is not None:
+            opts["max_iter"] = max_iter
         res = minimize(problem, self.solver, tol=self.tol, progress=progress, **opts)
         w = np.clip(np.asarray(res.x, dtype=np.float64), 0.0, None)
         self.weights_ = w / w.sum()

@@ -120,7 +120,9 @@ class RenyiPool(Pool):
     ):
         """One weight fit (plus γ/λ when learnt); returns ``(problem, result)``."""
         learn_lam = bool(self.learn_lam)
-        prob = RenyiProblem(L, y, gamma, lam, learn_gamma=learn_gamma, learn_lam=learn_lam, tol=self.fixed_point_tol)
+        prob: Any = RenyiProblem(
+            L, y, gamma, lam, learn_gamma=learn_gamma, learn_lam=learn_lam, tol=self.fixed_point_tol
+        )
         A = L.shape[1]
         if x0 is None:
             x0 = prob.x0()
@@ -279,9 +281,10 @@ class RenyiPool(Pool):
 
     def _cv_score(self, L, y, gam, lam, x_start) -> float:
         rng = np.random.default_rng(self.random_state)
-        folds = rng.permutation(L.shape[0]) % int(self.cv)
+        n_folds = int(self.cv or 0)
+        folds = rng.permutation(L.shape[0]) % n_folds
         total = 0.0
-        for f in range(int(self.cv)):
+        for f in range(n_folds):
             tr, te = folds != f, folds == f
             prob, res = self._fit_at(L[tr], y[tr], gam, lam, x_start, None, None)
             x = self._full_x(prob, res.x)

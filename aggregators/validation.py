@@ -207,7 +207,7 @@ def as_log_probs(
     _reject_nan_and_posinf(arr, field)
     allneg = np.isneginf(arr).all(axis=2)
     if allneg.any():
-        i, a = _first(allneg)
+        i, a = _first(np.asarray(allneg))
         raise PredictionError(
             field, "a row is -inf for every class (zero total probability)", item=i, agent=a, code="zero_row"
         )

@@ -167,8 +167,12 @@ def aggregate_submissions(
                 for i, eta in enumerate(sorted(float(e) for e in etas)):
                     gamma = 1.0 / float(eta)
                     n_eta = len(etas)
+
+                    def sweep_progress(f: float, i: int = i) -> None:
+                        cb((i + f) / n_eta)
+
                     pool = make_pool("renyi", gamma=gamma, weights=w0, **RENYI_OPTIONS).fit(
-                        val_lp, val_y, progress=lambda f, i=i: cb((i + f) / n_eta)
+                        val_lp, val_y, progress=sweep_progress
                     )
                     w0 = _weights(pool)
                     pv = float(np.exp(-pool.score(val_lp, val_y)))
@@ -250,7 +254,7 @@ def aggregate_submissions(
             loo_mode = f"failed: {exc.__class__.__name__}: {exc}"
         finish(dict(steps)["loo"])
 
-    out = {
+    out: dict[str, Any] = {
         "rows": rows,
         "gamma_sweep": gamma_sweep,
         "credit": credit,

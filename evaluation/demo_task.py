@@ -293,7 +293,7 @@ def make_demo_data(n_train: int = 30000, n_test: int = 4000, seed: int = 2026, c
     te = sample_pixels(images, n_test, rng)
     agents = build_agents(tr, te, seed)
     if path:
-        os.makedirs(cache_dir, exist_ok=True)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = path + ".tmp.npz"
         np.savez(
             tmp,
@@ -305,7 +305,7 @@ def make_demo_data(n_train: int = 30000, n_test: int = 4000, seed: int = 2026, c
             te_img=te.img,
             who=np.array([a[0] for a in agents]),
             what=np.array([a[1] for a in agents]),
-            **{f"agent_{i}": a[2].astype(np.float32) for i, a in enumerate(agents)},
+            **{f"agent_{i}": a[2].astype(np.float32) for i, a in enumerate(agents)},  # type: ignore[arg-type]
         )
         os.replace(tmp, path)
     return tr, te, agents

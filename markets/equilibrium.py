@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from aggregators.validation import DEFAULT_FLOOR, as_log_probs
+from aggregators.validation import DEFAULT_FLOOR, Kind, as_log_probs
 from solvers.errors import InputError
 from solvers.special import logsumexp
 
@@ -241,6 +241,7 @@ def solve_prices(
     if rest.size:  # e.g. a good nobody believes in: the general path decides (and reports) it
         Ur = U[rest]
         if pay:
+            assert payouts is not None and labels is not None  # pay: labels were given, and payouts
             Pr = np.empty((rest.size, A))
             it_r, conv_r, res_r = kernels.batch_payouts(
                 np.ascontiguousarray(lp[rest]),
@@ -281,7 +282,7 @@ def equilibrium(
     method: str = "auto",
     tol: float = 1e-10,
     max_iter: int | None = None,
-    kind: str = "log_probs",
+    kind: Kind = "log_probs",
     floor: float | None = DEFAULT_FLOOR,
     check: bool = True,
     start: np.ndarray | None = None,

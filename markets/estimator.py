@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from aggregators.base import Pool, PredictInfo
-from aggregators.validation import DEFAULT_FLOOR, as_log_probs
+from aggregators.validation import DEFAULT_FLOOR, Kind, as_log_probs
 from solvers.errors import InputError
 from solvers.progress import ProgressFn
 
@@ -76,7 +76,9 @@ class MarketPool(Pool):
     def _agents(self, n_agents: int) -> Agents:
         return make_agents(self.utilities, self.wealth, n_agents)
 
-    def fit(self, log_probs: Any, y: Any, *, kind: str = "log_probs", progress: ProgressFn | None = None) -> MarketPool:
+    def fit(
+        self, log_probs: Any, y: Any, *, kind: Kind = "log_probs", progress: ProgressFn | None = None
+    ) -> MarketPool:
         preds = as_log_probs(log_probs, kind=kind)  # shape errors first, naming the argument
         if preds.n_agents < 2:
             raise InputError("predictions", "a market needs at least two agents; got 1", code="one_agent")
@@ -114,7 +116,7 @@ class MarketPool(Pool):
         if not hasattr(self, "wealth_"):
             raise RuntimeError("MarketPool: call fit before predict")
 
-    def equilibrium(self, log_probs: Any, *, kind: str = "log_probs") -> EquilibriumResult:
+    def equilibrium(self, log_probs: Any, *, kind: Kind = "log_probs") -> EquilibriumResult:
         """The market test phase with all checks (prices, iterations, clearing, budgets)."""
         self._check_fitted()
         return equilibrium(
@@ -126,7 +128,7 @@ class MarketPool(Pool):
             floor=self.floor,
         )
 
-    def predict_with_info(self, log_probs: Any, *, kind: str = "log_probs") -> tuple[np.ndarray, MarketPredictInfo]:
+    def predict_with_info(self, log_probs: Any, *, kind: Kind = "log_probs") -> tuple[np.ndarray, MarketPredictInfo]:
         """Equilibrium log-prices under the trained wealth, (n_items, n_classes), and the
         equilibrium's checks; the estimator is not changed."""
         res = self.equilibrium(log_probs, kind=kind)

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from aggregators.validation import DEFAULT_FLOOR, as_labels, as_log_probs
+from aggregators.validation import DEFAULT_FLOOR, Kind, as_labels, as_log_probs
 from solvers.errors import InputError
 from solvers.progress import ProgressFn, report
 
@@ -91,7 +91,7 @@ def train_market(
     wealth_tol: float = 1e-10,
     tol: float = 1e-10,
     method: str = "auto",
-    kind: str = "log_probs",
+    kind: Kind = "log_probs",
     floor: float | None = DEFAULT_FLOOR,
     record_steps: bool = False,
     progress: ProgressFn | None = None,
@@ -148,6 +148,7 @@ def train_market(
         if mode == "online":
             sh = np.empty((n, A))
             if all_log:
+                assert p_true is not None
                 for j in range(n):  # Bayes' rule: the closed form of the log-utility market
                     v = W * p_true[j]
                     W = v / v.sum()
@@ -175,6 +176,7 @@ def train_market(
             for s in range(0, n, bs):
                 sl = slice(s, min(n, s + bs))
                 if all_log:
+                    assert p_true is not None
                     v = W[None, :] * p_true[sl]
                     P = v / v.sum(axis=1, keepdims=True)
                 else:

@@ -496,6 +496,7 @@ def nll_bound_sums(
             rows = B[: len(sl) * K]
             S = _syrk(1.0, rows.T, beta=1.0, c=S, trans=0, lower=0, overwrite_c=1)
     if mode == 1:
+        assert S is not None
         S = (np.triu(S) + np.triu(S, 1).T) / m
     elif mode == 2:
         S = D / m

@@ -38,9 +38,9 @@ def as_labels(y: Any, n_items: int, n_classes: int, *, field: str = "labels") ->
             bad = int(np.argwhere(~np.isfinite(arr) | (arr != np.round(arr)))[0][0])
             raise InputError(field, "must be integer class labels", item=bad, code="bad_labels")
     # range check before the cast: a huge float or uint64 label would wrap around in int64
-    bad = (arr < 0) | (arr >= n_classes)
-    if bad.any():
-        i = int(np.argwhere(bad)[0][0])
+    outside = (arr < 0) | (arr >= n_classes)
+    if outside.any():
+        i = int(np.argwhere(outside)[0][0])
         raise InputError(
             field, f"label {arr[i]:.0f} is outside 0..{n_classes - 1} (unknown class)", item=i, code="unknown_class"
         )

@@ -193,7 +193,8 @@ class Monitor(Run):
             return True
         return False
 
-    def result(self, x: np.ndarray, n_iter: int, **extra: Any) -> SolveResult:
+    # the finite-sum drivers know fun and the stopping state already: a narrower signature
+    def result(self, x: np.ndarray, n_iter: int, **extra: Any) -> SolveResult:  # type: ignore[override]
         return SolveResult(
             x=x,
             fun=self.fun,

@@ -113,7 +113,7 @@ def _equality_qp(HFF: np.ndarray, top: np.ndarray, border: float, last: float) -
         sol = np.linalg.solve(K, rhs)
     except np.linalg.LinAlgError:
         sol = np.linalg.lstsq(K, rhs, rcond=None)[0]
-    return sol[:k], sol[k]
+    return sol[:k], float(sol[k])
 
 
 def solve_simplex_qp(

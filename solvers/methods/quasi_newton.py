@@ -82,7 +82,8 @@ def lbfgs(
         d = -q
         slope = float(g @ d)
         if slope >= 0:  # lost descent: restart from steepest descent
-            S.clear(), Y.clear()
+            S.clear()
+            Y.clear()
             d = -g / max(float(np.linalg.norm(g)), 1e-300)
             slope = float(g @ d)
         # unit step first, evaluated with its gradient (reused when accepted: one evaluation per

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -87,7 +88,7 @@ class LinearModel:
         if not smoothing > 0:
             raise InputError("smoothing", f"must be > 0; got {smoothing}")
         self.loss = loss
-        self.A = A
+        self.A: Any = A  # a dense ndarray or a scipy CSR matrix
         self.y = _sym_labels(y) if loss in CLASSIFICATION else y
         self.l2 = float(l2)
         self.l1 = float(l1)
@@ -96,8 +97,9 @@ class LinearModel:
         self.sparse = sp.issparse(A)
         if self.l1 > 0 or loss == "hinge":
             # no Hessian for composite or non-smooth objectives: Newton-type solvers must not apply
-            self.hessian = None
-            self.hvp = None
+            # the capability is withdrawn from this instance (solvers test for None)
+            self.hessian = None  # type: ignore[method-assign,assignment]
+            self.hvp = None  # type: ignore[method-assign,assignment]
         #: False for the hinge: ``grad`` is then a subgradient and only SDCA/SGD apply
         self.smooth = loss != "hinge"
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -66,7 +67,7 @@ class MultinomialLogistic:
         if K < 2:
             raise InputError("y", "needs at least two classes")
         check_penalties(l2=l2, l1=l1)
-        self.A = A
+        self.A: Any = A  # a dense ndarray or a scipy CSR matrix
         self.classes = classes
         self.labels = yi
         self.K = K
@@ -78,8 +79,9 @@ class MultinomialLogistic:
         self.Y = np.zeros((self.n_terms, K))
         self.Y[np.arange(self.n_terms), yi] = 1.0
         if self.l1 > 0:
-            self.hessian = None
-            self.hvp = None
+            # the capability is withdrawn from this instance (solvers test for None)
+            self.hessian = None  # type: ignore[method-assign,assignment]
+            self.hvp = None  # type: ignore[method-assign,assignment]
 
     def x0(self) -> np.ndarray:
         return np.zeros(self.dim)
