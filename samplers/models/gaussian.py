@@ -30,11 +30,12 @@ class Gaussian:
 
     @classmethod
     def generate(cls, n: int = 100, dim: int = 3, seed: int = 0, **kw: float) -> Gaussian:
-        """``n`` points around a random mean, each column rescaled to population variance 1 (so the
-        gradient noise is isotropic: ``sigma^2 = N^2/n`` per coordinate when ``s = 1``)."""
+        """``n`` points around a random mean, whitened to population covariance I (so the gradient
+        noise is isotropic: ``sigma^2 I`` with ``sigma^2 = N^2/n`` when ``s = 1``)."""
         rng = np.random.default_rng(seed)
         z = rng.standard_normal((n, dim))
-        z = (z - z.mean(axis=0)) / z.std(axis=0)
+        z = z - z.mean(axis=0)
+        z = np.linalg.solve(np.linalg.cholesky(z.T @ z / n), z.T).T
         return cls(z + rng.normal(0.0, 2.0, dim), **kw)
 
     def in_support(self, theta: np.ndarray) -> bool:
