@@ -1,0 +1,11 @@
+"""MCMC and stochastic-gradient samplers (seed 000 chapter 4): models, samplers, diagnostics.
+
+Sits beside ``aggregators`` and ``markets`` above ``solvers``, and imports ``solvers`` only.
+``sample(model, method, n_samples, theta0=..., step=...)`` runs any sampler of :data:`SAMPLERS`
+("mh", "mala", "hmc", "sgld", "sghmc", "sgnht", "ccadl") and returns a :class:`SampleResult`.
+"""
+
+from .models import Gaussian, LogisticRegression, Model, NormalGamma
+from .run import SAMPLERS, SampleResult, sample
+
+__all__ = ["Gaussian", "LogisticRegression", "Model", "NormalGamma", "SAMPLERS", "SampleResult", "sample"]

@@ -1,0 +1,236 @@
+"""The stochastic-gradient samplers of seed 000 section 4.3: SGLD (Eq. 4.31), SGHMC (Alg. 4.2),
+SGNHT (Alg. 4.3) and CCAdL (Alg. 4.4). Each step touches one mini-batch of ``batch`` items drawn
+with replacement; ``grad U~`` is Eq. (4.27) (:func:`samplers.models.base.minibatch_grad`).
+
+A sampler is an optimiser plus noise, and the code says so:
+
+* SGLD is :func:`solvers.methods.sgd.sgd_step` (state :class:`~solvers.methods.sgd.SGDState`)
+  with the polynomial step ``h_t = a (b + t)^(-decay)`` (l.2046), followed by ``+ N(0, 2 h_t I)``.
+* SGHMC is :func:`solvers.methods.momentum.heavy_ball_step` (state
+  :class:`~solvers.methods.momentum.HeavyBallState`) on mini-batch gradients: with the velocity
+  ``v = x - x_prev = h p``, Alg. 4.2's ``theta += h p; p += -h grad U~(theta) - h A p + n`` is the
+  heavy-ball step ``x+ = x - h^2 grad U~(x) + (1 - hA)(x - x_prev)`` plus ``h n``, with
+  ``n ~ N(0, 2h(A I - h Sigma^/2))``. The noise is added to the velocity before the step
+  (``x_prev -= h n/(1 - hA)``, so ``hA < 1`` is required); ``p = (x - x_prev)/h``.
+* SGNHT and CCAdL are momentum SGD (``p -= h grad U~ + h xi p``) plus noise ``sqrt(2Ah) N(0, I)``
+  and the Nosé-Hoover thermostat ``xi += h (p^T p/D - 1)`` (:func:`thermostat_step`, shared).
+  SGNHT updates p then theta; CCAdL moves theta first (Euler splitting, l.2232), estimates the
+  covariance of the per-example likelihood gradients of the same mini-batch (Eq. 4.45-4.46,
+  ``kappa_t = 1/t``) and adds the friction ``(h^2/2)(N^2/n) Gamma^ p`` (note the **h^2**: the
+  covariance term of Alg. 4.4 carries ``h`` twice because ``Sigma^ = N^2 Gamma^/n``, Eq. 4.44).
+
+Covariances: SGHMC's ``sigma_hat`` is given by the caller (a constant ``(D, D)`` matrix or ``(D,)``
+diagonal) and must be PSD with ``A I - h sigma_hat/2`` PSD (the seed's condition), else an
+``InputError``. CCAdL's ``Gamma^`` is a running mean of sample covariances, PSD by construction;
+it is used only as a friction matrix (no square root is taken), so rounding cannot break a step.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from solvers.errors import InputError
+from solvers.methods.momentum import HeavyBallState, heavy_ball_step
+from solvers.methods.sgd import SGDState, sgd_step
+
+from .kernel import Kernel, positive, psd_sqrt
+from .models.base import Model, minibatch_grad
+
+_IDENTITY = lambda x, t: x
+
+
+def _batch(model: Model, batch: Any) -> int:
+    b = min(model.n_data, 100) if batch is None else batch
+    if not (isinstance(b, int | np.integer) and 1 <= b <= model.n_data):
+        raise InputError("batch", f"must be an integer in 1..{model.n_data}; got {batch!r}")
+    return int(b)
+
+
+def _draw(model: Model, rng: np.random.Generator, n: int) -> np.ndarray:
+    return rng.integers(0, model.n_data, n)
+
+
+# SGLD
+def sgld_configure(model: Model, step: float, batch: int | None = None, offset: float = 1.0, decay: float = 0.0):
+    """``h_t = step * (offset + t)^(-decay) / offset^(-decay)`` (so ``h_0 = step``); ``decay`` 0 is a
+    constant step, the seed's range for convergence is ``decay`` in (0.5, 1]."""
+    if not (np.isfinite(decay) and 0 <= decay <= 1):
+        raise InputError("decay", f"must be in [0, 1]; got {decay!r}")
+    return {
+        "h": positive("step", step),
+        "b": positive("offset", offset),
+        "decay": float(decay),
+        "n": _batch(model, batch),
+    }
+
+
+def sgld_init(model: Model, theta0: np.ndarray, rng: np.random.Generator, cfg: dict[str, Any]) -> SGDState:
+    return SGDState(theta0, 0, np.zeros(0))
+
+
+def sgld_step(model: Model, state: SGDState, rng: np.random.Generator, cfg: dict[str, Any]) -> SGDState:
+    """Eq. (4.31): an SGD step on ``grad U~`` with step ``h_t``, then ``+ sqrt(2 h_t) N(0, I)``."""
+    h = cfg["h"] * ((cfg["b"] + state.k) / cfg["b"]) ** (-cfg["decay"])
+    g, _ = minibatch_grad(model, state.x, _draw(model, rng, cfg["n"]))
+    s = sgd_step(state, g, _IDENTITY, step=h, schedule=0, mu=0.0, avg_from=0)
+    return s._replace(x=s.x + np.sqrt(2.0 * h) * rng.standard_normal(model.dim))
+
+
+# SGHMC
+class _MinibatchPotential:
+    """The "problem" heavy_ball_step evaluates: each call draws a fresh mini-batch. The value is not
+    computed (the sampler never reads it) and is NaN."""
+
+    def __init__(self, model: Model, rng: np.random.Generator, n: int) -> None:
+        self.model, self.rng, self.n = model, rng, n
+
+    def value_and_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        return float("nan"), minibatch_grad(self.model, x, _draw(self.model, self.rng, self.n))[0]
+
+
+def sghmc_configure(
+    model: Model,
+    step: float,
+    friction: float = 1.0,
+    batch: int | None = None,
+    sigma_hat: Any = None,
+    resample_every: int | None = None,
+) -> dict[str, Any]:
+    """Step ``h``, friction ``A``, gradient-noise estimate ``sigma_hat`` (None: 0), and the outer
+    loop of Alg. 4.2: resample ``p ~ N(0, I)`` every ``resample_every`` inner steps (None: never)."""
+    h, A, D = positive("step", step), positive("friction", friction), model.dim
+    if h * A >= 1:
+        raise InputError("friction", f"step * friction must be < 1 (the momentum 1 - hA is > 0); got {h * A:.3g}")
+    C = A * np.eye(D)
+    if sigma_hat is not None:
+        S = np.asarray(sigma_hat, dtype=float)
+        S = np.diag(S) if S.ndim == 1 else S
+        if S.shape != (D, D) or not np.isfinite(S).all():
+            raise InputError("sigma_hat", f"must be a finite ({D}, {D}) matrix or ({D},) diagonal; got {S.shape}")
+        if not np.allclose(S, S.T, rtol=1e-10, atol=1e-12):
+            raise InputError("sigma_hat", "must be symmetric")
+        psd_sqrt("sigma_hat", S, "must be positive semi-definite")
+        C = C - 0.5 * h * S
+    noise = psd_sqrt(
+        "sigma_hat", 2.0 * h * C, "A I - h sigma_hat/2 must be PSD (Alg. 4.2); raise friction or lower step"
+    )
+    if resample_every is not None and not (isinstance(resample_every, int | np.integer) and resample_every >= 1):
+        raise InputError("resample_every", f"must be an integer >= 1 or None; got {resample_every!r}")
+    return {"h": h, "A": A, "noise": noise, "n": _batch(model, batch), "resample": resample_every}
+
+
+class SGHMCState(NamedTuple):
+    """The heavy-ball state (position, previous position, gradient at the position) and the step count
+    (for the outer loop's momentum refresh)."""
+
+    hb: HeavyBallState
+    k: int
+
+
+def sghmc_init(model: Model, theta0: np.ndarray, rng: np.random.Generator, cfg: dict[str, Any]) -> SGHMCState:
+    p = rng.standard_normal(model.dim)
+    pot = _MinibatchPotential(model, rng, cfg["n"])
+    return SGHMCState(HeavyBallState(theta0, theta0 - cfg["h"] * p, pot.value_and_grad(theta0)), 0)
+
+
+def sghmc_step(model: Model, state: SGHMCState, rng: np.random.Generator, cfg: dict[str, Any]) -> SGHMCState:
+    """One inner step of Alg. 4.2 as a noisy heavy-ball step; every ``resample_every`` steps the
+    momentum is first redrawn ``p ~ N(0, I)`` (the outer loop)."""
+    h, b, hb = cfg["h"], 1.0 - cfg["h"] * cfg["A"], state.hb
+    if cfg["resample"] is not None and state.k % cfg["resample"] == 0 and state.k > 0:
+        hb = hb._replace(x_prev=hb.x - h * rng.standard_normal(model.dim))
+    n = cfg["noise"] @ rng.standard_normal(model.dim)
+    noisy = hb._replace(x_prev=hb.x_prev - h * n / b)
+    return SGHMCState(
+        heavy_ball_step(_MinibatchPotential(model, rng, cfg["n"]), noisy, _IDENTITY, h * h, b), state.k + 1
+    )
+
+
+def sghmc_momentum(state: SGHMCState, cfg: dict[str, Any]) -> np.ndarray:
+    """``p = (x - x_prev)/h``: the momentum used by the last position update."""
+    return (state.hb.x - state.hb.x_prev) / cfg["h"]
+
+
+# SGNHT and CCAdL
+class ThermostatState(NamedTuple):
+    """Position, momentum, thermostat ``xi``, step count and CCAdL's covariance estimate ``Gamma^``
+    (full ``(D, D)``, diagonal ``(D,)``, or empty for SGNHT)."""
+
+    theta: np.ndarray
+    p: np.ndarray
+    xi: float
+    k: int
+    gamma_hat: np.ndarray
+
+
+def thermostat_step(p: np.ndarray, g: np.ndarray, xi: float, friction: np.ndarray | None, rng, cfg) -> tuple:
+    """``p+ = p - h g - friction - h xi p + sqrt(2 A h) N(0, I)``, ``xi+ = xi + h (p+^T p+/D - 1)``:
+    momentum SGD plus noise, and the Nosé-Hoover thermostat (Alg. 4.3 and 4.4, beta = 1, mu = D)."""
+    h, A = cfg["h"], cfg["A"]
+    pn = p - h * g - h * xi * p + np.sqrt(2.0 * A * h) * rng.standard_normal(p.size)
+    if friction is not None:
+        pn -= friction
+    return pn, xi + h * (float(pn @ pn) / p.size - 1.0)
+
+
+def _thermo_configure(model: Model, step: float, friction: float = 1.0, batch: int | None = None) -> dict[str, Any]:
+    return {"h": positive("step", step), "A": positive("friction", friction), "n": _batch(model, batch)}
+
+
+def sgnht_configure(model: Model, step: float, friction: float = 1.0, batch: int | None = None) -> dict[str, Any]:
+    """Step ``h``, friction ``A`` (the thermostat starts at ``xi_0 = A``)."""
+    return _thermo_configure(model, step, friction, batch)
+
+
+def ccadl_configure(
+    model: Model, step: float, friction: float = 1.0, batch: int | None = None, covariance: str = "full"
+) -> dict[str, Any]:
+    """As SGNHT, plus ``covariance`` "full" (O(nD^2) per step) or "diagonal" (O(nD), l.2228)."""
+    if covariance not in ("full", "diagonal"):
+        raise InputError("covariance", f"must be 'full' or 'diagonal'; got {covariance!r}")
+    cfg = _thermo_configure(model, step, friction, batch)
+    if cfg["n"] < 2:
+        raise InputError("batch", "CCAdL estimates a covariance from the mini-batch: needs batch >= 2")
+    return cfg | {"diag": covariance == "diagonal"}
+
+
+def thermo_init(model: Model, theta0: np.ndarray, rng: np.random.Generator, cfg: dict[str, Any]) -> ThermostatState:
+    D = model.dim
+    G0 = np.zeros(0) if "diag" not in cfg else (np.zeros(D) if cfg["diag"] else np.zeros((D, D)))
+    return ThermostatState(theta0, rng.standard_normal(D), cfg["A"], 0, G0)
+
+
+def sgnht_step(model: Model, s: ThermostatState, rng: np.random.Generator, cfg: dict[str, Any]) -> ThermostatState:
+    """Alg. 4.3: p from the gradient at the old theta, then ``theta += h p``."""
+    g, _ = minibatch_grad(model, s.theta, _draw(model, rng, cfg["n"]))
+    p, xi = thermostat_step(s.p, g, s.xi, None, rng, cfg)
+    return ThermostatState(s.theta + cfg["h"] * p, p, xi, s.k + 1, s.gamma_hat)
+
+
+def ccadl_step(model: Model, s: ThermostatState, rng: np.random.Generator, cfg: dict[str, Any]) -> ThermostatState:
+    """Alg. 4.4: ``theta += h p`` first, then the covariance estimate at the new theta and the p update."""
+    h, n, k = cfg["h"], cfg["n"], s.k + 1
+    theta = s.theta + h * s.p
+    g, G = minibatch_grad(model, theta, _draw(model, rng, n))
+    Gc = G - G.mean(axis=0)
+    V = (Gc * Gc).sum(axis=0) / (n - 1) if cfg["diag"] else (Gc.T @ Gc) / (n - 1)  # Eq. (4.46)
+    kappa = 1.0 / k  # Eq. (4.45), kappa_t = 1/t: Gamma^_t is the mean of V_1..V_t
+    gamma_hat = (1.0 - kappa) * s.gamma_hat + kappa * V
+    Gp = gamma_hat * s.p if cfg["diag"] else gamma_hat @ s.p
+    friction = (0.5 * h * h * model.n_data**2 / n) * Gp
+    p, xi = thermostat_step(s.p, g, s.xi, friction, rng, cfg)
+    return ThermostatState(theta, p, xi, k, gamma_hat)
+
+
+def _no_stats(state: Any) -> dict[str, float]:
+    return {}
+
+
+SGLD = Kernel(sgld_configure, sgld_init, sgld_step, lambda s: s.x, lambda s, c: None, _no_stats, False)
+SGHMC = Kernel(sghmc_configure, sghmc_init, sghmc_step, lambda s: s.hb.x, sghmc_momentum, _no_stats, False)
+_thermo_stats = lambda s: {"xi": s.xi}
+_p = lambda s, c: s.p
+SGNHT = Kernel(sgnht_configure, thermo_init, sgnht_step, lambda s: s.theta, _p, _thermo_stats, False)
+CCADL = Kernel(ccadl_configure, thermo_init, ccadl_step, lambda s: s.theta, _p, _thermo_stats, False)
