@@ -147,6 +147,17 @@ def renyi_objective(log_q: np.ndarray, L: np.ndarray, w: np.ndarray, gamma: np.n
     return out
 
 
+def hessian_mode(hessian: str, n_agents: int, n_classes: int, gamma_min: float) -> int:
+    """The kernels' code for the Hessian solve named ``hessian`` (``"auto"``: by shape)."""
+    from . import renyi_hessian as rh
+
+    if hessian == "auto":
+        return rh.choose(n_agents, n_classes, gamma_min)
+    if hessian not in rh.MODES:
+        raise InputError("hessian", f"must be 'auto' or one of {tuple(rh.MODES)}; got {hessian!r}")
+    return rh.MODES[hessian]
+
+
 # -- the solver -----------------------------------------------------------------------------------
 def solve_fixed_point(
     L: np.ndarray,
@@ -160,6 +171,7 @@ def solve_fixed_point(
     stable: bool | None = None,
     progress: ProgressFn | None = None,
     chunk: int = 2000,
+    hessian: str = "auto",
 ) -> FixedPointResult:
     """Solve Eq. (2.8) for every item of validated, finite, normalised log-probs ``L`` (n, A, K).
 
@@ -168,7 +180,9 @@ def solve_fixed_point(
     ``init`` (n, K) warm-starts from previous solutions. ``stable`` forces (True) or forbids (False)
     the γ → 0-stable evaluation; by default it is used when ``min γ < 1e-3``. With ``progress``
     the items are solved in chunks of ``chunk`` and the fraction done is reported after each (a
-    callback raising :class:`solvers.progress.Cancelled` stops the work).
+    callback raising :class:`solvers.progress.Cancelled` stops the work). ``hessian`` picks how
+    Newton solves with its Hessian: ``"dense"``, ``"woodbury"``, ``"cg"`` or ``"auto"`` (by shape,
+    :func:`aggregators.renyi_hessian.choose`).
     """
     from . import renyi_kernels as rk
 
@@ -193,6 +207,7 @@ def solve_fixed_point(
         max_iter = 100 if method == "newton" else 100_000
     if stable is None:
         stable = bool(gamma.min() < rk.STABLE_BELOW)
+    mode = hessian_mode(hessian, A, K, float(gamma.min()))
     ugam, gidx = np.unique(gamma, return_inverse=True)
     gidx = gidx.astype(np.int64)
     gbar = float(np.dot(wp, gamma))
@@ -221,6 +236,7 @@ def solve_fixed_point(
             R[lo:hi],
             use_init,
             method == "newton",
+            mode,
             stable,
             float(tol),
             int(max_iter) + 1,

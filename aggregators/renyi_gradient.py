@@ -33,7 +33,7 @@ import numpy as np
 from solvers.errors import InputError
 from solvers.simplex import project_simplex
 
-from .renyi_fixed_point import anneal, mixture_weights, solve_fixed_point
+from .renyi_fixed_point import anneal, hessian_mode, mixture_weights, solve_fixed_point
 
 __all__ = ["RenyiProblem", "renyi_loglik_grad"]
 
@@ -54,6 +54,7 @@ def renyi_loglik_grad(
     tol: float = 1e-12,
     want: tuple[str, ...] = ("w",),
     solved: np.ndarray | None = None,
+    hessian: str = "auto",
 ) -> tuple[float, dict[str, np.ndarray], np.ndarray, int]:
     """Mean log-likelihood of ``labels`` under the Rényi pool and its exact gradients.
 
@@ -61,14 +62,15 @@ def renyi_loglik_grad(
     the gradient is the one of the formula with ``S = Σ w/γ``, valid on the simplex); ``gamma``
     (A,); ``lam`` (A,) or None. ``want`` picks gradients among ``"w"``, ``"gamma"``, ``"lam"``
     (each per agent). ``solved`` passes an already solved aggregate (n, K) for these parameters,
-    so only the adjoint pass runs. Returns ``(mean loglik, grads, log_q, sweeps)``.
+    so only the adjoint pass runs. ``hessian`` picks the solve with ``H`` (as in
+    :func:`aggregators.renyi_fixed_point.solve_fixed_point`). Returns ``(mean loglik, grads, log_q, sweeps)``.
     """
     from . import renyi_kernels as rk
 
     La = anneal(L, lam)
     n = L.shape[0]
     if solved is None:
-        fp = solve_fixed_point(La, w, gamma, tol=tol, init=init)
+        fp = solve_fixed_point(La, w, gamma, tol=tol, init=init, hessian=hessian)
         log_q, sweeps, stable = fp.log_q, int(fp.sweeps.sum()), fp.mode == "stable"
     else:
         log_q, sweeps, stable = solved, 0, bool(gamma.min() < rk.STABLE_BELOW)
@@ -91,6 +93,7 @@ def renyi_loglik_grad(
         ugam,
         log_q,
         labels.astype(np.int64),
+        hessian_mode(hessian, A, L.shape[2], float(gamma.min())),
         stable,
         lam_grad,
         np.ascontiguousarray(L),
