@@ -312,7 +312,7 @@ class RenyiPool(Pool):
                 f"RenyiPool: the weight solver stopped unconverged ({res.message}); "
                 "the fit is usable but not optimal (raise max_iter or loosen tol)",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         self.loglik_ = -float(res.fun)
         self.n_fixed_point_sweeps_ = int(inner.sweeps)
