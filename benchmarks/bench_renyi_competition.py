@@ -49,7 +49,8 @@ def main(argv=None) -> None:
     for g in a.gammas:
         for h in ("dense", "cg", "auto"):
             gam = np.full(A, g)
-            renyi_loglik_grad(X[:20], y[:20], w, gam, want=("w",), hessian=h)  # compile / load
+            m = min(len(X), 300)  # enough items for the parallel kernels too
+            renyi_loglik_grad(X[:m], y[:m], w, gam, want=("w",), hessian=h)  # compile / load
             t = time.perf_counter()
             _, _, _, sweeps = renyi_loglik_grad(X, y, w, gam, want=("w",), hessian=h)
             print(f"| eval γ={g} | hessian={h} | {time.perf_counter() - t:.2f} s | sweeps {sweeps} |", flush=True)
