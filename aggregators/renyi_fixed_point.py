@@ -19,7 +19,8 @@ Conventions: log space throughout; predictions ``(n_items, n_agents, n_classes)`
 ``(n_items, n_classes)`` normalised log-probabilities. Convergence is measured by the log-space
 fixed-point residual ``max_y |log F(Q)(y) - log Q(y)|`` per item.
 
-Methods: ``"newton"`` (default; Newton in log coordinates, a K x K Cholesky solve per item, see
+Methods: ``"newton"`` (default; Newton in log coordinates, one solve with the K x K matrix ``H`` per
+step, dense, Woodbury or CG by shape (:mod:`aggregators.renyi_hessian`), see
 :mod:`aggregators.renyi_kernels`) and ``"plain"`` (the iteration of Eq. 2.8 as written, the baseline).
 """
 

@@ -7,7 +7,8 @@ the fixed point ``r = F(r; θ)`` of Eq. (2.8) (``r = log P_agg``), so
     dr/dθ = (I - ∂F/∂r)^{-1} ∂F/∂θ = H^{-1} D_Q ∂F/∂θ,
 
 with the symmetric positive-definite ``H`` of :mod:`aggregators.renyi_kernels`. The adjoint of the
-log-likelihood of label ``y`` is one K x K solve per item, ``H λ = e_y``, and then (per agent j,
+log-likelihood of label ``y`` is one solve with ``H`` per item, ``H λ = e_y`` (dense, Woodbury or CG by
+shape, :mod:`aggregators.renyi_hessian`), and then (per agent j,
 ``S = Σ_i w_i/γ_i``, ``w'_j = (w_j/γ_j)/S``, ``d_j = log P_j - r``):
 
     ∂ log P(y)/∂w_j = (λ·Q_j - λ·Q) / (γ_j S)

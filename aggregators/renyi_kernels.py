@@ -28,7 +28,8 @@ symmetric positive-definite ``K x K`` matrix
 
     H = diag(Σ_i w'_i γ_i Q_i) + Σ_i w'_i (1 - γ_i) Q_i Q_iᵀ,     Q = exp(F(r)) = Σ_i w'_i Q_i,
 
-so the Newton step for ``r = F(r)`` is ``δ = H^{-1} (Q ⊙ G)`` (a Cholesky solve per item). Its
+so the Newton step for ``r = F(r)`` is ``δ = H^{-1} (Q ⊙ G)`` (a dense, Woodbury or CG solve per item,
+chosen by shape: :mod:`aggregators.renyi_hessian`). Its
 eigenvalues lie in ``[min γ, 1]`` relative to ``D_Q``: this is why the plain iteration ``r <- F(r)``
 contracts only at rate ``1 - γ`` (about ``23/γ`` sweeps for 1e-10), and why Newton does not care.
 Steps are damped by backtracking on ``||G||_2`` and fall back to the plain (majorise-minimise) step.
