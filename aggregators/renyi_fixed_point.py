@@ -19,7 +19,8 @@ Conventions: log space throughout; predictions ``(n_items, n_agents, n_classes)`
 ``(n_items, n_classes)`` normalised log-probabilities. Convergence is measured by the log-space
 fixed-point residual ``max_y |log F(Q)(y) - log Q(y)|`` per item.
 
-Methods: ``"newton"`` (default; Newton in log coordinates, a K x K Cholesky solve per item, see
+Methods: ``"newton"`` (default; Newton in log coordinates, one solve with the K x K matrix ``H`` per
+step, dense, Woodbury or CG by shape (:mod:`aggregators.renyi_hessian`), see
 :mod:`aggregators.renyi_kernels`) and ``"plain"`` (the iteration of Eq. 2.8 as written, the baseline).
 """
 
@@ -147,6 +148,17 @@ def renyi_objective(log_q: np.ndarray, L: np.ndarray, w: np.ndarray, gamma: np.n
     return out
 
 
+def hessian_mode(hessian: str, n_agents: int, n_classes: int, gamma_min: float) -> int:
+    """The kernels' code for the Hessian solve named ``hessian`` (``"auto"``: by shape)."""
+    from . import renyi_hessian as rh
+
+    if hessian == "auto":
+        return rh.choose(n_agents, n_classes, gamma_min)
+    if hessian not in rh.MODES:
+        raise InputError("hessian", f"must be 'auto' or one of {tuple(rh.MODES)}; got {hessian!r}")
+    return rh.MODES[hessian]
+
+
 # -- the solver -----------------------------------------------------------------------------------
 def solve_fixed_point(
     L: np.ndarray,
@@ -160,6 +172,7 @@ def solve_fixed_point(
     stable: bool | None = None,
     progress: ProgressFn | None = None,
     chunk: int = 2000,
+    hessian: str = "auto",
 ) -> FixedPointResult:
     """Solve Eq. (2.8) for every item of validated, finite, normalised log-probs ``L`` (n, A, K).
 
@@ -168,7 +181,9 @@ def solve_fixed_point(
     ``init`` (n, K) warm-starts from previous solutions. ``stable`` forces (True) or forbids (False)
     the γ → 0-stable evaluation; by default it is used when ``min γ < 1e-3``. With ``progress``
     the items are solved in chunks of ``chunk`` and the fraction done is reported after each (a
-    callback raising :class:`solvers.progress.Cancelled` stops the work).
+    callback raising :class:`solvers.progress.Cancelled` stops the work). ``hessian`` picks how
+    Newton solves with its Hessian: ``"dense"``, ``"woodbury"``, ``"cg"`` or ``"auto"`` (by shape,
+    :func:`aggregators.renyi_hessian.choose`).
     """
     from . import renyi_kernels as rk
 
@@ -193,6 +208,7 @@ def solve_fixed_point(
         max_iter = 100 if method == "newton" else 100_000
     if stable is None:
         stable = bool(gamma.min() < rk.STABLE_BELOW)
+    mode = hessian_mode(hessian, A, K, float(gamma.min()))
     ugam, gidx = np.unique(gamma, return_inverse=True)
     gidx = gidx.astype(np.int64)
     gbar = float(np.dot(wp, gamma))
@@ -221,6 +237,7 @@ def solve_fixed_point(
             R[lo:hi],
             use_init,
             method == "newton",
+            mode,
             stable,
             float(tol),
             int(max_iter) + 1,

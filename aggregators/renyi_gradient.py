@@ -7,7 +7,8 @@ the fixed point ``r = F(r; θ)`` of Eq. (2.8) (``r = log P_agg``), so
     dr/dθ = (I - ∂F/∂r)^{-1} ∂F/∂θ = H^{-1} D_Q ∂F/∂θ,
 
 with the symmetric positive-definite ``H`` of :mod:`aggregators.renyi_kernels`. The adjoint of the
-log-likelihood of label ``y`` is one K x K solve per item, ``H λ = e_y``, and then (per agent j,
+log-likelihood of label ``y`` is one solve with ``H`` per item, ``H λ = e_y`` (dense, Woodbury or CG by
+shape, :mod:`aggregators.renyi_hessian`), and then (per agent j,
 ``S = Σ_i w_i/γ_i``, ``w'_j = (w_j/γ_j)/S``, ``d_j = log P_j - r``):
 
     ∂ log P(y)/∂w_j = (λ·Q_j - λ·Q) / (γ_j S)
@@ -33,7 +34,7 @@ import numpy as np
 from solvers.errors import InputError
 from solvers.simplex import project_simplex
 
-from .renyi_fixed_point import anneal, mixture_weights, solve_fixed_point
+from .renyi_fixed_point import anneal, hessian_mode, mixture_weights, solve_fixed_point
 
 __all__ = ["RenyiProblem", "renyi_loglik_grad"]
 
@@ -54,6 +55,7 @@ def renyi_loglik_grad(
     tol: float = 1e-12,
     want: tuple[str, ...] = ("w",),
     solved: np.ndarray | None = None,
+    hessian: str = "auto",
 ) -> tuple[float, dict[str, np.ndarray], np.ndarray, int]:
     """Mean log-likelihood of ``labels`` under the Rényi pool and its exact gradients.
 
@@ -61,14 +63,15 @@ def renyi_loglik_grad(
     the gradient is the one of the formula with ``S = Σ w/γ``, valid on the simplex); ``gamma``
     (A,); ``lam`` (A,) or None. ``want`` picks gradients among ``"w"``, ``"gamma"``, ``"lam"``
     (each per agent). ``solved`` passes an already solved aggregate (n, K) for these parameters,
-    so only the adjoint pass runs. Returns ``(mean loglik, grads, log_q, sweeps)``.
+    so only the adjoint pass runs. ``hessian`` picks the solve with ``H`` (as in
+    :func:`aggregators.renyi_fixed_point.solve_fixed_point`). Returns ``(mean loglik, grads, log_q, sweeps)``.
     """
     from . import renyi_kernels as rk
 
     La = anneal(L, lam)
     n = L.shape[0]
     if solved is None:
-        fp = solve_fixed_point(La, w, gamma, tol=tol, init=init)
+        fp = solve_fixed_point(La, w, gamma, tol=tol, init=init, hessian=hessian)
         log_q, sweeps, stable = fp.log_q, int(fp.sweeps.sum()), fp.mode == "stable"
     else:
         log_q, sweeps, stable = solved, 0, bool(gamma.min() < rk.STABLE_BELOW)
@@ -91,6 +94,7 @@ def renyi_loglik_grad(
         ugam,
         log_q,
         labels.astype(np.int64),
+        hessian_mode(hessian, A, L.shape[2], float(gamma.min())),
         stable,
         lam_grad,
         np.ascontiguousarray(L),

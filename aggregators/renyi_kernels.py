@@ -28,7 +28,8 @@ symmetric positive-definite ``K x K`` matrix
 
     H = diag(Σ_i w'_i γ_i Q_i) + Σ_i w'_i (1 - γ_i) Q_i Q_iᵀ,     Q = exp(F(r)) = Σ_i w'_i Q_i,
 
-so the Newton step for ``r = F(r)`` is ``δ = H^{-1} (Q ⊙ G)`` (a Cholesky solve per item). Its
+so the Newton step for ``r = F(r)`` is ``δ = H^{-1} (Q ⊙ G)`` (a dense, Woodbury or CG solve per item,
+chosen by shape: :mod:`aggregators.renyi_hessian`). Its
 eigenvalues lie in ``[min γ, 1]`` relative to ``D_Q``: this is why the plain iteration ``r <- F(r)``
 contracts only at rate ``1 - γ`` (about ``23/γ`` sweeps for 1e-10), and why Newton does not care.
 Steps are damped by backtracking on ``||G||_2`` and fall back to the plain (majorise-minimise) step.
@@ -39,9 +40,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from solvers.kernels.cholesky import cho_solve
-from solvers.kernels.cholesky_factor import cho_factor
 from solvers.kernels.simplex_log import normalise_log
+
+from .renyi_hessian import hsolve, workspace
 
 STABLE_BELOW = 1e-3
 """Use the ``stable`` evaluation when the smallest γ_i is below this."""
@@ -159,45 +160,13 @@ def _eval_stable(L, wp, gam, r, Qi, mix, G, acc):
         mix[y] = np.exp(r[y] + G[y])
 
 
-@njit(cache=True, fastmath=True)
-def _gram(XT, H):
-    """``H = XT XTᵀ`` for ``XT`` (K, A): contiguous dot products (as fast as BLAS syrk here, and
-    free of BLAS threading inside the ``prange`` loops)."""
-    K, A = XT.shape
-    for y in range(K):
-        for z in range(y, K):
-            s = 0.0
-            for i in range(A):
-                s += XT[y, i] * XT[z, i]
-            H[y, z] = s
-            H[z, y] = s
-
-
 @njit(cache=True)
-def _hessian(Qi, mix, wp, gam, XT, H):
-    """``H = diag(Σ_i w'_i γ_i Q_i) + Σ_i w'_i (1-γ_i) Q_i Q_iᵀ`` (see the module docstring)."""
-    A, K = Qi.shape
-    for i in range(A):
-        s = np.sqrt(wp[i] * (1.0 - gam[i]))
-        for y in range(K):
-            XT[y, i] = s * Qi[i, y]
-    _gram(XT, H)
-    for y in range(K):
-        d = 0.0
-        for i in range(A):
-            d += wp[i] * gam[i] * Qi[i, y]
-        H[y, y] += d
-
-
-@njit(cache=True)
-def _newton_direction(Qi, mix, G, wp, gam, X, H, C, delta, b):
-    """Build ``H`` at the current point, factor it into ``C`` and solve ``H δ = Q ⊙ G``."""
-    _hessian(Qi, mix, wp, gam, X, H)
-    cho_factor(H, C, 0.0, True)
+def _newton_direction(mode, Qi, mix, G, wp, gam, rtol, M, C, V, v, delta, b):
+    """Solve ``H δ = Q ⊙ G`` at the current point (``mode``: :mod:`aggregators.renyi_hessian`)."""
     K = G.shape[0]
     for y in range(K):
         b[y] = mix[y] * G[y]
-    cho_solve(C, b, delta)
+    hsolve(mode, Qi, wp, gam, b, delta, rtol, M, C, V, v)
 
 
 @njit(cache=True)
@@ -227,32 +196,43 @@ def _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc):
 
 
 @njit(cache=True)
-def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, stable, tol, max_sweeps):
+def _item_workspace(A, K, ng, mode):
+    """Scratch arrays of :func:`_solve_item`, allocated once per run of items (not per item)."""
+    M, C, V, v = workspace(mode, A, K)
+    return (
+        np.empty((A, K)),
+        np.empty((A, K)),
+        np.empty((A, K)),
+        M,
+        C,
+        V,
+        v,
+        np.empty((8, K)),
+        np.empty((ng, K)),
+    )
+
+
+@njit(cache=True)
+def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable, tol, max_sweeps, ws):
     """Solve the fixed point for one item; ``r`` (K,) is the start (if ``use_init``) and the answer.
 
-    Returns ``(sweeps, residual, converged)``; ``sweeps`` counts passes over the item's agent data
-    (the setup pass plus every evaluation of ``F``, line-search trials included).
+    ``ws`` is :func:`_item_workspace`. Returns ``(sweeps, residual, converged)``; ``sweeps`` counts
+    passes over the item's agent data (the setup pass plus every evaluation of ``F``, line-search
+    trials included).
     """
     A, K = L.shape
-    ng = ugam.shape[0]
-    E = np.empty((A, K))
-    Qi = np.empty((A, K))
-    Qt = np.empty((A, K))
-    X = np.empty((K, A))
-    H = np.empty((K, K))
-    mix = np.empty(K)
-    mixt = np.empty(K)
-    G = np.empty(K)
-    Gt = np.empty(K)
-    rt = np.empty(K)
-    qg = np.empty((ng, K))
-    acc = np.empty(K)
-    delta = np.empty(K)
-    b = np.empty(K)
-    C = np.empty((K, K))
+    E, Qi, Qt, M, C, V, v, vecs, qg = ws
+    mix = vecs[0]
+    mixt = vecs[1]
+    G = vecs[2]
+    Gt = vecs[3]
+    rt = vecs[4]
+    acc = vecs[5]
+    delta = vecs[6]
+    b = vecs[7]
     gmax_inv = 1.0 / gam.min()
 
-    _setup(L, wp, gam, gbar, E, r, use_init, stable, ng == 1)
+    _setup(L, wp, gam, gbar, E, r, use_init, stable, ugam.shape[0] == 1)
     _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc)
     sweeps = 2
     res = _absmax(G)
@@ -265,7 +245,7 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, stable, tol, 
             # one more Newton step at the accepted point costs no extra pass: take it, unless the
             # plain step is already exact to rounding (its error is at most residual * (1/γ_min - 1))
             if newton and res * (gmax_inv - 1.0) > 1e-14:
-                _newton_direction(Qi, mix, G, wp, gam, X, H, C, delta, b)
+                _newton_direction(mode, Qi, mix, G, wp, gam, 1e-3, M, C, V, v, delta, b)
                 for y in range(K):
                     r[y] += delta[y]
             else:
@@ -281,7 +261,8 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, stable, tol, 
         if newton:
             # a fresh H every iteration: reusing the last factor (chord steps) was measured at
             # (1,000 x 269 x 64) to cost as many seconds as full Newton and up to twice the sweeps
-            _newton_direction(Qi, mix, G, wp, gam, X, H, C, delta, b)
+            # inexact Newton (CG only): a relative residual of min(0.1, res) keeps the quadratic rate
+            _newton_direction(mode, Qi, mix, G, wp, gam, min(0.1, res), M, C, V, v, delta, b)
             g0 = _norm2(G)
             t = 1.0
             accepted = False
@@ -324,22 +305,58 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, stable, tol, 
     return sweeps, res, converged
 
 
-@njit(cache=True, parallel=True)
-def _solve_items_par(L, wp, gam, gidx, ugam, gbar, R, use_init, newton, stable, tol, max_sweeps, sweeps, res, conv):
-    for j in prange(L.shape[0]):
-        s, e, c = _solve_item(L[j], wp, gam, gidx, ugam, gbar, R[j], use_init, newton, stable, tol, max_sweeps)
+@njit(cache=True)
+def _solve_range(
+    lo, hi, L, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv
+):
+    ws = _item_workspace(L.shape[1], L.shape[2], ugam.shape[0], mode)
+    for j in range(lo, hi):
+        s, e, c = _solve_item(
+            L[j], wp, gam, gidx, ugam, gbar, R[j], use_init, newton, mode, stable, tol, max_sweeps, ws
+        )
         sweeps[j] = s
         res[j] = e
         conv[j] = c
+
+
+@njit(cache=True, parallel=True)
+def _solve_items_par(
+    L, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv
+):
+    n = L.shape[0]
+    nch = min(n, 64)
+    for c in prange(nch):
+        lo = c * n // nch
+        hi = (c + 1) * n // nch
+        _solve_range(
+            lo, hi, L, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv
+        )
 
 
 @njit(cache=True)
-def _solve_items_seq(L, wp, gam, gidx, ugam, gbar, R, use_init, newton, stable, tol, max_sweeps, sweeps, res, conv):
-    for j in range(L.shape[0]):
-        s, e, c = _solve_item(L[j], wp, gam, gidx, ugam, gbar, R[j], use_init, newton, stable, tol, max_sweeps)
-        sweeps[j] = s
-        res[j] = e
-        conv[j] = c
+def _solve_items_seq(
+    L, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv
+):
+    _solve_range(
+        0,
+        L.shape[0],
+        L,
+        wp,
+        gam,
+        gidx,
+        ugam,
+        gbar,
+        R,
+        use_init,
+        newton,
+        mode,
+        stable,
+        tol,
+        max_sweeps,
+        sweeps,
+        res,
+        conv,
+    )
 
 
 PARALLEL_MIN_WORK = 4_000_000
@@ -347,21 +364,20 @@ PARALLEL_MIN_WORK = 4_000_000
 scheduling cost more than they save on small problems, badly so on a loaded machine)."""
 
 
-def solve_items(L, wp, gam, gidx, ugam, gbar, R, use_init, newton, stable, tol, max_sweeps, sweeps, res, conv):
+def solve_items(L, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv):
     """Solve every item of ``L`` (n, A, K); ``R`` (n, K) holds starts (if ``use_init``) and answers."""
     fn = _solve_items_par if L.size >= PARALLEL_MIN_WORK else _solve_items_seq
-    fn(L, wp, gam, gidx, ugam, gbar, R, use_init, newton, stable, tol, max_sweeps, sweeps, res, conv)
+    fn(L, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv)
 
 
 @njit(cache=True)
-def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, stable, lam_grad, LQ, W, GG, LL):
+def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL):
     n, A, K = L.shape
     ng = ugam.shape[0]
     Ln = L[j]
     E = np.empty((A, K))
     Qi = np.empty((A, K))
-    X = np.empty((K, A))
-    H = np.empty((K, K))
+    M, C, V, v = workspace(mode, A, K)
     mix = np.empty(K)
     G = np.empty(K)
     qg = np.empty((ng, K))
@@ -371,11 +387,8 @@ def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, stable, lam_grad, LQ, W,
     r = R[j].copy()
     _scaled_powers(Ln, gam, E)
     _evaluate(stable, Ln, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc)
-    _hessian(Qi, mix, wp, gam, X, H)
-    C = np.empty_like(H)
-    cho_factor(H, C, 0.0, True)
     e[labels[j]] = 1.0
-    cho_solve(C, e, lam)
+    hsolve(mode, Qi, wp, gam, e, lam, 1e-12, M, C, V, v)
     lq = 0.0
     for y in range(K):
         lq += lam[y] * mix[y]
@@ -401,18 +414,18 @@ def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, stable, lam_grad, LQ, W,
 
 
 @njit(cache=True, parallel=True)
-def _adjoint_par(L, wp, gam, gidx, ugam, R, labels, stable, lam_grad, LQ, W, GG, LL):
+def _adjoint_par(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL):
     for j in prange(L.shape[0]):
-        _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, stable, lam_grad, LQ, W, GG, LL)
+        _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL)
 
 
 @njit(cache=True)
-def _adjoint_seq(L, wp, gam, gidx, ugam, R, labels, stable, lam_grad, LQ, W, GG, LL):
+def _adjoint_seq(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL):
     for j in range(L.shape[0]):
-        _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, stable, lam_grad, LQ, W, GG, LL)
+        _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL)
 
 
-def adjoint_items(L, wp, gam, gidx, ugam, R, labels, stable, lam_grad, LQ, W, GG, LL):
+def adjoint_items(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL):
     """Adjoint (implicit-differentiation) quantities at solved fixed points.
 
     For item ``n`` with label ``y`` solve ``H λ = e_y`` (H of the module docstring, at the fixed
@@ -425,4 +438,4 @@ def adjoint_items(L, wp, gam, gidx, ugam, R, labels, stable, lam_grad, LQ, W, GG
     from which :mod:`aggregators.renyi_gradient` assembles the exact gradients.
     """
     fn = _adjoint_par if L.size >= PARALLEL_MIN_WORK else _adjoint_seq
-    fn(L, wp, gam, gidx, ugam, R, labels, stable, lam_grad, LQ, W, GG, LL)
+    fn(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL)

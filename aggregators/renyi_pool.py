@@ -17,6 +17,10 @@ weights ``w`` on the simplex (exact gradients by implicit differentiation,
 - ``"learn_per_agent"``: as ``"learn"``, then one γ_i per agent (in [1e-4, 1]) refined jointly with
   ``w`` by the solver on the product set simplex x box.
 
+``converged_`` says whether the final solver run met its tolerance; when it did not (the joint
+per-agent γ problem is badly scaled and may stop at ``max_iter``), ``fit`` warns with scikit-learn's
+``ConvergenceWarning``.
+
 With ``cv=k`` the grid is scored by k-fold held-out log-likelihood instead of the in-sample fit
 (the curve then records both). ``learn_lam=True`` also learns the per-agent annealing exponents
 λ_i of the maximum-entropy form (Eq. 2.21-2.22); ``lam=`` fixes them.
@@ -24,9 +28,11 @@ With ``cv=k`` the grid is scored by k-fold held-out log-likelihood instead of th
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from solvers.progress import ProgressFn, report, scaled
 from solvers.registry import minimize
@@ -303,6 +309,14 @@ class RenyiPool(Pool):
         if lam is not None:
             self.lam_ = lam.copy()
         self.fit_result_ = res
+        self.converged_ = bool(res.converged)
+        if not self.converged_:
+            warnings.warn(
+                f"RenyiPool: the weight solver stopped unconverged ({res.message}); "
+                "the fit is usable but not optimal (raise max_iter or loosen tol)",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
         self.loglik_ = -float(res.fun)
         self.n_fixed_point_sweeps_ = int(inner.sweeps)
 

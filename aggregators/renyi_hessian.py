@@ -1,0 +1,253 @@
+"""Solves with the Rényi fixed point's Hessian ``H``, structured by shape (seed 000, Eq. 2.8).
+
+Per item (``A`` agents, ``K`` classes), at the current point with tilted agents ``Q_i`` and
+``Q = Σ_i w'_i Q_i`` (notation of :mod:`aggregators.renyi_kernels`),
+
+    H = D + X Xᵀ,   D = diag(d),  d = Σ_i w'_i γ_i Q_i,   X = [s_1 Q_1, ..., s_A Q_A],  s_i² = w'_i (1 - γ_i),
+
+a positive diagonal plus ``A`` rank-one terms. ``D_Q^{-1} H`` has its eigenvalues in
+``[min γ, 1]`` and ``D_Q^{-1} D`` lies between ``min γ`` and ``max γ`` (it is ``γ I`` for a shared γ),
+so ``D^{-1} H`` is the identity plus a positive semi-definite part of rank at most ``A`` with
+eigenvalues at most ``(1 - γ)/γ``. Three ways to solve ``H x = b``:
+
+``DENSE`` (0)
+    build ``H`` (``A K²`` flops) and factor it (``K³/3``): the original step, best when ``K`` is small.
+``WOODBURY`` (1)
+    ``x = D⁻¹b - D⁻¹X C⁻¹ Xᵀ D⁻¹ b`` with the ``A x A`` capacitance ``C = I + Xᵀ D⁻¹ X``
+    (``A² K`` flops to build, ``A³/3`` to factor; ``C``'s condition number is at most ``1/γ``).
+``CG`` (2)
+    conjugate gradients preconditioned by ``D``, matrix-free: one product costs ``2 A K`` flops;
+    the preconditioned spectrum lies in ``[1, about 1/γ]`` with at most ``A`` non-unit directions, so
+    it needs at most ``A + 1`` and about ``sqrt(1/γ) log(1/rtol) / 2`` products.
+
+Which one is cheapest depends only on ``(A, K, γ)``; :func:`choose` holds the rule, measured with
+``benchmarks/bench_renyi_grid.py`` (see ``docs/renyi.md``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from solvers.kernels.cholesky import cho_solve
+from solvers.kernels.cholesky_factor import cho_factor
+
+DENSE = 0
+WOODBURY = 1
+CG = 2
+MODES = {"dense": DENSE, "woodbury": WOODBURY, "cg": CG}
+
+
+def choose(n_agents: int, n_classes: int, gamma_min: float) -> int:
+    """The cheapest solve for this shape (flop model, constants fitted on the grid benchmark).
+
+    Dense costs ``A K² + K³/3`` per Newton step, Woodbury ``A² K + A³/3``; CG costs about
+    ``2 A K`` per product times ``min(A + 1, 3 sqrt(1/γ) + 5)`` products (rtol ~1e-3, the typical
+    forcing term), plus the Hessian's diagonal. Dense is kept for ``K <= 8``, where it is exact
+    and its overheads are smallest.
+    """
+    A, K = n_agents, n_classes
+    if K <= 8:
+        return DENSE
+    dense = A * K * K + K**3 / 3.0
+    wood = A * A * K + A**3 / 3.0 + 4.0 * A * K
+    n_cg = min(A + 1.0, 3.0 * np.sqrt(1.0 / max(gamma_min, 1e-4)) + 5.0)
+    cg = 2.0 * A * K * (n_cg + 1.5)
+    best = min(dense, wood, cg)
+    if best == dense:
+        return DENSE
+    return WOODBURY if best == wood else CG
+
+
+@njit(cache=True)
+def workspace(mode, A, K):
+    """Scratch arrays for :func:`hsolve`: ``(M, C, V, v)``."""
+    if mode == DENSE:
+        return np.empty((K, K)), np.empty((K, K)), np.empty((K, A)), np.empty(K)
+    if mode == WOODBURY:
+        return np.empty((A, A)), np.empty((A, A)), np.empty((A, K)), np.empty(K)
+    return np.empty((0, 0)), np.empty((0, 0)), np.empty((5, K)), np.empty(A)
+
+
+@njit(cache=True, fastmath=True)
+def _gram(XT, H):
+    """``H = XT XTᵀ`` for ``XT`` (K, A): contiguous dot products (as fast as BLAS syrk here, and
+    free of BLAS threading inside the ``prange`` loops)."""
+    K, A = XT.shape
+    for y in range(K):
+        for z in range(y, K):
+            s = 0.0
+            for i in range(A):
+                s += XT[y, i] * XT[z, i]
+            H[y, z] = s
+            H[z, y] = s
+
+
+@njit(cache=True)
+def _diag(Qi, wp, gam, d):
+    """``d = Σ_i w'_i γ_i Q_i`` (the diagonal part of ``H``)."""
+    A, K = Qi.shape
+    for y in range(K):
+        d[y] = 0.0
+    for i in range(A):
+        c = wp[i] * gam[i]
+        for y in range(K):
+            d[y] += c * Qi[i, y]
+
+
+@njit(cache=True)
+def dense_hessian(Qi, wp, gam, XT, H):
+    """``H = diag(Σ_i w'_i γ_i Q_i) + Σ_i w'_i (1-γ_i) Q_i Q_iᵀ``, built densely."""
+    A, K = Qi.shape
+    for i in range(A):
+        s = np.sqrt(wp[i] * (1.0 - gam[i]))
+        for y in range(K):
+            XT[y, i] = s * Qi[i, y]
+    _gram(XT, H)
+    for y in range(K):
+        d = 0.0
+        for i in range(A):
+            d += wp[i] * gam[i] * Qi[i, y]
+        H[y, y] += d
+
+
+@njit(cache=True, fastmath=True)
+def _woodbury(Qi, wp, gam, b, x, M, C, V, d):
+    A, K = Qi.shape
+    _diag(Qi, wp, gam, d)
+    # V_i = s_i Q_i / d, M = I + diag(s) Q D⁻¹ Qᵀ diag(s)
+    for i in range(A):
+        s = np.sqrt(wp[i] * (1.0 - gam[i]))
+        for y in range(K):
+            V[i, y] = s * Qi[i, y] / d[y]
+    for i in range(A):
+        si = np.sqrt(wp[i] * (1.0 - gam[i]))
+        for j in range(i + 1):
+            t = 0.0
+            for y in range(K):
+                t += Qi[i, y] * V[j, y]
+            M[i, j] = si * t
+            M[j, i] = si * t
+        M[i, i] += 1.0
+    cho_factor(M, C, 0.0, True)
+    # t = Xᵀ D⁻¹ b;  z = C⁻¹ t;  x = D⁻¹ b - Σ_i z_i V_i
+    t = np.empty(A)
+    for i in range(A):
+        acc = 0.0
+        for y in range(K):
+            acc += V[i, y] * b[y]
+        t[i] = acc
+    cho_solve(C, t, t)
+    for y in range(K):
+        x[y] = b[y] / d[y]
+    for i in range(A):
+        zi = t[i]
+        for y in range(K):
+            x[y] -= zi * V[i, y]
+
+
+@njit(cache=True, fastmath=True)
+def _hv(Qi, c2, d, v, out, dots):
+    """``out = H v = d ⊙ v + Σ_i c2_i Q_i (Q_i · v)`` (``c2_i = w'_i (1 - γ_i)``), matrix-free."""
+    A, K = Qi.shape
+    for y in range(K):
+        out[y] = d[y] * v[y]
+    for i in range(A):
+        t = 0.0
+        for y in range(K):
+            t += Qi[i, y] * v[y]
+        dots[i] = c2[i] * t
+    for i in range(A):
+        t = dots[i]
+        for y in range(K):
+            out[y] += t * Qi[i, y]
+
+
+@njit(cache=True, fastmath=True)
+def _cg(Qi, wp, gam, b, x, rtol, V, dots):
+    """CG on ``H x = b`` preconditioned by ``D`` (so ``D⁻¹H`` is the identity plus rank ``A``: exact in
+    ``A + 1`` products), from ``x = D⁻¹ b``; returns the number of products."""
+    A, K = Qi.shape
+    d = V[0]
+    pre = V[1]
+    r = V[2]
+    p = V[3]
+    hp = V[4]
+    c2 = np.empty(A)
+    for i in range(A):
+        c2[i] = wp[i] * (1.0 - gam[i])
+    _diag(Qi, wp, gam, d)
+    for y in range(K):
+        pre[y] = d[y]
+    bn = 0.0
+    for y in range(K):
+        bn += b[y] * b[y]
+        x[y] = b[y] / pre[y]
+    if bn == 0.0:
+        return 0
+    _hv(Qi, c2, d, x, hp, dots)
+    rz = 0.0
+    rn = 0.0
+    for y in range(K):
+        r[y] = b[y] - hp[y]
+        p[y] = r[y] / pre[y]
+        rz += r[y] * p[y]
+        rn += r[y] * r[y]
+    thr = rtol * rtol * bn
+    it = 1
+    # exact in at most min(A, K) + 1 products; the bound sqrt(κ) log(2/rtol)/2 with κ <= 1/γ, doubled,
+    # caps runs where rounding keeps the residual above a tiny rtol (seen at K = 4,096)
+    gmin = 1.0
+    for i in range(A):
+        if gam[i] < gmin:
+            gmin = gam[i]
+    cap = 10 + int(np.sqrt(1.0 / max(gmin, 1e-8)) * np.log(2.0 / rtol))
+    max_it = min(min(A + 1, K) + 3, cap)
+    best = rn
+    stall = 0
+    while rn > thr and it < max_it and rz > 0.0:
+        _hv(Qi, c2, d, p, hp, dots)
+        it += 1
+        php = 0.0
+        for y in range(K):
+            php += p[y] * hp[y]
+        if not (php > 0.0):
+            break
+        alpha = rz / php
+        rn = 0.0
+        rz_new = 0.0
+        for y in range(K):
+            x[y] += alpha * p[y]
+            r[y] -= alpha * hp[y]
+            rn += r[y] * r[y]
+            rz_new += r[y] * r[y] / pre[y]
+        if rn < 0.5 * best:
+            best = rn
+            stall = 0
+        else:
+            stall += 1
+            if stall >= 10:
+                break
+        beta = rz_new / rz
+        rz = rz_new
+        for y in range(K):
+            p[y] = r[y] / pre[y] + beta * p[y]
+    return it
+
+
+@njit(cache=True)
+def hsolve(mode, Qi, wp, gam, b, x, rtol, M, C, V, v):
+    """Solve ``H x = b`` (``H`` at the tilted agents ``Qi``) by ``mode``; ``x`` may not alias ``b``.
+
+    ``rtol`` is CG's relative residual target (ignored by the direct solves). Returns the number of
+    Hessian products (CG) or 0.
+    """
+    if mode == DENSE:
+        dense_hessian(Qi, wp, gam, V, M)
+        cho_factor(M, C, 0.0, True)
+        cho_solve(C, b, x)
+        return 0
+    if mode == WOODBURY:
+        _woodbury(Qi, wp, gam, b, x, M, C, V, v)
+        return 0
+    return _cg(Qi, wp, gam, b, x, rtol, V, v)

@@ -1,0 +1,127 @@
+"""The structured Hessian solves of the Rényi fixed point (dense, Woodbury, CG; seed 000 Eq. 2.8).
+
+Each solve is checked against the plain fixed-point iteration (an independent route to the same
+aggregate), the dense Newton step, a dense NumPy solve of ``H x = b``, and finite differences for
+the gradient; with shared and per-agent γ, in the fast and the stable (γ → 0) evaluation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from aggregators.renyi_fixed_point import mixture_weights, solve_fixed_point
+from aggregators.renyi_gradient import renyi_loglik_grad
+from aggregators.renyi_hessian import CG, DENSE, WOODBURY, choose, hsolve, workspace
+from solvers.errors import InputError
+
+SOLVES = ("dense", "woodbury", "cg")
+
+
+def agents(n, a, k, seed, scale=1.5):
+    rng = np.random.default_rng(seed)
+    lp = rng.normal(size=(n, a, k)) * scale
+    return lp - logsumexp(lp, axis=2, keepdims=True)
+
+
+SHAPES = [(2, 3), (5, 2), (12, 4), (40, 7), (9, 30)]  # (K, A): K < A and K > A both
+
+
+@pytest.mark.parametrize("k,a", SHAPES)
+@pytest.mark.parametrize("gkind", ["0.1", "0.5", "per_agent"])
+def test_every_solve_matches_plain_iteration_and_dense_newton(k, a, gkind):
+    seed = 10 * k + a
+    lp = agents(12, a, k, seed)
+    rng = np.random.default_rng(seed)
+    w = rng.dirichlet(np.ones(a))
+    gamma = rng.uniform(0.05, 1.0, a) if gkind == "per_agent" else np.full(a, float(gkind))
+    plain = solve_fixed_point(lp, w, gamma, method="plain", tol=1e-14, max_iter=200_000)
+    assert plain.all_converged
+    dense = solve_fixed_point(lp, w, gamma, hessian="dense", tol=1e-12)
+    for h in SOLVES:
+        out = solve_fixed_point(lp, w, gamma, hessian=h, tol=1e-12)
+        assert out.all_converged and out.max_sweeps <= 12
+        np.testing.assert_allclose(out.log_q, plain.log_q, atol=1e-10, rtol=0)
+        np.testing.assert_allclose(out.log_q, dense.log_q, atol=1e-12, rtol=0)
+
+
+def _hessian_at(lp_item, w, gamma, r):
+    """Dense ``H`` of the module docstring from its definition (NumPy), and the tilted agents."""
+    wp = mixture_weights(w, gamma)
+    Qi = np.exp(gamma[:, None] * lp_item + (1 - gamma[:, None]) * r[None, :])
+    Qi /= Qi.sum(axis=1, keepdims=True)
+    H = np.diag(np.einsum("i,iy->y", wp * gamma, Qi)) + np.einsum("i,iy,iz->yz", wp * (1 - gamma), Qi, Qi)
+    return H, Qi, wp
+
+
+@pytest.mark.parametrize("k,a", [(3, 5), (30, 4), (64, 64), (200, 3)])
+@pytest.mark.parametrize("mode", [DENSE, WOODBURY, CG])
+def test_hsolve_against_numpy_solve(k, a, mode):
+    rng = np.random.default_rng(k + a + mode)
+    lp = agents(1, a, k, k + a)[0]
+    gamma = rng.uniform(0.05, 1.0, a)
+    gamma[0] = 1.0  # a linear-pool agent has no rank-one term
+    w = rng.dirichlet(np.ones(a))
+    r = logsumexp(lp, axis=0) - logsumexp(logsumexp(lp, axis=0))
+    H, Qi, wp = _hessian_at(lp, w, gamma, r)
+    b = rng.normal(size=k)
+    x = np.empty(k)
+    M, C, V, v = workspace(mode, a, k)
+    hsolve(mode, np.ascontiguousarray(Qi), wp, gamma, b, x, 1e-13, M, C, V, v)
+    ref = np.linalg.solve(H, b)
+    assert np.abs(x - ref).max() <= 1e-9 * np.abs(ref).max()
+
+
+@pytest.mark.parametrize("h", SOLVES)
+@pytest.mark.parametrize("gamma", [np.array([0.05, 0.2, 0.5, 0.9, 0.3, 1.0]), np.full(6, 0.1), np.full(6, 5e-4)])
+def test_gradient_of_every_solve_matches_finite_differences(h, gamma):
+    k, a = 24, 6
+    lp = agents(30, a, k, 3)
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, k, 30)
+    w = rng.dirichlet(np.ones(a) * 3)
+    _, gr, _, _ = renyi_loglik_grad(lp, y, w, gamma, want=("w", "gamma"), tol=1e-13, hessian=h)
+
+    def ll(w_, g_):
+        return renyi_loglik_grad(lp, y, w_, g_, want=(), tol=1e-13, hessian="dense")[0]
+
+    for j in range(a):
+        e = np.zeros(a)
+        e[j] = 1e-6
+        fd_w = (ll(w + e, gamma) - ll(w - e, gamma)) / 2e-6
+        assert abs(gr["w"][j] - fd_w) <= 1e-6 * (1 + abs(fd_w))
+        if gamma[j] < 1.0:
+            eg = np.zeros(a)
+            eg[j] = 1e-6 * gamma[j]
+            fd_g = (ll(w, gamma + eg) - ll(w, gamma - eg)) / (2e-6 * gamma[j])
+            assert abs(gr["gamma"][j] - fd_g) <= 1e-5 * (1 + abs(fd_g))
+
+
+@pytest.mark.parametrize("k,a,n", [(2, 3, 4), (2, 1000, 2), (4096, 3, 2), (3000, 40, 1)])
+def test_extreme_shapes_smoke(k, a, n):
+    lp = agents(n, a, k, k + a, scale=2.0)
+    rng = np.random.default_rng(0)
+    w = rng.dirichlet(np.ones(a))
+    y = rng.integers(0, k, n)
+    for gamma in (np.full(a, 0.1), rng.uniform(0.1, 0.6, a)):
+        out = solve_fixed_point(lp, w, gamma, tol=1e-10)
+        assert out.all_converged and out.max_sweeps <= 12
+        np.testing.assert_allclose(logsumexp(out.log_q, axis=1), 0.0, atol=1e-12)
+        # the aggregate is a fixed point of Eq. (2.8): one plain sweep leaves it where it is
+        one = solve_fixed_point(lp, w, gamma, method="plain", init=out.log_q, max_iter=1, tol=1e-300)
+        np.testing.assert_allclose(one.log_q, out.log_q, atol=1e-9, rtol=0)
+        _, gr, _, _ = renyi_loglik_grad(lp, y, w, gamma, want=("w",), solved=out.log_q)
+        ref = renyi_loglik_grad(lp, y, w, gamma, want=("w",), solved=out.log_q, hessian="dense" if k < 100 else "cg")
+        assert np.isfinite(gr["w"]).all()
+        np.testing.assert_allclose(gr["w"], ref[1]["w"], rtol=1e-7, atol=1e-9)
+
+
+def test_choice_by_shape_and_bad_name():
+    assert choose(10, 4, 0.1) == DENSE
+    assert choose(2, 1024, 0.1) == WOODBURY
+    assert choose(1000, 4096, 0.1) == CG
+    lp = agents(2, 3, 5, 0)
+    with pytest.raises(InputError) as e:
+        solve_fixed_point(lp, np.ones(3) / 3, np.full(3, 0.5), hessian="qr")
+    assert e.value.field == "hessian"
