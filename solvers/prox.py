@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve
 
 from .errors import InputError
 
@@ -100,11 +101,20 @@ class ElasticNet:
         _nonneg(self.gamma, "gamma")
 
     def value(self, x: np.ndarray) -> float:
-        return self.lam * (float(np.abs(x).sum()) + 0.5 * self.gamma * float(x @ x))
+        return self.lam * (float(np.abs(x).sum()) + 0.5 * self.gamma * float(np.sum(x * x)))
 
     def prox(self, v: np.ndarray, t: Step) -> np.ndarray:
         lt = self.lam * np.asarray(t)
         return soft_threshold(v, lt) / (1.0 + lt * self.gamma)
+
+    def conj_value(self, u: np.ndarray) -> float:
+        """``sum_i (|u_i| - lam)_+^2 / (2 lam gamma)`` (the l1 case when ``gamma = 0``)."""
+        if self.gamma == 0:
+            return L1(self.lam).conj_value(u)
+        return float(np.sum(np.maximum(np.abs(u) - self.lam, 0.0) ** 2)) / (2 * self.lam * self.gamma)
+
+    def dual_scale(self, u: np.ndarray) -> float:
+        return L1(self.lam).dual_scale(u) if self.gamma == 0 else 1.0
 
 
 @dataclass(frozen=True)
@@ -117,13 +127,13 @@ class SquaredL2:
         _nonneg(self.lam, "lam")
 
     def value(self, x: np.ndarray) -> float:
-        return 0.5 * self.lam * float(x @ x)
+        return 0.5 * self.lam * float(np.sum(x * x))
 
     def prox(self, v: np.ndarray, t: Step) -> np.ndarray:
         return v / (1.0 + self.lam * np.asarray(t))
 
     def conj_value(self, u: np.ndarray) -> float:
-        return float(u @ u) / (2 * self.lam) if self.lam > 0 else (0.0 if not np.any(u) else float("inf"))
+        return float(np.sum(u * u)) / (2 * self.lam) if self.lam > 0 else (0.0 if not np.any(u) else float("inf"))
 
     def dual_scale(self, u: np.ndarray) -> float:
         return 1.0
@@ -205,20 +215,76 @@ class L2Ball:
 
 
 class Quadratic:
-    """``(1/2) x^T P x + q^T x`` (P symmetric PSD); prox ``(I + t P)^{-1} (v - t q)`` (seed 000 l.1116; seed 003 s.6 fixed)."""
+    """``(1/2) x^T P x + q^T x + c`` (P symmetric PSD); prox ``(I + t P)^{-1} (v - t q)`` (seed 000 l.1116; seed 003 s.6 fixed).
 
-    def __init__(self, P: np.ndarray, q: np.ndarray | None = None) -> None:
+    The Cholesky factor of ``I + t P`` is cached per step ``t`` (the solvers use one or two steps).
+    """
+
+    def __init__(self, P: np.ndarray, q: np.ndarray | None = None, c: float = 0.0) -> None:
         P = np.asarray(P, dtype=float)
         if P.ndim != 2 or P.shape[0] != P.shape[1]:
             raise InputError("P", f"must be a square matrix; got shape {P.shape}")
         self.P = P
         self.q = np.zeros(P.shape[0]) if q is None else np.asarray(q, dtype=float)
+        self.c = float(c)
+        self._factors: dict[float, Any] = {}
 
     def value(self, x: np.ndarray) -> float:
-        return 0.5 * float(x @ self.P @ x) + float(self.q @ x)
+        return 0.5 * float(x @ self.P @ x) + float(self.q @ x) + self.c
 
     def prox(self, v: np.ndarray, t: float) -> np.ndarray:
-        return np.linalg.solve(np.eye(len(v)) + float(t) * self.P, v - float(t) * self.q)
+        t = float(t)
+        if t not in self._factors:
+            self._factors[t] = cho_factor(np.eye(len(v)) + t * self.P)
+        return cho_solve(self._factors[t], v - t * self.q)
+
+
+class Equality:
+    """The indicator of ``{z = b}``; conjugate ``<y, b>`` (the dual of a linear constraint, seed 000 Eq. 3.25)."""
+
+    def __init__(self, b: np.ndarray) -> None:
+        self.b = np.asarray(b, dtype=float)
+
+    def value(self, z: np.ndarray) -> float:
+        return 0.0 if np.array_equal(z, self.b) else float("inf")
+
+    def residual(self, z: np.ndarray) -> float:
+        """``|z - b|``: how far the constraint is from holding."""
+        return float(np.linalg.norm(z - self.b))
+
+    def prox(self, v: np.ndarray, t: Step = 1.0) -> np.ndarray:
+        return self.b.copy()
+
+    def conj_value(self, y: np.ndarray) -> float:
+        return float(y @ self.b)
+
+    def conj_prox(self, v: np.ndarray, s: Step) -> np.ndarray:
+        return v - np.asarray(s) * self.b
+
+
+class Separable:
+    """``sum_j h_j(x_j)`` over consecutive blocks of a flat vector, block ``j`` reshaped to ``shapes[j]``.
+
+    The prox acts block by block (RPCA's ``(1/2)|X_1|^2 + g2 |X_2|_1 + g3 |X_3|_*``, seed 000 Eq. 3.60).
+    """
+
+    def __init__(self, parts: list[Any], shapes: list[tuple[int, ...]]) -> None:
+        if len(parts) != len(shapes):
+            raise InputError("shapes", f"needs one shape per part ({len(parts)}); got {len(shapes)}")
+        self.parts = list(parts)
+        self.shapes = [tuple(sh) for sh in shapes]
+        sizes = [int(np.prod(sh)) for sh in self.shapes]
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+        self.dim = int(self.offsets[-1])
+
+    def block(self, x: np.ndarray, j: int) -> np.ndarray:
+        return x[self.offsets[j] : self.offsets[j + 1]].reshape(self.shapes[j])
+
+    def value(self, x: np.ndarray) -> float:
+        return float(sum(h.value(self.block(x, j)) for j, h in enumerate(self.parts)))
+
+    def prox(self, v: np.ndarray, t: float) -> np.ndarray:
+        return np.concatenate([h.prox(self.block(v, j), t).ravel() for j, h in enumerate(self.parts)])
 
 
 @dataclass(frozen=True)
@@ -290,6 +356,14 @@ class Loss:
         self.conj_strong_convexity = {"squared": 1.0, "smooth_hinge": self.gamma, "logistic": 4.0}[kind]
         #: upper bound on phi''
         self.curvature = {"squared": 1.0, "smooth_hinge": 1.0 / max(self.gamma, 1e-300), "logistic": 0.25}[kind]
+
+    def value(self, z: np.ndarray) -> float:
+        """``sum_i phi_i(z_i)``."""
+        return float(self.values(z).sum())
+
+    def conj_value(self, y: np.ndarray) -> float:
+        """``sum_i phi_i*(y_i)`` (``inf`` outside the domain)."""
+        return float(self.conj_values(y).sum())
 
     def values(self, z: np.ndarray) -> np.ndarray:
         if self.kind == "squared":
