@@ -74,6 +74,10 @@ class L1:
     def __post_init__(self) -> None:
         _nonneg(self.lam, "lam")
 
+    @property
+    def strong_convexity(self) -> float:
+        return 0.0
+
     def value(self, x: np.ndarray) -> float:
         return self.lam * float(np.abs(x).sum())
 
@@ -100,6 +104,10 @@ class ElasticNet:
         _nonneg(self.lam, "lam")
         _nonneg(self.gamma, "gamma")
 
+    @property
+    def strong_convexity(self) -> float:
+        return self.lam * self.gamma
+
     def value(self, x: np.ndarray) -> float:
         return self.lam * (float(np.abs(x).sum()) + 0.5 * self.gamma * float(np.sum(x * x)))
 
@@ -125,6 +133,10 @@ class SquaredL2:
 
     def __post_init__(self) -> None:
         _nonneg(self.lam, "lam")
+
+    @property
+    def strong_convexity(self) -> float:
+        return self.lam
 
     def value(self, x: np.ndarray) -> float:
         return 0.5 * self.lam * float(np.sum(x * x))
@@ -396,15 +408,16 @@ class Loss:
                 val = np.where(uc < 0, -uc * np.log(-uc), 0.0) + np.where(uc > -1, (1 + uc) * np.log1p(uc), 0.0)
         return np.where(inside, val, np.inf)
 
-    def conj_prox(self, v: np.ndarray, s: Step) -> np.ndarray:
-        """``prox_{s phi_i*}(v_i)`` for every term (``s`` scalar or per term)."""
+    def conj_prox(self, v: np.ndarray, s: Step, idx: np.ndarray | None = None) -> np.ndarray:
+        """``prox_{s phi_i*}(v_i)`` for every term, or for the terms ``idx`` (``s`` scalar or per term)."""
         s = np.asarray(s, dtype=float)
+        b = self.b if idx is None else self.b[idx]
         if self.kind == "squared":
-            return (v - s * self.b) / (1.0 + s)
+            return (v - s * b) / (1.0 + s)
         # with b = +-1, phi_i*(y) = psi*(b y) and prox_{s phi_i*}(v) = b prox_{s psi*}(b v)
-        w = self.b * v
+        w = b * v
         if self.kind == "smooth_hinge":
             u = np.clip((w - s) / (1.0 + s * self.gamma), -1.0, 0.0)
         else:
             u = prox_logistic_conj(w, s)
-        return self.b * u
+        return b * u

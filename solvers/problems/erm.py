@@ -54,7 +54,7 @@ class ERM:
             raise InputError("b", f"must have shape ({n},); got {b.shape}")
         if not (hasattr(reg, "prox") and hasattr(reg, "value")):
             raise InputError("reg", "must offer value(x) and prox(v, t) (see solvers.prox)")
-        self.loss = Loss(loss, b, gamma=gamma)
+        self.phi = Loss(loss, b, gamma=gamma)
         self.b = b
         self.reg = reg
         self.scale = 1.0 / n if mean else 1.0
@@ -63,19 +63,19 @@ class ERM:
 
     # the composite split (ista, fista, and the generic proximal solvers)
     def smooth_value(self, x: np.ndarray) -> float:
-        return self.scale * self.loss.value(self.A @ x)
+        return self.scale * self.phi.value(self.A @ x)
 
     def value(self, x: np.ndarray) -> float:
         return self.smooth_value(x) + self.reg.value(x)
 
     def grad(self, x: np.ndarray) -> np.ndarray:
         """Gradient of the smooth part."""
-        return self.scale * (self.A.T @ self.loss.derivs(self.A @ x))
+        return self.scale * (self.A.T @ self.phi.derivs(self.A @ x))
 
     def value_and_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         z = self.A @ x
-        v = self.scale * self.loss.value(z) + self.reg.value(x)
-        return v, self.scale * (self.A.T @ self.loss.derivs(z))
+        v = self.scale * self.phi.value(z) + self.reg.value(x)
+        return v, self.scale * (self.A.T @ self.phi.derivs(z))
 
     def prox(self, x: np.ndarray, step: float) -> np.ndarray:
         return self.reg.prox(x, step)
@@ -84,18 +84,18 @@ class ERM:
     def L(self) -> float:
         """Lipschitz constant of the smooth part's gradient: ``s * max phi'' * |A|_2^2``."""
         if self._L is None:
-            self._L = self.scale * self.loss.curvature * operator_norm(self.A) ** 2
+            self._L = self.scale * self.phi.curvature * operator_norm(self.A) ** 2
         return self._L
 
     # the primal-dual forms
     def saddle_point(self) -> SaddlePoint:
         """``min_x max_y r(x) + s sum_i (<x, y_i a_i> - phi_i*(y_i))`` (seed 000 Eq. 3.28)."""
-        return SaddlePoint(self.A.T * self.scale, self.reg, ScaledLoss(self.loss, self.scale))
+        return SaddlePoint(self.A.T * self.scale, self.reg, ScaledLoss(self.phi, self.scale))
 
     def splitting(self) -> QuadraticSplit:
         """``(s/2)|A x - b|^2 + r(z)`` s.t. ``x - z = 0`` (the squared loss only)."""
-        if self.loss.kind != "squared":
-            raise InputError("loss", f"the ADMM split needs the squared loss; got {self.loss.kind!r}")
+        if self.phi.kind != "squared":
+            raise InputError("loss", f"the ADMM split needs the squared loss; got {self.phi.kind!r}")
         return QuadraticSplit(self.A, self.b, self.reg, scale=self.scale)
 
     @property
@@ -106,8 +106,8 @@ class ERM:
     def _gap(self, x: np.ndarray) -> float:
         """``J(x) - D(y(x))`` with ``y_i = phi_i'(a_i^T x)`` (the maximiser of the saddle at ``x``)."""
         z = self.A @ x
-        y = self.loss.derivs(z)
+        y = self.phi.derivs(z)
         u = -self.scale * (self.A.T @ y)
         c = self.reg.dual_scale(u)
-        dual = -self.reg.conj_value(c * u) - self.scale * self.loss.conj_value(c * y)
-        return self.scale * self.loss.value(z) + self.reg.value(x) - dual
+        dual = -self.reg.conj_value(c * u) - self.scale * self.phi.conj_value(c * y)
+        return self.scale * self.phi.value(z) + self.reg.value(x) - dual

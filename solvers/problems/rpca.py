@@ -10,7 +10,7 @@ vector ``(X_1, X_2, X_3)``; :meth:`RPCA.parts` reshapes it.
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse.linalg import LinearOperator
+import scipy.sparse as sp
 
 from ..errors import InputError
 from ..prox import L1, Equality, Nuclear, Separable, SquaredL2
@@ -55,10 +55,6 @@ class RPCA:
 
     def saddle_point(self) -> SaddlePoint:
         m = self.B.size
-        K = LinearOperator(
-            (3 * m, m),
-            matvec=lambda y: np.tile(np.ravel(y), 3),
-            rmatvec=lambda x: np.ravel(x).reshape(3, m).sum(axis=0),
-            dtype=float,
-        )
-        return SaddlePoint(K, self.f, Equality(self.B.ravel()))
+        K = sp.vstack([sp.identity(m, format="csr")] * 3, format="csr")  # K y = (Y, Y, Y), K^T x = sum_j X_j
+        blocks = [np.arange(j * m, (j + 1) * m) for j in range(3)]
+        return SaddlePoint(K, self.f, Equality(self.B.ravel()), blocks=blocks)

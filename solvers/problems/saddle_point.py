@@ -63,7 +63,7 @@ def _check_coupling(K: Any) -> None:
 class SaddlePoint:
     """``min_x max_y f(x) + <x, K y> - g*(y)`` (seed 000 Eq. 3.19), with its primal, dual and gap."""
 
-    def __init__(self, K: Any, f: Any, g: Any) -> None:
+    def __init__(self, K: Any, f: Any, g: Any, *, blocks: list[np.ndarray] | None = None) -> None:
         if len(getattr(K, "shape", ())) != 2:
             raise InputError("K", "must be a 2-D matrix or linear operator")
         _check_coupling(K)
@@ -73,6 +73,30 @@ class SaddlePoint:
         self.g = g
         self.dim, self.dual_dim = (int(n) for n in self.op.shape)
         self._norm: float | None = None
+        #: the primal block partition of Eq. 3.45 (index arrays); None: one block per coordinate
+        self.blocks = blocks
+        if blocks is not None:
+            seen = np.sort(np.concatenate(blocks))
+            if not np.array_equal(seen, np.arange(self.dim)):
+                raise InputError("blocks", f"must partition the {self.dim} primal coordinates")
+
+    @property
+    def A(self) -> Any:
+        """The coupling as the seed's ``A = K^T`` (``Dy x Dx``; CSC when sparse): column ``d`` couples ``x_d``."""
+        if isinstance(self.K, LinearOperator):
+            raise InputError("K", "a block method needs K as a matrix, not a LinearOperator")
+        return sp.csc_matrix(self.K.T) if sp.issparse(self.K) else np.asarray(self.K).T
+
+    def prox_block(self, j: int, idx: np.ndarray, v: np.ndarray, t: Any) -> np.ndarray:
+        """``prox`` of ``f_j`` (block ``j``, coordinates ``idx``) at ``v`` with step(s) ``t``.
+
+        A :class:`~solvers.prox.Separable` ``f`` uses its part ``j``; any other ``f`` must be
+        coordinate-separable (l1, elastic net, ridge, box), so its prox acts on the sub-vector.
+        """
+        if hasattr(self.f, "parts"):
+            shape = self.f.shapes[j]
+            return np.ravel(self.f.parts[j].prox(v.reshape(shape), float(np.min(t))))
+        return self.f.prox(v, t)
 
     @property
     def norm(self) -> float:
