@@ -100,6 +100,9 @@ saddle_point :: () -> solvers.problems.saddle_point.SaddlePoint :: the Sep-CCSP 
 splitting :: () -> QuadraticSplit | ConsensusSplit (solvers.problems.admm_form) :: the two-block form min f(x) + g(z) s.t. A x - z = 0 :: admm (needs)
 duality_gap :: (x) -> float :: a duality gap at x (an upper bound on value(x) - min) :: ista, fista, admm (stopping test and trace)
 residual :: (x) -> float :: the constraint residual of a constrained problem (RPCA: the Frobenius norm of X_1 + X_2 + X_3 - B) :: pdcp, admm (trace)
+phi :: solvers.prox.Loss :: the per-term loss of an ERM problem, with its conjugate and the conjugate's prox :: spdc, adaspdc (needs)
+reg :: a regulariser of solvers.prox (value, prox, strong_convexity) :: the regulariser r(x) of an ERM problem :: spdc, adaspdc (needs)
+scale :: float :: the weight s of an ERM problem's loss sum (1/N: the mean) :: spdc, adaspdc
 """
 """The declaration of every optional member, one row each: ``name :: type :: meaning :: solvers that read it``."""
 

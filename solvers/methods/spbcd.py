@@ -48,8 +48,11 @@ def _abs_sums(M, axis: int) -> np.ndarray:
     return np.asarray(abs(M).sum(axis=axis)).ravel()
 
 
-def step_sizes(A, blocks, S, m: int, rule: str, tau: np.ndarray, block_norms: np.ndarray | None):
-    """``(idx, tau_S, sigma^t)`` for the selected blocks ``S`` under ``rule`` (Eq. 3.48, 3.51 or l.1623)."""
+def step_sizes(A, blocks, S, m: int, rule: str, tau: np.ndarray, block_norms: np.ndarray | None, full=None):
+    """``(idx, A_S, tau_S, sigma^t)`` for the selected blocks ``S`` under ``rule`` (Eq. 3.48, 3.51 or l.1623).
+
+    ``full``: the row sums ``sum_j |A_kj|`` (computed when not given; the solver passes them once).
+    """
     q = len(blocks)
     idx = np.concatenate([blocks[j] for j in S])
     A_S = A[:, idx]
@@ -58,7 +61,8 @@ def step_sizes(A, blocks, S, m: int, rule: str, tau: np.ndarray, block_norms: np
         sigma = np.full(A.shape[0], (m / q) / float(block_norms.max()))
         return idx, A_S, tau[idx], sigma
     rows = _abs_sums(A_S, 1)
-    full = _abs_sums(A, 1)
+    if full is None:
+        full = _abs_sums(A, 1)
     factor = m / q if rule == "thesis" else 1.0
     with np.errstate(divide="ignore"):
         sigma = np.where(rows > 0, factor / rows, (m / q) / full)
@@ -122,6 +126,7 @@ def spbcd(
         tau = tau[np.argsort(np.concatenate(blocks))]
     else:
         tau = 1.0 / _abs_sums(A, 0)  # (3.48); no zero column: the saddle refuses one
+    full_rows = _abs_sums(A, 1)
     theta = m / q
     run = Run("spbcd", callback=callback, progress=progress)
     x = np.array(start_point(sad, x0), dtype=float)
@@ -154,7 +159,7 @@ def spbcd(
                     order, pos = rng.permutation(q), 0
                 S = order[pos : pos + m]
                 pos += m
-            idx, A_S, tau_S, sigma = step_sizes(A, blocks, S, m, step_rule, tau, block_norms)
+            idx, A_S, tau_S, sigma = step_sizes(A, blocks, S, m, step_rule, tau, block_norms, full_rows)
             v = x[idx] - tau_S * (A_S.T @ y)
             if sad.blocks is not None:
                 x_new = np.concatenate(

@@ -114,7 +114,7 @@ def _spdc(problem, x0, *, adaptive, tol, max_iter, callback, progress, m, seed, 
     return run.result(x, float(problem.value(x)), k, converged, message, y=y, m=m)
 
 
-@register("spdc", needs=("saddle_point", "A"))
+@register("spdc", needs=("saddle_point", "A", "phi", "reg"))
 def spdc(problem, x0=None, *, tol=1e-8, max_iter=1000, callback=None, progress=None, m=1, seed=0, check_every=1):
     """SPDC (Zhang & Xiao 2015), uniform sampling of m dual coordinates, global R = max |a_i|; max_iter counts passes."""
     return _spdc(
@@ -131,7 +131,7 @@ def spdc(problem, x0=None, *, tol=1e-8, max_iter=1000, callback=None, progress=N
     )
 
 
-@register("adaspdc", needs=("saddle_point", "A"))
+@register("adaspdc", needs=("saddle_point", "A", "phi", "reg"))
 def adaspdc(problem, x0=None, *, tol=1e-8, max_iter=1000, callback=None, progress=None, m=1, seed=0, check_every=1):
     """AdaSPDC (seed 000 Alg. 3.1): SPDC with per-coordinate sigma_i and per-iteration tau^t, theta^t; max_iter counts passes."""
     return _spdc(

@@ -171,3 +171,26 @@ def test_auto_picks_a_solver_that_handles_the_nonsmooth_part():
     A, b = lasso_data()
     assert solvers.choose(ERM(A, b, L1(0.05))) == "fista"
     assert solvers.choose(RPCA.generate(4, 5, 1)) == "admm"
+
+
+def test_bregman_iteration_solves_basis_pursuit_like_cvxpy_and_pdcp():
+    from solvers.problems.basis_pursuit import BasisPursuit
+
+    rng = np.random.default_rng(7)
+    A = rng.normal(size=(20, 50))
+    x_true = np.zeros(50)
+    x_true[rng.choice(50, 4, replace=False)] = rng.normal(size=4)
+    b = A @ x_true
+    x = cp.Variable(50)
+    prob = cp.Problem(cp.Minimize(cp.norm1(x)), [A @ x == b])
+    prob.solve(**CLARABEL)
+    pb = BasisPursuit(A, b)
+    for method in ("bregman", "pdcp"):
+        r = solvers.minimize(pb, method, tol=1e-11, max_iter=100000)
+        assert r.converged, (method, r.message)
+        assert pb.residual(r.x) <= 1e-9
+        assert r.fun == pytest.approx(prob.value, rel=1e-8)
+        np.testing.assert_allclose(r.x, x.value, atol=1e-6)
+    with pytest.raises(InputError) as e:
+        solvers.minimize(ERM(*lasso_data(), L1(0.1)), "bregman")
+    assert e.value.field == "problem"
