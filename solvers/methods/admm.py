@@ -25,6 +25,7 @@ from ..monitor import Run
 from ..problem import offers
 from ..registry import register
 from ..result import SolveResult
+from ._stopping import stop_reason
 
 
 @register("admm", needs=("splitting",))
@@ -94,11 +95,9 @@ def admm(
                 "converged: " + ("duality gap <= tol" if has_gap else "residuals below tolerance"),
             )
             break
-        if not math.isfinite(fx):
-            message = "diverged (non-finite objective)"
-            break
-        if run.callback_stops(x):
-            message = "stopped by callback"
+        why = stop_reason(run, x, fx)
+        if why:
+            message = why
             break
     run.done(converged)
     return run.result(x, float(split.objective(x)), k, converged, message, z=z, u=u, rho=rho)

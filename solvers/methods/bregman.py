@@ -23,6 +23,7 @@ from ..monitor import Run
 from ..prox import Equality
 from ..registry import register
 from ..result import SolveResult
+from ._stopping import stop_reason
 
 
 @register("bregman", needs=("saddle_point",))
@@ -84,11 +85,9 @@ def bregman(
         if res <= tol * scale:
             converged, message = True, f"converged: residual {res:.3g} <= tol * max(1, |b|)"
             break
-        if not math.isfinite(fx):
-            message = "diverged (non-finite objective)"
-            break
-        if run.callback_stops(x):
-            message = "stopped by callback"
+        why = stop_reason(run, x, fx)
+        if why:
+            message = why
             break
         z = z - r  # z + (b - M x)
     run.done(converged)

@@ -23,6 +23,7 @@ from ..monitor import Run
 from ..problem import offers, start_point
 from ..registry import register
 from ..result import SolveResult
+from ._stopping import stop_reason
 
 _NEEDS = ("prox", "smooth_value", "L")
 
@@ -56,11 +57,9 @@ def _proximal_gradient(problem, x0, *, accelerated, tol, max_iter, callback, pro
                     f"converged: {'duality gap' if has_gap else 'gradient mapping'} {measure:.3g} <= tol",
                 )
                 break
-            if not math.isfinite(fx):
-                message = "diverged (non-finite objective)"
-                break
-            if run.callback_stops(x):
-                message = "stopped by callback"
+            why = stop_reason(run, x, fx)
+            if why:
+                message = why
                 break
         if k == max_iter:
             break

@@ -40,6 +40,7 @@ from ..problem import offers, start_point
 from ..problems.saddle_point import operator_norm
 from ..registry import register
 from ..result import SolveResult
+from ._stopping import stop_reason
 
 STEP_RULES = ("thesis", "printed", "alt")
 
@@ -198,11 +199,9 @@ def spbcd(
                 "converged: " + ("residual and objective change <= tol" if res is not None else "duality gap <= tol"),
             )
             break
-        if not math.isfinite(fx):
-            message = "diverged (non-finite objective)"
-            break
-        if run.callback_stops(x):
-            message = "stopped by callback"
+        why = stop_reason(run, x, fx)
+        if why:
+            message = why
             break
     run.done(converged)
     return run.result(x, float(sad.primal(x)), k, converged, message, y=y, m=m, q=q, step_rule=step_rule)

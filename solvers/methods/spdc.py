@@ -33,6 +33,7 @@ from ..monitor import Run
 from ..problem import start_point
 from ..registry import register
 from ..result import SolveResult
+from ._stopping import stop_reason
 
 
 def _erm_parts(problem):
@@ -104,11 +105,9 @@ def _spdc(problem, x0, *, adaptive, tol, max_iter, callback, progress, m, seed, 
         if gap <= tol:
             converged, message = True, "converged: duality gap <= tol"
             break
-        if not math.isfinite(fx):
-            message = "diverged (non-finite objective)"
-            break
-        if run.callback_stops(x):
-            message = "stopped by callback"
+        why = stop_reason(run, x, fx)
+        if why:
+            message = why
             break
     run.done(converged)
     return run.result(x, float(problem.value(x)), k, converged, message, y=y, m=m)
