@@ -63,9 +63,9 @@ hessian :: (x, *, items=None) -> (dim, dim) array :: dense Hessian of f; ``items
 hvp :: (x, v) -> (dim,) array :: Hessian-vector product :: none today (offered for users)
 term_grad :: (i, x) -> (dim,) array :: gradient of term f_i (incl. its share of a ridge term) :: sag, saga, svrg, s2gd, sgd, finito, miso: the generic Python per-term path
 project :: (x) -> (dim,) array :: Euclidean projection onto C :: projected_gradient, every prox-based solver when there is no prox
-prox :: (x, step) -> (dim,) array :: prox of step * r (l1: soft threshold; sets: projection) :: gd, proximal_gradient, heavy_ball, nesterov, saga, svrg, sgd, sag (monitor's gradient mapping)
+prox :: (x, step) -> (dim,) array :: prox of step * r (l1: soft threshold; sets: projection) :: gd, proximal_gradient, heavy_ball, nesterov, saga, svrg, sgd, sag (monitor's gradient mapping), ista, fista (needs)
 constraint :: str :: "none", "simplex", "box", "product"; absent means "none" :: registry (constraints=), newton/lbfgs (simplex QP), em, bm/sbm
-L :: float :: Lipschitz constant of grad f :: heavy_ball, nesterov (needs), gd, step defaults
+L :: float :: Lipschitz constant of grad f :: heavy_ball, nesterov, ista, fista (needs), gd, step defaults
 L_max :: float :: max over terms of the term Lipschitz constants :: step defaults of the finite-sum solvers
 mu :: float | None :: strong-convexity constant of f :: finito, miso, prox_finito, sdca (needs), sgd schedule
 x0 :: () -> (dim,) array :: a feasible start :: every solver when no x0 is given
@@ -82,7 +82,7 @@ sqnorms :: (n_terms,) array :: squared row norms |a_i|^2 :: sdca, prox_finito (m
 curvature :: float :: upper bound on phi'' of a linear model's loss (inf for the hinge) :: sdca
 loss :: str :: the loss of a linear model ("logistic", "squared", ...) :: heavy_ball (Polyak tuning), messages
 smooth :: bool :: False when the objective is not differentiable (hinge) :: gd, heavy_ball, nesterov, saga, svrg, finito refuse it; auto
-smooth_value :: (x) -> float :: value of the smooth part (f without the l1 term) :: gd backtracking
+smooth_value :: (x) -> float :: value of the smooth part (f without the l1 term) :: gd backtracking, ista, fista (needs)
 l2 :: float :: ridge coefficient (l2/2)|x|^2 inside each term :: finite-sum kernels, term strong convexity, bm/sbm
 l1 :: float :: lasso coefficient l1|x|_1 (handled by prox) :: saga, svrg, sgd kernels, auto; finito, sdca, bm refuse it
 features_ndk :: (n_items, dim, n_classes) array :: features of a conditional log-linear model, agent-major (the log pool's store) :: sag, saga, svrg, sgd, finito (compiled log-pool kernels)
@@ -95,6 +95,14 @@ mixture :: (x) -> (n_items,) array :: (Q x)_n of a mixture likelihood, in the sc
 mixture_rows :: (n_items, dim) array :: the rows Q (scaled by their maxima) of a mixture likelihood :: em (needs), sag, saga, svrg, sgd, finito (compiled linear-pool kernels)
 mixture_offset :: float :: the constant the row scaling removed from a mixture's objective :: em (needs)
 responsibilities :: (x) -> (n_items, dim) array :: EM's E-step w_i Q_ni / (Qw)_n :: none today (offered for users)
+-- the primal-dual and splitting forms (seed 000 ch. 3, seed 003 section 6.7) --
+saddle_point :: () -> solvers.problems.saddle_point.SaddlePoint :: the Sep-CCSP form min_x max_y f(x) + <x, K y> - g*(y) (seed 000 Eq. 3.19-3.28) :: pdcp (needs)
+splitting :: () -> QuadraticSplit | ConsensusSplit (solvers.problems.admm_form) :: the two-block form min f(x) + g(z) s.t. A x - z = 0 :: admm (needs)
+duality_gap :: (x) -> float :: a duality gap at x (an upper bound on value(x) - min) :: ista, fista, admm (stopping test and trace)
+residual :: (x) -> float :: the constraint residual of a constrained problem (RPCA: the Frobenius norm of X_1 + X_2 + X_3 - B) :: pdcp, admm (trace)
+phi :: solvers.prox.Loss :: the per-term loss of an ERM problem, with its conjugate and the conjugate's prox :: spdc, adaspdc (needs)
+reg :: a regulariser of solvers.prox (value, prox, strong_convexity) :: the regulariser r(x) of an ERM problem :: spdc, adaspdc (needs)
+scale :: float :: the weight s of an ERM problem's loss sum (1/N: the mean) :: spdc, adaspdc
 """
 """The declaration of every optional member, one row each: ``name :: type :: meaning :: solvers that read it``."""
 

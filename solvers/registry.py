@@ -14,6 +14,7 @@ priority    rule (module)                                 decides
 ==========  ===========================================  ==============================================
 10          ``variance_reduced_auto_multinomial``          softmax regression: ``saga`` with l1, else ``lbfgs``
 20          ``variance_reduced_auto``                      linear models: ``sdca`` (hinge), ``saga`` (l1), ``lbfgs``
+25          ``splitting_auto``                             primal-dual forms: ``fista`` (composite), ``admm`` (split only)
 30          ``quasi_newton``                               no Hessian: ``lbfgs`` (unconstrained, simplex dim <= 500)
 40          ``newton``                                     a Hessian: ``newton`` (simplex; unconstrained dim <= 1000)
 ==========  ===========================================  ==============================================
@@ -50,6 +51,7 @@ _REGISTRY: dict[str, SolverInfo] = {}
 AUTO_PRIORITY: dict[str, int] = {
     "variance_reduced_auto_multinomial": 10,
     "variance_reduced_auto": 20,
+    "splitting_auto": 25,
     "quasi_newton": 30,
     "newton": 40,
 }
