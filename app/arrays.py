@@ -88,8 +88,11 @@ def _count_leaves(x: Any, limit: int) -> int:
     return n
 
 
-def resolve(value: Any, field: str, *, session: Session | None = None, limit: int = 20_000_000) -> Any:
-    """The array behind a posted value (a nested list is returned as is: the validator reads it)."""
+def resolve(
+    value: Any, field: str, *, session: Session | None = None, limit: int = 20_000_000, owner: str | None = None
+) -> Any:
+    """The array behind a posted value (a nested list is returned as is: the validator reads it).
+    An ``array_id`` must name an upload of ``owner`` (any upload when ``owner`` is None: an admin)."""
     if isinstance(value, dict):
         if "npy" in value:
             try:
@@ -113,7 +116,7 @@ def resolve(value: Any, field: str, *, session: Session | None = None, limit: in
                     field=field,
                     reason="array references are not accepted here",
                 )
-            arr = load_upload(session, str(value["array_id"]), field)
+            arr = load_upload(session, str(value["array_id"]), field, owner)
             check_size(arr.size, limit, field)
             return arr
         raise ProblemError(
@@ -129,7 +132,10 @@ def resolve(value: Any, field: str, *, session: Session | None = None, limit: in
 
 
 # -- blobs ------------------------------------------------------------------------------------------
-def save_blob(session: Session, owner_type: str, owner_id: str, name: str, arr: np.ndarray) -> None:
+def save_blob(
+    session: Session, owner_type: str, owner_id: str, name: str, arr: np.ndarray, *, owner: str | None = None
+) -> None:
+    """Store ``arr`` as ``name`` of ``(owner_type, owner_id)``; ``owner`` is the key of an upload."""
     arr = np.asarray(arr)
     session.execute(delete(Blob).where(Blob.owner_type == owner_type, Blob.owner_id == owner_id, Blob.name == name))
     session.add(
@@ -140,6 +146,7 @@ def save_blob(session: Session, owner_type: str, owner_id: str, name: str, arr: 
             dtype=str(arr.dtype),
             shape=list(arr.shape),
             data=to_npy(arr),
+            owner=owner,
         )
     )
 
@@ -168,8 +175,20 @@ def delete_blobs(session: Session, owner_type: str, owner_id: str) -> None:
     session.execute(delete(Blob).where(Blob.owner_type == owner_type, Blob.owner_id == owner_id))
 
 
-def load_upload(session: Session, array_id: str, field: str = "array_id") -> np.ndarray:
-    arr = load_blob(session, "upload", array_id, "data")
+def load_upload(session: Session, array_id: str, field: str = "array_id", owner: str | None = None) -> np.ndarray:
+    """The uploaded array ``array_id`` (a 422 naming ``field`` if it is not one of ``owner``'s)."""
+    row = session.scalars(
+        select(Blob).where(Blob.owner_type == "upload", Blob.owner_id == array_id, Blob.name == "data")
+    ).first()
+    if row is not None and owner is not None and row.owner != owner:
+        raise ProblemError(
+            422,
+            f"{field}: uploaded array {array_id!r} belongs to another API key",
+            field=field,
+            reason="array owned by another API key",
+            code="not-owner",
+        )
+    arr = None if row is None else load_npy(row.data)
     if arr is None:
         raise ProblemError(
             422,
