@@ -22,6 +22,8 @@ import numpy as np
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from solvers.errors import InputError
+
 from .errors import ProblemError
 from .models import Blob
 
@@ -88,6 +90,27 @@ def _count_leaves(x: Any, limit: int) -> int:
     return n
 
 
+_NUMBERS = frozenset({int, float})
+
+
+def check_numbers(x: Any, field: str) -> None:
+    """Every leaf of the posted nested list ``x`` is a JSON number: a string (``"0.7"``), a boolean
+    or a null is a 422 naming ``field`` and the first offending position (NumPy would coerce them)."""
+    stack: list[tuple[list[Any], tuple[int, ...]]] = [(x, ())]
+    while stack:
+        row, at = stack.pop()
+        kinds = set(map(type, row))
+        if kinds <= _NUMBERS:
+            continue
+        if kinds == {list}:
+            stack.extend((r, (*at, i)) for i, r in reversed(list(enumerate(row))))
+            continue
+        i, v = next((i, v) for i, v in enumerate(row) if type(v) not in _NUMBERS)
+        where = "".join(f"[{j}]" for j in (*at, i))
+        what = "a nested list" if isinstance(v, list) else f"{type(v).__name__} {v!r}"[:60]
+        raise InputError(field, f"must be a rectangular array of numbers; got {what} at {where}", code="not_a_number")
+
+
 def resolve(
     value: Any, field: str, *, session: Session | None = None, limit: int = 20_000_000, owner: str | None = None
 ) -> Any:
@@ -128,6 +151,7 @@ def resolve(
         )
     if isinstance(value, list):
         check_size(_count_leaves(value, limit), limit, field)
+        check_numbers(value, field)
     return value
 
 

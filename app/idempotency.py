@@ -51,6 +51,7 @@ class IdempotencyMiddleware:
         if not key or len(key) > 255:
             return await send_problem(
                 send,
+                scope,
                 400,
                 "Idempotency-Key must be 1..255 characters",
                 "bad-idempotency-key",
@@ -106,6 +107,7 @@ class IdempotencyMiddleware:
         if status == "mismatch":
             return await send_problem(
                 send,
+                scope,
                 422,
                 "this Idempotency-Key was used with a different request",
                 "idempotency-mismatch",
@@ -114,6 +116,7 @@ class IdempotencyMiddleware:
         if status == "pending":
             return await send_problem(
                 send,
+                scope,
                 409,
                 "a request with this Idempotency-Key is still being processed; retry later",
                 "idempotency-in-progress",

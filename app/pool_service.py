@@ -14,10 +14,12 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
-from aggregators.registry import make_pool
+from aggregators.registry import make_pool, pool_class
 from aggregators.renyi_pool import DEFAULT_GAMMA_GRID
 from aggregators.validation import as_labels
 from evaluation.metrics import metrics_of
+from solvers.errors import InputError
+from solvers.registry import available, info
 
 from . import estimator_store as store
 from .arrays import delete_blobs, load_blobs, save_blob
@@ -25,6 +27,7 @@ from .db import Database
 from .errors import ProblemError
 from .jobs import JobContext, handler, on_end
 from .models import JobRow, PoolRow, aware, utcnow
+from .signatures import check_kwargs, model_of
 
 
 def build_params(method: str, gamma: Any, solver: str | None, params: dict[str, Any]) -> dict[str, Any]:
@@ -40,6 +43,32 @@ def build_params(method: str, gamma: Any, solver: str | None, params: dict[str, 
     if solver is not None:
         p["solver"] = solver
     return p
+
+
+def check_params(method: str, solver: str | None, params: dict[str, Any]) -> None:
+    """Type-check a pool request at the edge: ``params`` against the estimator's signature,
+    ``solver`` against the registry, ``params.solver_options`` against that solver's signature
+    (each a 422 naming its field)."""
+    init = pool_class(method).__init__
+    owner = pool_class(method).__name__
+    check_kwargs(init, params, "params", owner)
+    taken = model_of(init).model_fields
+    if solver is not None and "solver" not in taken:
+        raise InputError("solver", f"{owner} does not use a solver", code="unknown_parameter")
+    name = (
+        solver if solver is not None else params.get("solver", taken["solver"].default if "solver" in taken else None)
+    )
+    if name is None or name == "auto":
+        return
+    field = "solver" if solver is not None else "params.solver"
+    try:
+        fn = info(name).fn
+    except InputError:
+        raise InputError(
+            field, f"unknown solver {name!r}; known: {available()} or 'auto'", code="unknown_solver"
+        ) from None
+    if params.get("solver_options"):
+        check_kwargs(fn, params["solver_options"], "params.solver_options", f"solver {name!r}")
 
 
 def work_size(n_items: int, n_agents: int, n_classes: int, params: dict[str, Any]) -> int:

@@ -46,6 +46,7 @@ def create_pool(
 ) -> Any:
     """Fit ``method`` on ``predictions`` and ``labels``. Small fits answer 201 with the pool; large
     ones (or ``background: true``) answer 202 with the job, whose result names the pool."""
+    svc.check_params(body.method, body.solver, body.params)
     params = svc.build_params(body.method, body.gamma, body.solver, body.params)
     try:
         make_pool(body.method, **params)  # rejects unknown parameters before any work
