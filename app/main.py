@@ -13,11 +13,12 @@ from fastapi import FastAPI
 from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-from . import __version__, errors
+from . import __version__, errors, idempotency
 from .db import Database
 from .idempotency import IdempotencyMiddleware
 from .jobs import JobRunner
 from .limits import BodyLimitMiddleware
+from .recovery import reap_orphans
 from .routes import aggregate, arrays, competitions, health, jobs, keys, markets, pools, solve
 from .settings import Settings, get_settings
 
@@ -40,6 +41,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI):
         if settings.migrate_on_startup:
             db.migrate()
+        reap_orphans(db)
         runner.start()
         try:
             yield
@@ -62,6 +64,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.jobs = runner
 
     errors.install(app)
+    idempotency.install(db)
     app.add_middleware(IdempotencyMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
 

@@ -144,3 +144,4 @@ class IdempotencyRecord(Base):
     body: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
     lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)  # pending only
+    resource: Mapped[str | None] = mapped_column(String(200), nullable=True)  # written with the resource

@@ -16,7 +16,7 @@ from ..arrays import encode
 from ..deps import get_session, require
 from ..errors import library_error
 from ..fastjson import FastRoute, json_response
-from ..jobs import job_view, run_inline
+from ..jobs import job_view
 from ..models import PoolRow, aware, new_id
 from ..pagination import page
 from ..schemas import JobView, PoolCreate, PoolList, PoolView, PredictRequest, PredictResponse, Problem
@@ -84,20 +84,15 @@ def create_pool(
             owner=me.owner,
         )
         return json_response(_jsonable(job_view(job)), 202, {"Location": f"/v1/jobs/{job.id}"})
-    session.add(row)
-    session.commit()
+    # inline: fit first, then the ready pool (and its Idempotency-Key record) in one transaction
     try:
-        run_inline("pool_fit", spec, {"predictions": lp, "labels": y}, request.app.state.db)
+        pool, values, arrays = svc.fit(spec, lp, y)
     except (ValueError, TypeError, ArithmeticError, np.linalg.LinAlgError) as exc:
-        session.delete(row)
-        session.commit()
         raise library_error(exc) from None
-    except BaseException:
-        session.delete(row)
-        session.commit()
-        raise
-    session.expire_all()
-    row = session.get(PoolRow, pid)
+    session.add(row)
+    svc.store_fit(session, row, values, arrays)
+    session.commit()
+    svc.fitted(pid, pool)
     response.headers["Location"] = f"/v1/pools/{pid}"
     return svc.pool_view(session, row)
 
