@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import Request
+from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
 from .auth import Principal
@@ -26,6 +27,22 @@ def caller(request: Request) -> Principal:
 def owned_by(principal: Principal, model: Any) -> list[Any]:
     """The ``where`` clauses restricting a list of ``model`` to what ``principal`` sees."""
     return [] if principal.admin else [model.owner == principal.owner]
+
+
+def jobs_seen_by(principal: Principal) -> list[Any]:
+    """The ``where`` clauses restricting a list of jobs to what ``principal`` sees: its own and the
+    aggregation jobs of the competitions it organises."""
+    if principal.admin:
+        return []
+    from .competitions.models import Competition
+
+    theirs = select(Competition.id).where(Competition.owner_key_id == principal.owner)
+    return [
+        or_(
+            JobRow.owner == principal.owner,
+            and_(JobRow.owner.is_(None), JobRow.resource_type == "competition", JobRow.resource_id.in_(theirs)),
+        )
+    ]
 
 
 def check_owner(principal: Principal, owner: str | None, what: str, rid: str) -> None:

@@ -13,7 +13,7 @@ from ..jobs import job_view, request_cancel
 from ..models import JobRow
 from ..pagination import page
 from ..schemas import JobList, JobView, Problem
-from ..tenancy import check_owner, job_owner, owned_by
+from ..tenancy import check_owner, job_owner, jobs_seen_by
 from .common import not_found
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"], route_class=FastRoute)
@@ -29,7 +29,7 @@ def list_jobs(
     session: Session = Depends(get_session),
     me=require("read"),
 ) -> Any:
-    where = owned_by(me, JobRow) + ([] if state is None else [JobRow.state == state])
+    where = jobs_seen_by(me) + ([] if state is None else [JobRow.state == state])
     rows, nxt = page(session, JobRow, limit or request.app.state.settings.page_size, cursor, *where)
     return {"items": [job_view(r) for r in rows], "next_cursor": nxt}
 
