@@ -122,3 +122,21 @@ def test_cli_against_a_server_out_file_and_one_line_errors(tmp_path, capsys):
     assert main(["fit", "--method", "bma", *files, "--server", down, "--api-key", ADMIN]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"cannot reach {down}" in err and "Traceback" not in err
+
+
+def test_examples_say_a_server_is_down_in_one_line():
+    import subprocess
+    import sys
+
+    from .conftest import REPO, free_port
+
+    url = f"http://127.0.0.1:{free_port()}"
+    r = subprocess.run(
+        [sys.executable, "aggregate.py", "--url", url],
+        cwd=REPO / "examples",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**__import__("os").environ, "PYTHONPATH": str(REPO)},
+    )
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and f"cannot reach {url}" in r.stderr, r.stderr
