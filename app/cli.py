@@ -67,6 +67,12 @@ def _load_array(path: str) -> np.ndarray:
         return np.asarray(json.load(f))
 
 
+def _looks_like_probabilities(x: np.ndarray) -> bool:
+    """Every row (last axis) non-negative and summing to 1 (as the competition upload checks)."""
+    x = np.asarray(x)
+    return x.dtype.kind in "iuf" and x.size > 0 and bool((x >= 0).all()) and np.allclose(x.sum(-1), 1.0, atol=1e-3)
+
+
 def _gamma(s: str | None) -> Any:
     if s is None:
         return None
@@ -81,6 +87,12 @@ def _gamma(s: str | None) -> Any:
 def cmd_fit(args: argparse.Namespace) -> int:
     lp = _load_array(args.predictions)
     y = _load_array(args.labels)
+    if args.kind == "log_probs" and _looks_like_probabilities(lp):
+        print(
+            "agora: warning: every row of --predictions is non-negative and sums to 1: these look like "
+            "probabilities, but they are read as log-probabilities; pass --kind probs if so",
+            file=sys.stderr,
+        )
     params: dict[str, Any] = json.loads(args.params) if args.params else {}
     if args.server:
         if args.gamma is not None:

@@ -140,3 +140,14 @@ def test_examples_say_a_server_is_down_in_one_line():
         env={**__import__("os").environ, "PYTHONPATH": str(REPO)},
     )
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and f"cannot reach {url}" in r.stderr, r.stderr
+
+
+def test_probabilities_read_as_log_probabilities_warn(tmp_path, capsys):
+    rng = np.random.default_rng(14)
+    np.save(tmp_path / "p.npy", rng.dirichlet(np.ones(3), size=(40, 3)))
+    np.save(tmp_path / "y.npy", rng.integers(0, 3, 40))
+    files = ["--predictions", str(tmp_path / "p.npy"), "--labels", str(tmp_path / "y.npy"), "--quiet"]
+    assert main(["fit", "--method", "bma", *files]) == 0
+    assert "look like probabilities" in capsys.readouterr().err
+    assert main(["fit", "--method", "bma", "--kind", "probs", *files]) == 0
+    assert "look like probabilities" not in capsys.readouterr().err
