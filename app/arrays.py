@@ -22,6 +22,8 @@ import numpy as np
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from solvers.errors import InputError
+
 from .errors import ProblemError
 from .models import Blob
 
@@ -88,8 +90,32 @@ def _count_leaves(x: Any, limit: int) -> int:
     return n
 
 
-def resolve(value: Any, field: str, *, session: Session | None = None, limit: int = 20_000_000) -> Any:
-    """The array behind a posted value (a nested list is returned as is: the validator reads it)."""
+_NUMBERS = frozenset({int, float})
+
+
+def check_numbers(x: Any, field: str) -> None:
+    """Every leaf of the posted nested list ``x`` is a JSON number: a string (``"0.7"``), a boolean
+    or a null is a 422 naming ``field`` and the first offending position (NumPy would coerce them)."""
+    stack: list[tuple[list[Any], tuple[int, ...]]] = [(x, ())]
+    while stack:
+        row, at = stack.pop()
+        kinds = set(map(type, row))
+        if kinds <= _NUMBERS:
+            continue
+        if kinds == {list}:
+            stack.extend((r, (*at, i)) for i, r in reversed(list(enumerate(row))))
+            continue
+        i, v = next((i, v) for i, v in enumerate(row) if type(v) not in _NUMBERS)
+        where = "".join(f"[{j}]" for j in (*at, i))
+        what = "a nested list" if isinstance(v, list) else f"{type(v).__name__} {v!r}"[:60]
+        raise InputError(field, f"must be a rectangular array of numbers; got {what} at {where}", code="not_a_number")
+
+
+def resolve(
+    value: Any, field: str, *, session: Session | None = None, limit: int = 20_000_000, owner: str | None = None
+) -> Any:
+    """The array behind a posted value (a nested list is returned as is: the validator reads it).
+    An ``array_id`` must name an upload of ``owner`` (any upload when ``owner`` is None: an admin)."""
     if isinstance(value, dict):
         if "npy" in value:
             try:
@@ -113,7 +139,7 @@ def resolve(value: Any, field: str, *, session: Session | None = None, limit: in
                     field=field,
                     reason="array references are not accepted here",
                 )
-            arr = load_upload(session, str(value["array_id"]), field)
+            arr = load_upload(session, str(value["array_id"]), field, owner)
             check_size(arr.size, limit, field)
             return arr
         raise ProblemError(
@@ -125,11 +151,15 @@ def resolve(value: Any, field: str, *, session: Session | None = None, limit: in
         )
     if isinstance(value, list):
         check_size(_count_leaves(value, limit), limit, field)
+        check_numbers(value, field)
     return value
 
 
 # -- blobs ------------------------------------------------------------------------------------------
-def save_blob(session: Session, owner_type: str, owner_id: str, name: str, arr: np.ndarray) -> None:
+def save_blob(
+    session: Session, owner_type: str, owner_id: str, name: str, arr: np.ndarray, *, owner: str | None = None
+) -> None:
+    """Store ``arr`` as ``name`` of ``(owner_type, owner_id)``; ``owner`` is the key of an upload."""
     arr = np.asarray(arr)
     session.execute(delete(Blob).where(Blob.owner_type == owner_type, Blob.owner_id == owner_id, Blob.name == name))
     session.add(
@@ -140,6 +170,7 @@ def save_blob(session: Session, owner_type: str, owner_id: str, name: str, arr: 
             dtype=str(arr.dtype),
             shape=list(arr.shape),
             data=to_npy(arr),
+            owner=owner,
         )
     )
 
@@ -168,8 +199,20 @@ def delete_blobs(session: Session, owner_type: str, owner_id: str) -> None:
     session.execute(delete(Blob).where(Blob.owner_type == owner_type, Blob.owner_id == owner_id))
 
 
-def load_upload(session: Session, array_id: str, field: str = "array_id") -> np.ndarray:
-    arr = load_blob(session, "upload", array_id, "data")
+def load_upload(session: Session, array_id: str, field: str = "array_id", owner: str | None = None) -> np.ndarray:
+    """The uploaded array ``array_id`` (a 422 naming ``field`` if it is not one of ``owner``'s)."""
+    row = session.scalars(
+        select(Blob).where(Blob.owner_type == "upload", Blob.owner_id == array_id, Blob.name == "data")
+    ).first()
+    if row is not None and owner is not None and row.owner != owner:
+        raise ProblemError(
+            422,
+            f"{field}: uploaded array {array_id!r} belongs to another API key",
+            field=field,
+            reason="array owned by another API key",
+            code="not-owner",
+        )
+    arr = None if row is None else load_npy(row.data)
     if arr is None:
         raise ProblemError(
             422,

@@ -5,10 +5,16 @@ A request presents its key as ``Authorization: Bearer <key>`` or ``X-API-Key: <k
 ``stateless``  POST /v1/aggregate, /v1/markets/equilibrium, /v1/solve (nothing stored)
 ``read``       GET pools, markets, jobs, arrays; predict with a stored pool or market
 ``write``      create, fit, train, delete pools and markets; upload arrays; cancel jobs
-``admin``      manage API keys (implies every other scope)
+``admin``      manage API keys; see and act on every caller's resources (implies every other scope)
 
-Requests without a key get ``Settings.anonymous_scopes`` (default ``stateless``). A wrong key is
-401, a key without the scope 403. ``AGORA_ADMIN_KEY`` is a bootstrap key with every scope, checked
+A scope that grants more implies less: ``write`` implies ``read``, ``read`` implies ``stateless``,
+and every valid key also has what anonymous callers have (``Settings.anonymous_scopes``, default
+``stateless``), so a ``read,write`` key can call ``/v1/aggregate``. A wrong key is 401, a valid key
+(or a competition participant's ``agp_`` token) without the scope 403 with a message saying why.
+
+Tenancy: stored resources (pools, markets, uploaded arrays, jobs) belong to the key that created them
+(:attr:`Principal.owner`; anonymous callers share the owner ``anonymous``); lists and reads show a
+caller only its own, an ``admin`` key sees and acts on all (:mod:`app.tenancy`). ``AGORA_ADMIN_KEY`` is a bootstrap key with every scope, checked
 by hash. Key look-ups are cached for :data:`CACHE_SECONDS` per process, so a revoked key stops
 working within that time.
 """
@@ -37,16 +43,41 @@ def hash_key(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
+#: the scopes each scope implies (itself included)
+IMPLIES: dict[str, frozenset[str]] = {
+    "stateless": frozenset({"stateless"}),
+    "read": frozenset({"read", "stateless"}),
+    "write": frozenset({"write", "read", "stateless"}),
+    "admin": frozenset(SCOPES),
+}
+
+
+def implied(scopes: frozenset[str] | set[str] | list[str]) -> frozenset[str]:
+    """``scopes`` with every scope they imply."""
+    return frozenset().union(*(IMPLIES.get(s, frozenset({s})) for s in scopes))
+
+
 @dataclass(frozen=True)
 class Principal:
-    """Who is calling: ``key_id`` (``None`` when anonymous) and the granted scopes."""
+    """Who is calling: ``key_id`` (``None`` when anonymous), the granted scopes (implied ones
+    included) and whether an anonymous caller presented a competition participant token."""
 
     key_id: str | None
     scopes: frozenset[str]
+    participant: bool = False
 
     @property
     def anonymous(self) -> bool:
         return self.key_id is None
+
+    @property
+    def admin(self) -> bool:
+        return "admin" in self.scopes
+
+    @property
+    def owner(self) -> str:
+        """The owner recorded on what this caller creates: its key id, or ``anonymous``."""
+        return self.key_id or "anonymous"
 
     def allows(self, scope: str) -> bool:
         return scope in self.scopes or "admin" in self.scopes
@@ -78,7 +109,7 @@ def _lookup(request: Request, secret: str) -> Principal | None:
     else:
         with request.app.state.db.sessions() as s:
             row = s.scalars(select(ApiKey).where(ApiKey.key_hash == h, ApiKey.revoked.is_(False))).first()
-            principal = None if row is None else Principal(row.id, frozenset(x for x in row.scopes.split(",") if x))
+            principal = None if row is None else Principal(row.id, implied([x for x in row.scopes.split(",") if x]))
     if len(_cache) > 10_000:
         _cache.clear()
     _cache[h] = (now + CACHE_SECONDS, principal)
@@ -86,9 +117,13 @@ def _lookup(request: Request, secret: str) -> Principal | None:
 
 
 def principal_of(request: Request) -> Principal:
+    """The caller of ``request`` (a participant token outside its competition acts as anonymous)."""
+    anonymous = implied(request.app.state.settings.anonymous_scope_set)
     secret = presented_key(request)
     if secret is None:
-        return Principal(None, request.app.state.settings.anonymous_scope_set)
+        return Principal(None, anonymous)
+    if secret.startswith("agp_"):
+        return Principal(None, anonymous, participant=True)
     p = _lookup(request, secret)
     if p is None:
         raise ProblemError(
@@ -99,7 +134,7 @@ def principal_of(request: Request) -> Principal:
             code="bad-key",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    return p
+    return Principal(p.key_id, p.scopes | anonymous)
 
 
 def create_key(session: Session, name: str, scopes: list[str]) -> tuple[ApiKey, str]:

@@ -67,6 +67,12 @@ def _load_array(path: str) -> np.ndarray:
         return np.asarray(json.load(f))
 
 
+def _looks_like_probabilities(x: np.ndarray) -> bool:
+    """Every row (last axis) non-negative and summing to 1 (as the competition upload checks)."""
+    x = np.asarray(x)
+    return x.dtype.kind in "iuf" and x.size > 0 and bool((x >= 0).all()) and np.allclose(x.sum(-1), 1.0, atol=1e-3)
+
+
 def _gamma(s: str | None) -> Any:
     if s is None:
         return None
@@ -81,13 +87,23 @@ def _gamma(s: str | None) -> Any:
 def cmd_fit(args: argparse.Namespace) -> int:
     lp = _load_array(args.predictions)
     y = _load_array(args.labels)
+    if args.kind == "log_probs" and _looks_like_probabilities(lp):
+        print(
+            "agora: warning: every row of --predictions is non-negative and sums to 1: these look like "
+            "probabilities, but they are read as log-probabilities; pass --kind probs if so",
+            file=sys.stderr,
+        )
     params: dict[str, Any] = json.loads(args.params) if args.params else {}
-    if args.gamma is not None:
-        params["gamma"] = _gamma(args.gamma)
-    if args.solver is not None:
-        params["solver"] = args.solver
     if args.server:
+        if args.gamma is not None:
+            params["gamma"] = _gamma(args.gamma)
+        if args.solver is not None:
+            params["solver"] = args.solver
         return _fit_remote(args, lp, y, params)
+    from .pool_service import build_params
+
+    # as on the server: a list of γ values is a sweep (the estimator's grid mode over them)
+    params = build_params(args.method, _gamma(args.gamma), args.solver, params)
     from aggregators.registry import make_pool
     from solvers.progress import tqdm_progress
 
@@ -107,12 +123,17 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if fit is not None:
         f = store.public(fit)
         out["fit"] = {k: f.get(k) for k in ("method", "fun", "n_iter", "n_passes", "converged", "message", "seconds")}
-    text = json.dumps(out, indent=2)
-    if args.out:
-        with open(args.out, "w") as fh:
+    _emit(out, args.out)
+    return 0
+
+
+def _emit(out: dict[str, Any], path: str | None) -> None:
+    """Print the result (JSON) and, with ``--out``, write it there too."""
+    text = json.dumps(out, indent=2, default=str)
+    if path:
+        with open(path, "w") as fh:
             fh.write(text + "\n")
     print(text)
-    return 0
 
 
 def _fit_remote(args: argparse.Namespace, lp: np.ndarray, y: np.ndarray, params: dict[str, Any]) -> int:
@@ -152,7 +173,7 @@ def _fit_remote(args: argparse.Namespace, lp: np.ndarray, y: np.ndarray, params:
             k: (res.get("fit") or {}).get(k)
             for k in ("method", "fun", "n_iter", "n_passes", "converged", "message", "seconds")
         }
-        print(json.dumps(out, indent=2, default=str))
+        _emit(out, args.out)
     return 0
 
 
@@ -213,8 +234,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    import httpx
+
+    from .client import AgoraError
+
     try:
         return args.fn(args)
+    except AgoraError as exc:  # the server's answer, one line (a wrong key: 401 unknown or revoked API key)
+        print(f"agora: error: the server answered {exc}", file=sys.stderr)
+        return 1
+    except httpx.TransportError as exc:  # the server is down or unreachable
+        where = getattr(args, "server", None) or "the server"
+        print(f"agora: error: cannot reach {where}: {exc or type(exc).__name__}", file=sys.stderr)
+        return 1
     except (ValueError, OSError) as exc:
         print(f"agora: error: {exc}", file=sys.stderr)
         return 2

@@ -84,10 +84,10 @@ def alembic_config(engine: Engine | None = None):
 
 
 def run_migrations(engine: Engine) -> None:
-    """``alembic upgrade head`` on ``engine``."""
+    """``alembic upgrade heads`` on ``engine``."""
     from alembic import command
 
     cfg = alembic_config(engine)
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "head")
+        command.upgrade(cfg, "heads")  # "heads": parallel branches of revisions all apply

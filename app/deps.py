@@ -35,7 +35,17 @@ def require(scope: str):
     async def dep(request: Request) -> Principal:
         # async: no thread hand-off per request (key look-ups are cached; a miss is one indexed query)
         p = principal_of(request)
+        request.state.principal = p
         if not p.allows(scope):
+            if p.participant:
+                raise ProblemError(
+                    403,
+                    f"a competition participant token only acts on its competition (/v1/competitions/...); "
+                    f"this endpoint needs an API key with scope {scope!r}",
+                    field="authorization",
+                    reason=f"participant token; needs an API key with scope {scope!r}",
+                    code="forbidden",
+                )
             if p.anonymous:
                 raise ProblemError(
                     401,
@@ -47,7 +57,7 @@ def require(scope: str):
                 )
             raise ProblemError(
                 403,
-                f"this API key lacks scope {scope!r}",
+                f"this API key lacks scope {scope!r} (it has {', '.join(sorted(p.scopes)) or 'none'})",
                 field="authorization",
                 reason=f"missing scope {scope!r}",
                 code="forbidden",

@@ -12,6 +12,7 @@ that leaks nothing.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -64,6 +65,18 @@ class ProblemError(Exception):
         self.headers = headers or {}
 
 
+_NUMPY_REPR = re.compile(r"np\.(?:float|int|uint|bool|complex|str)_?\d*\(([^()]*)\)")
+
+
+def plain(text: str) -> str:
+    """``text`` without NumPy scalar reprs: ``np.float64(-1.0)`` reads ``-1.0``."""
+    return _NUMPY_REPR.sub(r"\1", text) if "np." in text else text
+
+
+def _plain_errors(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: (plain(v) if isinstance(v, str) else v) for k, v in e.items()} for e in errors]
+
+
 def problem_body(
     status: int,
     detail: str,
@@ -77,12 +90,12 @@ def problem_body(
         "type": TYPE_BASE + (code or title.lower().replace(" ", "-")),
         "title": title,
         "status": status,
-        "detail": detail,
+        "detail": plain(detail),
     }
     if instance:
         body["instance"] = instance
     if errors:
-        body["errors"] = errors
+        body["errors"] = _plain_errors(errors)
     return body
 
 
@@ -148,8 +161,15 @@ def install(app: FastAPI) -> None:
         errors = []
         status = 422
         for e in exc.errors():
-            if e.get("type") == "json_invalid":
+            if e.get("type") == "json_invalid":  # loc is ("body", <character offset>)
                 status = 400
+                loc = tuple(e.get("loc", ()))
+                pos = loc[1] if len(loc) > 1 and isinstance(loc[1], int) else None
+                why = (e.get("ctx") or {}).get("error") or "not valid JSON"
+                errors.append(
+                    {"field": "body", "reason": f"malformed JSON: {why}", "code": "json_invalid", "position": pos}
+                )
+                continue
             errors.append(
                 {
                     "field": _loc_to_field(tuple(e.get("loc", ()))),

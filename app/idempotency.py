@@ -3,11 +3,20 @@
 A plain ASGI middleware (no cost for requests without the header). For a POST carrying
 ``Idempotency-Key``:
 
-* first time: the request runs and its answer (status, headers, body) is stored under
-  ``(caller, key)``, the caller being the hash of the presented API key (or "anonymous");
+* first time: a ``pending`` record is stored under ``(caller, key)`` (the caller being the hash of the
+  presented API key, or "anonymous") with a lease of ``Settings.idempotency_lease_seconds``, renewed
+  while the request runs; the request runs; its answer (status, headers, body) is stored and the record
+  marked ``done`` *before* the answer is sent, so an acknowledged write always replays;
+* the resource a request creates (pool, market, upload, job) is named on its record by the same
+  transaction that writes it (a flush hook, :func:`install`): after a crash between that commit and the
+  answer, the retry finds the resource and answers with it (its current representation, the first
+  status) instead of creating a second one; when the crash came before the commit, nothing was written
+  and the retry runs afresh;
 * the same key again with the same method, path and body: the stored answer is replayed with
   ``Idempotent-Replayed: true`` (so a retried create returns the same pool id, the same job);
-* the same key with a different request: 422; while the first request is still running: 409.
+* the same key with a different request: 422; while the first request still holds its lease: 409
+  (``Retry-After``); once the lease has ended (its server died or was restarted) the retry takes the
+  key over.
 
 Answers with status 5xx, 401, 403 or 409 are not stored (the retry runs afresh). Records expire after
 ``Settings.idempotency_ttl_hours``.
@@ -17,16 +26,59 @@ from __future__ import annotations
 
 import hashlib
 import random
+from contextvars import ContextVar
 from datetime import timedelta
+from typing import Any
 
 import anyio
-from sqlalchemy import delete, select
+from sqlalchemy import delete, event, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
+from .db import Database
 from .limits import replay_body, send_problem
-from .models import IdempotencyRecord, aware, utcnow
+from .models import Blob, IdempotencyRecord, JobRow, MarketRow, PoolRow, aware, utcnow
 
 NOT_STORED = {401, 403, 409, 429}
+
+#: the record of the request running in this context (read by the flush hook)
+_RECORD: ContextVar[int | None] = ContextVar("agora_idempotency_record", default=None)
+
+
+def _created(objects: Any) -> tuple[int, str, int] | None:
+    """(priority, URL, status) of the resource a request creates among new rows: a job first (202),
+    else a pool, market or upload (201)."""
+    best = None
+    for o in objects:
+        if isinstance(o, JobRow):
+            cand = (3, f"/v1/jobs/{o.id}", 202)
+        elif isinstance(o, PoolRow):
+            cand = (2, f"/v1/pools/{o.id}", 201)
+        elif isinstance(o, MarketRow):
+            cand = (2, f"/v1/markets/{o.id}", 201)
+        elif isinstance(o, Blob) and o.owner_type == "upload":
+            cand = (1, f"/v1/arrays/{o.owner_id}", 201)
+        else:
+            continue
+        if best is None or cand[0] > best[0]:
+            best = cand
+    return best
+
+
+def install(db: Database) -> None:
+    """Name the created resource on the running request's record, inside the writing transaction."""
+
+    @event.listens_for(db.sessions, "after_flush")
+    def _mark(session, _ctx) -> None:
+        rid = _RECORD.get()
+        if rid is None:
+            return
+        found = _created(session.new)
+        if found is None or found[0] <= session.info.get("idem_priority", 0):
+            return
+        session.info["idem_priority"] = found[0]
+        session.connection().execute(
+            update(IdempotencyRecord).where(IdempotencyRecord.id == rid).values(resource=found[1], status_code=found[2])
+        )
 
 
 def _owner(headers: dict[bytes, bytes]) -> str:
@@ -51,6 +103,7 @@ class IdempotencyMiddleware:
         if not key or len(key) > 255:
             return await send_problem(
                 send,
+                scope,
                 400,
                 "Idempotency-Key must be 1..255 characters",
                 "bad-idempotency-key",
@@ -71,13 +124,22 @@ class IdempotencyMiddleware:
         h = hashlib.sha256(b"POST\n" + path.encode() + b"\n" + body).hexdigest()
         db = scope["app"].state.db
         ttl = timedelta(hours=scope["app"].state.settings.idempotency_ttl_hours)
+        lease = timedelta(seconds=scope["app"].state.settings.idempotency_lease_seconds)
 
         def claim():
             with db.sessions() as s:
                 if random.random() < 0.01:
                     s.execute(delete(IdempotencyRecord).where(IdempotencyRecord.created_at < utcnow() - ttl))
                     s.commit()
-                rec = IdempotencyRecord(owner=owner, key=key, method="POST", path=path, request_hash=h, state="pending")
+                rec = IdempotencyRecord(
+                    owner=owner,
+                    key=key,
+                    method="POST",
+                    path=path,
+                    request_hash=h,
+                    state="pending",
+                    lease_until=utcnow() + lease,
+                )
                 s.add(rec)
                 try:
                     s.commit()
@@ -96,7 +158,22 @@ class IdempotencyMiddleware:
                 if old.request_hash != h:
                     return "mismatch", old.id, None
                 if old.state != "done":
-                    return "pending", old.id, None
+                    # a lease that has ended means its server died: take the key over (one winner)
+                    now = utcnow()
+                    took = s.execute(
+                        update(IdempotencyRecord)
+                        .where(
+                            IdempotencyRecord.id == old.id,
+                            IdempotencyRecord.state == "pending",
+                            or_(IdempotencyRecord.lease_until.is_(None), IdempotencyRecord.lease_until < now),
+                        )
+                        .values(lease_until=now + lease)
+                        .execution_options(synchronize_session=False)
+                    ).rowcount
+                    s.commit()
+                    if took != 1:
+                        return "pending", old.id, None
+                    return "takeover", old.id, (old.status_code, old.resource)
                 return "done", old.id, (old.status_code, old.headers, old.body)
 
         for _ in range(3):
@@ -106,6 +183,7 @@ class IdempotencyMiddleware:
         if status == "mismatch":
             return await send_problem(
                 send,
+                scope,
                 422,
                 "this Idempotency-Key was used with a different request",
                 "idempotency-mismatch",
@@ -114,12 +192,21 @@ class IdempotencyMiddleware:
         if status == "pending":
             return await send_problem(
                 send,
+                scope,
                 409,
                 "a request with this Idempotency-Key is still being processed; retry later",
                 "idempotency-in-progress",
                 [{"field": "Idempotency-Key", "reason": "request in progress"}],
                 [(b"retry-after", b"1")],
             )
+        if status == "takeover":
+            code, resource = stored
+            if resource:  # the write committed before the crash: answer with what it created
+                got = await self._get(scope, headers, resource)
+                if got is not None:
+                    hdrs = [*got[0], ("location", resource)]
+                    await anyio.to_thread.run_sync(self._store, db, rec_id, code, hdrs, got[1])
+                    status, stored = "done", (code, hdrs, got[1])
         if status == "done":
             code, hdrs, payload = stored
             raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in (hdrs or [])]
@@ -128,9 +215,10 @@ class IdempotencyMiddleware:
             await send({"type": "http.response.body", "body": payload or b""})
             return
 
-        captured = {"status": 500, "headers": [], "body": []}
+        captured: dict[str, Any] = {"status": 500, "headers": [], "body": []}
 
         async def capture(message):
+            # held back until the record is stored: an answer the client sees always replays
             if message["type"] == "http.response.start":
                 captured["status"] = message["status"]
                 captured["headers"] = [
@@ -138,7 +226,6 @@ class IdempotencyMiddleware:
                 ]
             elif message["type"] == "http.response.body":
                 captured["body"].append(message.get("body", b""))
-            await send(message)
 
         def finish(keep: bool):
             with db.sessions() as s:
@@ -150,14 +237,77 @@ class IdempotencyMiddleware:
                     rec.status_code = captured["status"]
                     rec.headers = [list(x) for x in captured["headers"]]
                     rec.body = b"".join(captured["body"])
+                    rec.lease_until = None
                 else:
                     s.delete(rec)
                 s.commit()
 
+        def renew():
+            with db.sessions() as s:
+                s.execute(
+                    update(IdempotencyRecord)
+                    .where(IdempotencyRecord.id == rec_id, IdempotencyRecord.state == "pending")
+                    .values(lease_until=utcnow() + lease)
+                    .execution_options(synchronize_session=False)
+                )
+                s.commit()
+
+        async def keep_lease():
+            while True:
+                await anyio.sleep(lease.total_seconds() / 3)
+                await anyio.to_thread.run_sync(renew)
+
+        token = _RECORD.set(rec_id)
         try:
-            await self.app(scope, replay_body(body, receive), capture)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(keep_lease)
+                try:
+                    await self.app(scope, replay_body(body, receive), capture)
+                finally:
+                    tg.cancel_scope.cancel()
         except BaseException:
-            await anyio.to_thread.run_sync(finish, False)
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(finish, False)
             raise
+        finally:
+            _RECORD.reset(token)
         keep = captured["status"] < 500 and captured["status"] not in NOT_STORED
         await anyio.to_thread.run_sync(finish, keep)
+        raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in captured["headers"]]
+        await send({"type": "http.response.start", "status": captured["status"], "headers": raw})
+        await send({"type": "http.response.body", "body": b"".join(captured["body"])})
+
+    async def _get(self, scope, headers: dict[bytes, bytes], url: str) -> tuple[list[tuple[str, str]], bytes] | None:
+        """The current representation of ``url`` (a GET as the same caller), or None if it is gone."""
+        keep = {b"authorization", b"x-api-key", b"host", b"accept"}
+        sub = {
+            **scope,
+            "method": "GET",
+            "path": url,
+            "raw_path": url.encode(),
+            "query_string": b"",
+            "headers": [(k, v) for k, v in headers.items() if k in keep],
+        }
+        out: dict[str, Any] = {"status": 500, "headers": [], "body": []}
+
+        async def recv():
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def snd(message):
+            if message["type"] == "http.response.start":
+                out["status"] = message["status"]
+                out["headers"] = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in message.get("headers", [])]
+            elif message["type"] == "http.response.body":
+                out["body"].append(message.get("body", b""))
+
+        await self.app(sub, recv, snd)
+        return (out["headers"], b"".join(out["body"])) if out["status"] == 200 else None
+
+    @staticmethod
+    def _store(db: Database, rec_id: int, code: int, hdrs: list[tuple[str, str]], body: bytes) -> None:
+        with db.sessions() as s:
+            rec = s.get(IdempotencyRecord, rec_id)
+            if rec is not None:
+                rec.state, rec.status_code, rec.body, rec.lease_until = "done", code, body, None
+                rec.headers = [list(x) for x in hdrs]
+                s.commit()

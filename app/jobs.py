@@ -106,6 +106,7 @@ class JobRunner:
         resource_type: str | None = None,
         resource_id: str | None = None,
         job_id: str | None = None,
+        owner: str | None = None,
     ) -> JobRow:
         """Persist a queued job (commits ``session``) and wake the poller."""
         if kind not in _HANDLERS:
@@ -117,6 +118,7 @@ class JobRunner:
             spec=spec,
             resource_type=resource_type,
             resource_id=resource_id,
+            owner=owner,
         )
         session.add(job)
         for name, arr in inputs.items():

@@ -11,8 +11,9 @@ import json
 from .errors import PROBLEM, problem_body
 
 
-async def send_problem(send, status: int, detail: str, code: str, errors=None, extra_headers=()) -> None:
-    body = json.dumps(problem_body(status, detail, code=code, errors=errors)).encode()
+async def send_problem(send, scope, status: int, detail: str, code: str, errors=None, extra_headers=()) -> None:
+    """A problem+json answer from a middleware (``instance`` is the request's path)."""
+    body = json.dumps(problem_body(status, detail, code=code, errors=errors, instance=scope.get("path"))).encode()
     headers = [(b"content-type", PROBLEM.encode()), (b"content-length", str(len(body)).encode()), *extra_headers]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
@@ -47,13 +48,13 @@ class BodyLimitMiddleware:
                 try:
                     length = int(v)
                 except ValueError:
-                    return await send_problem(send, 400, "invalid Content-Length", "bad-request")
+                    return await send_problem(send, scope, 400, "invalid Content-Length", "bad-request")
             elif k == b"transfer-encoding" and b"chunked" in v.lower():
                 chunked = True
         too_big = f"request body exceeds the limit of {self.max_bytes} bytes"
         errors = [{"field": "body", "reason": f"larger than {self.max_bytes} bytes"}]
         if length is not None and length > self.max_bytes:
-            return await send_problem(send, 413, too_big, "too-large", errors, [(b"connection", b"close")])
+            return await send_problem(send, scope, 413, too_big, "too-large", errors, [(b"connection", b"close")])
         if length is None and chunked:
             chunks = []
             total = 0
@@ -65,7 +66,9 @@ class BodyLimitMiddleware:
                 chunk = msg.get("body", b"")
                 total += len(chunk)
                 if total > self.max_bytes:
-                    return await send_problem(send, 413, too_big, "too-large", errors, [(b"connection", b"close")])
+                    return await send_problem(
+                        send, scope, 413, too_big, "too-large", errors, [(b"connection", b"close")]
+                    )
                 chunks.append(chunk)
                 more = msg.get("more_body", False)
             return await self.app(scope, replay_body(b"".join(chunks), receive), send)

@@ -13,11 +13,12 @@ from fastapi import FastAPI
 from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-from . import __version__, errors
+from . import __version__, errors, idempotency
 from .db import Database
 from .idempotency import IdempotencyMiddleware
 from .jobs import JobRunner
 from .limits import BodyLimitMiddleware
+from .recovery import reap_orphans
 from .routes import aggregate, arrays, competitions, health, jobs, keys, markets, pools, solve
 from .settings import Settings, get_settings
 
@@ -40,6 +41,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI):
         if settings.migrate_on_startup:
             db.migrate()
+        reap_orphans(db)
         runner.start()
         try:
             yield
@@ -52,7 +54,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
-        docs_url="/docs",
+        docs_url=None,  # served below from the swagger-ui-bundle package: /docs works offline
         redoc_url="/redoc",
         openapi_url="/openapi.json",
     )
@@ -62,6 +64,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.jobs = runner
 
     errors.install(app)
+    idempotency.install(db)
     app.add_middleware(IdempotencyMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
 
@@ -76,7 +79,30 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(competitions.router)
 
     _mount_static(app, settings)
+    _mount_docs(app)
     return app
+
+
+def _mount_docs(app: FastAPI) -> None:
+    """Swagger UI at ``/docs`` with its assets (Swagger UI 5, vendored by the ``swagger-ui-py``
+    package) served by this app: no CDN, so it renders offline."""
+    from pathlib import Path
+
+    import swagger_ui
+    from fastapi.openapi.docs import get_swagger_ui_html
+
+    assets = Path(swagger_ui.__file__).resolve().parent / "static"
+    app.mount("/docs-assets", StaticFiles(directory=assets), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    def docs():
+        return get_swagger_ui_html(
+            openapi_url=app.openapi_url or "/openapi.json",
+            title=f"{app.title} - API docs",
+            swagger_js_url="/docs-assets/swagger-ui-bundle.js",
+            swagger_css_url="/docs-assets/swagger-ui.css",
+            swagger_favicon_url="/docs-assets/favicon-32x32.png",
+        )
 
 
 def _mount_static(app: FastAPI, settings: Settings) -> None:

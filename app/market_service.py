@@ -11,10 +11,12 @@ from sqlalchemy.orm import Session
 from markets import make_agents, train_market
 
 from .arrays import delete_blobs, load_blob, save_blob
+from .auth import Principal
 from .db import Database
 from .errors import ProblemError
 from .jobs import JobContext, handler, on_end
 from .models import JobRow, MarketRow, aware, utcnow
+from .tenancy import check_owner
 
 TRAIN_OPTIONS = ("mode", "batch_size", "max_epochs", "wealth_tol", "tol", "method", "floor")
 
@@ -126,9 +128,11 @@ def _ended(db: Database, jid: str, spec: dict[str, Any], state: str, error: dict
             s.commit()
 
 
-def require_market(row: MarketRow | None, mid: str, *, idle: bool = False) -> MarketRow:
+def require_market(row: MarketRow | None, mid: str, me: Principal, *, idle: bool = False) -> MarketRow:
+    """``row`` if it exists, belongs to ``me`` (or ``me`` is an admin) and, with ``idle``, is not training."""
     if row is None:
         raise ProblemError(404, f"no market {mid!r}", field="market_id", reason="not found", code="not-found")
+    check_owner(me, row.owner, "market", mid)
     if idle and row.status == "training":
         raise ProblemError(
             409,

@@ -59,6 +59,7 @@ class Blob(Base):
     shape: Mapped[list[int]] = mapped_column(JSON)
     data: Mapped[bytes] = mapped_column(LargeBinary)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    owner: Mapped[str | None] = mapped_column(String(40), nullable=True)  # the key of an upload (app.tenancy)
 
 
 class StoredResource:
@@ -71,6 +72,7 @@ class StoredResource:
     n_classes: Mapped[int] = mapped_column(Integer, default=0)
     job_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    owner: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)  # app.tenancy
 
 
 class PoolRow(StoredResource, Base):
@@ -122,6 +124,7 @@ class JobRow(Base):
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     heartbeat: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    owner: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)  # app.tenancy
 
 
 class IdempotencyRecord(Base):
@@ -140,3 +143,5 @@ class IdempotencyRecord(Base):
     headers: Mapped[list[list[str]] | None] = mapped_column(JSON, nullable=True)
     body: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)  # pending only
+    resource: Mapped[str | None] = mapped_column(String(200), nullable=True)  # written with the resource

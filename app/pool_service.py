@@ -14,10 +14,12 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
-from aggregators.registry import make_pool
+from aggregators.registry import make_pool, pool_class
 from aggregators.renyi_pool import DEFAULT_GAMMA_GRID
 from aggregators.validation import as_labels
 from evaluation.metrics import metrics_of
+from solvers.errors import InputError
+from solvers.registry import available, info
 
 from . import estimator_store as store
 from .arrays import delete_blobs, load_blobs, save_blob
@@ -25,6 +27,7 @@ from .db import Database
 from .errors import ProblemError
 from .jobs import JobContext, handler, on_end
 from .models import JobRow, PoolRow, aware, utcnow
+from .signatures import check_kwargs, model_of
 
 
 def build_params(method: str, gamma: Any, solver: str | None, params: dict[str, Any]) -> dict[str, Any]:
@@ -42,6 +45,32 @@ def build_params(method: str, gamma: Any, solver: str | None, params: dict[str, 
     return p
 
 
+def check_params(method: str, solver: str | None, params: dict[str, Any]) -> None:
+    """Type-check a pool request at the edge: ``params`` against the estimator's signature,
+    ``solver`` against the registry, ``params.solver_options`` against that solver's signature
+    (each a 422 naming its field)."""
+    init = pool_class(method).__init__
+    owner = pool_class(method).__name__
+    check_kwargs(init, params, "params", owner)
+    taken = model_of(init).model_fields
+    if solver is not None and "solver" not in taken:
+        raise InputError("solver", f"{owner} does not use a solver", code="unknown_parameter")
+    name = (
+        solver if solver is not None else params.get("solver", taken["solver"].default if "solver" in taken else None)
+    )
+    if name is None or name == "auto":
+        return
+    field = "solver" if solver is not None else "params.solver"
+    try:
+        fn = info(name).fn
+    except InputError:
+        raise InputError(
+            field, f"unknown solver {name!r}; known: {available()} or 'auto'", code="unknown_solver"
+        ) from None
+    if params.get("solver_options"):
+        check_kwargs(fn, params["solver_options"], "params.solver_options", f"solver {name!r}")
+
+
 def work_size(n_items: int, n_agents: int, n_classes: int, params: dict[str, Any]) -> int:
     """``n_items x n_agents x n_classes``, times the number of γ values of a sweep."""
     g = params.get("gamma_grid")
@@ -55,29 +84,50 @@ def work_size(n_items: int, n_agents: int, n_classes: int, params: dict[str, Any
 def fit_pool(ctx: JobContext) -> dict[str, Any]:
     """Fit the pool described by ``ctx.spec`` on ``ctx.inputs`` and store it under ``spec['pool_id']``."""
     spec = ctx.spec
-    pool = make_pool(spec["method"], **spec.get("params", {}))
-    lp = ctx.inputs["predictions"]
-    y = ctx.inputs["labels"]
-    pool.fit(lp, y, kind=spec.get("kind", "log_probs"), progress=ctx.progress)
-    agg = pool.predict(lp, kind=spec.get("kind", "log_probs"))
-    # JSON columns cannot hold inf/NaN (PostgreSQL refuses them): non-finite metrics become null
-    metrics = store.public(store.jsonable({"validation": metrics_of(agg, np.asarray(pool_labels(y, agg)))}))
-    st, arrays = store.dump(pool)
-    fit = st.get("fit_result_")
+    pool, values, arrays = fit(spec, ctx.inputs["predictions"], ctx.inputs["labels"], ctx.progress)
     with ctx.db.sessions() as s:
         row = s.get(PoolRow, spec["pool_id"])
         if row is None:  # deleted while fitting
             return {"pool_id": spec["pool_id"], "deleted": True}
-        row.status = "ready"
-        row.state = st
-        row.metrics = metrics
-        row.fit = store.public(fit) if fit is not None else {}
-        row.n_items, row.n_agents, row.n_classes = int(agg.shape[0]), int(pool.n_agents_), int(pool.n_classes_)
-        for name, arr in arrays.items():
-            save_blob(s, "pool", row.id, name, arr)
+        store_fit(s, row, values, arrays)
         s.commit()
     _cache_put(spec["pool_id"], pool)
     return {"pool_id": spec["pool_id"]}
+
+
+def fit(spec: dict[str, Any], lp: np.ndarray, y: np.ndarray, progress: Any = None) -> tuple[Any, dict[str, Any], dict]:
+    """Fit the pool of ``spec``: the estimator, the row's new column values and its arrays."""
+    pool = make_pool(spec["method"], **spec.get("params", {}))
+    kind = spec.get("kind", "log_probs")
+    pool.fit(lp, y, kind=kind, progress=progress)
+    agg = pool.predict(lp, kind=kind)
+    # JSON columns cannot hold inf/NaN (PostgreSQL refuses them): non-finite metrics become null
+    metrics = store.public(store.jsonable({"validation": metrics_of(agg, np.asarray(pool_labels(y, agg)))}))
+    st, arrays = store.dump(pool)
+    result = st.get("fit_result_")
+    values = {
+        "status": "ready",
+        "state": st,
+        "metrics": metrics,
+        "fit": store.public(result) if result is not None else {},
+        "n_items": int(agg.shape[0]),
+        "n_agents": int(pool.n_agents_),
+        "n_classes": int(pool.n_classes_),
+    }
+    return pool, values, arrays
+
+
+def store_fit(s: Session, row: PoolRow, values: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    """Write a fit's values and arrays on ``row`` (the caller commits)."""
+    for k, v in values.items():
+        setattr(row, k, v)
+    for name, arr in arrays.items():
+        save_blob(s, "pool", row.id, name, arr)
+
+
+def fitted(pid: str, pool: Any) -> None:
+    """Remember a pool fitted in this process (predictions need not restore it)."""
+    _cache_put(pid, pool)
 
 
 def pool_labels(y: Any, agg: np.ndarray) -> np.ndarray:

@@ -55,6 +55,12 @@ class Settings(BaseSettings):
     )
     page_size: int = Field(50, description="Default page size of list endpoints (max 500).")
     idempotency_ttl_hours: float = Field(24.0, description="How long Idempotency-Key records are kept.")
+    idempotency_lease_seconds: float = Field(
+        30.0,
+        gt=0,
+        description="Lease of a request in progress under an Idempotency-Key, renewed while it runs: a "
+        "retry gets 409 while it holds, and takes the key over once it ends (the server died).",
+    )
     migrate_on_startup: bool = Field(True, description="Run Alembic migrations when the app starts.")
     static_dir: str | None = Field(
         None, description="Folder served at /static (index.html at /); default: the repository's static/."

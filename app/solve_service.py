@@ -20,11 +20,12 @@ import numpy as np
 
 import solvers.problems as pkg
 from solvers.errors import InputError
-from solvers.registry import available, info, minimize
+from solvers.registry import available, choose, info, minimize
 
 from . import estimator_store as store
 from .errors import ProblemError
 from .jobs import JobContext, handler
+from .signatures import check_kwargs
 
 
 @lru_cache
@@ -118,6 +119,14 @@ def build_problem(name: str, data: dict[str, Any]) -> Any:
         raise ProblemError(422, f"data: {exc}", field="data", reason=str(exc), code="bad-arguments") from None
 
 
+def check_options(problem: Any, method: str, options: dict[str, Any], field: str = "options") -> str:
+    """The solver ``method`` resolves to for ``problem``, after type-checking ``options`` against
+    that solver's signature (a 422 naming ``options.<name>``)."""
+    name = choose(problem) if method == "auto" else method
+    check_kwargs(info(name).fn, options, field, f"solver {name!r}")
+    return name
+
+
 @handler("solve")
 def run_solve(ctx: JobContext) -> dict[str, Any]:
     spec = ctx.spec
@@ -132,8 +141,9 @@ def run_solve(ctx: JobContext) -> dict[str, Any]:
     if ctx.progress is not None:
         opts["progress"] = ctx.progress
     x0 = ctx.inputs.get("x0")
+    method = check_options(problem, spec.get("method", "auto"), dict(spec.get("options", {})))
     try:
-        res = minimize(problem, spec.get("method", "auto"), x0, **opts)
+        res = minimize(problem, method, x0, **opts)
     except InputError:
         raise
     except TypeError as exc:  # an unknown or ill-typed solver option

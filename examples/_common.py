@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 import numpy as np
 
@@ -20,7 +21,26 @@ def parse_args(doc: str) -> argparse.Namespace:
         default=os.environ.get("AGORA_API_KEY"),
         help="API key with scopes read,write (default $AGORA_API_KEY)",
     )
-    return ap.parse_args()
+    args = ap.parse_args()
+    sys.excepthook = _one_line(args.url)
+    return args
+
+
+def _one_line(url: str):
+    """An excepthook printing the server's refusal or an unreachable server as one line (exit 1)."""
+    import httpx
+
+    from app.client import AgoraError
+
+    def hook(kind, exc, tb):
+        if isinstance(exc, AgoraError):
+            print(f"error: the server answered {exc}", file=sys.stderr)
+        elif isinstance(exc, httpx.TransportError):
+            print(f"error: cannot reach {url}: {exc or kind.__name__} (is `agora serve` running?)", file=sys.stderr)
+        else:
+            sys.__excepthook__(kind, exc, tb)
+
+    return hook
 
 
 def synthetic(n_items: int, n_agents: int, n_classes: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

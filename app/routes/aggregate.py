@@ -17,6 +17,7 @@ from ..deps import require
 from ..errors import library_error
 from ..fastjson import FastRoute, json_response
 from ..schemas import AggregateRequest, AggregateResponse, ArrayRef, Problem
+from .common import array_in
 
 router = APIRouter(prefix="/v1", tags=["aggregate"], route_class=FastRoute)
 
@@ -72,7 +73,7 @@ async def aggregate(body: AggregateRequest, request: Request) -> Response:
         p = preds
         if isinstance(p, ArrayRef):
             with request.app.state.db.sessions() as s:
-                p = resolve(p.model_dump(), "predictions", session=s, limit=settings.max_array_elements)
+                p = array_in(request, s, p, "predictions")
         elif not isinstance(p, list):
             p = resolve(p.model_dump(), "predictions", limit=settings.max_array_elements)
         return _run(body, p)

@@ -8,11 +8,13 @@ from fastapi import APIRouter, Depends, Request, Response
 from sqlalchemy.orm import Session
 
 from ..arrays import check_size, delete_blobs, from_npy, save_blob
+from ..auth import Principal
 from ..deps import get_session, require
 from ..errors import ProblemError
 from ..fastjson import FastRoute
 from ..models import Blob, new_id
 from ..schemas import ArrayInfo, Problem
+from ..tenancy import check_owner
 
 router = APIRouter(prefix="/v1/arrays", tags=["arrays"], route_class=FastRoute)
 P = {
@@ -59,7 +61,7 @@ def _info(b: Blob) -> dict[str, Any]:
 @router.post(
     "", status_code=201, response_model=ArrayInfo, responses=P, openapi_extra=NPY_BODY, summary="Upload an array (.npy)"
 )
-async def upload(request: Request, _=require("write")) -> Any:
+async def upload(request: Request, me=require("write")) -> Any:
     """The body is the ``.npy`` file (``application/x-npy`` or ``application/octet-stream``) or a
     multipart form with a ``file`` part. Object arrays are refused (no pickles)."""
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -87,7 +89,7 @@ async def upload(request: Request, _=require("write")) -> Any:
 
     def store():
         with request.app.state.db.sessions() as s:
-            save_blob(s, "upload", aid, "data", arr)
+            save_blob(s, "upload", aid, "data", arr, owner=me.owner)
             s.commit()
             return s.query(Blob).filter_by(owner_type="upload", owner_id=aid).one()
 
@@ -102,16 +104,17 @@ async def upload(request: Request, _=require("write")) -> Any:
     )
 
 
-def _get(session: Session, aid: str) -> Blob:
+def _get(session: Session, aid: str, me: Principal) -> Blob:
     b = session.query(Blob).filter_by(owner_type="upload", owner_id=aid).first()
     if b is None:
         raise ProblemError(404, f"no array {aid!r}", field="array_id", reason="not found", code="not-found")
+    check_owner(me, b.owner, "array", aid)
     return b
 
 
 @router.get("/{array_id}", response_model=ArrayInfo, responses=P, summary="An uploaded array's dtype and shape")
-def info(array_id: str, session: Session = Depends(get_session), _=require("read")) -> Any:
-    return _info(_get(session, array_id))
+def info(array_id: str, session: Session = Depends(get_session), me=require("read")) -> Any:
+    return _info(_get(session, array_id, me))
 
 
 @router.get(
@@ -119,13 +122,13 @@ def info(array_id: str, session: Session = Depends(get_session), _=require("read
     responses={200: {"content": {"application/x-npy": {}}}, **P},
     summary="An uploaded array's .npy bytes",
 )
-def data(array_id: str, session: Session = Depends(get_session), _=require("read")) -> Response:
-    return Response(_get(session, array_id).data, media_type="application/x-npy")
+def data(array_id: str, session: Session = Depends(get_session), me=require("read")) -> Response:
+    return Response(_get(session, array_id, me).data, media_type="application/x-npy")
 
 
 @router.delete("/{array_id}", status_code=204, responses=P, summary="Delete an uploaded array")
-def delete(array_id: str, session: Session = Depends(get_session), _=require("write")) -> Response:
-    _get(session, array_id)
+def delete(array_id: str, session: Session = Depends(get_session), me=require("write")) -> Response:
+    _get(session, array_id, me)
     delete_blobs(session, "upload", array_id)
     session.commit()
     return Response(status_code=204)

@@ -18,7 +18,9 @@ from ..errors import ProblemError
 def array_in(request: Request, session: Session | None, value: Any, field: str) -> Any:
     if isinstance(value, BaseModel):
         value = value.model_dump()
-    return resolve(value, field, session=session, limit=request.app.state.settings.max_array_elements)
+    me = getattr(request.state, "principal", None)
+    owner = None if me is None or me.admin else me.owner
+    return resolve(value, field, session=session, limit=request.app.state.settings.max_array_elements, owner=owner)
 
 
 def predictions_in(

@@ -13,6 +13,7 @@ from ..jobs import job_view, request_cancel
 from ..models import JobRow
 from ..pagination import page
 from ..schemas import JobList, JobView, Problem
+from ..tenancy import check_owner, job_owner, jobs_seen_by
 from .common import not_found
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"], route_class=FastRoute)
@@ -26,22 +27,29 @@ def list_jobs(
     cursor: str | None = Query(None, max_length=200),
     state: str | None = Query(None, pattern="^(queued|running|succeeded|failed|cancelled)$"),
     session: Session = Depends(get_session),
-    _=require("read"),
+    me=require("read"),
 ) -> Any:
-    where = [] if state is None else [JobRow.state == state]
+    where = jobs_seen_by(me) + ([] if state is None else [JobRow.state == state])
     rows, nxt = page(session, JobRow, limit or request.app.state.settings.page_size, cursor, *where)
     return {"items": [job_view(r) for r in rows], "next_cursor": nxt}
 
 
 @router.get("/{job_id}", response_model=JobView, responses=P, summary="A job: state, percent done, ETA, result")
-def get_job(job_id: str, session: Session = Depends(get_session), _=require("read")) -> Any:
+def get_job(job_id: str, session: Session = Depends(get_session), me=require("read")) -> Any:
+    return job_view(_owned_job(session, job_id, me))
+
+
+def _owned_job(session: Session, job_id: str, me: Any) -> JobRow:
     job = session.get(JobRow, job_id)
     if job is None:
         raise not_found("job", job_id)
-    return job_view(job)
+    check_owner(me, job_owner(session, job), "job", job_id)
+    return job
 
 
 @router.post("/{job_id}/cancel", status_code=202, response_model=JobView, responses=P, summary="Ask a job to stop")
-def cancel_job(job_id: str, session: Session = Depends(get_session), _=require("write")) -> Any:
-    """A queued job is cancelled at once; a running one stops at its next progress report."""
+def cancel_job(job_id: str, session: Session = Depends(get_session), me=require("write")) -> Any:
+    """A queued job is cancelled at once; a running one stops at its next progress report. Only the
+    job's owner (the key that started it; a competition's organiser) or an admin key may cancel."""
+    _owned_job(session, job_id, me)
     return job_view(request_cancel(session, job_id))

@@ -34,6 +34,7 @@ from ..schemas import (
     TrainRequest,
     WealthHistory,
 )
+from ..tenancy import owned_by
 from .common import labels_in, predictions_in, run_in_background
 
 router = APIRouter(prefix="/v1/markets", tags=["markets"], route_class=FastRoute)
@@ -78,7 +79,7 @@ async def equilibrium(body: EquilibriumRequest, request: Request, _=require("sta
     "", status_code=201, response_model=MarketView, responses=P, summary="Create a market (agents, utilities, wealth)"
 )
 def create_market(
-    body: MarketCreate, response: Response, session: Session = Depends(get_session), _=require("write")
+    body: MarketCreate, response: Response, session: Session = Depends(get_session), me=require("write")
 ) -> Any:
     try:
         w = svc.check_agents(body.utilities, body.wealth, body.n_agents)
@@ -94,6 +95,7 @@ def create_market(
         status="ready",
         n_agents=body.n_agents,
         n_classes=0,
+        owner=me.owner,
     )
     session.add(row)
     svc.save_blob(session, "market", mid, "wealth", w)
@@ -109,20 +111,22 @@ def list_markets(
     limit: int = Query(None, ge=1, le=500),
     cursor: str | None = Query(None, max_length=200),
     session: Session = Depends(get_session),
-    _=require("read"),
+    me=require("read"),
 ) -> Any:
-    rows, nxt = page(session, MarketRow, limit or request.app.state.settings.page_size, cursor)
+    rows, nxt = page(
+        session, MarketRow, limit or request.app.state.settings.page_size, cursor, *owned_by(me, MarketRow)
+    )
     return {"items": [svc.market_view(session, r) for r in rows], "next_cursor": nxt}
 
 
 @router.get("/{market_id}", response_model=MarketView, responses=P, summary="A market: agents, wealth, trainings")
-def get_market(market_id: str, session: Session = Depends(get_session), _=require("read")) -> Any:
-    return svc.market_view(session, svc.require_market(session.get(MarketRow, market_id), market_id))
+def get_market(market_id: str, session: Session = Depends(get_session), me=require("read")) -> Any:
+    return svc.market_view(session, svc.require_market(session.get(MarketRow, market_id), market_id, me))
 
 
 @router.delete("/{market_id}", status_code=204, responses=P, summary="Delete a market")
-def delete_market(market_id: str, session: Session = Depends(get_session), _=require("write")) -> Response:
-    svc.delete_market(session, svc.require_market(session.get(MarketRow, market_id), market_id))
+def delete_market(market_id: str, session: Session = Depends(get_session), me=require("write")) -> Response:
+    svc.delete_market(session, svc.require_market(session.get(MarketRow, market_id), market_id, me))
     return Response(status_code=204)
 
 
@@ -133,11 +137,11 @@ def delete_market(market_id: str, session: Session = Depends(get_session), _=req
     summary="Train the market on labelled data (Algorithm 2.4)",
 )
 def train(
-    market_id: str, body: TrainRequest, request: Request, session: Session = Depends(get_session), _=require("write")
+    market_id: str, body: TrainRequest, request: Request, session: Session = Depends(get_session), me=require("write")
 ) -> Any:
     """Trade on each labelled item and pay the agents out, from the current wealth. The new wealth
     and the per-epoch wealth history are stored. Large trainings answer 202 with the job."""
-    row = svc.require_market(session.get(MarketRow, market_id), market_id, idle=True)
+    row = svc.require_market(session.get(MarketRow, market_id), market_id, me, idle=True)
     lp = predictions_in(request, session, body.predictions, body.kind)
     if lp.shape[1] != row.n_agents:
         raise InputError(
@@ -165,6 +169,7 @@ def train(
             resource_type="market",
             resource_id=market_id,
             job_id=jid,
+            owner=me.owner,
         )
         view = job_view(job)
         return json_response(
@@ -187,10 +192,10 @@ def train(
     responses=P,
     summary="Equilibrium prices under the trained wealth",
 )
-async def predict(market_id: str, body: MarketPredict, request: Request, _=require("read")) -> Any:
+async def predict(market_id: str, body: MarketPredict, request: Request, me=require("read")) -> Any:
     def work():
         with request.app.state.db.sessions() as s:
-            row = svc.require_market(s.get(MarketRow, market_id), market_id)
+            row = svc.require_market(s.get(MarketRow, market_id), market_id, me)
             wealth = load_blob(s, "market", market_id, "wealth")
             lp = predictions_in(request, s, body.predictions, body.kind)
             utilities, opts = row.spec["utilities"], row.spec.get("options", {})
@@ -215,8 +220,8 @@ async def predict(market_id: str, body: MarketPredict, request: Request, _=requi
 
 
 @router.get("/{market_id}/wealth", response_model=WealthHistory, responses=P, summary="The market's wealth history")
-def wealth(market_id: str, format: Format = "json", session: Session = Depends(get_session), _=require("read")) -> Any:
-    row = svc.require_market(session.get(MarketRow, market_id), market_id)
+def wealth(market_id: str, format: Format = "json", session: Session = Depends(get_session), me=require("read")) -> Any:
+    row = svc.require_market(session.get(MarketRow, market_id), market_id, me)
     hist = load_blob(session, "market", market_id, "history")
     return {
         "market_id": market_id,

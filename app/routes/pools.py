@@ -16,10 +16,11 @@ from ..arrays import encode
 from ..deps import get_session, require
 from ..errors import library_error
 from ..fastjson import FastRoute, json_response
-from ..jobs import job_view, run_inline
+from ..jobs import job_view
 from ..models import PoolRow, aware, new_id
 from ..pagination import page
 from ..schemas import JobView, PoolCreate, PoolList, PoolView, PredictRequest, PredictResponse, Problem
+from ..tenancy import check_owner, owned_by
 from .common import labels_in, not_found, predictions_in, run_in_background
 
 router = APIRouter(prefix="/v1/pools", tags=["pools"], route_class=FastRoute)
@@ -41,10 +42,11 @@ P = {
     responses={**P, 202: {"model": JobView, "description": "fit running as a background job (Location: the job)"}},
 )
 def create_pool(
-    body: PoolCreate, request: Request, response: Response, session: Session = Depends(get_session), _=require("write")
+    body: PoolCreate, request: Request, response: Response, session: Session = Depends(get_session), me=require("write")
 ) -> Any:
     """Fit ``method`` on ``predictions`` and ``labels``. Small fits answer 201 with the pool; large
     ones (or ``background: true``) answer 202 with the job, whose result names the pool."""
+    svc.check_params(body.method, body.solver, body.params)
     params = svc.build_params(body.method, body.gamma, body.solver, body.params)
     try:
         make_pool(body.method, **params)  # rejects unknown parameters before any work
@@ -64,6 +66,7 @@ def create_pool(
         n_items=lp.shape[0],
         n_agents=lp.shape[1],
         n_classes=lp.shape[2],
+        owner=me.owner,
     )
     if run_in_background(request, body.background, svc.work_size(*lp.shape, params)):
         session.add(row)
@@ -78,22 +81,18 @@ def create_pool(
             resource_type="pool",
             resource_id=pid,
             job_id=jid,
+            owner=me.owner,
         )
         return json_response(_jsonable(job_view(job)), 202, {"Location": f"/v1/jobs/{job.id}"})
-    session.add(row)
-    session.commit()
+    # inline: fit first, then the ready pool (and its Idempotency-Key record) in one transaction
     try:
-        run_inline("pool_fit", spec, {"predictions": lp, "labels": y}, request.app.state.db)
+        pool, values, arrays = svc.fit(spec, lp, y)
     except (ValueError, TypeError, ArithmeticError, np.linalg.LinAlgError) as exc:
-        session.delete(row)
-        session.commit()
         raise library_error(exc) from None
-    except BaseException:
-        session.delete(row)
-        session.commit()
-        raise
-    session.expire_all()
-    row = session.get(PoolRow, pid)
+    session.add(row)
+    svc.store_fit(session, row, values, arrays)
+    session.commit()
+    svc.fitted(pid, pool)
     response.headers["Location"] = f"/v1/pools/{pid}"
     return svc.pool_view(session, row)
 
@@ -108,9 +107,9 @@ def list_pools(
     limit: int = Query(None, ge=1, le=500),
     cursor: str | None = Query(None, max_length=200),
     session: Session = Depends(get_session),
-    _=require("read"),
+    me=require("read"),
 ) -> Any:
-    rows, nxt = page(session, PoolRow, limit or request.app.state.settings.page_size, cursor)
+    rows, nxt = page(session, PoolRow, limit or request.app.state.settings.page_size, cursor, *owned_by(me, PoolRow))
     items = [
         {
             "id": r.id,
@@ -133,18 +132,20 @@ def list_pools(
     responses=P,
     summary="Read a pool: weights, γ, validation curve, solver trace, metrics",
 )
-def get_pool(pool_id: str, session: Session = Depends(get_session), _=require("read")) -> Any:
+def get_pool(pool_id: str, session: Session = Depends(get_session), me=require("read")) -> Any:
     row = session.get(PoolRow, pool_id)
     if row is None:
         raise not_found("pool", pool_id)
+    check_owner(me, row.owner, "pool", pool_id)
     return svc.pool_view(session, row)
 
 
 @router.delete("/{pool_id}", status_code=204, responses=P, summary="Delete a pool")
-def delete_pool(pool_id: str, session: Session = Depends(get_session), _=require("write")) -> Response:
+def delete_pool(pool_id: str, session: Session = Depends(get_session), me=require("write")) -> Response:
     row = session.get(PoolRow, pool_id)
     if row is None:
         raise not_found("pool", pool_id)
+    check_owner(me, row.owner, "pool", pool_id)
     svc.delete_pool(session, row)
     return Response(status_code=204)
 
@@ -152,10 +153,13 @@ def delete_pool(pool_id: str, session: Session = Depends(get_session), _=require
 @router.post(
     "/{pool_id}/predict", response_model=PredictResponse, responses=P, summary="Pool new predictions with a fitted pool"
 )
-async def predict(pool_id: str, body: PredictRequest, request: Request, _=require("read")) -> Any:
+async def predict(pool_id: str, body: PredictRequest, request: Request, me=require("read")) -> Any:
     def work():
         with request.app.state.db.sessions() as session:
-            row = svc.require_ready(session.get(PoolRow, pool_id), pool_id)
+            row = session.get(PoolRow, pool_id)
+            if row is not None:
+                check_owner(me, row.owner, "pool", pool_id)
+            row = svc.require_ready(row, pool_id)
             pool = svc.restore_pool(session, row)
             lp = predictions_in(request, session, body.predictions, body.kind)
             try:

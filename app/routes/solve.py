@@ -88,7 +88,7 @@ def solve(body: SolveRequest, request: Request, p: Principal = require("stateles
                 reason="missing scope 'write'",
             )
         # validate now so that bad input is a 422 here, not a failed job
-        _check(body.problem, scalars, arrays)
+        _check(body.problem, scalars, arrays, body.method, body.options)
         with request.app.state.db.sessions() as s:
             job = request.app.state.jobs.submit(s, "solve", spec, inputs, job_id=new_id("job"))
             view = job_view(job)
@@ -103,8 +103,11 @@ def solve(body: SolveRequest, request: Request, p: Principal = require("stateles
         raise library_error(exc) from None
 
 
-def _check(name: str, scalars: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+def _check(
+    name: str, scalars: dict[str, Any], arrays: dict[str, np.ndarray], method: str, options: dict[str, Any]
+) -> None:
     try:
-        svc.build_problem(name, {**scalars, **arrays})
+        problem = svc.build_problem(name, {**scalars, **arrays})
     except (ValueError, TypeError, ArithmeticError) as exc:
-        raise library_error(exc) from None
+        raise library_error(exc, "data") from None
+    svc.check_options(problem, method, options)

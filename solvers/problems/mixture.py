@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..checks import as_labels
 from ..errors import InputError
 from ..simplex import project_simplex
 
@@ -60,9 +61,9 @@ class MixtureLikelihood:
     def from_log_probs(cls, log_probs: np.ndarray, labels: Any) -> MixtureLikelihood:
         """Build ``Q[n, i] = exp(log_probs[n, i, y_n])`` from ``(n_items, n_agents, n_classes)``."""
         lp = np.asarray(log_probs)
-        y = np.asarray(labels, dtype=np.int64)
-        if lp.ndim != 3 or y.shape != (lp.shape[0],):
-            raise InputError("log_probs", "must be (n_items, n_agents, n_classes) with one label per item")
+        if lp.ndim != 3:
+            raise InputError("log_probs", "must be (n_items, n_agents, n_classes)")
+        y = as_labels(labels, lp.shape[0], lp.shape[2])  # one label per item, each in 0..n_classes-1
         return cls(np.exp(lp[np.arange(lp.shape[0]), :, y]))
 
     def x0(self) -> np.ndarray:

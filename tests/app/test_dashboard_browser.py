@@ -222,3 +222,23 @@ def test_playground_pools_side_by_side(server, browser):
         assert float(first) == pytest.approx(1.3 / 3, abs=1e-4)
     assert page.locator("canvas#playchart").count() == 1
     _shot(page, "playground")
+
+
+def test_docs_render_offline(server, browser):
+    """/docs loads Swagger UI from the server itself: with every other host blocked, it renders."""
+    base, _ = server
+    page = browser.new_page()
+    outside: list[str] = []
+
+    def only_local(route):
+        if route.request.url.startswith(base):
+            return route.continue_()
+        outside.append(route.request.url)
+        return route.abort()
+
+    page.route("**/*", only_local)
+    page.goto(base + "/docs")
+    page.wait_for_selector(".swagger-ui .opblock", timeout=30_000)
+    assert page.locator(".opblock-summary-path", has_text="/v1/aggregate").count() >= 1
+    assert not outside, outside
+    page.close()

@@ -117,8 +117,11 @@ def test_restart_loses_nothing(db_url, tmp_path):
             again = c.create_pool("bma", lp, y, idempotency_key="restart-1")
             assert again["id"] == pool["id"]
             assert c.health()["database"] == ("sqlite" if db_url.startswith("sqlite") else "postgresql")
-        with AgoraClient(srv.url, api_key=key) as reader:
-            assert reader.get_pool(pool["id"])["id"] == pool["id"]
+        with AgoraClient(srv.url, api_key=key) as reader:  # the key survived (403, not 401): it sees only its own
+            with pytest.raises(AgoraError) as e:
+                reader.get_pool(pool["id"])
+            assert e.value.status == 403 and "belongs to another API key" in str(e.value)
+            assert list(reader.list_pools()) == []
     finally:
         srv.stop()
 
