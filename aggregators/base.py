@@ -25,10 +25,19 @@ from typing import Any
 
 import numpy as np
 
+from solvers.checks import as_labels
 from solvers.errors import InputError
 from solvers.progress import ProgressFn
 
-from .validation import DEFAULT_FLOOR, Kind, PredictionError, Predictions, apply_floor, as_log_probs, validate
+from .validation import (
+    DEFAULT_FLOOR,
+    Kind,
+    PredictionError,
+    Predictions,
+    as_floored_log_probs,
+    as_log_probs,
+    validate,
+)
 
 
 @dataclass(frozen=True)
@@ -76,10 +85,9 @@ class Pool:
 
     # -- input handling -----------------------------------------------------------------------
     def _prepare(self, log_probs: Any, kind: Kind) -> Predictions:
-        preds = as_log_probs(log_probs, kind=kind)
         if self.needs_positive:
-            preds = apply_floor(preds, self.floor)
-        return preds
+            return as_floored_log_probs(log_probs, kind=kind, floor=self.floor)
+        return as_log_probs(log_probs, kind=kind)
 
     def _check_fitted_shape(self, preds: Predictions) -> None:
         n_agents = getattr(self, "n_agents_", None)
@@ -93,9 +101,8 @@ class Pool:
 
     # -- public API ---------------------------------------------------------------------------
     def fit(self, log_probs: Any, y: Any, *, kind: Kind = "log_probs", progress: ProgressFn | None = None) -> Pool:
-        preds, labels = validate(log_probs, y, kind=kind)
-        if self.needs_positive:
-            preds = apply_floor(preds, self.floor)
+        preds = self._prepare(log_probs, kind)
+        labels = as_labels(y, preds.n_items, preds.n_classes, field="labels")
         self.n_agents_ = preds.n_agents
         self.n_classes_ = preds.n_classes
         self.n_floored_ = preds.n_floored

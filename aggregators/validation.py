@@ -219,6 +219,51 @@ def as_log_probs(
     return Predictions(np.ascontiguousarray(arr - lse))
 
 
+def _check_floor(floor: Any, n_classes: int) -> float:
+    try:
+        floor = float(floor)
+    except (TypeError, ValueError):
+        raise PredictionError(
+            "floor", f"must be a number in (0, 1/n_classes) or None; got {floor!r}", code="bad_floor"
+        ) from None
+    if not (0.0 < floor < 1.0 / n_classes):
+        raise PredictionError("floor", f"must lie in (0, 1/n_classes); got {floor!r}", code="bad_floor")
+    return floor
+
+
+def _floor_compiled(arr: np.ndarray, floor: float) -> Predictions | None:
+    """Normalise and floor ``arr`` (3-D) in one compiled pass into one new array; ``None`` if a row
+    is refused (the NumPy checks then name it)."""
+    from .validation_kernels import normalise_floor_rows
+
+    flat = np.ascontiguousarray(arr, dtype=np.float64).reshape(-1, arr.shape[2])
+    out = np.empty_like(flat)
+    bad, n = normalise_floor_rows(flat, out, floor)
+    if bad:
+        return None
+    return Predictions(out.reshape(arr.shape), int(n), floor)
+
+
+def as_floored_log_probs(
+    x: Any, *, kind: Kind = "log_probs", floor: float | None = DEFAULT_FLOOR, field: str = "predictions"
+) -> Predictions:
+    """:func:`as_log_probs` then :func:`apply_floor`: the input of the log and Rényi pools.
+
+    Large log-probability inputs are validated, normalised and floored in one compiled pass over
+    the data writing one new array (:func:`aggregators.validation_kernels.normalise_floor_rows`);
+    on a refused row, or for other inputs, the two steps run in turn (and name any bad entry).
+    """
+    if floor is not None and kind == "log_probs" and not isinstance(x, Predictions):
+        arr = _as_float_array(x, field)
+        _check_shape(arr, field)
+        if arr.size >= FAST_PATH_MIN_SIZE:
+            preds = _floor_compiled(arr, _check_floor(floor, arr.shape[2]))
+            if preds is not None:
+                return preds
+        x = arr
+    return apply_floor(as_log_probs(x, kind=kind, field=field), floor, field=field)
+
+
 def apply_floor(preds: Predictions, floor: float | None = DEFAULT_FLOOR, *, field: str = "predictions") -> Predictions:
     """Raise probabilities below ``floor`` to ``floor`` and renormalise (log and Rényi pools).
 
@@ -238,14 +283,11 @@ def apply_floor(preds: Predictions, floor: float | None = DEFAULT_FLOOR, *, fiel
                 code="zero_probability",
             )
         return preds
-    try:
-        floor = float(floor)
-    except (TypeError, ValueError):
-        raise PredictionError(
-            "floor", f"must be a number in (0, 1/n_classes) or None; got {floor!r}", code="bad_floor"
-        ) from None
-    if not (0.0 < floor < 1.0 / lp.shape[2]):
-        raise PredictionError("floor", f"must lie in (0, 1/n_classes); got {floor!r}", code="bad_floor")
+    floor = _check_floor(floor, lp.shape[2])
+    if lp.size >= FAST_PATH_MIN_SIZE:  # one compiled pass, one output array
+        compiled = _floor_compiled(lp, floor)
+        if compiled is not None:
+            return compiled
     log_floor = np.log(floor)
     low = lp < log_floor
     n = int(low.sum())

@@ -42,3 +42,76 @@ def normalise_log_rows(a, out):
         for k in range(K):
             out[r, k] = a[r, k] - lse
     return bad
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def normalise_floor_rows(a, out, floor):
+    """The fused validate + floor pass: ``out[r]`` = row ``a[r]`` normalised (as
+    :func:`normalise_log_rows`), then floored with the mass-preserving rule of
+    :func:`aggregators.validation.apply_floor` while the row is in cache (``floor`` in (0, 1/K)).
+
+    Returns ``(refused, floored)``: the number of rows it refused (as :func:`normalise_log_rows`;
+    those rows of ``out`` are left unset) and the number of entries raised to the floor. ``a`` and
+    ``out`` may be the same array.
+    """
+    R, K = a.shape
+    log_floor = np.log(floor)
+    bad = 0
+    floored = 0
+    for r in prange(R):
+        m = -np.inf
+        ok = True
+        for k in range(K):
+            v = a[r, k]
+            if v != v or v == np.inf:
+                ok = False
+            elif v > m:
+                m = v
+        if not ok or m == -np.inf:
+            bad += 1
+            continue
+        s = 0.0
+        for k in range(K):
+            s += np.exp(a[r, k] - m)
+        lse = m + np.log(s)
+        if not np.isfinite(lse):
+            bad += 1
+            continue
+        low = 0
+        for k in range(K):
+            v = a[r, k] - lse
+            out[r, k] = v
+            if v < log_floor:
+                low += 1
+        if low == 0:
+            continue
+        # the row needs flooring: floored entries get exactly `floor`, the others share 1 - m*floor
+        # in their old proportions; repeat while rescaling pushes another entry below the floor
+        row = out[r].copy()
+        fixed = np.zeros(K, dtype=np.bool_)
+        for k in range(K):
+            fixed[k] = row[k] < log_floor
+        nfix = low
+        shift = 0.0
+        for _ in range(K):
+            mx = -np.inf
+            for k in range(K):
+                if not fixed[k] and row[k] > mx:
+                    mx = row[k]
+            z = 0.0
+            for k in range(K):
+                if not fixed[k]:
+                    z += np.exp(row[k] - mx)
+            shift = np.log1p(-nfix * floor) - (mx + np.log(z))
+            newly = 0
+            for k in range(K):
+                if not fixed[k] and row[k] + shift < log_floor:
+                    fixed[k] = True
+                    newly += 1
+            if newly == 0:
+                break
+            nfix += newly
+        for k in range(K):
+            out[r, k] = log_floor if fixed[k] else row[k] + shift
+        floored += nfix
+    return bad, floored
