@@ -36,6 +36,7 @@ from .validation import (
     Predictions,
     as_floored_log_probs,
     as_log_probs,
+    check_sample_weight,
     validate,
 )
 
@@ -100,13 +101,25 @@ class Pool:
             )
 
     # -- public API ---------------------------------------------------------------------------
-    def fit(self, log_probs: Any, y: Any, *, kind: Kind = "log_probs", progress: ProgressFn | None = None) -> Pool:
+    def fit(
+        self,
+        log_probs: Any,
+        y: Any,
+        *,
+        sample_weight: Any = None,
+        kind: Kind = "log_probs",
+        progress: ProgressFn | None = None,
+    ) -> Pool:
+        """Learn on labelled items. ``sample_weight``: ``None`` or one non-negative weight per item
+        (scikit-learn's convention: an integer weight fits as that many copies of the item, weight
+        0 as leaving it out; :func:`aggregators.validation.check_sample_weight`)."""
         preds = self._prepare(log_probs, kind)
-        labels = as_labels(y, preds.n_items, preds.n_classes, field="labels")
+        labels = None if y is None else as_labels(y, preds.n_items, preds.n_classes, field="labels")
+        sw = check_sample_weight(sample_weight, preds.n_items)
         self.n_agents_ = preds.n_agents
         self.n_classes_ = preds.n_classes
         self.n_floored_ = preds.n_floored
-        self._fit(preds.log_probs, labels, progress)
+        self._fit(preds.log_probs, labels, progress, sample_weight=sw)
         return self
 
     def predict_with_info(self, log_probs: Any, *, kind: Kind = "log_probs") -> tuple[np.ndarray, PredictInfo]:
@@ -146,7 +159,11 @@ class Pool:
         self.n_iter_ = res.n_iter
 
     # -- to implement -------------------------------------------------------------------------
-    def _fit(self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None) -> None:
+    def _fit(
+        self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None, *, sample_weight: np.ndarray | None
+    ) -> None:
+        """Learn from validated (and, for ``needs_positive`` pools, floored) inputs; ``sample_weight``
+        is ``None`` or checked per-item weights."""
         raise NotImplementedError
 
     def _predict(self, log_probs: np.ndarray) -> np.ndarray:

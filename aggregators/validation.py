@@ -357,6 +357,32 @@ def check_weights(
     return w / s
 
 
+def check_sample_weight(sample_weight: Any, n_items: int, *, field: str = "sample_weight") -> np.ndarray | None:
+    """The one check of per-item weights (scikit-learn's ``sample_weight``): ``None`` stays ``None``
+    (every item weighs 1); otherwise one finite, non-negative number per item with a positive sum,
+    returned as float64. A weight ``c`` counts the item ``c`` times: integer weights fit exactly as
+    the data with each item repeated, and weight 0 as the data without the item."""
+    if sample_weight is None:
+        return None
+    try:
+        sw = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise PredictionError(field, "must be a 1-D numeric array, one weight per item", code="bad_weights") from None
+    if sw.shape != (n_items,):
+        raise PredictionError(
+            field, f"must have one weight per item ({n_items}); got shape {sw.shape}", code="shape_mismatch"
+        )
+    if not np.isfinite(sw).all():
+        i = int(np.flatnonzero(~np.isfinite(sw))[0])
+        raise PredictionError(field, "must be finite (contains NaN or inf)", item=i, code="nan")
+    if (sw < 0).any():
+        i = int(np.flatnonzero(sw < 0)[0])
+        raise PredictionError(field, "must be non-negative", item=i, code="negative")
+    if not sw.sum() > 0:
+        raise PredictionError(field, "must have a positive sum (some item must count)", code="bad_weights")
+    return np.ascontiguousarray(sw)
+
+
 def validate(
     x: Any,
     y: Any | None = None,

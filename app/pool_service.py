@@ -58,7 +58,8 @@ def fit_pool(ctx: JobContext) -> dict[str, Any]:
     pool = make_pool(spec["method"], **spec.get("params", {}))
     lp = ctx.inputs["predictions"]
     y = ctx.inputs["labels"]
-    pool.fit(lp, y, kind=spec.get("kind", "log_probs"), progress=ctx.progress)
+    sw = ctx.inputs.get("sample_weight")
+    pool.fit(lp, y, sample_weight=sw, kind=spec.get("kind", "log_probs"), progress=ctx.progress)
     agg = pool.predict(lp, kind=spec.get("kind", "log_probs"))
     # JSON columns cannot hold inf/NaN (PostgreSQL refuses them): non-finite metrics become null
     metrics = store.public(store.jsonable({"validation": metrics_of(agg, np.asarray(pool_labels(y, agg)))}))
