@@ -314,6 +314,26 @@ def apply_floor(preds: Predictions, floor: float | None = DEFAULT_FLOOR, *, fiel
     return Predictions(np.ascontiguousarray(out), n, floor)
 
 
+def _nonnegative_vector(values: Any, n: int, field: str, per: Literal["agent", "item"]) -> np.ndarray:
+    """``values`` as a float64 vector of ``n`` finite non-negative numbers, one per ``per``; the
+    error names ``field`` and the first offending agent or item."""
+    try:
+        v = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise PredictionError(field, f"must be a 1-D numeric array, one weight per {per}", code="bad_weights") from None
+    if v.shape != (n,):
+        raise PredictionError(
+            field, f"must have one weight per {per} ({n}); got shape {v.shape}", code="shape_mismatch"
+        )
+    for bad, reason, code in (
+        (~np.isfinite(v), "must be finite (contains NaN or inf)", "nan"),
+        (v < 0, "must be non-negative", "negative"),
+    ):
+        if bad.any():
+            raise PredictionError(field, reason, code=code, **{per: int(np.flatnonzero(bad)[0])})
+    return np.ascontiguousarray(v)
+
+
 def check_weights(
     weights: Any,
     n_agents: int,
@@ -335,20 +355,7 @@ def check_weights(
     """
     if weights is None and sum_to_one == "rescale":
         return np.full(n_agents, 1.0 / n_agents)
-    try:
-        w = np.asarray(weights, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise PredictionError(field, "must be a 1-D numeric array, one weight per agent", code="bad_weights") from None
-    if w.shape != (n_agents,):
-        raise PredictionError(
-            field, f"must have one weight per agent ({n_agents}); got shape {w.shape}", code="shape_mismatch"
-        )
-    if not np.isfinite(w).all():
-        a = int(np.argwhere(~np.isfinite(w))[0][0])
-        raise PredictionError(field, "must be finite (contains NaN or inf)", agent=a, code="nan")
-    if (w < 0).any():
-        a = int(np.argwhere(w < 0)[0][0])
-        raise PredictionError(field, "must be non-negative", agent=a, code="negative")
+    w = _nonnegative_vector(weights, n_agents, field, "agent")
     s = w.sum()
     if sum_to_one == "require" and abs(s - 1.0) > PROB_SUM_TOL:
         raise PredictionError(field, f"must sum to one (simplex); they sum to {s:.9g}", code="bad_weights")
@@ -364,20 +371,7 @@ def check_sample_weight(sample_weight: Any, n_items: int, *, field: str = "sampl
     the data with each item repeated, and weight 0 as the data without the item."""
     if sample_weight is None:
         return None
-    try:
-        sw = np.asarray(sample_weight, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise PredictionError(field, "must be a 1-D numeric array, one weight per item", code="bad_weights") from None
-    if sw.shape != (n_items,):
-        raise PredictionError(
-            field, f"must have one weight per item ({n_items}); got shape {sw.shape}", code="shape_mismatch"
-        )
-    if not np.isfinite(sw).all():
-        i = int(np.flatnonzero(~np.isfinite(sw))[0])
-        raise PredictionError(field, "must be finite (contains NaN or inf)", item=i, code="nan")
-    if (sw < 0).any():
-        i = int(np.flatnonzero(sw < 0)[0])
-        raise PredictionError(field, "must be non-negative", item=i, code="negative")
+    sw = _nonnegative_vector(sample_weight, n_items, field, "item")
     if not sw.sum() > 0:
         raise PredictionError(field, "must have a positive sum (some item must count)", code="bad_weights")
     return np.ascontiguousarray(sw)

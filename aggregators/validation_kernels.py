@@ -13,6 +13,27 @@ import numpy as np
 from numba import njit, prange
 
 
+@njit(cache=True, error_model="numpy")
+def _row_lse(a, r):
+    """``logsumexp(a[r])`` shifted by the row's max, or NaN when the row is refused (a NaN or
+    ``+inf`` entry, every entry ``-inf``, or a log-sum-exp that overflows)."""
+    K = a.shape[1]
+    m = -np.inf
+    for k in range(K):
+        v = a[r, k]
+        if v != v or v == np.inf:
+            return np.nan
+        if v > m:
+            m = v
+    if m == -np.inf:
+        return np.nan
+    s = 0.0
+    for k in range(K):
+        s += np.exp(a[r, k] - m)
+    lse = m + np.log(s)
+    return lse if np.isfinite(lse) else np.nan
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
 def normalise_log_rows(a, out):
     """``out[r] = a[r] - logsumexp(a[r])`` for every row of ``a`` (R, K). Returns the number of
@@ -21,22 +42,8 @@ def normalise_log_rows(a, out):
     R, K = a.shape
     bad = 0
     for r in prange(R):
-        m = -np.inf
-        ok = True
-        for k in range(K):
-            v = a[r, k]
-            if v != v or v == np.inf:
-                ok = False
-            elif v > m:
-                m = v
-        if not ok or m == -np.inf:
-            bad += 1
-            continue
-        s = 0.0
-        for k in range(K):
-            s += np.exp(a[r, k] - m)
-        lse = m + np.log(s)
-        if not np.isfinite(lse):  # overflow near the largest float
+        lse = _row_lse(a, r)
+        if lse != lse:
             bad += 1
             continue
         for k in range(K):
@@ -59,22 +66,8 @@ def normalise_floor_rows(a, out, floor):
     bad = 0
     floored = 0
     for r in prange(R):
-        m = -np.inf
-        ok = True
-        for k in range(K):
-            v = a[r, k]
-            if v != v or v == np.inf:
-                ok = False
-            elif v > m:
-                m = v
-        if not ok or m == -np.inf:
-            bad += 1
-            continue
-        s = 0.0
-        for k in range(K):
-            s += np.exp(a[r, k] - m)
-        lse = m + np.log(s)
-        if not np.isfinite(lse):
+        lse = _row_lse(a, r)
+        if lse != lse:
             bad += 1
             continue
         low = 0

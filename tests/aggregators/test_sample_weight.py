@@ -13,16 +13,12 @@ from aggregators.logpool import LogPool
 from aggregators.renyi_pool import RenyiPool
 from solvers.errors import InputError
 
+from .test_logpool import _agents
+
 
 def _data(seed=0, N=60, A=5, K=4):
-    rng = np.random.default_rng(seed)
-    truth = rng.normal(size=(N, K))
-    lp = truth[:, None, :] * rng.uniform(0.3, 2.0, size=(1, A, 1)) + rng.normal(size=(N, A, K))
-    lp -= np.log(np.exp(lp).sum(axis=2, keepdims=True))
-    p = np.exp(truth - truth.max(1, keepdims=True))
-    p /= p.sum(1, keepdims=True)
-    y = np.array([rng.choice(K, p=row) for row in p])
-    counts = rng.integers(0, 4, size=N)
+    lp, y = _agents(seed, N, A, K)
+    counts = np.random.default_rng(seed + 100).integers(0, 4, size=N)
     counts[:3] = [0, 3, 1]
     return lp, y, counts
 
