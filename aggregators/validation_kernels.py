@@ -70,41 +70,37 @@ def normalise_floor_rows(a, out, floor):
         if lse != lse:
             bad += 1
             continue
-        low = 0
+        # out[r] holds the normalised row; an entry to be floored is marked -inf (no allocation)
+        nfix = 0
         for k in range(K):
             v = a[r, k] - lse
-            out[r, k] = v
             if v < log_floor:
-                low += 1
-        if low == 0:
+                v = -np.inf
+                nfix += 1
+            out[r, k] = v
+        if nfix == 0:
             continue
-        # the row needs flooring: floored entries get exactly `floor`, the others share 1 - m*floor
-        # in their old proportions; repeat while rescaling pushes another entry below the floor
-        row = out[r].copy()
-        fixed = np.zeros(K, dtype=np.bool_)
-        for k in range(K):
-            fixed[k] = row[k] < log_floor
-        nfix = low
+        # floored entries get exactly `floor`, the others share 1 - m*floor in their old
+        # proportions; repeat while rescaling pushes another entry below the floor
         shift = 0.0
         for _ in range(K):
             mx = -np.inf
             for k in range(K):
-                if not fixed[k] and row[k] > mx:
-                    mx = row[k]
+                if out[r, k] > mx:
+                    mx = out[r, k]
             z = 0.0
             for k in range(K):
-                if not fixed[k]:
-                    z += np.exp(row[k] - mx)
+                z += np.exp(out[r, k] - mx)
             shift = np.log1p(-nfix * floor) - (mx + np.log(z))
             newly = 0
             for k in range(K):
-                if not fixed[k] and row[k] + shift < log_floor:
-                    fixed[k] = True
+                if out[r, k] > -np.inf and out[r, k] + shift < log_floor:
+                    out[r, k] = -np.inf
                     newly += 1
             if newly == 0:
                 break
             nfix += newly
         for k in range(K):
-            out[r, k] = log_floor if fixed[k] else row[k] + shift
+            out[r, k] = log_floor if out[r, k] == -np.inf else out[r, k] + shift
         floored += nfix
     return bad, floored
