@@ -107,6 +107,19 @@ def label_log_probs(lp: np.ndarray, y: np.ndarray) -> np.ndarray:
     return lp[np.arange(lp.shape[0]), :, y]
 
 
+def weighted_label_log_probs(
+    lp: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(G, c)``: :func:`label_log_probs` of the items with positive weight and their weights ``c``
+    (ones without ``sample_weight``). Items of weight 0 are dropped, so ``c @ G`` is the weighted
+    sum even where an agent gave a label probability 0 (``G = -inf``)."""
+    G = label_log_probs(lp, y)
+    if sample_weight is None:
+        return G, np.ones(G.shape[0])
+    keep = sample_weight > 0
+    return G[keep], sample_weight[keep]
+
+
 def _rank(scores: np.ndarray) -> np.ndarray:
     """Agents best first (higher mean log-likelihood); ties keep index order."""
     return np.argsort(-scores, kind="stable")
@@ -124,7 +137,14 @@ class SimpleAverage(Pool):
     def fit(self, log_probs: Any, y: Any = None, **kw: Any) -> SimpleAverage:  # labels are optional
         return super().fit(log_probs, y, **kw)  # type: ignore[return-value]
 
-    def _fit(self, log_probs: np.ndarray, y: np.ndarray | None, progress: ProgressFn | None) -> None:
+    def _fit(
+        self,
+        log_probs: np.ndarray,
+        y: np.ndarray | None,
+        progress: ProgressFn | None,
+        *,
+        sample_weight: np.ndarray | None = None,
+    ) -> None:
         self.weights_ = np.full(log_probs.shape[1], 1.0 / log_probs.shape[1])
         report(progress, 1.0)
 
@@ -175,12 +195,14 @@ class TopKAverage(Pool):
             raise PredictionError("k_grid", f"values must lie in 1..{n_agents} (the number of agents)", code="invalid")
         return np.unique(grid)
 
-    def _fit(self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None) -> None:
+    def _fit(
+        self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None, *, sample_weight: np.ndarray | None
+    ) -> None:
         if y is None:
             raise PredictionError("labels", "TopKAverage.fit needs validation labels to rank agents", code="missing")
         n_agents = log_probs.shape[1]
-        G = label_log_probs(log_probs, y)
-        self.agent_scores_ = G.mean(axis=0)
+        G, c = weighted_label_log_probs(log_probs, y, sample_weight)
+        self.agent_scores_ = (c @ G) / c.sum()
         self.ranking_ = _rank(self.agent_scores_)
         if self.k is not None:
             if isinstance(self.k, bool) or not isinstance(self.k, (int, np.integer)) or not 1 <= self.k <= n_agents:
@@ -189,16 +211,16 @@ class TopKAverage(Pool):
             self.validation_curve_ = None
         else:
             grid = self._grid(n_agents)
-            folds = kfold_indices(len(y), self.n_folds, self.random_state)
+            folds = kfold_indices(len(c), self.n_folds, self.random_state)
             total = np.zeros(len(grid))
             for f, (train, test) in enumerate(folds):
-                order = _rank(G[train].mean(axis=0))
+                order = _rank(c[train] @ G[train] / c[train].sum())
                 # log of the running sum of held-out label probabilities over ranked agents
                 cum = np.logaddexp.accumulate(G[test][:, order], axis=1)
                 held = cum[:, grid - 1] - np.log(grid)[None, :]
-                total += held.sum(axis=0)
+                total += c[test] @ held
                 report(progress, (f + 1) / len(folds))
-            score = total / len(y)
+            score = total / c.sum()
             self.validation_curve_ = {"k": grid, "score": score}
             self.k_ = int(grid[int(np.argmax(score))])  # ties: the smallest k
         self.agents_ = self.ranking_[: self.k_].copy()

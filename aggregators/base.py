@@ -25,10 +25,20 @@ from typing import Any
 
 import numpy as np
 
+from solvers.checks import as_labels
 from solvers.errors import InputError
 from solvers.progress import ProgressFn
 
-from .validation import DEFAULT_FLOOR, Kind, PredictionError, Predictions, apply_floor, as_log_probs, validate
+from .validation import (
+    DEFAULT_FLOOR,
+    Kind,
+    PredictionError,
+    Predictions,
+    as_floored_log_probs,
+    as_log_probs,
+    check_sample_weight,
+    validate,
+)
 
 
 @dataclass(frozen=True)
@@ -81,10 +91,9 @@ class Pool:
 
     # -- input handling -----------------------------------------------------------------------
     def _prepare(self, log_probs: Any, kind: Kind) -> Predictions:
-        preds = as_log_probs(log_probs, kind=kind)
         if self.needs_positive:
-            preds = apply_floor(preds, self.floor)
-        return preds
+            return as_floored_log_probs(log_probs, kind=kind, floor=self.floor)
+        return as_log_probs(log_probs, kind=kind)
 
     def _check_fitted_shape(self, preds: Predictions) -> None:
         n_agents = getattr(self, "n_agents_", None)
@@ -97,16 +106,27 @@ class Pool:
             )
 
     # -- public API ---------------------------------------------------------------------------
-    def fit(self, log_probs: Any, y: Any, *, kind: Kind = "log_probs", progress: ProgressFn | None = None) -> Pool:
-        preds, labels = validate(log_probs, y, kind=kind)
+    def fit(
+        self,
+        log_probs: Any,
+        y: Any,
+        *,
+        sample_weight: Any = None,
+        kind: Kind = "log_probs",
+        progress: ProgressFn | None = None,
+    ) -> Pool:
+        """Learn on labelled items. ``sample_weight``: ``None`` or one non-negative weight per item
+        (scikit-learn's convention: an integer weight fits as that many copies of the item, weight
+        0 as leaving it out; :func:`aggregators.validation.check_sample_weight`)."""
+        preds = self._prepare(log_probs, kind)
+        labels = None if y is None else as_labels(y, preds.n_items, preds.n_classes, field="labels")
         if labels is None and self.supervised:
             raise InputError("y", f"{type(self).__name__} learns from labels: y is required")
-        if self.needs_positive:
-            preds = apply_floor(preds, self.floor)
+        sw = check_sample_weight(sample_weight, preds.n_items)
         self.n_agents_ = preds.n_agents
         self.n_classes_ = preds.n_classes
         self.n_floored_ = preds.n_floored
-        self._fit(preds.log_probs, labels, progress)  # type: ignore[arg-type]  # None: unsupervised only
+        self._fit(preds.log_probs, labels, progress, sample_weight=sw)  # type: ignore[arg-type]  # None: unsupervised only
         return self
 
     def predict_with_info(self, log_probs: Any, *, kind: Kind = "log_probs") -> tuple[np.ndarray, PredictInfo]:
@@ -149,7 +169,11 @@ class Pool:
         self.n_iter_ = res.n_iter
 
     # -- to implement -------------------------------------------------------------------------
-    def _fit(self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None) -> None:
+    def _fit(
+        self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None, *, sample_weight: np.ndarray | None
+    ) -> None:
+        """Learn from validated (and, for ``needs_positive`` pools, floored) inputs; ``sample_weight``
+        is ``None`` or checked per-item weights."""
         raise NotImplementedError
 
     def _predict(self, log_probs: np.ndarray) -> np.ndarray:

@@ -34,7 +34,7 @@ from scipy.special import log_softmax
 from solvers.progress import ProgressFn, report
 from solvers.special import logsumexp
 
-from .average import kfold_indices, label_log_probs
+from .average import kfold_indices, weighted_label_log_probs
 from .base import Pool
 from .validation import PredictionError
 
@@ -96,10 +96,13 @@ class BMA(Pool):
     def __init__(self) -> None:
         pass
 
-    def _fit(self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None) -> None:
+    def _fit(
+        self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None, *, sample_weight: np.ndarray | None
+    ) -> None:
         if y is None:
             raise PredictionError("labels", "BMA.fit needs validation labels (the model evidence)", code="missing")
-        self.log_evidence_ = label_log_probs(log_probs, y).sum(axis=0)
+        G, c = weighted_label_log_probs(log_probs, y, sample_weight)
+        self.log_evidence_ = c @ G
         self.log_weights_ = bma_log_weights(self.log_evidence_, 1.0)
         self.weights_ = np.exp(self.log_weights_)
         report(progress, 1.0)
@@ -153,24 +156,26 @@ class PowerBMA(BMA):
             raise PredictionError("alpha_grid", "must be a non-empty list of finite numbers >= 0", code="invalid")
         return np.unique(grid)
 
-    def _fit(self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None) -> None:
+    def _fit(
+        self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None, *, sample_weight: np.ndarray | None
+    ) -> None:
         if y is None:
             raise PredictionError("labels", "PowerBMA.fit needs validation labels (the model evidence)", code="missing")
-        G = label_log_probs(log_probs, y)
-        n = len(y)
-        self.log_evidence_ = G.sum(axis=0)
+        G, c = weighted_label_log_probs(log_probs, y, sample_weight)
+        n = float(c.sum())
+        self.log_evidence_ = c @ G
         if self.alpha is not None:
             self.alpha_ = _check_alpha(self.alpha)
             self.validation_curve_ = None
         else:
             grid = self._grid()
-            folds = kfold_indices(n, self.n_folds, self.random_state)
+            folds = kfold_indices(len(c), self.n_folds, self.random_state)
             total = np.zeros(len(grid))
             for f, (train, test) in enumerate(folds):
-                ev = n * G[train].mean(axis=0)  # evidence rescaled to the full validation size
+                ev = n * (c[train] @ G[train]) / c[train].sum()  # evidence rescaled to the full validation size
                 for g, a in enumerate(grid):
                     lw = bma_log_weights(ev, a)
-                    total[g] += logsumexp(G[test] + lw[None, :], axis=1).sum()
+                    total[g] += c[test] @ logsumexp(G[test] + lw[None, :], axis=1)
                 report(progress, (f + 1) / len(folds))
             score = total / n
             self.validation_curve_ = {"alpha": grid, "score": score}

@@ -67,9 +67,11 @@ class LinearPool(Pool):
         self.max_iter = max_iter
         self.solver_options = solver_options
 
-    def _fit(self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None) -> None:
+    def _fit(
+        self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None, *, sample_weight: np.ndarray | None
+    ) -> None:
         try:
-            problem = MixtureLikelihood.from_log_probs(log_probs, y)
+            problem = MixtureLikelihood.from_log_probs(log_probs, y, sample_weight)
         except ValueError as exc:
             raise PredictionError("predictions", str(exc), code="zero_likelihood") from None
         self._fit_simplex_weights(problem, progress)

@@ -83,10 +83,12 @@ class LogPool(Pool):
         self.dtype = dtype
         self.solver_options = solver_options
 
-    def _fit(self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None) -> None:
+    def _fit(
+        self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None, *, sample_weight: np.ndarray | None
+    ) -> None:
         if self.dtype not in ("float32", "float64"):
             raise InputError("dtype", f"must be 'float32' or 'float64'; got {self.dtype!r}")
-        problem = ConditionalLogLinear.from_log_probs(log_probs, y, dtype=self.dtype)
+        problem = ConditionalLogLinear.from_log_probs(log_probs, y, dtype=self.dtype, sample_weight=sample_weight)
         self._fit_simplex_weights(problem, progress)
 
     def _predict(self, log_probs: np.ndarray) -> np.ndarray:

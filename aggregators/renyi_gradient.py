@@ -56,6 +56,7 @@ def renyi_loglik_grad(
     want: tuple[str, ...] = ("w",),
     solved: np.ndarray | None = None,
     hessian: str = "auto",
+    sample_weight: np.ndarray | None = None,
 ) -> tuple[float, dict[str, np.ndarray], np.ndarray, int]:
     """Mean log-likelihood of ``labels`` under the Rényi pool and its exact gradients.
 
@@ -64,7 +65,9 @@ def renyi_loglik_grad(
     (A,); ``lam`` (A,) or None. ``want`` picks gradients among ``"w"``, ``"gamma"``, ``"lam"``
     (each per agent). ``solved`` passes an already solved aggregate (n, K) for these parameters,
     so only the adjoint pass runs. ``hessian`` picks the solve with ``H`` (as in
-    :func:`aggregators.renyi_fixed_point.solve_fixed_point`). Returns ``(mean loglik, grads, log_q, sweeps)``.
+    :func:`aggregators.renyi_fixed_point.solve_fixed_point`). ``sample_weight``: ``None`` or checked
+    per-item weights; every mean over items is then the weighted mean. Returns
+    ``(mean loglik, grads, log_q, sweeps)``.
     """
     from . import renyi_kernels as rk
 
@@ -75,7 +78,12 @@ def renyi_loglik_grad(
         log_q, sweeps, stable = fp.log_q, int(fp.sweeps.sum()), fp.mode == "stable"
     else:
         log_q, sweeps, stable = solved, 0, bool(gamma.min() < rk.STABLE_BELOW)
-    ll = float(log_q[np.arange(n), labels].mean())
+    c = None if sample_weight is None else sample_weight / sample_weight.sum()
+
+    def mean(v: np.ndarray) -> np.ndarray:
+        return v.mean(axis=0) if c is None else c @ v
+
+    ll = float(mean(log_q[np.arange(n), labels]))
     grads: dict[str, np.ndarray] = {}
     if not want:
         return ll, grads, log_q, sweeps
@@ -103,13 +111,13 @@ def renyi_loglik_grad(
         LLm,
     )
     S = float(np.sum(w / gamma))
-    wbar = Wm.mean(axis=0)
+    wbar = mean(Wm)
     if "w" in want:
         grads["w"] = wbar / (gamma * S)
     if "gamma" in want:
-        grads["gamma"] = wp * GG.mean(axis=0) - (wp / gamma) * wbar
+        grads["gamma"] = wp * mean(GG) - (wp / gamma) * wbar
     if lam_grad:
-        grads["lam"] = wp * gamma * LLm.mean(axis=0)
+        grads["lam"] = wp * gamma * mean(LLm)
     return ll, grads, log_q, sweeps + n
 
 
@@ -125,6 +133,7 @@ class RenyiProblem:
     learn_gamma : ``None`` (fixed), ``"shared"`` (one γ) or ``"per_agent"``; learnt as ``log γ``.
     learn_lam : learn per-agent ``log λ``.
     tol : fixed-point tolerance per evaluation.
+    sample_weight : ``None`` or checked per-item weights (the objective is the weighted mean).
 
     The variable is ``x = [w (A), log γ (0, 1 or A), log λ (0 or A)]``; ``project`` maps onto the
     simplex times the boxes :data:`LOG_GAMMA_BOUNDS`, :data:`LOG_LAM_BOUNDS`. With nothing but the
@@ -141,8 +150,10 @@ class RenyiProblem:
         learn_gamma: str | None = None,
         learn_lam: bool = False,
         tol: float = 1e-12,
+        sample_weight: np.ndarray | None = None,
     ) -> None:
         self.L = np.ascontiguousarray(log_probs, dtype=np.float64)
+        self.sample_weight = sample_weight
         self.labels = np.asarray(labels, dtype=np.int64)
         n, A, K = self.L.shape
         self.n_agents = A
@@ -216,7 +227,16 @@ class RenyiProblem:
         if grad:
             want = ("w",) + (("gamma",) if self.n_gamma else ()) + (("lam",) if self.n_lam else ())
         ll, gr, log_q, sweeps = renyi_loglik_grad(
-            self.L, self.labels, w, gamma, lam, init=self._warm, tol=self.tol, want=want, solved=solved
+            self.L,
+            self.labels,
+            w,
+            gamma,
+            lam,
+            init=self._warm,
+            tol=self.tol,
+            want=want,
+            solved=solved,
+            sample_weight=self.sample_weight,
         )
         self.sweeps += sweeps
         self.n_evals += 1

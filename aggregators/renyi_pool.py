@@ -123,11 +123,12 @@ class RenyiPool(Pool):
         x0: np.ndarray | None,
         learn_gamma: str | None,
         progress: ProgressFn | None,
+        sw: np.ndarray | None = None,
     ):
-        """One weight fit (plus γ/λ when learnt); returns ``(problem, result)``."""
+        """One weight fit (plus γ/λ when learnt) with item weights ``sw``; returns ``(problem, result)``."""
         learn_lam = bool(self.learn_lam)
         prob: Any = RenyiProblem(
-            L, y, gamma, lam, learn_gamma=learn_gamma, learn_lam=learn_lam, tol=self.fixed_point_tol
+            L, y, gamma, lam, learn_gamma=learn_gamma, learn_lam=learn_lam, tol=self.fixed_point_tol, sample_weight=sw
         )
         A = L.shape[1]
         if x0 is None:
@@ -146,8 +147,11 @@ class RenyiPool(Pool):
         res = minimize(prob, self.solver, x0=x0, tol=self.tol, max_iter=self.max_iter, progress=progress)
         return prob, res
 
-    def _fit(self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None) -> None:
+    def _fit(
+        self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None, *, sample_weight: np.ndarray | None
+    ) -> None:
         L = log_probs
+        sw = sample_weight
         n, A, K = L.shape
         lam = check_lam(self.lam, A)
         if self.learn_lam and lam is None:
@@ -160,7 +164,7 @@ class RenyiPool(Pool):
         self.validation_curve_ = None
         if mode is None:
             gamma = check_gamma(self.gamma, A)
-            prob, res = self._fit_at(L, y, gamma, lam, None, None, progress)
+            prob, res = self._fit_at(L, y, gamma, lam, None, None, progress, sw)
             self._store(prob, res, per_agent=np.ndim(self.gamma) > 0)
             return
 
@@ -171,12 +175,12 @@ class RenyiPool(Pool):
         for k, g in enumerate(grid):
             sub = scaled(progress, k / n_stage, (k + 1) / n_stage)
             gam = np.full(A, g)
-            prob, res = self._fit_at(L, y, gam, lam, x_prev, None, sub)
+            prob, res = self._fit_at(L, y, gam, lam, x_prev, None, sub, sw)
             x_prev = self._full_x(prob, res.x)
             xs.append(x_prev)
             lls.append(-float(res.fun))
             if self.cv:
-                cv_lls.append(self._cv_score(L, y, gam, lam, x_prev))
+                cv_lls.append(self._cv_score(L, y, gam, lam, x_prev, sw))
         score = np.array(cv_lls if self.cv else lls)
         best = int(np.argmax(score))
         self.validation_curve_ = {
@@ -192,7 +196,7 @@ class RenyiPool(Pool):
         gbest = np.full(A, grid[best])
         x_best = xs[best]
         if mode == "grid":
-            prob, res = self._fit_at(L, y, gbest, lam, x_best, None, None)
+            prob, res = self._fit_at(L, y, gbest, lam, x_best, None, None, sw)
             self._store(prob, res, per_agent=False)
             report(progress, 1.0)
             return
@@ -200,35 +204,37 @@ class RenyiPool(Pool):
         # envelope theorem φ'(t) = γ ∂ℓ/∂γ at the fitted weights (exact, from the implicit gradient),
         # so a safeguarded secant (Illinois) on φ' inside the grid bracket finds the optimum.
         sub = scaled(progress, len(grid) / n_stage, 1.0)
-        t_best, x_best, prob, res = self._refine_gamma(L, y, lam, grid, best, xs, lls, sub)
+        t_best, x_best, prob, res = self._refine_gamma(L, y, lam, grid, best, xs, lls, sub, sw)
         if mode == "learn":
             self._store(prob, res, per_agent=False)
             self.validation_curve_["gamma_learnt"] = float(np.exp(t_best))
             report(progress, 1.0)
             return
         x0 = self._joint_start(x_best, A, float(np.exp(t_best)), "per_agent")
-        prob, res = self._fit_at(L, y, np.full(A, np.exp(t_best)), lam, x0, "per_agent", None)
+        prob, res = self._fit_at(L, y, np.full(A, np.exp(t_best)), lam, x0, "per_agent", None, sw)
         self._store(prob, res, per_agent=True)
         self.validation_curve_["gamma_learnt_shared"] = float(np.exp(t_best))
         report(progress, 1.0)
 
-    def _profile(self, L, y, lam, t, x_start):
+    def _profile(self, L, y, lam, t, x_start, sw=None):
         """φ(t) and φ'(t) (t = log γ) with the weights refitted from ``x_start``."""
         from .renyi_gradient import renyi_loglik_grad
 
         A = L.shape[1]
         gam = np.full(A, float(np.exp(t)))
-        prob, res = self._fit_at(L, y, gam, lam, x_start, None, None)
+        prob, res = self._fit_at(L, y, gam, lam, x_start, None, None, sw)
         x = self._full_x(prob, res.x)
         inner = prob.inner if isinstance(prob, _FixedWeights) else prob
         w, g, lm = inner.unpack(x)
-        ll, gr, _, _ = renyi_loglik_grad(L, y, w / w.sum(), g, lm, tol=self.fixed_point_tol, want=("gamma",))
+        ll, gr, _, _ = renyi_loglik_grad(
+            L, y, w / w.sum(), g, lm, tol=self.fixed_point_tol, want=("gamma",), sample_weight=sw
+        )
         return ll, float(np.exp(t) * gr["gamma"].sum()), x, prob, res
 
-    def _refine_gamma(self, L, y, lam, grid, best, xs, lls, progress, max_evals: int = 12, xtol: float = 1e-3):
+    def _refine_gamma(self, L, y, lam, grid, best, xs, lls, progress, sw=None, max_evals: int = 12, xtol: float = 1e-3):
         lo_t, hi_t = np.log(grid[min(best + 1, len(grid) - 1)]), np.log(grid[max(best - 1, 0)])
         t0 = float(np.log(grid[best]))
-        ll0, d0, x0, prob0, res0 = self._profile(L, y, lam, t0, xs[best])
+        ll0, d0, x0, prob0, res0 = self._profile(L, y, lam, t0, xs[best], sw)
         cand = [(ll0, t0, x0, prob0, res0)]
         # which side of the grid optimum the maximum lies on
         if d0 > 0:
@@ -241,10 +247,10 @@ class RenyiPool(Pool):
         da = d0 if a_t == t0 else None
         db = d0 if b_t == t0 else None
         if da is None:
-            ll_a, da, xa, pa, ra = self._profile(L, y, lam, a_t, x0)
+            ll_a, da, xa, pa, ra = self._profile(L, y, lam, a_t, x0, sw)
             cand.append((ll_a, a_t, xa, pa, ra))
         if db is None:
-            ll_b, db, xb, pb, rb = self._profile(L, y, lam, b_t, x0)
+            ll_b, db, xb, pb, rb = self._profile(L, y, lam, b_t, x0, sw)
             cand.append((ll_b, b_t, xb, pb, rb))
         if da > 0 and db > 0 or da < 0 and db < 0:
             # the optimum is at an end of the bracket (e.g. γ = 1 or the lower bound)
@@ -256,7 +262,7 @@ class RenyiPool(Pool):
             t = (a_t * db - b_t * da) / (db - da)  # secant on φ'
             if not (a_t < t < b_t):
                 t = 0.5 * (a_t + b_t)
-            ll, d, x, prob, res = self._profile(L, y, lam, t, x0)
+            ll, d, x, prob, res = self._profile(L, y, lam, t, x0, sw)
             cand.append((ll, t, x, prob, res))
             if d > 0:
                 a_t, da = t, d
@@ -285,20 +291,21 @@ class RenyiPool(Pool):
         lg = np.log([g]) if learn == "shared" else np.full(A, np.log(g))
         return np.concatenate([w, lg, rest])
 
-    def _cv_score(self, L, y, gam, lam, x_start) -> float:
+    def _cv_score(self, L, y, gam, lam, x_start, sw=None) -> float:
         rng = np.random.default_rng(self.random_state)
         n_folds = int(self.cv or 0)
         folds = rng.permutation(L.shape[0]) % n_folds
         total = 0.0
         for f in range(n_folds):
             tr, te = folds != f, folds == f
-            prob, res = self._fit_at(L[tr], y[tr], gam, lam, x_start, None, None)
+            prob, res = self._fit_at(L[tr], y[tr], gam, lam, x_start, None, None, None if sw is None else sw[tr])
             x = self._full_x(prob, res.x)
             inner = prob.inner if isinstance(prob, _FixedWeights) else prob
             w, g, lm = inner.unpack(x)
             lq = renyi_aggregate(L[te], w, g, lam=lm, floor=None, tol=self.fixed_point_tol)
-            total += float(lq[np.arange(te.sum()), y[te]].sum())
-        return total / L.shape[0]
+            held = lq[np.arange(te.sum()), y[te]]
+            total += float(held.sum() if sw is None else sw[te] @ held)
+        return total / (L.shape[0] if sw is None else float(sw.sum()))
 
     def _store(self, prob, res, *, per_agent: bool) -> None:
         x = self._full_x(prob, res.x)

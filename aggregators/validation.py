@@ -219,6 +219,51 @@ def as_log_probs(
     return Predictions(np.ascontiguousarray(arr - lse))
 
 
+def _check_floor(floor: Any, n_classes: int) -> float:
+    try:
+        floor = float(floor)
+    except (TypeError, ValueError):
+        raise PredictionError(
+            "floor", f"must be a number in (0, 1/n_classes) or None; got {floor!r}", code="bad_floor"
+        ) from None
+    if not (0.0 < floor < 1.0 / n_classes):
+        raise PredictionError("floor", f"must lie in (0, 1/n_classes); got {floor!r}", code="bad_floor")
+    return floor
+
+
+def _floor_compiled(arr: np.ndarray, floor: float) -> Predictions | None:
+    """Normalise and floor ``arr`` (3-D) in one compiled pass into one new array; ``None`` if a row
+    is refused (the NumPy checks then name it)."""
+    from .validation_kernels import normalise_floor_rows
+
+    flat = np.ascontiguousarray(arr, dtype=np.float64).reshape(-1, arr.shape[2])
+    out = np.empty_like(flat)
+    bad, n = normalise_floor_rows(flat, out, floor)
+    if bad:
+        return None
+    return Predictions(out.reshape(arr.shape), int(n), floor)
+
+
+def as_floored_log_probs(
+    x: Any, *, kind: Kind = "log_probs", floor: float | None = DEFAULT_FLOOR, field: str = "predictions"
+) -> Predictions:
+    """:func:`as_log_probs` then :func:`apply_floor`: the input of the log and Rényi pools.
+
+    Large log-probability inputs are validated, normalised and floored in one compiled pass over
+    the data writing one new array (:func:`aggregators.validation_kernels.normalise_floor_rows`);
+    on a refused row, or for other inputs, the two steps run in turn (and name any bad entry).
+    """
+    if floor is not None and kind == "log_probs" and not isinstance(x, Predictions):
+        arr = _as_float_array(x, field)
+        _check_shape(arr, field)
+        if arr.size >= FAST_PATH_MIN_SIZE:
+            preds = _floor_compiled(arr, _check_floor(floor, arr.shape[2]))
+            if preds is not None:
+                return preds
+        x = arr
+    return apply_floor(as_log_probs(x, kind=kind, field=field), floor, field=field)
+
+
 def apply_floor(preds: Predictions, floor: float | None = DEFAULT_FLOOR, *, field: str = "predictions") -> Predictions:
     """Raise probabilities below ``floor`` to ``floor`` and renormalise (log and Rényi pools).
 
@@ -238,14 +283,11 @@ def apply_floor(preds: Predictions, floor: float | None = DEFAULT_FLOOR, *, fiel
                 code="zero_probability",
             )
         return preds
-    try:
-        floor = float(floor)
-    except (TypeError, ValueError):
-        raise PredictionError(
-            "floor", f"must be a number in (0, 1/n_classes) or None; got {floor!r}", code="bad_floor"
-        ) from None
-    if not (0.0 < floor < 1.0 / lp.shape[2]):
-        raise PredictionError("floor", f"must lie in (0, 1/n_classes); got {floor!r}", code="bad_floor")
+    floor = _check_floor(floor, lp.shape[2])
+    if lp.size >= FAST_PATH_MIN_SIZE:  # one compiled pass, one output array
+        compiled = _floor_compiled(lp, floor)
+        if compiled is not None:
+            return compiled
     log_floor = np.log(floor)
     low = lp < log_floor
     n = int(low.sum())
@@ -272,6 +314,26 @@ def apply_floor(preds: Predictions, floor: float | None = DEFAULT_FLOOR, *, fiel
     return Predictions(np.ascontiguousarray(out), n, floor)
 
 
+def _nonnegative_vector(values: Any, n: int, field: str, per: Literal["agent", "item"]) -> np.ndarray:
+    """``values`` as a float64 vector of ``n`` finite non-negative numbers, one per ``per``; the
+    error names ``field`` and the first offending agent or item."""
+    try:
+        v = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise PredictionError(field, f"must be a 1-D numeric array, one weight per {per}", code="bad_weights") from None
+    if v.shape != (n,):
+        raise PredictionError(
+            field, f"must have one weight per {per} ({n}); got shape {v.shape}", code="shape_mismatch"
+        )
+    for bad, reason, code in (
+        (~np.isfinite(v), "must be finite (contains NaN or inf)", "nan"),
+        (v < 0, "must be non-negative", "negative"),
+    ):
+        if bad.any():
+            raise PredictionError(field, reason, code=code, **{per: int(np.flatnonzero(bad)[0])})
+    return np.ascontiguousarray(v)
+
+
 def check_weights(
     weights: Any,
     n_agents: int,
@@ -293,26 +355,26 @@ def check_weights(
     """
     if weights is None and sum_to_one == "rescale":
         return np.full(n_agents, 1.0 / n_agents)
-    try:
-        w = np.asarray(weights, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise PredictionError(field, "must be a 1-D numeric array, one weight per agent", code="bad_weights") from None
-    if w.shape != (n_agents,):
-        raise PredictionError(
-            field, f"must have one weight per agent ({n_agents}); got shape {w.shape}", code="shape_mismatch"
-        )
-    if not np.isfinite(w).all():
-        a = int(np.argwhere(~np.isfinite(w))[0][0])
-        raise PredictionError(field, "must be finite (contains NaN or inf)", agent=a, code="nan")
-    if (w < 0).any():
-        a = int(np.argwhere(w < 0)[0][0])
-        raise PredictionError(field, "must be non-negative", agent=a, code="negative")
+    w = _nonnegative_vector(weights, n_agents, field, "agent")
     s = w.sum()
     if sum_to_one == "require" and abs(s - 1.0) > PROB_SUM_TOL:
         raise PredictionError(field, f"must sum to one (simplex); they sum to {s:.9g}", code="bad_weights")
     if not s > 0:
         raise PredictionError(field, "must have a positive sum", code="bad_weights")
     return w / s
+
+
+def check_sample_weight(sample_weight: Any, n_items: int, *, field: str = "sample_weight") -> np.ndarray | None:
+    """The one check of per-item weights (scikit-learn's ``sample_weight``): ``None`` stays ``None``
+    (every item weighs 1); otherwise one finite, non-negative number per item with a positive sum,
+    returned as float64. A weight ``c`` counts the item ``c`` times: integer weights fit exactly as
+    the data with each item repeated, and weight 0 as the data without the item."""
+    if sample_weight is None:
+        return None
+    sw = _nonnegative_vector(sample_weight, n_items, field, "item")
+    if not sw.sum() > 0:
+        raise PredictionError(field, "must have a positive sum (some item must count)", code="bad_weights")
+    return np.ascontiguousarray(sw)
 
 
 def validate(

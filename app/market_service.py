@@ -79,6 +79,7 @@ def train(ctx: JobContext) -> dict[str, Any]:
         agents_of(utilities, wealth),
         kind="log_probs",
         progress=ctx.progress,
+        sample_weight=ctx.inputs.get("sample_weight"),
         **{k: v for k, v in opts.items() if k in TRAIN_OPTIONS},
     )
     n = int(ctx.inputs["labels"].shape[0])

@@ -84,7 +84,9 @@ def work_size(n_items: int, n_agents: int, n_classes: int, params: dict[str, Any
 def fit_pool(ctx: JobContext) -> dict[str, Any]:
     """Fit the pool described by ``ctx.spec`` on ``ctx.inputs`` and store it under ``spec['pool_id']``."""
     spec = ctx.spec
-    pool, values, arrays = fit(spec, ctx.inputs["predictions"], ctx.inputs["labels"], ctx.progress)
+    pool, values, arrays = fit(
+        spec, ctx.inputs["predictions"], ctx.inputs["labels"], ctx.progress, ctx.inputs.get("sample_weight")
+    )
     with ctx.db.sessions() as s:
         row = s.get(PoolRow, spec["pool_id"])
         if row is None:  # deleted while fitting
@@ -95,11 +97,18 @@ def fit_pool(ctx: JobContext) -> dict[str, Any]:
     return {"pool_id": spec["pool_id"]}
 
 
-def fit(spec: dict[str, Any], lp: np.ndarray, y: np.ndarray, progress: Any = None) -> tuple[Any, dict[str, Any], dict]:
-    """Fit the pool of ``spec``: the estimator, the row's new column values and its arrays."""
+def fit(
+    spec: dict[str, Any],
+    lp: np.ndarray,
+    y: np.ndarray,
+    progress: Any = None,
+    sample_weight: np.ndarray | None = None,
+) -> tuple[Any, dict[str, Any], dict]:
+    """Fit the pool of ``spec`` (with per-item ``sample_weight``): the estimator, the row's new column
+    values and its arrays."""
     pool = make_pool(spec["method"], **spec.get("params", {}))
     kind = spec.get("kind", "log_probs")
-    pool.fit(lp, y, kind=kind, progress=progress)
+    pool.fit(lp, y, sample_weight=sample_weight, kind=kind, progress=progress)
     agg = pool.predict(lp, kind=kind)
     # JSON columns cannot hold inf/NaN (PostgreSQL refuses them): non-finite metrics become null
     metrics = store.public(store.jsonable({"validation": metrics_of(agg, np.asarray(pool_labels(y, agg)))}))

@@ -104,6 +104,10 @@ class PoolCreate(BaseModel):
     kind: Kind = "log_probs"
     predictions: ArrayIn
     labels: ArrayIn
+    sample_weight: list[float] | None = Field(
+        None,
+        description="optional non-negative weight per item (scikit-learn's sample_weight: an integer weight counts the item that many times)",
+    )
     gamma: float | list[float] | str | None = Field(
         None,
         description="Rényi γ: a number (fixed), a list of values to sweep (the best is kept, the curve is returned), or 'grid' / 'learn' / 'learn_per_agent'; a fixed γ per agent goes in params.gamma",
@@ -224,6 +228,10 @@ class TrainRequest(BaseModel):
     kind: Kind = "log_probs"
     predictions: ArrayIn
     labels: ArrayIn
+    sample_weight: list[float] | None = Field(
+        None,
+        description="optional non-negative weight per item (scikit-learn's sample_weight: an integer weight counts the item that many times)",
+    )
     mode: Literal["batch", "online"] | None = None
     batch_size: int | None = Field(None, ge=1)
     max_epochs: int | None = Field(None, ge=1, le=100_000)

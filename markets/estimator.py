@@ -77,8 +77,16 @@ class MarketPool(Pool):
         return make_agents(self.utilities, self.wealth, n_agents)
 
     def fit(
-        self, log_probs: Any, y: Any, *, kind: Kind = "log_probs", progress: ProgressFn | None = None
+        self,
+        log_probs: Any,
+        y: Any,
+        *,
+        sample_weight: Any = None,
+        kind: Kind = "log_probs",
+        progress: ProgressFn | None = None,
     ) -> MarketPool:
+        """Train the wealth on labelled items (:func:`markets.training.train_market`, which documents
+        ``sample_weight``)."""
         preds = as_log_probs(log_probs, kind=kind)  # shape errors first, naming the argument
         if preds.n_agents < 2:
             raise InputError("predictions", "a market needs at least two agents; got 1", code="one_agent")
@@ -95,6 +103,7 @@ class MarketPool(Pool):
             method=self.method,
             floor=self.floor,
             progress=progress,
+            sample_weight=sample_weight,
         )
         # An agent that lost everything (wealth exactly 0: it gave zero probability to the labels)
         # spends nothing, so it cannot move a price; it is kept in the test-phase market with the

@@ -12,6 +12,12 @@ agent ``i`` receives ``r_{i,y} / c_y`` (its holding of the winning good). Two up
     one EM step for the linear-pool weights, so the wealth converges to the maximum-likelihood linear
     pool; for isoelastic agents the payout is the responsibility of the variational Algorithm 2.1.
 
+Item weights (``sample_weight``, scikit-learn's convention: an integer weight counts the item that
+many times, weight 0 leaves it out): in batch mode the new wealth is the weighted mean payout of the
+batch (any non-negative weights; with ``batch_size=None`` exactly the fit on repeated items); online
+training counts items, so its weights must be whole numbers and each item is traded that many times
+in a row.
+
 Epochs repeat until ``max_i |W_i - W_i^{previous epoch}| <= wealth_tol`` or ``max_epochs``.
 
 Payouts use the *realised* clearing price of the winning good, ``sum_l r_{l,y}``, which equals
@@ -29,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from aggregators.validation import DEFAULT_FLOOR, Kind, as_labels, as_log_probs
+from aggregators.validation import DEFAULT_FLOOR, Kind, as_labels, as_log_probs, check_sample_weight
 from solvers.errors import InputError
 from solvers.progress import ProgressFn, report
 
@@ -95,6 +101,7 @@ def train_market(
     floor: float | None = DEFAULT_FLOOR,
     record_steps: bool = False,
     progress: ProgressFn | None = None,
+    sample_weight: Any = None,
 ) -> TrainingResult:
     """Train the wealth of a market on labelled items (Algorithm 2.4).
 
@@ -109,6 +116,7 @@ def train_market(
         else Newton), ``"newton"``, or the seed's ``"fixed_point"``.
     record_steps : keep the wealth after every update (``step_history``).
     progress : callback receiving the fraction of ``max_epochs`` done (:mod:`solvers.progress`).
+    sample_weight : ``None`` or one non-negative weight per item (whole numbers in online mode).
     """
     _check_options(mode, batch_size, max_epochs, wealth_tol, tol, method)
     if isinstance(utilities, Agents):
@@ -124,6 +132,16 @@ def train_market(
     lp = np.ascontiguousarray(preds.log_probs)
     n, A, K = lp.shape
     labels = as_labels(y, n, K, field="y")
+    sw = check_sample_weight(sample_weight, n)
+    if sw is not None and mode == "online":
+        if not np.array_equal(sw, np.round(sw)):
+            raise InputError("sample_weight", "online training counts items: the weights must be whole numbers")
+        idx = np.repeat(np.arange(n), sw.astype(np.int64))  # each item traded c_n times in a row
+        lp, labels, n, sw = np.ascontiguousarray(lp[idx]), labels[idx], idx.size, None
+    elif sw is not None and not (sw > 0).all():  # weight 0: the item is left out
+        keep = sw > 0
+        lp, labels, sw = np.ascontiguousarray(lp[keep]), labels[keep], sw[keep]
+        n = int(keep.sum())
     code = 1 if method == "fixed_point" else 0
     # all-log markets: the closed form (Bayes' rule / EM step) unless a solver is asked for by name
     all_log = method == "auto" and bool(np.all((agents.kind == ISOELASTIC) & (agents.inv_eta == 1.0)))
@@ -197,7 +215,7 @@ def train_market(
                     U[sl] = Ub
                     total_iter += int(it.sum())
                     all_conv &= bool(ok.all())
-                W = P.mean(axis=0)
+                W = P.mean(axis=0) if sw is None else (sw[sl] @ P) / sw[sl].sum()
                 cons = max(cons, abs(W.sum() - 1.0))
                 if record_steps:
                     steps.append(W[None, :].copy())

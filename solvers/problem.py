@@ -90,9 +90,9 @@ features :: (n_items, n_classes, dim) array or KroneckerFeatures :: features f_n
 labels :: (n_items,) int64 array :: observed classes y_n of a log-linear model :: bm, sbm (needs), compiled log-pool kernels
 log_h :: (K,) or (n, K) array | None :: log base measure of a log-linear model :: bm, sbm
 lam :: float :: ridge coefficient of a log-linear model (l2 is read when absent) :: bm, sbm
-sample_weight :: (n,) array | None :: per-item weights of a log-linear model :: bm, sbm
+sample_weight :: (n,) array | None :: per-item weights of a log-linear model or a mixture (weighted problems offer no features_ndk / mixture_rows) :: bm, sbm
 mixture :: (x) -> (n_items,) array :: (Q x)_n of a mixture likelihood, in the scaled units :: em (needs)
-mixture_rows :: (n_items, dim) array :: the rows Q (scaled by their maxima) of a mixture likelihood :: em (needs), sag, saga, svrg, sgd, finito (compiled linear-pool kernels)
+mixture_rows :: (n_items, dim) array :: the rows Q (scaled by their maxima) of an unweighted mixture likelihood :: sag, saga, svrg, sgd, finito (compiled linear-pool kernels)
 mixture_offset :: float :: the constant the row scaling removed from a mixture's objective :: em (needs)
 responsibilities :: (x) -> (n_items, dim) array :: EM's E-step w_i Q_ni / (Qw)_n :: none today (offered for users)
 -- the primal-dual and splitting forms (seed 000 ch. 3, seed 003 section 6.7) --

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from sqlalchemy.orm import Session
 
 import markets
+from aggregators.validation import check_sample_weight
 from solvers.errors import InputError
 
 from .. import market_service as svc
@@ -152,6 +153,10 @@ def train(
             "predictions", f"the market trades {row.n_classes} classes; got {lp.shape[2]}", code="shape_mismatch"
         )
     y = labels_in(request, session, body.labels, lp.shape[0], lp.shape[2])
+    inputs = {"predictions": lp, "labels": y}
+    sw = check_sample_weight(body.sample_weight, lp.shape[0])
+    if sw is not None:
+        inputs["sample_weight"] = sw
     opts = {k: v for k, v in body.model_dump(include={"mode", "batch_size", "max_epochs"}).items() if v is not None}
     spec = {"market_id": market_id, "options": opts}
     epochs = opts.get("max_epochs", row.spec.get("options", {}).get("max_epochs", 100))
@@ -165,7 +170,7 @@ def train(
             session,
             "market_train",
             spec,
-            {"predictions": lp, "labels": y},
+            inputs,
             resource_type="market",
             resource_id=market_id,
             job_id=jid,
@@ -179,7 +184,7 @@ def train(
         )
     session.commit()
     try:
-        run_inline("market_train", spec, {"predictions": lp, "labels": y}, request.app.state.db)
+        run_inline("market_train", spec, inputs, request.app.state.db)
     except (ValueError, TypeError, ArithmeticError, np.linalg.LinAlgError) as exc:
         raise library_error(exc) from None
     session.expire_all()

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from sqlalchemy.orm import Session
 
 from aggregators.registry import make_pool
+from aggregators.validation import check_sample_weight
 
 from .. import pool_service as svc
 from ..arrays import encode
@@ -54,6 +55,10 @@ def create_pool(
         raise library_error(exc) from None
     lp = predictions_in(request, session, body.predictions, body.kind)
     y = labels_in(request, session, body.labels, lp.shape[0], lp.shape[2])
+    inputs = {"predictions": lp, "labels": y}
+    sw = check_sample_weight(body.sample_weight, lp.shape[0])
+    if sw is not None:
+        inputs["sample_weight"] = sw
     pid = new_id("pool")
     spec = {"pool_id": pid, "method": body.method, "params": params, "kind": "log_probs"}
     row = PoolRow(
@@ -77,7 +82,7 @@ def create_pool(
             session,
             "pool_fit",
             spec,
-            {"predictions": lp, "labels": y},
+            inputs,
             resource_type="pool",
             resource_id=pid,
             job_id=jid,
@@ -86,7 +91,7 @@ def create_pool(
         return json_response(_jsonable(job_view(job)), 202, {"Location": f"/v1/jobs/{job.id}"})
     # inline: fit first, then the ready pool (and its Idempotency-Key record) in one transaction
     try:
-        pool, values, arrays = svc.fit(spec, lp, y)
+        pool, values, arrays = svc.fit(spec, lp, y, sample_weight=inputs.get("sample_weight"))
     except (ValueError, TypeError, ArithmeticError, np.linalg.LinAlgError) as exc:
         raise library_error(exc) from None
     session.add(row)

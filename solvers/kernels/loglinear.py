@@ -4,7 +4,9 @@ Layout: features ``F`` of shape ``(n_items, n_rows, n_classes)`` of which the pr
 are the rows ``cols`` (``arange(n_rows)`` for a full problem, a working set for a restricted one, so
 restricting never copies data) ("agent-major": the natural layout of
 ``log_probs[n, i, k]``), float32 or float64; labels ``y`` int64; weights ``w`` float64. Scores
-``s_n = F_nᵀ w`` (length K), ``p_n = softmax(s_n)``. All accumulation is float64.
+``s_n = F_nᵀ w`` (length K), ``p_n = softmax(s_n)``. All accumulation is float64. Item weights ``c``
+(float64, ``sample_weight``) multiply each item's contribution to a sum; an empty ``c`` means every
+item weighs 1 (no multiplication).
 
 For each item the ``dim x K`` block (69 KB at 269 x 64 in float32) is read from memory once: the
 scores loop touches only the rows with ``w_i != 0`` (sparse weights make it cheap) and the gradient
@@ -58,7 +60,7 @@ def _softmax_inplace(s, y_n):
 
 
 @njit(cache=True, fastmath=_FM)
-def value_sum(F, cols, y, w, nz, nchunk=1):
+def value_sum(F, cols, y, w, nz, c, nchunk=1):
     """Sum over items of ``logsumexp(s_n) - s_n[y_n]`` (reads only the rows in ``nz``).
 
     The items are cut into ``nchunk`` contiguous chunks whose sums are added in chunk order (the
@@ -67,23 +69,24 @@ def value_sum(F, cols, y, w, nz, nchunk=1):
     N = F.shape[0]
     K = F.shape[2]
     fs = np.zeros(nchunk)
-    for c in range(nchunk):
-        lo = c * N // nchunk
-        hi = (c + 1) * N // nchunk
+    for ch in range(nchunk):
+        lo = ch * N // nchunk
+        hi = (ch + 1) * N // nchunk
         s = np.empty(K)
         f = 0.0
         for n in range(lo, hi):
             _scores(F, cols, n, w, nz, s)
-            f += _softmax_inplace(s, y[n])
-        fs[c] = f
+            t = _softmax_inplace(s, y[n])
+            f += t if c.shape[0] == 0 else c[n] * t
+        fs[ch] = f
     f = 0.0
-    for c in range(nchunk):
-        f += fs[c]
+    for ch in range(nchunk):
+        f += fs[ch]
     return f
 
 
 @njit(cache=True, fastmath=_FM)
-def _value_grad_range(F, cols, y, w, nz, lo, hi, g):
+def _value_grad_range(F, cols, y, w, nz, c, lo, hi, g):
     K = F.shape[2]
     d = cols.shape[0]
     s = np.empty(K)
@@ -93,18 +96,19 @@ def _value_grad_range(F, cols, y, w, nz, lo, hi, g):
     for n in range(lo, hi):
         _scores(F, cols, n, w, nz, s)
         yn = y[n]
-        f += _softmax_inplace(s, yn)
+        cn = 1.0 if c.shape[0] == 0 else c[n]
+        f += cn * _softmax_inplace(s, yn)
         for j in range(d):
             i = cols[j]
             acc = 0.0
             for k in range(K):
                 acc += s[k] * F[n, i, k]
-            g[j] += acc - F[n, i, yn]
+            g[j] += cn * (acc - F[n, i, yn])
     return f
 
 
 @njit(cache=True, fastmath=_FM)
-def value_grad_sum(F, cols, y, w, nz, g, nchunk=1):
+def value_grad_sum(F, cols, y, w, nz, c, g, nchunk=1):
     """Fused pass: returns the summed NLL and writes the summed gradient into ``g``.
 
     Per item: ``g += F_n p_n - F_n[:, y_n]`` (seed 000 §2.2.2.2: the exact gradient of the log pool).
@@ -115,20 +119,20 @@ def value_grad_sum(F, cols, y, w, nz, g, nchunk=1):
     d = cols.shape[0]
     fs = np.zeros(nchunk)
     gs = np.zeros((nchunk, d))
-    for c in range(nchunk):
-        fs[c] = _value_grad_range(F, cols, y, w, nz, c * N // nchunk, (c + 1) * N // nchunk, gs[c])
+    for ch in range(nchunk):
+        fs[ch] = _value_grad_range(F, cols, y, w, nz, c, ch * N // nchunk, (ch + 1) * N // nchunk, gs[ch])
     for j in range(d):
         g[j] = 0.0
     f = 0.0
-    for c in range(nchunk):
-        f += fs[c]
+    for ch in range(nchunk):
+        f += fs[ch]
         for j in range(d):
-            g[j] += gs[c, j]
+            g[j] += gs[ch, j]
     return f
 
 
 @njit(cache=True, fastmath=_FM)
-def hvp_sum(F, cols, y, w, nz, v, out):
+def hvp_sum(F, cols, y, w, nz, c, v, out):
     """Summed Hessian-vector product ``sum_n F_n (p ⊙ (u - <p,u>))`` with ``u = F_nᵀ v``."""
     N = F.shape[0]
     K = F.shape[2]
@@ -151,8 +155,9 @@ def hvp_sum(F, cols, y, w, nz, v, out):
         pu = 0.0
         for k in range(K):
             pu += s[k] * u[k]
+        cn = 1.0 if c.shape[0] == 0 else c[n]
         for k in range(K):
-            u[k] = s[k] * (u[k] - pu)
+            u[k] = cn * s[k] * (u[k] - pu)
         for j in range(d):
             i = cols[j]
             acc = 0.0
@@ -176,9 +181,10 @@ def probs_chunk(F, cols, y, w, nz, start, stop, P):
 
 
 @njit(cache=True, fastmath=_FM)
-def hessian_chunk(F, cols, y, w, nz, items, G, M):
-    """For the items ``items[c]``: ``G[j, c*K + k] = F[n, cols[j], k] sqrt(p_nk)`` and
-    ``M[c, j] = (F_n p_n)_j``. The chunk's Hessian contribution is ``G Gᵀ - Mᵀ M`` (two BLAS calls).
+def hessian_chunk(F, cols, y, w, nz, cw, items, G, M):
+    """For the items ``items[c]``: ``G[j, c*K + k] = F[n, cols[j], k] sqrt(c_n p_nk)`` and
+    ``M[c, j] = sqrt(c_n) (F_n p_n)_j`` (``c_n = cw[n]``, 1 when ``cw`` is empty). The chunk's
+    Hessian contribution is ``G Gᵀ - Mᵀ M`` (two BLAS calls).
     """
     K = F.shape[2]
     d = cols.shape[0]
@@ -188,8 +194,10 @@ def hessian_chunk(F, cols, y, w, nz, items, G, M):
         n = items[c]
         _scores(F, cols, n, w, nz, s)
         _softmax_inplace(s, y[n])
+        cn = 1.0 if cw.shape[0] == 0 else cw[n]
         for k in range(K):
-            r[k] = np.sqrt(s[k])
+            r[k] = np.sqrt(cn * s[k])
+        rc = np.sqrt(cn)
         base = c * K
         for j in range(d):
             i = cols[j]
@@ -198,15 +206,16 @@ def hessian_chunk(F, cols, y, w, nz, items, G, M):
                 v = F[n, i, k]
                 G[j, base + k] = v * r[k]
                 acc += v * s[k]
-            M[c, j] = acc
+            M[c, j] = rc * acc
 
 
 @njit(cache=True)
-def label_feature_sum(F, cols, y, out):
-    """``out[j] = sum_n F[n, cols[j], y_n]`` (for the log pool: each agent's total log-likelihood)."""
+def label_feature_sum(F, cols, y, c, out):
+    """``out[j] = sum_n c_n F[n, cols[j], y_n]`` (for the log pool: each agent's total log-likelihood)."""
     for j in range(cols.shape[0]):
         out[j] = 0.0
     for n in range(F.shape[0]):
         yn = y[n]
+        cn = 1.0 if c.shape[0] == 0 else c[n]
         for j in range(cols.shape[0]):
-            out[j] += F[n, cols[j], yn]
+            out[j] += cn * F[n, cols[j], yn]

@@ -11,8 +11,9 @@ steps ``r = F(w) - w``, ``v = F(F(w)) - 2F(w) + w``, extrapolate ``w' = w - 2a r
 fall back to the plain double step if the objective got worse (so the iteration stays monotone).
 
 Stops when the Frank-Wolfe gap ``max_i mean_n Q_ni/(Qw)_n - 1`` (an upper bound on
-``f(w) - f*``) is ``<= tol * max(1, |f|)``. Needs a problem offering ``responsibilities`` and
-``mixture`` (:class:`solvers.problems.mixture.MixtureLikelihood`).
+``f(w) - f*``) is ``<= tol * max(1, |f|)``. Needs a problem offering ``mixture`` and
+``mixture_offset`` (:class:`solvers.problems.mixture.MixtureLikelihood`); the ratio is read as
+``-grad f(w)``, so per-item weights (``sample_weight``) make the means weighted.
 """
 
 from __future__ import annotations
@@ -30,19 +31,19 @@ from ..simplex import project_simplex
 
 def _em_map(problem, w):
     """One EM step; returns (new w, f(w), gap(w))."""
-    m = problem.mixture(w)
-    if np.any(m <= 0):
+    f, g = problem.value_and_grad(w)
+    if not np.isfinite(f):
         raise InputError(
             "x0", "EM reached a point where some item has zero mixture probability; start inside the simplex"
         )
-    ratio = (problem.mixture_rows.T @ (1.0 / m)) / problem.n_terms
-    f = float(-np.mean(np.log(m)) + problem.mixture_offset)
+    ratio = -g  # mean_n Q_ni/(Qw)_n (weighted by sample_weight when the problem has one)
+    f = float(f)
     w_new = w * ratio
     w_new /= w_new.sum()
     return w_new, f, float(ratio.max() - 1.0)
 
 
-@register("em", needs=("mixture", "mixture_rows", "mixture_offset"), constraints=("simplex",))
+@register("em", needs=("mixture", "mixture_offset"), constraints=("simplex",))
 def em(
     problem,
     x0=None,

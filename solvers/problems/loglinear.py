@@ -9,6 +9,9 @@ negative log-likelihood of the labels plus an optional ridge:
 
     f(w) = (1/N) sum_n [ log Z_n(w) - <w, f_n(y_n)> ] + (l2/2) ||w||^2.
 
+With per-item weights ``c_n >= 0`` (``sample_weight``, scikit-learn's convention) ``1/N sum_n`` becomes
+``1/(sum c) sum_n c_n``: an integer weight counts the item that many times, weight 0 drops it.
+
 Exact derivatives (the "exact gradient" of seed 000 §2.2.2.2):
 
     grad f  = (1/N) sum_n ( E_{p_n}[f_n] - f_n(y_n) ) + l2 w,
@@ -57,6 +60,9 @@ class ConditionalLogLinear:
     source : optional float64 array ``(n_items, dim, n_classes)`` with the exact features; when the
         storage is float32, :meth:`restrict` reads from it so that small restricted problems are
         solved on exact data.
+    sample_weight : ``None`` or ``(n_items,)`` finite non-negative item weights with a positive sum.
+        A weighted problem offers no ``features_ndk`` (the compiled stochastic kernels cannot
+        weight their terms; the stochastic solvers then use the weighted ``term_grad``).
 
     Attributes
     ----------
@@ -78,6 +84,7 @@ class ConditionalLogLinear:
         l2: float = 0.0,
         dtype: Any = np.float64,
         source: np.ndarray | None = None,
+        sample_weight: Any = None,
     ) -> None:
         dtype = np.dtype(dtype)
         if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
@@ -115,6 +122,15 @@ class ConditionalLogLinear:
             raise InputError("source", "must be float64 with the shape (n_items, dim, n_classes) of the features")
         self._source = source if source is not None else (F if dtype == np.float64 else None)
         self._L: tuple[float, float] | None = None
+        self.sample_weight: np.ndarray | None = None
+        self._c = np.empty(0)  # the kernels' item weights (empty: all 1)
+        self._total = float(N)  # the divisor of every mean: N, or the sum of the item weights
+        if sample_weight is not None:
+            c = np.asarray(sample_weight, dtype=np.float64)
+            if c.shape != (N,) or not np.isfinite(c).all() or (c < 0).any() or not c.sum() > 0:
+                raise InputError("sample_weight", f"must be ({N},) finite, non-negative, with a positive sum")
+            self.sample_weight = self._c = np.ascontiguousarray(c)
+            self._total = float(c.sum())
         if constraint == "simplex":
             self.project = project_simplex
             self.prox = lambda x, step=1.0: project_simplex(x)
@@ -122,7 +138,13 @@ class ConditionalLogLinear:
     # -- construction ---------------------------------------------------------------------------
     @classmethod
     def from_log_probs(
-        cls, log_probs: np.ndarray, labels: Any, *, dtype: Any = np.float64, constraint: str = "simplex"
+        cls,
+        log_probs: np.ndarray,
+        labels: Any,
+        *,
+        dtype: Any = np.float64,
+        constraint: str = "simplex",
+        sample_weight: Any = None,
     ) -> ConditionalLogLinear:
         """The log pool's problem: features ``f_n(y)_i = log P_i(y | n)`` from ``(n_items, n_agents, n_classes)``.
 
@@ -131,11 +153,17 @@ class ConditionalLogLinear:
         """
         lp = np.asarray(log_probs)
         src = lp if (lp.dtype == np.float64 and lp.flags.c_contiguous) else None
-        return cls(lp, labels, layout="ndk", constraint=constraint, dtype=dtype, source=src)
+        return cls(
+            lp, labels, layout="ndk", constraint=constraint, dtype=dtype, source=src, sample_weight=sample_weight
+        )
 
     @property
-    def features_ndk(self) -> np.ndarray:
-        """The features as ``(n_items, dim, n_classes)``: the stored array (a copy for a restricted problem)."""
+    def features_ndk(self) -> np.ndarray | None:
+        """The features as ``(n_items, dim, n_classes)`` for the compiled stochastic kernels: the stored
+        array (a copy for a restricted problem); ``None`` for a weighted problem."""
+        return self._features_ndk() if self.sample_weight is None else None
+
+    def _features_ndk(self) -> np.ndarray:
         if self.cols.size == self._F.shape[1] and np.array_equal(self.cols, np.arange(self.cols.size)):
             return self._F
         return self._F[:, self.cols, :]
@@ -144,7 +172,7 @@ class ConditionalLogLinear:
     def features(self) -> np.ndarray:
         """Features of shape ``(n_items, n_classes, dim)``, ``features[n, y] = f_n(y)``: a view of the
         stored array (a copy for a restricted problem)."""
-        return np.swapaxes(self.features_ndk, 1, 2)
+        return np.swapaxes(self._features_ndk(), 1, 2)
 
     def x0(self) -> np.ndarray:
         return np.full(self.dim, 1.0 / self.dim) if self.constraint == "simplex" else np.zeros(self.dim)
@@ -163,14 +191,14 @@ class ConditionalLogLinear:
 
     def value(self, x: np.ndarray) -> float:
         w, nz = self._w(x)
-        f = _k.value_sum(self._F, self.cols, self.labels, w, nz, self._nchunk()) / self.n_terms
+        f = _k.value_sum(self._F, self.cols, self.labels, w, nz, self._c, self._nchunk()) / self._total
         return float(f + 0.5 * self.l2 * np.dot(w, w))
 
     def value_and_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         w, nz = self._w(x)
         g = np.empty(self.dim)
-        f = _k.value_grad_sum(self._F, self.cols, self.labels, w, nz, g, self._nchunk()) / self.n_terms
-        g /= self.n_terms
+        f = _k.value_grad_sum(self._F, self.cols, self.labels, w, nz, self._c, g, self._nchunk()) / self._total
+        g /= self._total
         if self.l2:
             f += 0.5 * self.l2 * np.dot(w, w)
             g += self.l2 * w
@@ -183,8 +211,8 @@ class ConditionalLogLinear:
         w, nz = self._w(x)
         v = np.ascontiguousarray(v, dtype=np.float64)
         out = np.empty(self.dim)
-        _k.hvp_sum(self._F, self.cols, self.labels, w, nz, v, out)
-        out /= self.n_terms
+        _k.hvp_sum(self._F, self.cols, self.labels, w, nz, self._c, v, out)
+        out /= self._total
         if self.l2:
             out += self.l2 * v
         return out
@@ -215,24 +243,30 @@ class ConditionalLogLinear:
         for start in range(0, its.size, chunk):
             sel = its[start : start + chunk]
             c = sel.size
-            _k.hessian_chunk(self._F, self.cols, self.labels, w, nz, sel, G, M)
+            _k.hessian_chunk(self._F, self.cols, self.labels, w, nz, self._c, sel, G, M)
             Gc, Mc = G[:, : c * K], M[:c]
             H += Gc @ Gc.T
             H -= Mc.T @ Mc
-        H /= its.size
+        H /= its.size if self.sample_weight is None else self.sample_weight[its].sum()
         H = 0.5 * (H + H.T)
         if self.l2:
             H[np.diag_indices(d)] += self.l2
         return H
 
+    def _term_scale(self, i: int) -> float:
+        """``N c_i / sum c``: the factor that makes the terms' mean the weighted objective."""
+        return 1.0 if self.sample_weight is None else self.n_terms * float(self.sample_weight[i]) / self._total
+
     def term_grad(self, i: int, x: np.ndarray) -> np.ndarray:
-        """Gradient of term ``i``: ``E_{p_i}[f_i] - f_i(y_i) + l2 x``."""
+        """Gradient of term ``i``: ``E_{p_i}[f_i] - f_i(y_i) + l2 x`` (times ``N c_i / sum c`` when weighted)."""
         Fi = self._F[i][self.cols].astype(np.float64, copy=False)
         x = np.asarray(x, dtype=np.float64)
         s = x @ Fi
         p = np.exp(s - s.max())
         p /= p.sum()
         g = Fi @ p - Fi[:, self.labels[i]]
+        if self.sample_weight is not None:
+            g = self._term_scale(i) * g
         if self.l2:
             g = g + self.l2 * x
         return g
@@ -241,7 +275,8 @@ class ConditionalLogLinear:
         Fi = self._F[i][self.cols].astype(np.float64, copy=False)
         s = np.asarray(x, dtype=np.float64) @ Fi
         m = s.max()
-        return float(m + np.log(np.exp(s - m).sum()) - s[self.labels[i]] + 0.5 * self.l2 * np.dot(x, x))
+        nll = m + np.log(np.exp(s - m).sum()) - s[self.labels[i]]
+        return float(self._term_scale(i) * nll + 0.5 * self.l2 * np.dot(x, x))
 
     # -- constants ------------------------------------------------------------------------------
     def _constants(self) -> tuple[float, float]:
@@ -253,6 +288,8 @@ class ConditionalLogLinear:
                 Fc = self._F[start : start + 1024][:, self.cols, :].astype(np.float64, copy=False)
                 D = Fc - Fc.mean(axis=2, keepdims=True)
                 Ls[start : start + 1024] = np.einsum("cik,cik->ck", D, D).max(axis=1)
+            if self.sample_weight is not None:  # the terms of the weighted mean carry N c_n / sum c
+                Ls *= self.n_terms * self.sample_weight / self._total
             self._L = (float(Ls.mean()) + self.l2, float(Ls.max()) + self.l2)
         return self._L
 
@@ -272,7 +309,7 @@ class ConditionalLogLinear:
         log pool: the agents with the best individual log-likelihood), a cheap first working set
         that reads one value per item and coordinate."""
         out = np.empty(self.dim)
-        _k.label_feature_sum(self._F, self.cols, self.labels, out)
+        _k.label_feature_sum(self._F, self.cols, self.labels, self._c, out)
         return np.sort(np.argsort(-out, kind="stable")[: min(k, self.dim)])
 
     def restrict(self, idx: Any) -> ConditionalLogLinear:
