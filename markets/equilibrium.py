@@ -41,7 +41,8 @@ from . import kernels
 from .agents import Agents, make_agents, prepare_beliefs
 from .utilities import EXPONENTIAL, ISOELASTIC
 
-METHODS = ("auto", "closed_form", "newton", "fixed_point", "tatonnement")
+METHODS = ("auto", "closed_form", "newton", "newton_cg", "fixed_point", "tatonnement")
+_CODES = {"newton": 0, "fixed_point": 1, "newton_cg": 2}
 
 
 @dataclass
@@ -162,6 +163,16 @@ def _tatonnement(lp: np.ndarray, agents: Agents, tol: float, max_iter: int):
         res = np.where(better, resn, res)
         t = np.where(better, np.minimum(1.0, 2 * t), np.where(active, 0.5 * t, t))
     return u, iters, res <= tol
+
+
+CG_MIN_GOODS = 64
+"""``method="auto"`` takes the matrix-free Newton-CG direction from this many goods on (measured:
+``benchmarks/results/core-at-scale-markets.md``)."""
+
+
+def auto_newton(n_goods: int) -> str:
+    """The Newton variant ``method="auto"`` uses for ``n_goods`` goods (module docstring)."""
+    return "newton_cg" if n_goods >= CG_MIN_GOODS else "newton"
 
 
 def _one_order_inv_eta(agents: Agents, wealth: np.ndarray) -> float | None:
@@ -327,7 +338,7 @@ def equilibrium(
         elif agents.has_generic:
             method = "tatonnement"
         else:
-            method = "newton"
+            method = auto_newton(K)
 
     if method == "closed_form":
         log_c = _closed_form(lp, agents)
@@ -346,8 +357,8 @@ def equilibrium(
             raise InputError("method", f"{method!r} needs exponential/log/isoelastic agents; use 'tatonnement'")
         if method == "fixed_point" and agents.has_exponential:
             raise InputError("method", "the fixed point (Storkey et al.) is for isoelastic and log agents only")
-        code = 0 if method == "newton" else 1
-        mi = (100 if method == "newton" else 100_000) if max_iter is None else max_iter
+        code = _CODES[method]
+        mi = (100 if code != 1 else 100_000) if max_iter is None else max_iter
         U = np.zeros((n, K)) if start is None else np.array(start, dtype=np.float64, copy=True)
         if U.shape != (n, K):
             raise InputError("start", f"must have shape ({n}, {K}); got {U.shape}")
