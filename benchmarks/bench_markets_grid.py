@@ -2,7 +2,8 @@
 seed's fixed point over a grid of goods K x agents A, several utility mixes and data families.
 
 For each (family, K, A, utilities): seconds of ``equilibrium(..., method=m, tol=1e-10,
-check=False, floor=None)`` for ``auto`` (what a user gets), the dense Newton direction (only for
+check=False)`` (the default probability floor 1e-9, what a user gets: both sides apply it inside the
+timed call) for ``auto`` (what a user gets), the dense Newton direction (only for
 K <= --dense-max: it factors a K x K matrix), Newton-CG, and the seed's fixed point (Storkey et al.
 2012, ``c <- sum_i r_i(c)``; isoelastic/log agents only; for markets with exponential agents the
 baseline row is marked n/a), all in the same process on the same validated beliefs, one after the
@@ -27,13 +28,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from aggregators.validation import as_log_probs  # noqa: E402
+from benchmarks.bench_renyi_fixed_point import timed  # noqa: E402  (one timing protocol)
 from markets import equilibrium  # noqa: E402
 
 
@@ -67,10 +68,12 @@ def utilities(spec, a):
     return float(spec)
 
 
+REPS = 1
+
+
 def run(fn):
-    t = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t, out
+    """Median seconds of ``REPS`` calls (``--reps``) and the last result."""
+    return timed(fn, REPS)
 
 
 def main(argv=None) -> None:
@@ -81,17 +84,20 @@ def main(argv=None) -> None:
     ap.add_argument("--families", default="dirichlet,logit,dups")
     ap.add_argument("--budget", type=float, default=2e6, help="items x agents x goods per shape")
     ap.add_argument("--max-items", type=int, default=2000)
-    ap.add_argument("--dense-max", type=int, default=256)
+    ap.add_argument("--dense-max", type=int, default=64)
     ap.add_argument("--tol", type=float, default=1e-10)
+    ap.add_argument("--reps", type=int, default=1, help="median of this many calls per figure")
     args = ap.parse_args(argv)
+    global REPS
+    REPS = args.reps
     ks = [int(x) for x in args.ks.split(",")]
     As = [int(x) for x in args.as_.split(",")]
     small = family("dirichlet", 4, 3, 5)
     for m in ("newton", "newton_cg", "fixed_point"):  # compile / load the cache
         for u in (2.0, [2.0, "log", "exp"]):
             if m != "fixed_point" or u == 2.0:
-                equilibrium(small, u, method=m, check=False, floor=None)
-    print(f"load: {os.getloadavg()}  threads: {os.environ.get('NUMBA_NUM_THREADS', 'all')}", flush=True)
+                equilibrium(small, u, method=m, check=False)
+    print(f"reps: {REPS}  load: {os.getloadavg()}  threads: {os.environ.get('NUMBA_NUM_THREADS', 'all')}", flush=True)
     print(
         "| family | K | A | items | utilities | auto | auto s | dense s | CG s | FP s | auto / FP "
         "| iter auto / FP | max Δ log c |",
@@ -106,7 +112,7 @@ def main(argv=None) -> None:
                 w = np.random.default_rng(1).uniform(0.2, 1.0, a)
                 for spec in args.utilities.split(","):
                     u = utilities(spec, a)
-                    kw = dict(tol=args.tol, check=False, floor=None)
+                    kw = dict(tol=args.tol, check=False)
                     ta, ra = run(lambda: equilibrium(lp, u, w, method="auto", **kw))
                     td = run(lambda: equilibrium(lp, u, w, method="newton", **kw))[0] if k <= args.dense_max else None
                     tc = run(lambda: equilibrium(lp, u, w, method="newton_cg", **kw))[0]

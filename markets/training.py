@@ -35,7 +35,7 @@ from solvers.progress import ProgressFn, report
 
 from . import kernels
 from .agents import Agents, make_agents, prepare_beliefs
-from .equilibrium import solve_prices
+from .equilibrium import CODES, auto_newton, solve_prices
 from .utilities import ISOELASTIC
 
 MODES = ("batch", "online")
@@ -124,7 +124,7 @@ def train_market(
     lp = np.ascontiguousarray(preds.log_probs)
     n, A, K = lp.shape
     labels = as_labels(y, n, K, field="y")
-    code = 1 if method == "fixed_point" else 0
+    code = CODES[auto_newton(K, agents) if method == "auto" else method]  # auto: by the number of goods
     # all-log markets: the closed form (Bayes' rule / EM step) unless a solver is asked for by name
     all_log = method == "auto" and bool(np.all((agents.kind == ISOELASTIC) & (agents.inv_eta == 1.0)))
 
@@ -160,7 +160,7 @@ def train_market(
                     agents.inv_eta,
                     W,
                     float(tol),
-                    100_000 if code else 100,
+                    100_000 if code == 1 else 100,
                     code,
                     U,
                     warm,
@@ -184,7 +184,7 @@ def train_market(
                         lp[sl],
                         agents,
                         float(tol),
-                        100_000 if code else 100,
+                        100_000 if code == 1 else 100,
                         code,
                         Ub,
                         warm,

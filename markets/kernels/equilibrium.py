@@ -48,9 +48,6 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws, cg):
     res = _iso_begin(Pg, g, W, Wsum, u, warm, z, s, T, cp)
     if not np.isfinite(res):
         return False, 0, False, np.inf
-    no1 = np.empty(0)  # the general path's arguments of the CG direction, unused here
-    no2 = np.empty((0, 0))
-    noi = np.empty(0, np.int64)
     phi = 0.0  # the potential is evaluated only once the line search takes over
     reg = abs(Wsum)
     if reg <= 0.0:
@@ -61,8 +58,29 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws, cg):
     while res > tol and it < max_iter:
         it += 1
         chord = fast and ratio < CHORD_RATIO and not cg
-        if cg:
-            ok = cg_direction(True, u, T, Wsum, reg, res, tol, d, scr, Pg, g, cp, z, s, noi, no1, W, no2, no1)[0]
+        if cg:  # the general path's arguments, unused here
+            no1 = np.empty(0)
+            ok = cg_direction(
+                True,
+                u,
+                T,
+                Wsum,
+                reg,
+                res,
+                tol,
+                d,
+                scr,
+                Pg,
+                g,
+                cp,
+                z,
+                s,
+                np.empty(0, np.int64),
+                no1,
+                W,
+                np.empty((0, 0)),
+                no1,
+            )[0]
         elif chord:
             ok = True
             chord_direction(u, T, Wsum, d, Lc, c)
@@ -88,6 +106,7 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws, cg):
             phi, res = iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, True)
             if not np.isfinite(phi):
                 return False, it, False, np.inf
+        no2 = np.empty((0, 0))  # the general evaluator's arguments, unused here
         accepted, phin, resn, _ = safeguarded_step(
             ok,
             u,
@@ -105,8 +124,8 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws, cg):
             z,
             s,
             no2,
-            noi,
-            no1,
+            np.empty(0, np.int64),
+            np.empty(0),
             no2,
             no2,
             no2,
@@ -208,8 +227,8 @@ def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, re
 @njit(cache=True, error_model="numpy")
 def solve_item(L, kind, inv_eta, W, tol, max_iter, method, u, warm):
     """Equilibrium of one item: ``method`` 0 = safeguarded Newton (:func:`_newton_loop`), 1 = the
-    seed's fixed point (:func:`_fixed_point_loop`), 2 = Newton with the matrix-free CG direction. ``u`` (K,) is the start if ``warm`` and the
-    answer on return. A one-order market goes through the lean path first (:func:`_iso_solve_pg`);
+    seed's fixed point (:func:`_fixed_point_loop`), 2 = Newton with the matrix-free CG direction.
+    ``u`` (K,) is the start if ``warm`` and the answer on return. A one-order market goes through the lean path first (:func:`_iso_solve_pg`);
     if that declines (a start that is not finite), the general path below decides. Returns
     ``(n_iter, converged, residual, n_negative)``."""
     A, K = L.shape
