@@ -30,7 +30,8 @@ market clears: ``sum_i r_ik = c_k`` (with total wealth one). Methods:
     closed form when one exists; tâtonnement for generic utilities; otherwise, by shape
     (:func:`auto_newton`, measured in ``benchmarks/results/core-at-scale-markets.md``):
 
-    - the seed's fixed point when there are at least ``FP_MIN_AGENTS = 500`` agents, all
+    - the seed's fixed point when there are at least ``FP_MIN_AGENTS = 500`` agents (or 100 agents
+      and 256 goods: Newton-CG measured 1.06-1.24x the fixed point there at eta = 2), all
       isoelastic or log with ``1/2 <= 1/eta_i <= 1`` (it contracts by ``1 - min 1/eta_i <= 1/2`` per
       pass, about 30 passes to 1e-10, and with many agents Newton's extra products cost as much:
       measured ratios Newton / fixed point 0.7-1.2 at eta = 2, A = 1,000);
@@ -183,14 +184,16 @@ def _tatonnement(lp: np.ndarray, agents: Agents, tol: float, max_iter: int):
 CG_MIN_GOODS = 64
 """``method="auto"`` takes the matrix-free Newton-CG direction from this many goods on."""
 FP_MIN_AGENTS = 500
-"""... and the seed's fixed point from this many agents when it contracts fast (every agent
-isoelastic or log with ``1/2 <= 1/eta_i <= 1``: rate ``1 - min 1/eta_i <= 1/2``)."""
+"""... and the seed's fixed point from this many agents (or from 100 agents at 256 goods or more)
+when it contracts fast (every agent isoelastic or log with ``1/2 <= 1/eta_i <= 1``: rate
+``1 - min 1/eta_i <= 1/2``)."""
 
 
 def auto_newton(n_goods: int, agents: Agents | None = None) -> str:
     """The method ``method="auto"`` uses when no closed form applies (module docstring; measured in
     ``benchmarks/results/core-at-scale-markets.md``)."""
-    if agents is not None and agents.n_agents >= FP_MIN_AGENTS and not agents.has_exponential:
+    many = agents is not None and (agents.n_agents >= FP_MIN_AGENTS or (agents.n_agents >= 100 and n_goods >= 256))
+    if agents is not None and many and not agents.has_exponential:
         g = agents.inv_eta
         if bool(np.all(agents.kind == ISOELASTIC)) and g.min() >= 0.5 and g.max() <= 1.0:
             return "fixed_point"

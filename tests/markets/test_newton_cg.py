@@ -180,3 +180,6 @@ def test_auto_takes_the_fixed_point_for_many_fast_contracting_agents(rng):
     np.testing.assert_allclose(res.log_prices, equilibrium(lp, 2.0, method="newton").log_prices, atol=1e-9)
     assert equilibrium(lp, 3.0).method == "newton"  # contracts slower: Newton
     assert equilibrium(lp, [2.0] * (FP_MIN_AGENTS - 1) + ["exp"]).method == "newton"
+    wide = random_beliefs(rng, 1, 100, 256)
+    assert equilibrium(wide, 2.0).method == "fixed_point" and equilibrium(wide, 10.0).method == "newton_cg"
+    assert equilibrium(wide[:, :99], 2.0).method == "newton_cg"
