@@ -14,6 +14,11 @@ market clears: ``sum_i r_ik = c_k`` (with total wealth one). Methods:
     Hessian is indefinite, so every iteration increases ``Phi`` and the iteration converges to the
     unique equilibrium (``Phi`` is strictly concave on the simplex). Stops when the relative
     clearing error ``max_k |sum_i r_ik - c_k| / c_k`` is at most ``tol`` (default ``1e-10``).
+``"newton_cg"``
+    The same safeguarded Newton with a matrix-free direction: the Hessian is a diagonal plus A
+    rank-one terms, so conjugate gradients on the scaled system need only products, O(K A) each,
+    and no K x K matrix (:mod:`markets.kernels.newton_cg`). For many goods: the dense direction
+    costs O(K^2 A + K^3) per step (3 s for 50 items at K = 512, no answer in 100 s at K = 2,048).
 ``"fixed_point"``
     The seed's method (Storkey et al. 2012): ``c <- sum_i r_i(c)``, i.e. alternating minimisation of
     ``KL(c || sum_i r_i)``; isoelastic/log agents only. Linear rate about ``1 - min_i 1/eta_i``.
@@ -22,7 +27,17 @@ market clears: ``sum_i r_ik = c_k`` (with total wealth one). Methods:
     ``log c <- log c + t (sum_i r_i - c)/c`` with a step halved whenever the clearing error does not
     decrease. No convergence guarantee is claimed for arbitrary utilities; ``converged`` says.
 ``"auto"``
-    closed form when one exists, else Newton, else tâtonnement (generic utilities).
+    closed form when one exists; tâtonnement for generic utilities; otherwise, by shape
+    (:func:`auto_newton`, measured in ``benchmarks/results/core-at-scale-markets.md``):
+
+    - the seed's fixed point when there are at least ``FP_MIN_AGENTS = 500`` agents (or 100 agents
+      and 256 goods: Newton-CG measured 1.06-1.24x the fixed point there at eta = 2), all
+      isoelastic or log with ``1/2 <= 1/eta_i <= 1`` (it contracts by ``1 - min 1/eta_i <= 1/2`` per
+      pass, about 30 passes to 1e-10, and with many agents Newton's extra products cost as much:
+      measured ratios Newton / fixed point 0.7-1.2 at eta = 2, A = 1,000);
+    - else ``"newton_cg"`` from ``CG_MIN_GOODS = 64`` goods (dense Newton at K = 64 is 1.5-4x slower
+      than Newton-CG, at K = 256 about 70x);
+    - else ``"newton"`` (the dense direction, tuned at K = 10: chord steps reuse its factor).
 """
 
 from __future__ import annotations
@@ -41,7 +56,9 @@ from . import kernels
 from .agents import Agents, make_agents, prepare_beliefs
 from .utilities import EXPONENTIAL, ISOELASTIC
 
-METHODS = ("auto", "closed_form", "newton", "fixed_point", "tatonnement")
+METHODS = ("auto", "closed_form", "newton", "newton_cg", "fixed_point", "tatonnement")
+CODES = {"newton": 0, "fixed_point": 1, "newton_cg": 2}
+"""The kernels' method codes (:func:`markets.kernels.solve_item`)."""
 
 
 @dataclass
@@ -162,6 +179,25 @@ def _tatonnement(lp: np.ndarray, agents: Agents, tol: float, max_iter: int):
         res = np.where(better, resn, res)
         t = np.where(better, np.minimum(1.0, 2 * t), np.where(active, 0.5 * t, t))
     return u, iters, res <= tol
+
+
+CG_MIN_GOODS = 64
+"""``method="auto"`` takes the matrix-free Newton-CG direction from this many goods on."""
+FP_MIN_AGENTS = 500
+"""... and the seed's fixed point from this many agents (or from 100 agents at 256 goods or more)
+when it contracts fast (every agent isoelastic or log with ``1/2 <= 1/eta_i <= 1``: rate
+``1 - min 1/eta_i <= 1/2``)."""
+
+
+def auto_newton(n_goods: int, agents: Agents | None = None) -> str:
+    """The method ``method="auto"`` uses when no closed form applies (module docstring; measured in
+    ``benchmarks/results/core-at-scale-markets.md``)."""
+    many = agents is not None and (agents.n_agents >= FP_MIN_AGENTS or (agents.n_agents >= 100 and n_goods >= 256))
+    if agents is not None and many and not agents.has_exponential:
+        g = agents.inv_eta
+        if bool(np.all(agents.kind == ISOELASTIC)) and g.min() >= 0.5 and g.max() <= 1.0:
+            return "fixed_point"
+    return "newton_cg" if n_goods >= CG_MIN_GOODS else "newton"
 
 
 def _one_order_inv_eta(agents: Agents, wealth: np.ndarray) -> float | None:
@@ -328,7 +364,7 @@ def equilibrium(
         elif agents.has_generic:
             method = "tatonnement"
         else:
-            method = "newton"
+            method = auto_newton(K, agents)
 
     if method == "closed_form":
         log_c = _closed_form(lp, agents)
@@ -347,8 +383,8 @@ def equilibrium(
             raise InputError("method", f"{method!r} needs exponential/log/isoelastic agents; use 'tatonnement'")
         if method == "fixed_point" and agents.has_exponential:
             raise InputError("method", "the fixed point (Storkey et al.) is for isoelastic and log agents only")
-        code = 0 if method == "newton" else 1
-        mi = (100 if method == "newton" else 100_000) if max_iter is None else max_iter
+        code = CODES[method]
+        mi = (100 if code != 1 else 100_000) if max_iter is None else max_iter
         U = np.zeros((n, K)) if start is None else np.array(start, dtype=np.float64, copy=True)
         if U.shape != (n, K):
             raise InputError("start", f"must have shape ({n}, {K}); got {U.shape}")

@@ -41,7 +41,7 @@ from solvers.progress import ProgressFn, report
 
 from . import kernels
 from .agents import Agents, make_agents, prepare_beliefs
-from .equilibrium import solve_prices
+from .equilibrium import CODES, auto_newton, solve_prices
 from .utilities import ISOELASTIC
 
 MODES = ("batch", "online")
@@ -142,7 +142,7 @@ def train_market(
         keep = sw > 0
         lp, labels, sw = np.ascontiguousarray(lp[keep]), labels[keep], sw[keep]
         n = int(keep.sum())
-    code = 1 if method == "fixed_point" else 0
+    code = CODES[auto_newton(K, agents) if method == "auto" else method]  # auto: by the number of goods
     # all-log markets: the closed form (Bayes' rule / EM step) unless a solver is asked for by name
     all_log = method == "auto" and bool(np.all((agents.kind == ISOELASTIC) & (agents.inv_eta == 1.0)))
 
@@ -179,7 +179,7 @@ def train_market(
                     agents.inv_eta,
                     W,
                     float(tol),
-                    100_000 if code else 100,
+                    100_000 if code == 1 else 100,
                     code,
                     U,
                     warm,
@@ -204,7 +204,7 @@ def train_market(
                         lp[sl],
                         agents,
                         float(tol),
-                        100_000 if code else 100,
+                        100_000 if code == 1 else 100,
                         code,
                         Ub,
                         warm,

@@ -16,6 +16,8 @@ module                      holds
                             the agents, the Gram matrix, the workspace
 ``direction``               the Newton direction from the scaled Hessian (Cholesky of
                             :mod:`solvers.kernels.cholesky_factor`) and the chord step
+``newton_cg``               the matrix-free Newton direction (conjugate gradients, O(K A) per
+                            product) for many goods
 ``line_search``             the safeguarded step: mirror fall-back, capped first trial, Armijo
 ``equilibrium``             the drivers (Newton and the seed's fixed point, per item and in
                             parallel): ``solve_item``, ``solve_items``, ``solve_iso_block``

@@ -11,6 +11,7 @@ from solvers.kernels.simplex_log import normalise_log
 from .direction import CHORD_RATIO, chord_direction, direction_from_S
 from .isoelastic import iso_gram, iso_pass, iso_powers, iso_S, iso_start, iso_views, iso_workspace_size, one_order
 from .line_search import safeguarded_step, trial
+from .newton_cg import cg_direction, cg_scratch_size, general_diagonal
 from .potential import evaluate, init_prices, newton_direction, powers
 
 
@@ -24,10 +25,12 @@ def _iso_begin(Pg, g, W, Wsum, u, warm, z, s, T, cp):
 
 
 @njit(cache=True, error_model="numpy")
-def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
+def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws, cg):
     """Safeguarded Newton on the lean path, from ``Pg = P^g`` (K, A, goods-major). Returns
     ``(ok, n_iter, converged, residual)``; ``ok`` False means: use the general path. ``ws`` is
-    scratch of at least :func:`iso_workspace_size` floats (no allocation per item).
+    scratch of at least :func:`iso_workspace_size` floats (no allocation per item; ``dense`` False
+    when ``cg``). ``cg``: the direction comes from :func:`markets.kernels.newton_cg.cg_direction`
+    (matrix-free, O(K A) per product; no chord steps) instead of the dense factorisation.
 
     Two phases. (1) While full Newton steps at least halve the clearing residual they are taken
     without the potential: an iteration is then one pass over the agents plus, if the residual is
@@ -41,7 +44,7 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
     falls geometrically, so it either reaches ``tol`` or hands over to phase 2.
     """
     K, A = Pg.shape
-    z, s, T, cp, G, H, Lc, tmp, d, un, c = iso_views(ws, K, A)
+    z, s, T, cp, G, H, Lc, tmp, d, un, c, scr = iso_views(ws, K, A, not cg)
     res = _iso_begin(Pg, g, W, Wsum, u, warm, z, s, T, cp)
     if not np.isfinite(res):
         return False, 0, False, np.inf
@@ -54,8 +57,31 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
     it = 0
     while res > tol and it < max_iter:
         it += 1
-        chord = fast and ratio < CHORD_RATIO
-        if chord:
+        chord = fast and ratio < CHORD_RATIO and not cg
+        if cg:  # the general path's arguments, unused here
+            no1 = np.empty(0)
+            ok = cg_direction(
+                True,
+                u,
+                T,
+                Wsum,
+                reg,
+                res,
+                tol,
+                d,
+                scr,
+                Pg,
+                g,
+                cp,
+                z,
+                s,
+                np.empty(0, np.int64),
+                no1,
+                W,
+                np.empty((0, 0)),
+                no1,
+            )[0]
+        elif chord:
             ok = True
             chord_direction(u, T, Wsum, d, Lc, c)
         else:
@@ -119,7 +145,7 @@ def _iso_fixed_point_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
     same pass as :func:`_iso_newton_pg`, without potential or Gram matrix). Returns
     ``(ok, n_iter, converged, residual)``."""
     K, A = Pg.shape
-    z, s, T, cp, G, H, Lc, tmp, d, un, c = iso_views(ws, K, A)
+    z, s, T, cp = iso_views(ws, K, A, False)[:4]
     res = _iso_begin(Pg, g, W, Wsum, u, warm, z, s, T, cp)
     if not np.isfinite(res):
         return False, 0, False, np.inf
@@ -135,9 +161,10 @@ def _iso_fixed_point_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
 
 @njit(cache=True, error_model="numpy")
 def _iso_solve_pg(method, Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
-    """``method`` 0: :func:`_iso_newton_pg`, 1: :func:`_iso_fixed_point_pg`."""
-    if method == 0:
-        return _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws)
+    """``method`` 0: :func:`_iso_newton_pg` (dense direction), 1: :func:`_iso_fixed_point_pg`,
+    2: :func:`_iso_newton_pg` with the CG direction."""
+    if method != 1:
+        return _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws, method == 2)
     return _iso_fixed_point_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws)
 
 
@@ -164,9 +191,12 @@ def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, re
     n, A, K = L.shape
     Wsum = _total(W)
     want_pay = y.shape[0] > 0
-    m = min(n, 64)  # chunks: buffers are allocated once per chunk, not per item
+    dense = method == 0
+    nws = iso_workspace_size(K, A, dense)
+    # chunks: buffers are allocated once per chunk, not per item (and at most ~2 GB in all)
+    m = max(1, min(n, 64, (1 << 28) // (3 * A * K + nws)))
     for c in prange(m):
-        ws = np.empty(iso_workspace_size(K, A))
+        ws = np.empty(nws)
         PgT = np.empty((K, A))
         flat = np.empty(A * K)
         buf = np.empty(A * K)
@@ -182,7 +212,7 @@ def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, re
                 conv[j] = cv
                 res[j] = d
                 if want_pay:
-                    z, sw, T, cp, G, H, Lc, tmp, dd, un, cc = iso_views(ws, K, A)
+                    z, sw, T, cp = iso_views(ws, K, A, dense)[:4]
                     iso_pass(PgT, g, W, Wsum, u, z, sw, T, cp, False)
                     row = PgT[y[j]]
                     tot = 0.0
@@ -197,8 +227,8 @@ def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, re
 @njit(cache=True, error_model="numpy")
 def solve_item(L, kind, inv_eta, W, tol, max_iter, method, u, warm):
     """Equilibrium of one item: ``method`` 0 = safeguarded Newton (:func:`_newton_loop`), 1 = the
-    seed's fixed point (:func:`_fixed_point_loop`). ``u`` (K,) is the start if ``warm`` and the
-    answer on return. A one-order market goes through the lean path first (:func:`_iso_solve_pg`);
+    seed's fixed point (:func:`_fixed_point_loop`), 2 = Newton with the matrix-free CG direction.
+    ``u`` (K,) is the start if ``warm`` and the answer on return. A one-order market goes through the lean path first (:func:`_iso_solve_pg`);
     if that declines (a start that is not finite), the general path below decides. Returns
     ``(n_iter, converged, residual, n_negative)``."""
     A, K = L.shape
@@ -208,7 +238,7 @@ def solve_item(L, kind, inv_eta, W, tol, max_iter, method, u, warm):
         Pg = np.empty((K, A))
         iso_powers(L, inv_eta[0], Pg, np.empty(A * K), np.empty(A * K))
         ok, it, conv, res = _iso_solve_pg(
-            method, Pg, inv_eta[0], W, Wsum, tol, max_iter, u, warm, np.empty(iso_workspace_size(K, A))
+            method, Pg, inv_eta[0], W, Wsum, tol, max_iter, u, warm, np.empty(iso_workspace_size(K, A, method == 0))
         )
         if ok:
             return it, conv, res, 0
@@ -222,26 +252,39 @@ def solve_item(L, kind, inv_eta, W, tol, max_iter, method, u, warm):
     if not warm:
         init_prices(L, kind, inv_eta, W, Pg, u)
     phi, res, nneg = evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
-    if method == 0:
-        return _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg)
+    if method != 1:
+        return _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, method == 2)
     return _fixed_point_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg)
 
 
 @njit(cache=True, error_model="numpy")
-def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg):
-    """Safeguarded Newton on the general path from the evaluated start ``u``."""
-    K = u.shape[0]
+def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, cg):
+    """Safeguarded Newton on the general path from the evaluated start ``u``; ``cg``: the
+    matrix-free direction of :func:`markets.kernels.newton_cg.cg_direction` (no K x K matrix)."""
+    A, K = L.shape
+    nK = 0 if cg else K
     d = np.zeros(K)
-    H = np.zeros((K, K))
-    Lc = np.zeros((K, K))
+    H = np.zeros((nK, nK))
+    Lc = np.zeros((nK, nK))
     tmp = np.zeros(K)
     un = np.zeros(K)
     no1 = np.empty(0)  # the lean evaluator's arguments, unused here
     no2 = np.empty((0, 0))
+    scr = np.empty(cg_scratch_size(K, A) if cg else 0)
+    dg = np.empty(K if cg else 0)
     it = 0
     while res > tol and it < max_iter:
         it += 1
-        ok = newton_direction(kind, inv_eta, W, u, Q, B, T, Wsum, d, H, Lc, tmp)
+        if cg:
+            n_exp = general_diagonal(kind, inv_eta, W, Q, u, dg)
+            reg = abs(Wsum) + n_exp
+            if reg <= 0.0:
+                reg = 1.0
+            ok = cg_direction(
+                False, u, T, Wsum, reg, res, tol, d, scr, no2, 0.0, no1, no1, no1, kind, inv_eta, W, Q, dg
+            )[0]
+        else:
+            ok = newton_direction(kind, inv_eta, W, u, Q, B, T, Wsum, d, H, Lc, tmp)
         accepted, phin, resn, nnegn = safeguarded_step(
             ok,
             u,

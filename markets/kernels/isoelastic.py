@@ -166,26 +166,33 @@ def iso_S(g, T, cp, G, H):
 
 
 @njit(cache=True, error_model="numpy")
-def iso_workspace_size(K, A):
-    return 2 * A + 7 * K + 3 * K * K
+def iso_workspace_size(K, A, dense=True):
+    """Floats of one workspace: the dense direction's three K x K blocks, or (``dense`` False,
+    Newton-CG and the fixed point at many goods) the scratch of
+    :func:`markets.kernels.newton_cg.cg_scratch_size` instead."""
+    if dense:
+        return 2 * A + 7 * K + 3 * K * K
+    return 2 * A + 7 * K + 8 * K + A
 
 
 @njit(cache=True, error_model="numpy")
-def iso_views(ws, K, A):
-    """Views of one workspace: ``z, s`` (A,), ``T, cp`` (K,), ``G, H, Lc`` (K, K), ``tmp, d, un``
-    (K,), ``c`` (2K,)."""
+def iso_views(ws, K, A, dense=True):
+    """Views of one workspace: ``z, s`` (A,), ``T, cp`` (K,), ``G, H, Lc`` (K, K; (0, 0) unless
+    ``dense``), ``tmp, d, un`` (K,), ``c`` (2K,); the rest (Newton-CG's scratch) is ``ws[iso_used:]``
+    with ``iso_used = 2A + 7K + 3 K^2`` (dense) or ``2A + 7K``."""
+    nK = K if dense else 0
     z = ws[:A]
     s = ws[A : 2 * A]
     o = 2 * A
     T = ws[o : o + K]
     cp = ws[o + K : o + 2 * K]
     o += 2 * K
-    G = ws[o : o + K * K].reshape((K, K))
-    H = ws[o + K * K : o + 2 * K * K].reshape((K, K))
-    Lc = ws[o + 2 * K * K : o + 3 * K * K].reshape((K, K))
-    o += 3 * K * K
+    G = ws[o : o + nK * nK].reshape((nK, nK))
+    H = ws[o + nK * nK : o + 2 * nK * nK].reshape((nK, nK))
+    Lc = ws[o + 2 * nK * nK : o + 3 * nK * nK].reshape((nK, nK))
+    o += 3 * nK * nK
     tmp = ws[o : o + K]
     d = ws[o + K : o + 2 * K]
     un = ws[o + 2 * K : o + 3 * K]
     c = ws[o + 3 * K : o + 5 * K]
-    return z, s, T, cp, G, H, Lc, tmp, d, un, c
+    return z, s, T, cp, G, H, Lc, tmp, d, un, c, ws[o + 5 * K :]

@@ -10,7 +10,7 @@ from aggregators.linear import LinearPool
 from markets import MarketPool, equilibrium, make_agents, train_market
 from solvers.progress import Cancelled
 
-from .conftest import random_beliefs
+from .conftest import algorithm_2_1_step, random_beliefs
 
 
 def _labelled(rng, n, a, k, conc=0.7):
@@ -84,24 +84,7 @@ def test_isoelastic_batch_step_is_a_variational_algorithm_2_1_step(etas, rng):
     W = rng.uniform(0.2, 1.0, 4)
     W /= W.sum()
     res = train_market(lp, y, list(etas), W, mode="batch", max_epochs=1, wealth_tol=0, floor=None, tol=1e-13)
-    # Algorithm 2.1 (seed 000) with the note's corrected mixture w' ∝ w/gamma, starting at w' = W:
-    # aggregate Q by iterating Eq. (2.8) to convergence, Q_i ∝ P_i^gamma Q^(1-gamma),
-    # responsibilities q_in = w'_i Q_i(y_n) / sum_j w'_j Q_j(y_n), new w'_i = mean_n q_in.
-    new = np.zeros(4)
-    for n in range(80):
-        q = np.exp(lp[n]).mean(axis=0)
-        for _ in range(20_000):
-            Qi = np.exp(gamma[:, None] * lp[n]) * q[None, :] ** (1 - gamma[:, None])
-            Qi /= Qi.sum(axis=1, keepdims=True)
-            q_new = W @ Qi
-            done = np.max(np.abs(q_new - q) / q_new) < 1e-14
-            q = q_new
-            if done:
-                break
-        resp = W * Qi[:, y[n]]
-        new += resp / resp.sum()
-    new /= 80
-    np.testing.assert_allclose(res.wealth, new, atol=1e-11)
+    np.testing.assert_allclose(res.wealth, algorithm_2_1_step(lp, y, W, gamma), atol=1e-11)
 
 
 def _seed_payouts(lp, y, utils, W, log_c):

@@ -1,0 +1,140 @@
+"""Market equilibrium at many goods (issue [core-at-scale] section 1): ``method="auto"`` against the
+seed's fixed point over a grid of goods K x agents A, several utility mixes and data families.
+
+For each (family, K, A, utilities): seconds of ``equilibrium(..., method=m, tol=1e-10,
+check=False)`` (the default probability floor 1e-9, what a user gets: both sides apply it inside the
+timed call) for ``auto`` (what a user gets), the dense Newton direction (only for
+K <= --dense-max: it factors a K x K matrix), Newton-CG, and the seed's fixed point (Storkey et al.
+2012, ``c <- sum_i r_i(c)``; isoelastic/log agents only; for markets with exponential agents the
+baseline row is marked n/a), all in the same process on the same validated beliefs, one after the
+other; the ratio auto / fixed point; the largest log-price difference between auto and the fixed
+point (each is within about ``tol * eta`` of the equilibrium). Items per shape: about
+``--budget / (A K)`` (at least 1, at most --max-items), so every timing does comparable work.
+
+Families: ``dirichlet`` (agents scatter around a latent truth: ``P_i ~ Dirichlet(s_i p*)``,
+``s_i`` in [2, 50], as in bench_markets.py), ``logit`` (Gaussian logits of varied sharpness:
+``softmax(b_i * N(0, 1))``, ``b_i`` in [0.3, 3]) and ``dups`` (near-duplicates: five base agents,
+each copied with logit noise of 1e-3).
+
+Utilities: isoelastic with one eta (2, 10, 30), ``mix`` (isoelastic eta 2/10/30 with log agents:
+the general path), ``exp`` (half exponential, half eta = 10: no fixed-point baseline).
+
+    PYTHONPATH=$PWD NUMBA_CACHE_DIR=$PWD/.numba_cache OMP_NUM_THREADS=1 \\
+        /work/main/.venv/bin/python benchmarks/bench_markets_grid.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from aggregators.validation import as_log_probs  # noqa: E402
+from benchmarks.bench_renyi_fixed_point import timed  # noqa: E402  (one timing protocol)
+from markets import equilibrium  # noqa: E402
+
+
+def _normalise(x):
+    x = x - x.max(axis=2, keepdims=True)
+    return x - np.log(np.exp(x).sum(axis=2, keepdims=True))
+
+
+def family(name, n, a, k, seed=0):
+    """Log-beliefs (n, a, k) of one data family (module docstring)."""
+    rng = np.random.default_rng(seed)
+    if name == "dirichlet":
+        truth = rng.dirichlet(np.ones(k), size=n)
+        s = np.exp(rng.uniform(np.log(2), np.log(50), a))
+        g = np.maximum(rng.standard_gamma(s[None, :, None] * truth[:, None, :] + 1e-3), 1e-300)
+        return np.log(g / g.sum(axis=2, keepdims=True))
+    if name == "logit":
+        b = rng.uniform(0.3, 3.0, a)
+        return _normalise(b[None, :, None] * rng.standard_normal((n, a, k)))
+    if name == "dups":
+        base = rng.standard_normal((n, 5, k)) * rng.uniform(0.5, 2.0, 5)[None, :, None]
+        return _normalise(base[:, np.arange(a) % 5, :] + 1e-3 * rng.standard_normal((n, a, k)))
+    raise ValueError(name)
+
+
+def utilities(spec, a):
+    if spec == "mix":
+        return [[2.0, 10.0, 30.0, "log"][i % 4] for i in range(a)]
+    if spec == "exp":
+        return ["exp" if i % 2 else 10.0 for i in range(a)]
+    return float(spec)
+
+
+REPS = 1
+
+
+def run(fn):
+    """Median seconds of ``REPS`` calls (``--reps``) and the last result."""
+    return timed(fn, REPS)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ks", default="2,16,64,256,1024,4096")
+    ap.add_argument("--as", dest="as_", default="2,10,100,1000")
+    ap.add_argument("--utilities", default="2,10,30,mix,exp")
+    ap.add_argument("--families", default="dirichlet,logit,dups")
+    ap.add_argument("--budget", type=float, default=2e6, help="items x agents x goods per shape")
+    ap.add_argument("--max-items", type=int, default=2000)
+    ap.add_argument("--dense-max", type=int, default=64)
+    ap.add_argument("--tol", type=float, default=1e-10)
+    ap.add_argument("--reps", type=int, default=1, help="median of this many calls per figure")
+    args = ap.parse_args(argv)
+    global REPS
+    REPS = args.reps
+    ks = [int(x) for x in args.ks.split(",")]
+    As = [int(x) for x in args.as_.split(",")]
+    small = family("dirichlet", 4, 3, 5)
+    for m in ("newton", "newton_cg", "fixed_point"):  # compile / load the cache
+        for u in (2.0, [2.0, "log", "exp"]):
+            if m != "fixed_point" or u == 2.0:
+                equilibrium(small, u, method=m, check=False)
+    print(f"reps: {REPS}  load: {os.getloadavg()}  threads: {os.environ.get('NUMBA_NUM_THREADS', 'all')}", flush=True)
+    print(
+        "| family | K | A | items | utilities | auto | auto s | dense s | CG s | FP s | auto / FP "
+        "| iter auto / FP | max Δ log c |",
+        flush=True,
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
+    for fam in args.families.split(","):
+        for k in ks:
+            for a in As:
+                n = int(max(1, min(args.max_items, args.budget // (a * k))))
+                lp = as_log_probs(family(fam, n, a, k))
+                w = np.random.default_rng(1).uniform(0.2, 1.0, a)
+                for spec in args.utilities.split(","):
+                    u = utilities(spec, a)
+                    kw = dict(tol=args.tol, check=False)
+                    ta, ra = run(lambda: equilibrium(lp, u, w, method="auto", **kw))
+                    td = run(lambda: equilibrium(lp, u, w, method="newton", **kw))[0] if k <= args.dense_max else None
+                    tc = run(lambda: equilibrium(lp, u, w, method="newton_cg", **kw))[0]
+                    if spec == "exp":
+                        tf, rf = None, None
+                    else:
+                        tf, rf = run(lambda: equilibrium(lp, u, w, method="fixed_point", **kw))
+                    conv = ra.all_converged and (rf is None or rf.all_converged)
+
+                    def f(t):
+                        return "-" if t is None else f"{t:.3f}"
+
+                    ratio = "n/a" if tf is None else f"{ta / tf:.2f}"
+                    it_f = "n/a" if rf is None else f"{rf.n_iter.mean():.1f}"
+                    diff = "n/a" if rf is None else f"{np.max(np.abs(ra.log_prices - rf.log_prices)):.1e}"
+                    print(
+                        f"| {fam} | {k} | {a} | {n} | {spec} | {ra.method} | {f(ta)} | {f(td)} | {f(tc)} | {f(tf)} "
+                        f"| {ratio}{'' if conv else ' (NOT CONVERGED)'} | {ra.n_iter.mean():.1f} / {it_f} | {diff} |",
+                        flush=True,
+                    )
+    print(f"load at the end: {os.getloadavg()}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+"""The matrix-free Newton direction of the equilibrium potential (Newton-CG), for many goods.
+
+The dense direction (:mod:`markets.kernels.direction`) forms and factors a K x K matrix: O(K^2 A +
+K^3) per step, 3 s for 50 items at K = 512 and no answer in 100 s at K = 2,048. The matrix is a
+diagonal plus A rank-one terms (seed 000 Eq. 2.34-2.36; ``docs/markets.md``):
+
+    -S = diag(c) (-Hess_c Phi) diag(c) = sum_iso W_i [g_i diag(Q_i) + (1 - g_i) Q_i Q_i^T] + n_exp diag(c)
+
+(one order ``g``: ``g diag(T) + (1-g) diag(cp) G diag(cp)`` with the Gram matrix ``G`` of
+:mod:`markets.kernels.isoelastic`), so a product ``-S v`` costs two passes over the agents' beliefs,
+O(K A), and never needs ``G``. The u-space system of the dense direction,
+
+    M = -S - c h^T - h c^T + (reg + 1^T h) c c^T,    h = -S 1,
+
+(the projection of ``-S`` onto prices that sum to one plus ``reg c c^T`` for the shift, exactly the
+matrix :func:`markets.kernels.direction.direction_from_S` factors) is solved by conjugate gradients
+on its diagonal scaling ``diag(c)^(-1/2) M diag(c)^(-1/2)``, which is ``g Wsum I`` plus a term of
+rank at most A + 2 at the equilibrium (``T = Wsum c`` there): CG needs at most A + 3 products in
+exact arithmetic and far fewer when the agents' spectrum is clustered. Inexact Newton: CG stops when
+its residual, in the norm of the clearing residual ``res = max_k |T_k - Wsum c_k| / c_k``, is below
+``min(0.1, res) res`` (a quadratic local rate) but never asks for more than ``0.1 tol`` (enough to
+reach ``tol`` in that step).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .potential import ISO
+
+_FM = {"reassoc", "contract"}
+CG_MAX_ITER = 500
+"""Cap on CG products per Newton step (the last iterate is used: every CG iterate from zero is an
+ascent direction of Phi)."""
+
+
+@njit(cache=True, error_model="numpy")
+def cg_scratch_size(K, A):
+    return 8 * K + A
+
+
+@njit(cache=True, fastmath=_FM, error_model="numpy")
+def iso_apply(PgT, g, T, cp, z, s, v, out, a):
+    """``out = -S v`` on the one-order path from the last :func:`markets.kernels.isoelastic.iso_pass`
+    (its ``T, cp, z`` and ``s = W / z``): ``g T v + (1-g) cp G (cp v)``; ``a`` (A,) is scratch."""
+    K, A = PgT.shape
+    for i in range(A):
+        a[i] = 0.0
+    for k in range(K):
+        w = cp[k] * v[k]
+        row = PgT[k]
+        for i in range(A):
+            a[i] += w * row[i]
+    for i in range(A):
+        a[i] *= s[i] / z[i]
+    dl = 1.0 - g
+    for k in range(K):
+        row = PgT[k]
+        acc = 0.0
+        for i in range(A):
+            acc += row[i] * a[i]
+        out[k] = g * T[k] * v[k] + dl * cp[k] * acc
+
+
+@njit(cache=True, fastmath=_FM, error_model="numpy")
+def general_apply(kind, inv_eta, W, Q, dg, v, out):
+    """``out = -S v`` on the general path: ``dg v + sum_iso W_i (1-g_i) Q_i (Q_i . v)`` with the
+    diagonal ``dg`` of :func:`general_diagonal` and the effective beliefs ``Q`` of
+    :func:`markets.kernels.potential.evaluate`."""
+    A, K = Q.shape
+    for k in range(K):
+        out[k] = dg[k] * v[k]
+    for i in range(A):
+        if kind[i] == ISO:
+            wq = W[i] * (1.0 - inv_eta[i])
+            if wq != 0.0:
+                q = Q[i]
+                acc = 0.0
+                for k in range(K):
+                    acc += q[k] * v[k]
+                acc *= wq
+                for k in range(K):
+                    out[k] += acc * q[k]
+
+
+@njit(cache=True, error_model="numpy")
+def general_diagonal(kind, inv_eta, W, Q, u, dg):
+    """The diagonal part of ``-S`` on the general path: ``sum_iso W_i g_i Q_i + n_exp c``; returns
+    ``n_exp`` (it adds to the shift regularisation, as in :func:`markets.kernels.potential.newton_direction`)."""
+    A, K = Q.shape
+    n_exp = 0
+    for k in range(K):
+        dg[k] = 0.0
+    for i in range(A):
+        if kind[i] == ISO:
+            wg = W[i] * inv_eta[i]
+            for k in range(K):
+                dg[k] += wg * Q[i, k]
+        else:
+            n_exp += 1
+    for k in range(K):
+        dg[k] += n_exp * np.exp(u[k])
+    return n_exp
+
+
+@njit(cache=True, error_model="numpy")
+def _apply(lean, v, out, PgT, g, T, cp, z, s, a, kind, inv_eta, W, Q, dg):
+    if lean:
+        iso_apply(PgT, g, T, cp, z, s, v, out, a)
+    else:
+        general_apply(kind, inv_eta, W, Q, dg, v, out)
+
+
+@njit(cache=True, error_model="numpy")
+def _rel(r, rc):
+    """The CG residual in the clearing residual's norm: ``max_k |r_k| / sqrt(c_k)`` of the scaled
+    residual ``r`` is ``max_k |(grad - M d)_k| / c_k``. (Its 2-norm would ignore goods with tiny
+    prices, whose relative clearing error the stopping rule of the equilibrium counts.)"""
+    m = 0.0
+    for k in range(r.shape[0]):
+        v = abs(r[k]) * rc[k]
+        if v > m:
+            m = v
+    return m
+
+
+@njit(cache=True, error_model="numpy")
+def cg_direction(lean, u, T, Wsum, reg, res, tol, d, scr, PgT, g, cp, z, s, kind, inv_eta, W, Q, dg):
+    """Newton direction ``d = M^(-1) (T - Wsum c)`` by CG (module docstring) from the spending ``T``
+    and the pass (lean: ``PgT, g, cp, z, s``) or evaluation (general: ``Q`` and the diagonal ``dg``)
+    at ``u``. ``scr`` is scratch of :func:`cg_scratch_size` floats. Returns ``(ok, n_products)``;
+    ``ok`` False (a non-positive curvature, from rounding) sends the caller to the mirror step."""
+    K = u.shape[0]
+    c = scr[:K]
+    rc = scr[K : 2 * K]
+    h = scr[2 * K : 3 * K]
+    r = scr[3 * K : 4 * K]
+    p = scr[4 * K : 5 * K]
+    q = scr[5 * K : 6 * K]
+    v = scr[6 * K : 7 * K]
+    one = scr[7 * K : 8 * K]
+    a = scr[8 * K :]
+    for k in range(K):
+        ck = np.exp(u[k])
+        c[k] = ck
+        rc[k] = 1.0 / np.sqrt(ck)
+        one[k] = 1.0
+    _apply(lean, one, h, PgT, g, T, cp, z, s, a, kind, inv_eta, W, Q, dg)
+    sh = 0.0
+    for k in range(K):
+        sh += h[k]
+    beta_cc = reg + sh
+    rr = 0.0
+    for k in range(K):
+        r[k] = (T[k] - Wsum * c[k]) * rc[k]  # right-hand side, scaled; CG starts from y = 0
+        p[k] = r[k]
+        d[k] = 0.0
+        rr += r[k] * r[k]
+    forcing = min(0.1, res)
+    floor = 0.1 * tol / max(res, 1e-300)
+    if forcing < floor:
+        forcing = min(0.1, floor)
+    stop = forcing * res
+    n = 0
+    while _rel(r, rc) > stop and n < CG_MAX_ITER:
+        n += 1
+        for k in range(K):
+            v[k] = p[k] * rc[k]
+        _apply(lean, v, q, PgT, g, T, cp, z, s, a, kind, inv_eta, W, Q, dg)
+        hv = 0.0
+        cv = 0.0
+        for k in range(K):
+            hv += h[k] * v[k]
+            cv += c[k] * v[k]
+        pq = 0.0
+        for k in range(K):
+            q[k] = (q[k] - c[k] * hv - h[k] * cv + beta_cc * c[k] * cv) * rc[k]
+            pq += p[k] * q[k]
+        if not (pq > 0.0):
+            if n == 1:
+                return False, n
+            break
+        alpha = rr / pq
+        rr_new = 0.0
+        for k in range(K):
+            d[k] += alpha * p[k]
+            r[k] -= alpha * q[k]
+            rr_new += r[k] * r[k]
+        beta = rr_new / rr
+        rr = rr_new
+        for k in range(K):
+            p[k] = r[k] + beta * p[k]
+    for k in range(K):
+        d[k] *= rc[k]
+    return True, n
