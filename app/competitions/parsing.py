@@ -14,6 +14,13 @@ normalises each row, so false normalisation cannot help anyone) or probabilities
 (``kind="probs"``). Normalisation goes through the one validator,
 :func:`aggregators.validation.as_log_probs`.
 
+**Zero probabilities** (``-inf`` log-probabilities, ``0`` probabilities) are floored at
+:data:`aggregators.validation.DEFAULT_FLOOR` (``1e-9``) with the pools' mass-preserving
+:func:`~aggregators.validation.apply_floor`, on every item alike (public and private), and the
+report warns with the count; so a zero on a true label costs ``-log(1e-9)`` on that item, never an
+infinite or undefined score. A row with no probability at all (every class ``-inf``) is still an
+error.
+
 Nothing is stored from a rejected upload: :func:`parse_submission` either returns the aligned,
 normalised matrix or raises :class:`SubmissionRejected` carrying a :class:`ValidationReport` that
 lists every problem found (format, shape, ids, non-finite values) with the offending item ids.
@@ -28,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from aggregators.validation import PredictionError, as_log_probs
+from aggregators.validation import DEFAULT_FLOOR, PredictionError, apply_floor, as_log_probs
 
 MAX_LISTED = 5
 """How many offending item ids a report lists per problem."""
@@ -249,7 +256,7 @@ def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind:
     pos = np.searchsorted(ids[order], np.asarray(item_ids, dtype=np.int64))
     aligned = values[order[pos]]
     try:
-        preds = as_log_probs(aligned[:, None, :], kind=kind, field="values")
+        preds = apply_floor(as_log_probs(aligned[:, None, :], kind=kind, field="values"), DEFAULT_FLOOR, field="values")
     except PredictionError as exc:
         item = None if exc.item is None else [int(np.asarray(item_ids)[exc.item])]
         report.error("values", exc.code, exc.reason, items=item)
@@ -261,6 +268,16 @@ def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind:
                 "code": "looks_like_probabilities",
                 "reason": "every row is non-negative and sums to 1: these look like probabilities, but the "
                 "file was read as log-probabilities; upload again with kind=probs if so",
+            }
+        )
+    if preds.n_floored:
+        report.warnings.append(
+            {
+                "field": "values",
+                "code": "floored",
+                "reason": f"{preds.n_floored} probabilities below {DEFAULT_FLOOR:g} (zeros included) were raised "
+                f"to {DEFAULT_FLOOR:g} and their rows renormalised",
+                "count": int(preds.n_floored),
             }
         )
     return ParsedSubmission(np.ascontiguousarray(preds.log_probs[:, 0, :]), report)

@@ -13,6 +13,7 @@ Rules (the leak-proof design):
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Any, Literal
 
@@ -21,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.models import aware
 from app.schemas import ArrayIn
 
-from .models import AggregationRun, Competition, Submission
+from .models import AggregationRun, Competition, Invitation, Submission
 
 
 class CompetitionCreate(BaseModel):
@@ -37,11 +38,32 @@ class CompetitionCreate(BaseModel):
     daily_cap: int = Field(5, ge=1, le=1000, description="submissions per participant per UTC day")
     n_select: int = Field(2, ge=1, le=100, description="submissions a participant may select for the final ranking")
     deadline: datetime = Field(..., description="ISO 8601; naive times are UTC")
+    join_policy: Literal["open", "invite"] = Field(
+        "open", description="'invite': only holders of an organiser-issued invitation code may join"
+    )
+    score_mechanism: Literal["exact", "round", "ladder"] = Field(
+        "exact",
+        description="what the public leaderboard shows: the exact public perplexity, rounded to score_step, or "
+        "the Ladder (Blum & Hardt 2015: a participant's shown score changes only when a submission beats "
+        "their best shown score by more than score_step, rounded to score_step)",
+    )
+    score_step: float | None = Field(
+        None, description="rounding step / Ladder margin in perplexity units (required unless 'exact')"
+    )
 
 
 class JoinRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(..., min_length=1, max_length=100)
+    invitation: str | None = Field(
+        None, max_length=100, description="an unused invitation code (required when join_policy is 'invite')"
+    )
+
+
+class InviteRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    n: int = Field(1, ge=1, le=1000, description="how many single-use codes to issue")
+    note: str = Field("", max_length=200, description="a note kept with the codes (e.g. who they are for)")
 
 
 class SelectRequest(BaseModel):
@@ -75,6 +97,9 @@ def competition_view(
         "public_fraction": comp.public_fraction,
         "daily_cap": comp.daily_cap,
         "n_select": comp.n_select,
+        "join_policy": comp.join_policy,
+        "score_mechanism": comp.score_mechanism,
+        "score_step": comp.score_step or None,
         "deadline": iso(comp.deadline),
         "closed": closed,
         "role": role,
@@ -91,23 +116,46 @@ def competition_view(
     }
 
 
-def submission_view(sub: Submission, *, reveal_private: bool, participant_name: str | None = None) -> dict[str, Any]:
+def submission_view(
+    sub: Submission, *, reveal_private: bool, participant_name: str | None = None, exact_public: bool = False
+) -> dict[str, Any]:
+    """``exact_public`` (the organiser) adds the exact public score when the shown one is rounded or
+    laddered; everyone else sees only the shown score (and its log as the log loss)."""
+    shown = sub.public_perplexity if sub.shown_public_perplexity is None else sub.shown_public_perplexity
     d = {
         "id": sub.id,
         "participant_id": sub.participant_id,
         "description": sub.description,
         "filename": sub.filename,
-        "public_perplexity": sub.public_perplexity,
-        "public_log_loss": sub.public_log_loss,
+        "public_perplexity": shown,
+        "public_log_loss": sub.public_log_loss if shown == sub.public_perplexity else math.log(shown),
         "selected": bool(sub.selected),
         "warnings": sub.warnings or [],
         "created_at": iso(sub.created_at),
     }
     if participant_name is not None:
         d["participant"] = participant_name
+    if exact_public:
+        d["exact_public_perplexity"] = sub.public_perplexity
+        d["exact_public_log_loss"] = sub.public_log_loss
     if reveal_private:
         d["private_perplexity"] = sub.private_perplexity
         d["private_log_loss"] = sub.private_log_loss
+    return d
+
+
+def invitation_view(inv: Invitation, code: str | None = None) -> dict[str, Any]:
+    """An invitation; ``code`` only at issue (it is stored hashed)."""
+    d: dict[str, Any] = {
+        "id": inv.id,
+        "note": inv.note,
+        "used": inv.participant_id is not None,
+        "participant_id": inv.participant_id,
+        "created_at": iso(inv.created_at),
+        "used_at": iso(inv.used_at),
+    }
+    if code is not None:
+        d["code"] = code
     return d
 
 

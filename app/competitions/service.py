@@ -26,11 +26,11 @@ from app.db import Database
 from app.errors import ProblemError
 from app.jobs import JobContext, handler, on_end
 from app.models import aware, new_id, utcnow
-from evaluation import aggregation, leaderboard
+from evaluation import aggregation, ladder, leaderboard
 from evaluation.split import public_private_split
 from solvers.errors import InputError
 
-from .models import AggregationRun, Competition, Participant, Submission
+from .models import AggregationRun, Competition, Invitation, Participant, Submission
 from .parsing import parse_submission
 
 log = logging.getLogger("agora.competitions")
@@ -40,6 +40,9 @@ MAX_AGENTS = 100
 """At most this many submissions (the best on the public part) enter an aggregation run."""
 MAX_ITEMS = 200_000
 MAX_CLASSES = 1000
+JOIN_POLICIES = ("open", "invite")
+MAX_INVITATIONS = 1000
+"""At most this many invitations per request."""
 
 
 # -- who is calling ---------------------------------------------------------------------------------
@@ -93,8 +96,19 @@ def create_competition(
     description: str = "",
     extra: dict | None = None,
     split_seed: int | None = None,
+    join_policy: str = "open",
+    score_mechanism: str = "exact",
+    score_step: float | None = None,
 ) -> Competition:
-    """Store a competition. The split seed is drawn by the server (never returned)."""
+    """Store a competition. The split seed is drawn by the server (never returned).
+
+    ``join_policy="invite"`` lets only holders of an organiser-issued invitation join;
+    ``score_mechanism``/``score_step`` choose what the public leaderboard shows
+    (:mod:`evaluation.ladder`).
+    """
+    if join_policy not in JOIN_POLICIES:
+        raise InputError("join_policy", f"must be one of {', '.join(JOIN_POLICIES)}; got {join_policy!r}")
+    step = ladder.check_display(score_mechanism, score_step)
     if not isinstance(n_classes, int) or not 2 <= n_classes <= MAX_CLASSES:
         raise ProblemError(
             422, f"n_classes must be an integer in 2..{MAX_CLASSES}", field="n_classes", reason="out of range"
@@ -169,6 +183,9 @@ def create_competition(
         daily_cap=int(daily_cap),
         n_select=int(n_select),
         deadline=aware(deadline),
+        join_policy=join_policy,
+        score_mechanism=score_mechanism,
+        score_step=step,
         owner_key_id=owner_key_id,
         extra=extra or {},
         created_at=utcnow(),
@@ -202,9 +219,51 @@ def _hidden(session: Session, comp: Competition) -> tuple[np.ndarray, np.ndarray
     return y, public_private_split(comp.n_items, comp.public_fraction, comp.split_seed)
 
 
-# -- participants ----------------------------------------------------------------------------------
-def join(session: Session, comp: Competition, name: str) -> tuple[Participant, str]:
-    """A new participant and its token (returned once, stored hashed)."""
+# -- invitations and participants ------------------------------------------------------------------
+def invite(session: Session, comp: Competition, n: int, note: str = "") -> list[tuple[Invitation, str]]:
+    """``n`` new invitation codes (each returned once, stored hashed; one participant each)."""
+    if not isinstance(n, int) or not 1 <= n <= MAX_INVITATIONS:
+        raise InputError("n", f"must be an integer in 1..{MAX_INVITATIONS}; got {n!r}")
+    out = []
+    for _ in range(n):
+        code = "agi_" + secrets.token_urlsafe(18)
+        inv = Invitation(
+            id=new_id("inv"),
+            competition_id=comp.id,
+            code_hash=hash_key(code),
+            note=(note or "")[:200],
+            created_at=utcnow(),
+        )
+        session.add(inv)
+        out.append((inv, code))
+    session.commit()
+    return out
+
+
+def invitations(session: Session, comp: Competition) -> list[Invitation]:
+    q = select(Invitation).where(Invitation.competition_id == comp.id)
+    return list(session.scalars(q.order_by(Invitation.created_at, Invitation.id)))
+
+
+def _redeem(session: Session, comp: Competition, code: str | None) -> Invitation:
+    inv = None
+    if code:
+        inv = session.scalars(select(Invitation).where(Invitation.code_hash == hash_key(code))).first()
+    # an unknown code, another competition's code and a used code are refused alike
+    if inv is None or inv.competition_id != comp.id or inv.participant_id is not None:
+        raise ProblemError(
+            403,
+            "this competition is by invitation: join with an unused invitation code from the organiser",
+            field="invitation",
+            reason="missing, unknown or used invitation code",
+            code="invitation-required",
+        )
+    return inv
+
+
+def join(session: Session, comp: Competition, name: str, invitation: str | None = None) -> tuple[Participant, str]:
+    """A new participant and its token (returned once, stored hashed). A competition whose
+    ``join_policy`` is ``invite`` needs an unused ``invitation`` code, which this spends."""
     name = (name or "").strip()
     if not 1 <= len(name) <= 100:
         raise ProblemError(422, "name must be 1..100 characters", field="name", reason="length")
@@ -212,6 +271,7 @@ def join(session: Session, comp: Competition, name: str) -> tuple[Participant, s
         raise ProblemError(
             409, "the competition is closed (deadline passed)", field="competition_id", reason="closed", code="closed"
         )
+    inv = _redeem(session, comp, invitation) if comp.join_policy == "invite" else None
     taken = session.scalar(
         select(func.count())
         .select_from(Participant)
@@ -226,6 +286,8 @@ def join(session: Session, comp: Competition, name: str) -> tuple[Participant, s
         id=new_id("cpa"), competition_id=comp.id, name=name, token_hash=hash_key(token), created_at=utcnow()
     )
     session.add(p)
+    if inv is not None:
+        inv.participant_id, inv.used_at = p.id, p.created_at
     session.commit()
     return p, token
 
@@ -292,14 +354,20 @@ def submit(
     parsed = parse_submission(data, item_ids(session, comp), comp.n_classes, kind=kind)
     y, public = _hidden(session, comp)
     lp = parsed.log_probs
+    public_ppl = perplexity(lp[public], y[public])
+    earlier = [
+        s.shown_public_perplexity if s.shown_public_perplexity is not None else s.public_perplexity
+        for s in list_submissions(session, comp, participant.id)
+    ]
     sub = Submission(
         id=new_id("sub"),
         competition_id=comp.id,
         participant_id=participant.id,
         description=(description or "")[:500],
         filename=(filename or "")[:200],
-        public_perplexity=perplexity(lp[public], y[public]),
+        public_perplexity=public_ppl,
         public_log_loss=log_loss(lp[public], y[public]),
+        shown_public_perplexity=ladder.shown_score(public_ppl, earlier, comp.score_mechanism, comp.score_step),
         private_perplexity=perplexity(lp[~public], y[~public]),
         private_log_loss=log_loss(lp[~public], y[~public]),
         selected=False,
@@ -347,6 +415,11 @@ def set_selected(
     return sub
 
 
+def shown_public(sub: Submission) -> float:
+    """The public perplexity everyone but the organiser sees (the exact one for old rows)."""
+    return sub.public_perplexity if sub.shown_public_perplexity is None else sub.shown_public_perplexity
+
+
 def leaderboard_rows(session: Session, comp: Competition, *, private: bool) -> list[dict]:
     people = participants(session, comp)
     recs = [
@@ -355,7 +428,7 @@ def leaderboard_rows(session: Session, comp: Competition, *, private: bool) -> l
             participant=people[s.participant_id].name,
             submission_id=s.id,
             created_at=aware(s.created_at),
-            public_perplexity=s.public_perplexity,
+            public_perplexity=shown_public(s),
             private_perplexity=s.private_perplexity,
             selected=s.selected,
         )

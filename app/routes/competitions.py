@@ -20,6 +20,7 @@ from ..competitions import schemas as views
 from ..competitions import service as svc
 from ..competitions.models import AggregationRun, Participant, Submission
 from ..competitions.parsing import SubmissionRejected
+from ..competitions.ratelimit import RateLimiter
 from ..deps import get_caller, get_session
 from ..errors import PROBLEM, ProblemError, problem_body
 from ..models import Blob, JobRow
@@ -102,6 +103,9 @@ def create_competition(
         daily_cap=body.daily_cap,
         n_select=body.n_select,
         deadline=body.deadline,
+        join_policy=body.join_policy,
+        score_mechanism=body.score_mechanism,
+        score_step=body.score_step,
     )
     response.headers["Location"] = f"/v1/competitions/{comp.id}"
     return _view(session, comp, caller)
@@ -131,12 +135,62 @@ def get_items(
     return {"n_classes": comp.n_classes, "item_ids": [int(i) for i in ids]}
 
 
+def _limit(request: Request, action: str) -> None:
+    """429 when this client address has used up its hourly ``action`` budget (join or submit)."""
+    limiters = getattr(request.app.state, "competition_limiters", None)
+    if limiters is None:
+        st = request.app.state.settings
+        limiters = request.app.state.competition_limiters = {
+            "join": RateLimiter(st.competition_joins_per_hour),
+            "submit": RateLimiter(st.competition_submissions_per_hour),
+        }
+    key = request.client.host if request.client else "unknown"
+    if not limiters[action].allow(key):
+        raise ProblemError(
+            429,
+            f"too many competition {action} requests from this address; try again later",
+            field="client",
+            reason=f"{action} rate limit per client address",
+            code="rate-limited",
+            headers={"Retry-After": str(limiters[action].retry_after(key))},
+        )
+
+
+@router.post(
+    "/{competition_id}/invitations", status_code=201, responses=P, summary="Issue invitation codes (organiser)"
+)
+def invite(
+    competition_id: str,
+    body: views.InviteRequest,
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
+    """Single-use codes (shown once, stored hashed); each lets one participant join a competition
+    whose ``join_policy`` is ``invite``."""
+    comp = svc.get_competition(session, competition_id)
+    _need_organiser(caller, comp)
+    made = svc.invite(session, comp, body.n, body.note)
+    return {"items": [views.invitation_view(inv, code) for inv, code in made]}
+
+
+@router.get("/{competition_id}/invitations", responses=P, summary="Invitations and who redeemed them (organiser)")
+def list_invitations(
+    competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)
+) -> Any:
+    comp = svc.get_competition(session, competition_id)
+    _need_organiser(caller, comp)
+    return {"items": [views.invitation_view(inv) for inv in svc.invitations(session, comp)]}
+
+
 @router.post(
     "/{competition_id}/participants", status_code=201, responses=P, summary="Join: get a participant token (shown once)"
 )
-def join(competition_id: str, body: views.JoinRequest, session: Session = Depends(get_session)) -> Any:
+def join(
+    competition_id: str, body: views.JoinRequest, request: Request, session: Session = Depends(get_session)
+) -> Any:
     comp = svc.get_competition(session, competition_id)
-    p, token = svc.join(session, comp, body.name)
+    _limit(request, "join")
+    p, token = svc.join(session, comp, body.name, body.invitation)
     return {
         "participant_id": p.id,
         "name": p.name,
@@ -202,6 +256,7 @@ async def submit(
     and store nothing; the public score is returned at once, the private one stays hidden."""
     comp = svc.get_competition(session, competition_id)
     me = _need_participant(caller, comp)
+    _limit(request, "submit")
     ctype = request.headers.get("content-type", "")
     filename = ""
     if ctype.startswith("multipart/form-data"):
@@ -243,7 +298,9 @@ def list_submissions(
         subs = svc.list_submissions(session, comp)
         return {
             "items": [
-                views.submission_view(s, reveal_private=True, participant_name=people[s.participant_id].name)
+                views.submission_view(
+                    s, reveal_private=True, participant_name=people[s.participant_id].name, exact_public=True
+                )
                 for s in subs
             ]
         }
@@ -265,7 +322,7 @@ def get_submission(
     me = None if org else _need_participant(caller, comp)
     if sub is None or sub.competition_id != comp.id or (me is not None and sub.participant_id != me.id):
         raise ProblemError(404, f"no submission {submission_id!r} of yours", field="submission_id", reason="not found")
-    return views.submission_view(sub, reveal_private=org or svc.is_closed(comp))
+    return views.submission_view(sub, reveal_private=org or svc.is_closed(comp), exact_public=org)
 
 
 @router.post(

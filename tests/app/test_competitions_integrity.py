@@ -1,0 +1,230 @@
+"""Integrity of a competition's leaderboard over the API: invitations, the per-address rate limit,
+the Ladder against the score-oracle attack of issue 14, and the zero-probability rule."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from aggregators.metrics import log_loss, perplexity
+from app.competitions import parsing
+from app.competitions.models import Competition, Submission
+from app.main import create_app
+from app.settings import Settings
+from evaluation.split import public_private_split
+
+ADMIN = "test-admin-key-integrity"
+N = 100  # the attacked competition of the issue had 100 test items
+
+
+@pytest.fixture()
+def client(tmp_path):
+    settings = Settings(database_url=f"sqlite:///{tmp_path}/t.db", admin_key=ADMIN, job_workers=1)
+    with TestClient(create_app(settings)) as c:
+        c.app_ref = c.app
+        yield c
+
+
+def H(key):
+    return {"Authorization": f"Bearer {key}"}
+
+
+def _create(client, y, k, **kw):
+    body = {
+        "title": "probe me",
+        "n_classes": k,
+        "labels": [int(v) for v in y],
+        "public_fraction": 0.5,
+        "daily_cap": 1000,
+        "deadline": (datetime.now(UTC) + timedelta(days=3)).isoformat(),
+        **kw,
+    }
+    r = client.post("/v1/competitions", json=body, headers=H(ADMIN))
+    assert r.status_code == 201, r.text
+    return r.json()["id"]
+
+
+def _join(client, cid, name, invitation=None):
+    body = {"name": name} if invitation is None else {"name": name, "invitation": invitation}
+    return client.post(f"/v1/competitions/{cid}/participants", json=body)
+
+
+def _upload(client, cid, token, probs):
+    r = client.post(
+        f"/v1/competitions/{cid}/submissions?kind=probs",
+        content=parsing.to_npy(np.arange(len(probs)), probs),
+        headers=H(token),
+    )
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def _split(client, cid):
+    with client.app_ref.state.db.sessions() as s:
+        c = s.get(Competition, cid)
+        return public_private_split(c.n_items, c.public_fraction, c.split_seed)
+
+
+def _attack(client, cid, new_token):
+    """The issue's probe: a uniform baseline, then one upload per item that puts 0.9 on class 0 of
+    that item alone. A shown score equal to the baseline says 'private'; lower says 'public, label
+    0'; higher 'public, label 1'. ``new_token()`` gives the token for the next upload (a fresh
+    participant per upload beats any per-participant cap)."""
+    uniform = np.full((N, 2), 0.5)
+    base = _upload(client, cid, new_token(), uniform)["public_perplexity"]
+    guess_public = np.zeros(N, bool)
+    guess_label = np.full(N, -1)
+    for i in range(N):
+        p = uniform.copy()
+        p[i] = [0.9, 0.1]
+        s = _upload(client, cid, new_token(), p)["public_perplexity"]
+        if s != base:
+            guess_public[i] = True
+            guess_label[i] = 0 if s < base else 1
+    return guess_public, guess_label
+
+
+def _recovered(client, cid, y, guess_public, guess_label):
+    pub = _split(client, cid)
+    split_acc = float((guess_public == pub).mean())
+    labels = int(((guess_label == y) & pub).sum())
+    return split_acc, labels, int(pub.sum())
+
+
+def test_the_score_oracle_attack_recovers_everything_from_exact_scores(client):
+    """The attack is real: with open joins and exact scores it recovers the split and every label."""
+    y = np.random.default_rng(1).integers(0, 2, N)
+    cid = _create(client, y, 2)
+    client.app_ref.state.settings.competition_joins_per_hour = 10_000
+    client.app_ref.state.settings.competition_submissions_per_hour = 10_000
+    names = iter(range(10_000))
+    g_pub, g_lab = _attack(client, cid, lambda: _join(client, cid, f"sock{next(names)}").json()["token"])
+    split_acc, labels, n_pub = _recovered(client, cid, y, g_pub, g_lab)
+    assert split_acc == 1.0 and labels == n_pub == 50
+
+
+def test_invitations_and_the_ladder_stop_the_attack(client):
+    y = np.random.default_rng(1).integers(0, 2, N)
+    cid = _create(client, y, 2, join_policy="invite", score_mechanism="ladder", score_step=0.1)
+    # identities cost an invitation: no code, a made-up code, a used code are all refused
+    assert _join(client, cid, "sock").status_code == 403
+    assert _join(client, cid, "sock", "agi_made-up").status_code == 403
+    r = client.post(f"/v1/competitions/{cid}/invitations", json={"n": 2, "note": "lab"}, headers=H(ADMIN))
+    assert r.status_code == 201, r.text
+    codes = [c["code"] for c in r.json()["items"]]
+    r = _join(client, cid, "mallory", codes[0])
+    assert r.status_code == 201
+    token = r.json()["token"]
+    assert _join(client, cid, "sock", codes[0]).status_code == 403  # single use
+    listed = client.get(f"/v1/competitions/{cid}/invitations", headers=H(ADMIN)).json()["items"]
+    assert [x["used"] for x in listed] == [True, False] and all("code" not in x for x in listed)
+    assert client.post(f"/v1/competitions/{cid}/invitations", json={"n": 1}, headers=H(token)).status_code == 403
+    # another organiser's code does not open this competition
+    other = _create(client, y, 2, join_policy="invite")
+    code_other = client.post(f"/v1/competitions/{other}/invitations", json={}, headers=H(ADMIN)).json()
+    assert _join(client, cid, "sock", code_other["items"][0]["code"]).status_code == 403
+
+    # the one identity the attacker has, with a cap high enough to let every probe through
+    g_pub, g_lab = _attack(client, cid, lambda: token)
+    split_acc, labels, n_pub = _recovered(client, cid, y, g_pub, g_lab)
+    assert labels == 0  # no public label recovered
+    assert split_acc == pytest.approx(1 - n_pub / N)  # every item looks private: no better than a constant guess
+
+    # the organiser still sees the exact public scores; the participant and the board only the shown one
+    org = client.get(f"/v1/competitions/{cid}/submissions", headers=H(ADMIN)).json()["items"]
+    assert len({m["exact_public_perplexity"] for m in org}) > 2 and {m["public_perplexity"] for m in org} == {2.0}
+    mine = client.get(f"/v1/competitions/{cid}/submissions", headers=H(token)).json()["items"]
+    assert all("exact_public_perplexity" not in m and m["public_perplexity"] == 2.0 for m in mine)
+    lb = client.get(f"/v1/competitions/{cid}/leaderboard").json()
+    assert lb["rows"][0]["score"] == 2.0
+
+    # an honest improvement by more than the margin does show, rounded to it
+    p = np.where(np.arange(2)[None, :] == y[:, None], 0.8, 0.2)
+    shown = _upload(client, cid, token, p)["public_perplexity"]
+    pub = _split(client, cid)
+    exact = perplexity(np.log(p[pub]), y[pub])
+    assert shown == pytest.approx(round(exact / 0.1) * 0.1) and shown < 2.0 - 0.1
+
+
+def test_rounding_shows_scores_on_the_grid(client):
+    y = np.random.default_rng(2).integers(0, 3, 40)
+    cid = _create(client, y, 3, score_mechanism="round", score_step=0.05)
+    token = _join(client, cid, "ann").json()["token"]
+    p = np.full((40, 3), 0.2)
+    p[np.arange(40), y] = 0.6
+    s = _upload(client, cid, token, p)["public_perplexity"]
+    assert s == pytest.approx(round(perplexity(np.log(p), y) / 0.05) * 0.05)  # every row scores alike
+    assert round(s / 0.05, 9) == round(s / 0.05)
+
+
+@pytest.mark.parametrize(
+    "body,field",
+    [
+        ({"score_mechanism": "ladder"}, "score_step"),  # no step
+        ({"score_mechanism": "round", "score_step": -1}, "score_step"),
+        ({"score_mechanism": "exact", "score_step": 0.1}, "score_step"),
+        ({"score_mechanism": "coin"}, "score_mechanism"),
+        ({"join_policy": "closed"}, "join_policy"),
+    ],
+)
+def test_bad_integrity_settings_are_422(client, body, field):
+    b = {"title": "t", "n_classes": 2, "labels": [0, 1] * 5, "deadline": "2099-01-01T00:00:00Z", **body}
+    r = client.post("/v1/competitions", json=b, headers=H(ADMIN))
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"][0]["field"].endswith(field)
+
+
+def test_rate_limit_per_client_address(client):
+    client.app_ref.state.settings.competition_joins_per_hour = 3
+    client.app_ref.state.settings.competition_submissions_per_hour = 2
+    y = np.random.default_rng(3).integers(0, 2, 20)
+    cid = _create(client, y, 2)
+    tokens = [_join(client, cid, f"p{i}").json()["token"] for i in range(3)]
+    r = _join(client, cid, "p3")
+    assert r.status_code == 429 and int(r.headers["Retry-After"]) >= 1
+    assert r.json()["type"].endswith("rate-limited")
+    p = np.full((20, 2), 0.5)
+    _upload(client, cid, tokens[0], p)
+    _upload(client, cid, tokens[1], p)  # the limit is per address, whoever the participant
+    r = client.post(
+        f"/v1/competitions/{cid}/submissions?kind=probs", content=parsing.to_npy(np.arange(20), p), headers=H(tokens[2])
+    )
+    assert r.status_code == 429
+    with client.app_ref.state.db.sessions() as s:
+        assert s.query(Submission).count() == 2
+
+
+@pytest.mark.parametrize("part", ["public", "private"])
+def test_zero_probability_on_a_true_label_is_floored(client, part):
+    """The rule: zeros are floored at 1e-9 (the pools' policy), on public and private items alike;
+    the submission is stored with finite scores and the report says how many entries were floored."""
+    k, n = 3, 30
+    y = np.random.default_rng(4).integers(0, k, n)
+    cid = _create(client, y, k)
+    token = _join(client, cid, "zed").json()["token"]
+    pub = _split(client, cid)
+    i = int(np.flatnonzero(pub if part == "public" else ~pub)[0])
+    p = np.full((n, k), 0.25)
+    p[np.arange(n), y] = 0.5
+    p[i] = 0.5
+    p[i, y[i]] = 0.0  # zero on the true label
+    r = client.post(
+        f"/v1/competitions/{cid}/submissions?kind=probs", content=parsing.to_csv(np.arange(n), p), headers=H(token)
+    )
+    assert r.status_code == 201, r.text
+    sub = r.json()
+    assert [w["count"] for w in sub["report"]["warnings"] if w["code"] == "floored"] == [1]
+    # independent reference: the zero becomes 1e-9 and the rest of its row keeps its proportions
+    q = p.copy()
+    q[i] = np.where(np.arange(k) == y[i], 1e-9, p[i] * (1 - 1e-9))
+    lq = np.log(q)
+    org = client.get(f"/v1/competitions/{cid}/submissions/{sub['id']}", headers=H(ADMIN)).json()
+    assert org["public_perplexity"] == pytest.approx(perplexity(lq[pub], y[pub]), rel=1e-6)
+    assert org["private_perplexity"] == pytest.approx(perplexity(lq[~pub], y[~pub]), rel=1e-6)
+    assert org["private_log_loss"] == pytest.approx(log_loss(lq[~pub], y[~pub]), rel=1e-6)
+    assert np.isfinite([org["public_perplexity"], org["private_perplexity"]]).all()
+    lb = client.get(f"/v1/competitions/{cid}/leaderboard?which=private", headers=H(ADMIN)).json()
+    assert np.isfinite(lb["rows"][0]["score"])
