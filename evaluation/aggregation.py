@@ -23,6 +23,7 @@ minus perplexity with it: positive means the submission helps), and the market w
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -168,7 +169,7 @@ def aggregate_submissions(
                     gamma = 1.0 / float(eta)
                     n_eta = len(etas)
                     pool = make_pool("renyi", gamma=gamma, weights=w0, **RENYI_OPTIONS).fit(
-                        val_lp, val_y, progress=lambda f, i=i: cb((i + f) / n_eta)
+                        val_lp, val_y, progress=functools.partial(lambda f, i: cb((i + f) / n_eta), i=i)
                     )
                     w0 = _weights(pool)
                     pv = float(np.exp(-pool.score(val_lp, val_y)))
@@ -250,7 +251,7 @@ def aggregate_submissions(
             loo_mode = f"failed: {exc.__class__.__name__}: {exc}"
         finish(dict(steps)["loo"])
 
-    out = {
+    out: dict[str, Any] = {
         "rows": rows,
         "gamma_sweep": gamma_sweep,
         "credit": credit,

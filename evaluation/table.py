@@ -28,7 +28,7 @@ def table_row(log_losses: np.ndarray, baseline_log_losses: np.ndarray | None) ->
     """
     ppl = np.exp(log_losses)
     ddof = 1 if len(ppl) > 1 else 0
-    row = {"perplexity_mean": float(ppl.mean()), "perplexity_std": float(ppl.std(ddof=ddof))}
+    row: dict[str, float | None] = {"perplexity_mean": float(ppl.mean()), "perplexity_std": float(ppl.std(ddof=ddof))}
     if baseline_log_losses is None:
         row.update(diff_mean=None, diff_std=None, p_value=None)
         return row
