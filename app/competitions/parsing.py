@@ -11,7 +11,7 @@ K classes, keyed by the item id. Accepted formats (the server detects which from
 
 Rows are unnormalised log-probabilities (``kind="log_probs"``, the seed's convention: the server
 normalises each row, so false normalisation cannot help anyone) or probabilities
-(``kind="probs"``). Normalisation goes through the one validator,
+(``kind="probs"``, rows summing to one within :func:`sum_tolerance`). Normalisation goes through the one validator,
 :func:`aggregators.validation.as_log_probs`.
 
 **Zero probabilities** (``-inf`` log-probabilities, ``0`` probabilities) are floored at
@@ -23,7 +23,8 @@ error.
 
 Nothing is stored from a rejected upload: :func:`parse_submission` either returns the aligned,
 normalised matrix or raises :class:`SubmissionRejected` carrying a :class:`ValidationReport` that
-lists every problem found (format, shape, ids, non-finite values) with the offending item ids.
+lists every problem found (format, shape, ids, non-finite values, negative or unnormalised
+probability rows), each with the count of offending rows and the first few offending item ids.
 """
 
 from __future__ import annotations
@@ -35,10 +36,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from aggregators.validation import DEFAULT_FLOOR, PredictionError, apply_floor, as_log_probs
+from aggregators.validation import DEFAULT_FLOOR, PROB_SUM_TOL, PredictionError, apply_floor, as_log_probs
 
 MAX_LISTED = 5
 """How many offending item ids a report lists per problem."""
+
+
+def sum_tolerance(n_classes: int) -> float:
+    """How far a row of probabilities may sum from one and still be accepted (then renormalised
+    exactly): ``n_classes * 1e-6``, so probabilities written with six significant digits or six
+    decimals (each off by at most ``5e-7``), as competition platforms write them, are accepted."""
+    return max(PROB_SUM_TOL, n_classes * 1e-6)
 
 
 @dataclass
@@ -238,6 +246,19 @@ def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind:
             report.error(
                 "values", code, f"{rows.size} row(s) contain {what}", items=list(row_ids[rows]), count=rows.size
             )
+    if kind == "probs" and values.shape[1]:
+        tol = sum_tolerance(values.shape[1])
+        finite = np.isfinite(values).all(axis=1)
+        for rows, code, what in (
+            (np.flatnonzero((values < 0).any(axis=1)), "negative", "contain a negative probability"),
+            (
+                np.flatnonzero(finite & (np.abs(values.sum(axis=1) - 1.0) > tol)),
+                "not_normalised",
+                f"do not sum to one within {tol:g}",
+            ),
+        ):
+            if rows.size:
+                report.error("values", code, f"{rows.size} row(s) {what}", items=list(row_ids[rows]), count=rows.size)
     if kind == "log_probs":
         rows = np.flatnonzero(np.isneginf(values).all(axis=1)) if values.shape[1] else np.array([], int)
         if rows.size:
@@ -256,7 +277,11 @@ def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind:
     pos = np.searchsorted(ids[order], np.asarray(item_ids, dtype=np.int64))
     aligned = values[order[pos]]
     try:
-        preds = apply_floor(as_log_probs(aligned[:, None, :], kind=kind, field="values"), DEFAULT_FLOOR, field="values")
+        preds = apply_floor(
+            as_log_probs(aligned[:, None, :], kind=kind, field="values", tol=sum_tolerance(n_classes)),
+            DEFAULT_FLOOR,
+            field="values",
+        )
     except PredictionError as exc:
         item = None if exc.item is None else [int(np.asarray(item_ids)[exc.item])]
         report.error("values", exc.code, exc.reason, items=item)
