@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import zipfile
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +42,50 @@ from aggregators.validation import DEFAULT_FLOOR, PROB_SUM_TOL, PredictionError,
 
 MAX_LISTED = 5
 """How many offending item ids a report lists per problem."""
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+FLOAT_EXACT = 2**53
+"""Integers above this in magnitude are not all representable as float64: a float id beyond it is refused."""
+
+
+def exact_ids(values: Any) -> np.ndarray:
+    """Item ids as exact ``int64``: Python or numpy integers in the signed 64-bit range, or integral
+    floats up to ``2**53``. Anything else (a fraction, a float id beyond ``2**53`` that may already
+    have been rounded, an integer that does not fit in 64 bits, a bool) raises ``ValueError`` naming
+    the first offending position; nothing is ever rounded or wrapped."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+        if values.dtype.kind == "u" and values.size and int(values.max()) > INT64_MAX:
+            i = int(np.argmax(values > INT64_MAX))
+            raise ValueError(f"item id at position {i} does not fit in a signed 64-bit integer")
+        return values.astype(np.int64)
+    seq = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    out = np.empty(len(seq), dtype=np.int64)
+    for i, v in enumerate(seq):
+        if isinstance(v, bool):
+            raise ValueError(f"item id at position {i} is a boolean, not an integer")
+        if isinstance(v, int):
+            if not INT64_MIN <= v <= INT64_MAX:
+                raise ValueError(f"item id at position {i} does not fit in a signed 64-bit integer")
+            out[i] = v
+        elif isinstance(v, float) and math.isfinite(v) and v == math.floor(v):
+            if abs(v) > FLOAT_EXACT:
+                raise ValueError(
+                    f"item id at position {i} is a float beyond 2^53, which may have been rounded; "
+                    "write ids as integers (CSV text, or an integer array in .npz)"
+                )
+            out[i] = int(v)
+        else:
+            raise ValueError(f"item id at position {i} is not an integer")
+    return out
+
+
+def _id_cell(c: str) -> int | float:
+    """A CSV id cell: exact integer text stays an exact int."""
+    try:
+        return int(c)
+    except ValueError:
+        return float(c)
 
 
 def sum_tolerance(n_classes: int) -> float:
@@ -111,7 +157,9 @@ def _read_table(data: bytes, report: ValidationReport) -> np.ndarray | tuple[np.
         if arr.ndim != 2:
             report.error("file", "bad_shape", f".npy array must be 2-D (n_items, K+1); got shape {arr.shape}")
             return None
-        return arr.astype(np.float64)
+        if arr.shape[1] < 2:
+            return arr.astype(np.float64)
+        return arr[:, 0], arr[:, 1:].astype(np.float64)  # the id column in its own dtype (exact if integer)
     if data[:2] == b"PK":
         report.format = "npz"
         try:
@@ -133,7 +181,7 @@ def _read_table(data: bytes, report: ValidationReport) -> np.ndarray | tuple[np.
         if ids.dtype.kind not in "iuf" or values.dtype.kind not in "iuf":
             report.error("file", "not_numeric", "'ids' and 'log_probs' must be numeric")
             return None
-        return ids.astype(np.float64), values.astype(np.float64)
+        return ids, values.astype(np.float64)
     report.format = "csv"
     try:
         text = data.decode("utf-8-sig")
@@ -161,15 +209,19 @@ def _read_table(data: bytes, report: ValidationReport) -> np.ndarray | tuple[np.
         )
         return None
     out = np.empty((len(rows), len(rows[0])), dtype=np.float64)
+    ids = np.empty(len(rows), dtype=object)
     for i, r in enumerate(rows):
         for j, c in enumerate(r):
             c = c.strip()
             try:
-                out[i, j] = float(c)
+                if j == 0:
+                    ids[i] = _id_cell(c)  # ids stay exact integers, not float64
+                else:
+                    out[i, j] = float(c)
             except ValueError:
                 report.error("file", "not_numeric", f"data row {i + 1}, column {j + 1}: {c[:20]!r} is not a number")
                 return None
-    return out
+    return (ids, out[:, 1:]) if out.shape[1] >= 2 else out
 
 
 def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind: str = "log_probs") -> ParsedSubmission:
@@ -205,11 +257,12 @@ def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind:
         )
     # ids
     ids_ok = True
-    if not np.isfinite(ids_f).all() or (ids_f != np.round(ids_f)).any():
-        report.error("ids", "bad_ids", "item ids must be integers")
+    try:
+        ids = exact_ids(ids_f)
+    except ValueError as exc:
+        report.error("ids", "bad_ids", f"item ids must be exact 64-bit integers: {exc}")
         ids_ok = False
     if ids_ok:
-        ids = ids_f.astype(np.int64)
         uniq, counts = np.unique(ids, return_counts=True)
         dup = uniq[counts > 1]
         if dup.size:
@@ -236,7 +289,7 @@ def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind:
                 count=missing.size,
             )
     # non-finite values (reported per item id, as the user knows them)
-    row_ids = ids_f.astype(np.int64) if ids_ok else np.arange(values.shape[0])
+    row_ids = ids if ids_ok else np.arange(values.shape[0])
     for bad, code, what in (
         (np.isnan(values), "nan", "NaN"),
         (np.isposinf(values), "inf", "+inf"),

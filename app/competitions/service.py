@@ -31,7 +31,7 @@ from evaluation.split import public_private_split
 from solvers.errors import InputError
 
 from .models import AggregationRun, Competition, Invitation, Participant, Submission
-from .parsing import parse_submission
+from .parsing import exact_ids, parse_submission
 
 log = logging.getLogger("agora.competitions")
 
@@ -150,17 +150,15 @@ def create_competition(
         ids = np.arange(n, dtype=np.int64)
     else:
         try:
-            ids_f = np.asarray(item_ids, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ProblemError(422, "item_ids must be integers", field="item_ids", reason="not integers") from None
-        if ids_f.shape != (n,) or not np.isfinite(ids_f).all() or (ids_f != np.round(ids_f)).any():
+            ids = exact_ids(item_ids)
+        except (TypeError, ValueError) as exc:
             raise ProblemError(
-                422,
-                f"item_ids must be {n} integers, one per label",
-                field="item_ids",
-                reason="wrong shape or not integers",
+                422, f"item_ids must be exact 64-bit integers: {exc}", field="item_ids", reason=str(exc)
+            ) from None
+        if ids.shape != (n,):
+            raise ProblemError(
+                422, f"item_ids must be {n} integers, one per label", field="item_ids", reason="wrong shape"
             )
-        ids = ids_f.astype(np.int64)
         if len(np.unique(ids)) != n:
             raise ProblemError(422, "item_ids must be distinct", field="item_ids", reason="duplicates")
     if not 0.0 < float(public_fraction) < 1.0:

@@ -228,3 +228,43 @@ def test_zero_probability_on_a_true_label_is_floored(client, part):
     assert np.isfinite([org["public_perplexity"], org["private_perplexity"]]).all()
     lb = client.get(f"/v1/competitions/{cid}/leaderboard?which=private", headers=H(ADMIN)).json()
     assert np.isfinite(lb["rows"][0]["score"])
+
+
+def test_item_ids_are_exact_64_bit_integers_end_to_end(client):
+    big = [2**53 + 1, 2**63 - 1, -(2**63), 12345678901234567]
+    y = [0, 1, 0, 1]
+    r = client.post(
+        "/v1/competitions",
+        json={"title": "ids", "n_classes": 2, "labels": y, "item_ids": big, "deadline": "2099-01-01T00:00:00Z"},
+        headers=H(ADMIN),
+    )
+    assert r.status_code == 201, r.text
+    cid = r.json()["id"]
+    assert client.get(f"/v1/competitions/{cid}/items").json()["item_ids"] == big
+    csv_ids = [
+        int(line.split(",")[0]) for line in client.get(f"/v1/competitions/{cid}/items?format=csv").text.split()[1:]
+    ]
+    assert csv_ids == big
+    # a CSV submission keyed by the exact ids is accepted; one id off by one (2^53 + 2) is unknown
+    token = _join(client, cid, "ann").json()["token"]
+    p = np.full((4, 2), 0.5)
+    r = client.post(f"/v1/competitions/{cid}/submissions?kind=probs", content=parsing.to_csv(big, p), headers=H(token))
+    assert r.status_code == 201, r.text
+    off = [big[0] + 1, *big[1:]]
+    r = client.post(f"/v1/competitions/{cid}/submissions?kind=probs", content=parsing.to_csv(off, p), headers=H(token))
+    assert r.status_code == 422
+    errs = {e["code"]: e for e in r.json()["report"]["errors"]}
+    assert errs["unknown_ids"]["items"] == [2**53 + 2] and errs["missing_ids"]["items"] == [2**53 + 1]
+    # ids that do not fit, or floats beyond 2^53, are refused, never rounded or wrapped
+    for bad in ([2**70, 1, 2, 3], [2.0**60, 1, 2, 3], [0.5, 1, 2, 3]):
+        r = client.post(
+            "/v1/competitions",
+            json={"title": "ids", "n_classes": 2, "labels": y, "item_ids": bad, "deadline": "2099-01-01T00:00:00Z"},
+            headers=H(ADMIN),
+        )
+        assert r.status_code == 422 and r.json()["errors"][0]["field"] == "item_ids", r.text
+    # a .npy whose float id column holds an id beyond 2^53 is refused (it may have been rounded)
+    r = client.post(
+        f"/v1/competitions/{cid}/submissions?kind=probs", content=parsing.to_npy(np.array(big), p), headers=H(token)
+    )
+    assert r.status_code == 422 and r.json()["report"]["errors"][0]["code"] == "bad_ids"
