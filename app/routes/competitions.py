@@ -23,7 +23,7 @@ from ..competitions.parsing import SubmissionRejected
 from ..competitions.ratelimit import RateLimiter
 from ..deps import get_caller, get_session
 from ..errors import PROBLEM, ProblemError, problem_body
-from ..models import Blob, JobRow
+from ..models import Blob, JobRow, aware, utcnow
 from ..schemas import Problem
 from .common import array_in
 
@@ -88,6 +88,10 @@ def create_competition(
             field="authorization",
             reason="missing API key with scope 'write'",
             code="forbidden",
+        )
+    if aware(body.deadline) <= utcnow():
+        raise ProblemError(
+            422, "the deadline must be in the future", field="deadline", reason="in the past", code="bad-deadline"
         )
     labels = array_in(request, session, body.labels, "labels")
     ids = None if body.item_ids is None else array_in(request, session, body.item_ids, "item_ids")
@@ -242,7 +246,37 @@ def _need_organiser(caller: svc.Caller, comp) -> None:
         )
 
 
-@router.post("/{competition_id}/submissions", status_code=201, responses=P, summary="Upload a submission (participant)")
+UPLOAD_BODY = {
+    "requestBody": {
+        "required": True,
+        "description": "the submission file (CSV, .npy or .npz; see docs/competitions.md), as the raw body or as "
+        "the multipart field `file`",
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {
+                        "file": {"type": "string", "format": "binary"},
+                        "description": {"type": "string", "maxLength": 500},
+                        "kind": {"type": "string", "enum": ["log_probs", "probs"]},
+                    },
+                }
+            },
+            "text/csv": {"schema": {"type": "string"}},
+            "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+        },
+    }
+}
+
+
+@router.post(
+    "/{competition_id}/submissions",
+    status_code=201,
+    responses=P,
+    summary="Upload a submission (participant)",
+    openapi_extra=UPLOAD_BODY,
+)
 async def submit(
     competition_id: str,
     request: Request,

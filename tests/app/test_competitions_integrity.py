@@ -268,3 +268,16 @@ def test_item_ids_are_exact_64_bit_integers_end_to_end(client):
         f"/v1/competitions/{cid}/submissions?kind=probs", content=parsing.to_npy(np.array(big), p), headers=H(token)
     )
     assert r.status_code == 422 and r.json()["report"]["errors"][0]["code"] == "bad_ids"
+
+
+def test_deadline_in_the_past_is_refused_and_the_upload_body_is_documented(client):
+    r = client.post(
+        "/v1/competitions",
+        json={"title": "late", "n_classes": 2, "labels": [0, 1], "deadline": "2001-01-01T00:00:00Z"},
+        headers=H(ADMIN),
+    )
+    assert r.status_code == 422 and r.json()["errors"][0]["field"] == "deadline"
+    op = client.get("/openapi.json").json()["paths"]["/v1/competitions/{competition_id}/submissions"]["post"]
+    content = op["requestBody"]["content"]
+    assert content["multipart/form-data"]["schema"]["properties"]["file"]["format"] == "binary"
+    assert {"text/csv", "application/octet-stream"} <= set(content)
