@@ -44,9 +44,10 @@ DEFAULT_ETAS: tuple[float, ...] = (2.0, 5.0, 10.0, 30.0)
 RENYI_OPTIONS = {"tol": 1e-5, "max_iter": 40, "fixed_point_tol": 1e-9}
 """Solver settings of the sweep's Rényi fits (each warm-started from the previous γ's weights)."""
 
-METHODS: tuple[str, ...] = ("topk", "power_bma", "linear", "log", "renyi", "market")
+METHODS: tuple[str, ...] = ("average", "topk", "power_bma", "linear", "log", "renyi", "market")
 LABELS = {
     "best_single": "Best single entry",
+    "average": "Simple average",
     "topk": "Top-k average",
     "power_bma": "Power BMA (heuristic)",
     "linear": "Linear pool",

@@ -76,7 +76,7 @@ class AggregationCreate(BaseModel):
     etas: list[float] | None = Field(
         None, min_length=1, max_length=20, description="η = 1/γ of the Rényi sweep (each ≥ 1)"
     )
-    methods: list[Literal["topk", "power_bma", "linear", "log", "renyi", "market"]] | None = None
+    methods: list[Literal["average", "topk", "power_bma", "linear", "log", "renyi", "market"]] | None = None
 
 
 def iso(dt: datetime | None) -> str | None:

@@ -466,6 +466,27 @@ def new_aggregation(session: Session, comp: Competition, params: dict | None = N
     return run
 
 
+def beats_uniform(n_classes: int) -> float:
+    """The public perplexity a submission must stay below to enter a run: a uniform guess scores
+    ``n_classes`` up to rounding, so the bar sits a relative 1e-9 below it."""
+    return n_classes * (1.0 - 1e-9)
+
+
+def choose_submissions(subs: list[Submission], n_classes: int) -> tuple[list[Submission], list[tuple[Submission, str]]]:
+    """The submissions a run uses (better than a uniform guess on the public part, at most
+    ``MAX_AGENTS``, best public score first) and the ones it leaves out, each with the reason."""
+    ranked = sorted(subs, key=lambda x: (x.public_perplexity, aware(x.created_at)))
+    used, left_out = [], []
+    for x in ranked:
+        if not x.public_perplexity < beats_uniform(n_classes):
+            left_out.append((x, f"public perplexity not below {n_classes} (a uniform guess)"))
+        elif len(used) >= MAX_AGENTS:
+            left_out.append((x, f"not among the {MAX_AGENTS} best by public perplexity"))
+        else:
+            used.append(x)
+    return used, left_out
+
+
 def run_aggregation(db, agg_id: str, progress=None) -> dict:
     """Fit every pool on the competition's submissions and store Table 2.3 and the credit.
 
@@ -479,9 +500,7 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
         s.commit()
         y, public = _hidden(s, comp)
         people = participants(s, comp)
-        subs = [x for x in list_submissions(s, comp) if x.public_perplexity < comp.n_classes]
-        subs.sort(key=lambda x: (x.public_perplexity, aware(x.created_at)))
-        subs = subs[:MAX_AGENTS]
+        subs, left_out = choose_submissions(list_submissions(s, comp), comp.n_classes)
         if len(subs) < 2:
             raise ProblemError(
                 422,
@@ -514,6 +533,10 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
         methods=params.get("methods") or aggregation.METHODS,
         progress=progress,
     )
+    result["used"] = [{"submission_id": m["submission_id"], "participant": m["participant"]} for m in meta]
+    result["left_out"] = [
+        {"submission_id": x.id, "participant": people[x.participant_id].name, "reason": why} for x, why in left_out
+    ]
     for c in result["credit"]:
         c.update(meta[c["index"]])
     for row in result["rows"]:

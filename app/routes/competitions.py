@@ -441,7 +441,10 @@ def start_aggregation(
         session.scalar(
             select(func.count())
             .select_from(Submission)
-            .where(Submission.competition_id == comp.id, Submission.public_perplexity < comp.n_classes)
+            .where(
+                Submission.competition_id == comp.id,
+                Submission.public_perplexity < svc.beats_uniform(comp.n_classes),
+            )
         )
         or 0
     )

@@ -185,6 +185,13 @@ def test_aggregation_job_and_views(client):
         )
         assert r.status_code == 201
         lps[r.json()["id"]] = raw - np.log(np.exp(raw).sum(1, keepdims=True))
+    # a uniform entry (public perplexity = K) is left out of the run, with the reason
+    r = client.post(
+        f"/v1/competitions/{cid}/submissions",
+        content=parsing.to_npy(np.arange(N), np.zeros((N, K))),
+        headers=H(_join(client, cid, "flat")),
+    )
+    uniform_id = r.json()["id"]
     assert client.post(f"/v1/competitions/{cid}/aggregations", json={}, headers=H(tok)).status_code == 403
     r = client.post(
         f"/v1/competitions/{cid}/aggregations",
@@ -213,6 +220,9 @@ def test_aggregation_job_and_views(client):
         assert "error" not in rows[m], rows[m]
     res = full["result"]
     assert [p["eta"] for p in res["gamma_sweep"]] == [1.0, 10.0]
+    assert sorted(u["submission_id"] for u in res["used"]) == sorted(lps)
+    assert [(x["submission_id"], x["participant"]) for x in res["left_out"]] == [(uniform_id, "flat")]
+    assert "uniform guess" in res["left_out"][0]["reason"]
     # the linear row, recomputed by hand from the credited weights: log sum_i w_i p_i on the private part
     priv = ~_split(client, cid)
     w = np.array([c["weight_linear"] for c in res["credit"]])

@@ -60,3 +60,16 @@ def test_log_pool_beats_the_simple_average_and_credits_the_informed_agent(run):
     assert credit[0]["weight_log"] > credit[1]["weight_log"]
     assert credit[0]["loo_gain"] > 0.0  # leaving the informed agent out hurts
     assert res["loo_mode"] == "refit"
+
+
+def test_simple_average_is_a_method_of_a_run():
+    """Eq. (2.1): the equal-weight mixture, computed here independently of the pools."""
+    val_lp, val_y = _field(200, 5)
+    test_lp, test_y = _field(150, 6)
+    res = aggregate_submissions(val_lp, val_y, test_lp, test_y, seed=1, methods=("average", "linear"), loo=False)
+    row = next(r for r in res["rows"] if r["method"] == "average")
+    assert row["label"] == "Simple average" and "error" not in row
+    mix = np.log(np.exp(test_lp).mean(axis=1))
+    assert row["private_perplexity"] == pytest.approx(np.exp(-mix[np.arange(150), test_y].mean()), rel=1e-9)
+    vmix = np.log(np.exp(val_lp).mean(axis=1))
+    assert row["public_perplexity"] == pytest.approx(np.exp(-vmix[np.arange(200), val_y].mean()), rel=1e-9)
