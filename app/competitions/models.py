@@ -88,6 +88,9 @@ class Submission(Base):
     private_perplexity: Mapped[float] = mapped_column(Float)  # HIDDEN until the deadline
     private_log_loss: Mapped[float] = mapped_column(Float)  # HIDDEN until the deadline
     selected: Mapped[bool] = mapped_column(Boolean, default=False)
+    # active | withdrawn (by its participant, before the deadline) | excluded (by the organiser)
+    status: Mapped[str] = mapped_column(String(12), default="active")
+    status_reason: Mapped[str] = mapped_column(String(200), default="")
     warnings: Mapped[list[Any]] = mapped_column(JSON, default=list)
     # blob: "data" (float32 (n_items, K), normalised log-probabilities)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -66,6 +66,12 @@ class InviteRequest(BaseModel):
     note: str = Field("", max_length=200, description="a note kept with the codes (e.g. who they are for)")
 
 
+class ExcludeRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    excluded: bool = True
+    reason: str = Field("", max_length=200, description="shown to the participant")
+
+
 class SelectRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     selected: bool
@@ -130,6 +136,8 @@ def submission_view(
         "public_perplexity": shown,
         "public_log_loss": sub.public_log_loss if shown == sub.public_perplexity else math.log(shown),
         "selected": bool(sub.selected),
+        "status": sub.status or "active",
+        "status_reason": sub.status_reason or "",
         "warnings": sub.warnings or [],
         "created_at": iso(sub.created_at),
     }

@@ -387,16 +387,59 @@ def list_submissions(session: Session, comp: Competition, participant_id: str | 
     return list(session.scalars(q.order_by(Submission.created_at.desc(), Submission.id)))
 
 
+def _own_submission(session: Session, comp: Competition, participant: Participant | None, sub_id: str) -> Submission:
+    sub = session.get(Submission, sub_id)
+    # someone else's submission is reported exactly like a missing one
+    if (
+        sub is None
+        or sub.competition_id != comp.id
+        or (participant is not None and sub.participant_id != participant.id)
+    ):
+        raise ProblemError(404, f"no submission {sub_id!r} of yours", field="submission_id", reason="not found")
+    return sub
+
+
+def withdraw(session: Session, comp: Competition, participant: Participant, sub_id: str) -> Submission:
+    """The participant takes a submission back before the deadline: it leaves the leaderboard and
+    every later run, but still counts against the daily cap and the Ladder's state (else a
+    withdrawal would reset either)."""
+    sub = _own_submission(session, comp, participant, sub_id)
+    if is_closed(comp):
+        raise ProblemError(
+            409, "the deadline has passed; submissions are final", field="submission_id", reason="closed", code="closed"
+        )
+    if sub.status == "active":
+        sub.status, sub.status_reason, sub.selected = "withdrawn", "withdrawn by the participant", False
+        session.commit()
+    return sub
+
+
+def set_excluded(session: Session, comp: Competition, sub_id: str, excluded: bool, reason: str = "") -> Submission:
+    """The organiser excludes a submission (with a reason shown to its participant) or restores it."""
+    sub = _own_submission(session, comp, None, sub_id)
+    if sub.status == "withdrawn":
+        raise ProblemError(
+            409, "the participant withdrew this submission", field="submission_id", reason="withdrawn", code="withdrawn"
+        )
+    if excluded:
+        sub.status, sub.status_reason, sub.selected = "excluded", (reason or "excluded by the organiser")[:200], False
+    else:
+        sub.status, sub.status_reason = "active", ""
+    session.commit()
+    return sub
+
+
 def set_selected(
     session: Session, comp: Competition, participant: Participant, sub_id: str, selected: bool
 ) -> Submission:
-    sub = session.get(Submission, sub_id)
-    # someone else's submission is reported exactly like a missing one
-    if sub is None or sub.competition_id != comp.id or sub.participant_id != participant.id:
-        raise ProblemError(404, f"no submission {sub_id!r} of yours", field="submission_id", reason="not found")
+    sub = _own_submission(session, comp, participant, sub_id)
     if is_closed(comp):
         raise ProblemError(
             409, "the deadline has passed; the selection is final", field="selected", reason="closed", code="closed"
+        )
+    if selected and sub.status != "active":
+        raise ProblemError(
+            409, f"this submission is {sub.status}", field="selected", reason=sub.status, code="not-active"
         )
     if selected and not sub.selected:
         n = sum(1 for s in list_submissions(session, comp, participant.id) if s.selected)
@@ -431,6 +474,7 @@ def leaderboard_rows(session: Session, comp: Competition, *, private: bool) -> l
             selected=s.selected,
         )
         for s in list_submissions(session, comp)
+        if s.status == "active"
     ]
     return leaderboard.leaderboard(recs, private=private, n_select=comp.n_select)
 
@@ -478,7 +522,9 @@ def choose_submissions(subs: list[Submission], n_classes: int) -> tuple[list[Sub
     ranked = sorted(subs, key=lambda x: (x.public_perplexity, aware(x.created_at)))
     used, left_out = [], []
     for x in ranked:
-        if not x.public_perplexity < beats_uniform(n_classes):
+        if x.status != "active":
+            left_out.append((x, x.status_reason or x.status))
+        elif not x.public_perplexity < beats_uniform(n_classes):
             left_out.append((x, f"public perplexity not below {n_classes} (a uniform guess)"))
         elif len(used) >= MAX_AGENTS:
             left_out.append((x, f"not among the {MAX_AGENTS} best by public perplexity"))

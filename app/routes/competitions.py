@@ -377,6 +377,42 @@ def select_submission(
     return views.submission_view(sub, reveal_private=svc.is_closed(comp))
 
 
+@router.post(
+    "/{competition_id}/submissions/{submission_id}/withdrawal",
+    responses=P,
+    summary="Withdraw one of your submissions before the deadline (participant)",
+)
+def withdraw_submission(
+    competition_id: str,
+    submission_id: str,
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
+    """It leaves the leaderboard and later aggregation runs; it still counts against the daily cap."""
+    comp = svc.get_competition(session, competition_id)
+    me = _need_participant(caller, comp)
+    sub = svc.withdraw(session, comp, me, submission_id)
+    return views.submission_view(sub, reveal_private=svc.is_closed(comp))
+
+
+@router.post(
+    "/{competition_id}/submissions/{submission_id}/exclusion",
+    responses=P,
+    summary="Exclude a submission from the leaderboard and runs, or restore it (organiser)",
+)
+def exclude_submission(
+    competition_id: str,
+    submission_id: str,
+    body: views.ExcludeRequest,
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
+    comp = svc.get_competition(session, competition_id)
+    _need_organiser(caller, comp)
+    sub = svc.set_excluded(session, comp, submission_id, body.excluded, body.reason)
+    return views.submission_view(sub, reveal_private=True, exact_public=True)
+
+
 @router.get("/{competition_id}/leaderboard", responses=P, summary="Leaderboard (public; private after the deadline)")
 def get_leaderboard(
     competition_id: str,
@@ -443,6 +479,7 @@ def start_aggregation(
             .select_from(Submission)
             .where(
                 Submission.competition_id == comp.id,
+                Submission.status == "active",
                 Submission.public_perplexity < svc.beats_uniform(comp.n_classes),
             )
         )

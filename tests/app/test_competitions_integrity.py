@@ -281,3 +281,65 @@ def test_deadline_in_the_past_is_refused_and_the_upload_body_is_documented(clien
     content = op["requestBody"]["content"]
     assert content["multipart/form-data"]["schema"]["properties"]["file"]["format"] == "binary"
     assert {"text/csv", "application/octet-stream"} <= set(content)
+
+
+def test_withdraw_and_exclude(client):
+    y = np.random.default_rng(5).integers(0, 2, 40)
+    cid = _create(client, y, 2, daily_cap=2)
+    ann, bob = (_join(client, cid, n).json()["token"] for n in ("ann", "bob"))
+    good = np.where(np.arange(2)[None, :] == y[:, None], 0.8, 0.2)
+    a1 = _upload(client, cid, ann, good)["id"]
+    b1 = _upload(client, cid, bob, np.where(np.arange(2)[None, :] == y[:, None], 0.7, 0.3))["id"]
+    url = f"/v1/competitions/{cid}/submissions"
+    assert client.post(f"{url}/{a1}/withdrawal", headers=H(bob)).status_code == 404  # not bob's
+    r = client.post(f"{url}/{a1}/withdrawal", headers=H(ann))
+    assert r.status_code == 200 and r.json()["status"] == "withdrawn"
+    lb = client.get(f"/v1/competitions/{cid}/leaderboard").json()["rows"]
+    assert [x["participant"] for x in lb] == ["bob"]
+    r = client.post(f"{url}/{a1}/selection", json={"selected": True}, headers=H(ann))
+    assert r.status_code == 409
+    # a withdrawal does not give the upload back: the cap (2) still counts it
+    _upload(client, cid, ann, good)
+    r = client.post(f"{url}?kind=probs", content=parsing.to_npy(np.arange(40), good), headers=H(ann))
+    assert r.status_code == 429
+    # the organiser excludes bob's entry with a reason bob sees, then restores it
+    assert client.post(f"{url}/{b1}/exclusion", json={"reason": "x"}, headers=H(bob)).status_code == 403
+    r = client.post(f"{url}/{b1}/exclusion", json={"reason": "copied from ann"}, headers=H(ADMIN))
+    assert r.status_code == 200 and r.json()["status"] == "excluded"
+    mine = client.get(url, headers=H(bob)).json()["items"]
+    assert mine[0]["status"] == "excluded" and mine[0]["status_reason"] == "copied from ann"
+    assert [x["participant"] for x in client.get(f"/v1/competitions/{cid}/leaderboard").json()["rows"]] == ["ann"]
+    # one active entry left that beats uniform: too few to aggregate
+    assert client.post(f"/v1/competitions/{cid}/aggregations", json={}, headers=H(ADMIN)).status_code == 409
+    r = client.post(f"{url}/{b1}/exclusion", json={"excluded": False}, headers=H(ADMIN))
+    assert r.json()["status"] == "active"
+    assert len(client.get(f"/v1/competitions/{cid}/leaderboard").json()["rows"]) == 2
+    assert client.post(f"{url}/{a1}/exclusion", json={}, headers=H(ADMIN)).status_code == 409  # withdrawn
+
+
+def test_a_run_leaves_out_withdrawn_and_excluded_entries_with_the_reason():
+    from types import SimpleNamespace as S
+
+    from app.competitions.service import choose_submissions
+
+    t = datetime(2026, 1, 1, tzinfo=UTC)
+    subs = [
+        S(id="a", public_perplexity=1.5, created_at=t, status="active", status_reason=""),
+        S(
+            id="b",
+            public_perplexity=1.2,
+            created_at=t,
+            status="withdrawn",
+            status_reason="withdrawn by the participant",
+        ),
+        S(id="c", public_perplexity=1.4, created_at=t, status="excluded", status_reason="copied"),
+        S(id="d", public_perplexity=2.0, created_at=t, status="active", status_reason=""),
+        S(id="e", public_perplexity=1.9, created_at=t, status="active", status_reason=""),
+    ]
+    used, left = choose_submissions(subs, 2)
+    assert [x.id for x in used] == ["a", "e"]
+    assert [(x.id, why) for x, why in left] == [
+        ("b", "withdrawn by the participant"),
+        ("c", "copied"),
+        ("d", "public perplexity not below 2 (a uniform guess)"),
+    ]

@@ -2,7 +2,8 @@
 
 Adds ``join_policy``, ``score_mechanism`` and ``score_step`` to competitions (existing ones stay open
 with exact scores, as before), ``shown_public_perplexity`` to submissions (null for old rows: the
-exact score is shown), and the ``competition_invitations`` table.
+exact score is shown), ``status``/``status_reason`` to submissions (withdrawn by the participant,
+excluded by the organiser; old rows are active), and the ``competition_invitations`` table.
 
 Revision ID: 0102_competition_integrity
 Revises: 0101_competition_blobs
@@ -23,6 +24,12 @@ def upgrade() -> None:
     op.add_column("competitions", sa.Column("score_mechanism", sa.String(10), nullable=False, server_default="exact"))
     op.add_column("competitions", sa.Column("score_step", sa.Float(), nullable=False, server_default="0"))
     op.add_column("competition_submissions", sa.Column("shown_public_perplexity", sa.Float(), nullable=True))
+    op.add_column(
+        "competition_submissions", sa.Column("status", sa.String(12), nullable=False, server_default="active")
+    )
+    op.add_column(
+        "competition_submissions", sa.Column("status_reason", sa.String(200), nullable=False, server_default="")
+    )
     op.create_table(
         "competition_invitations",
         sa.Column("id", sa.String(40), primary_key=True),
@@ -41,6 +48,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("competition_invitations")
-    op.drop_column("competition_submissions", "shown_public_perplexity")
+    for c in ("status_reason", "status", "shown_public_perplexity"):
+        op.drop_column("competition_submissions", c)
     for c in ("score_step", "score_mechanism", "join_policy"):
         op.drop_column("competitions", c)
