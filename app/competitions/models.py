@@ -36,6 +36,8 @@ class Competition(Base):
     join_policy: Mapped[str] = mapped_column(String(10), default="open")  # open | invite
     score_mechanism: Mapped[str] = mapped_column(String(10), default="exact")  # exact | round | ladder
     score_step: Mapped[float] = mapped_column(Float, default=0.0)  # the rounding step / Ladder margin
+    # the run whose aggregate rows the leaderboard shows (None: the latest successful run)
+    pinned_aggregation_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
     owner_key_id: Mapped[str] = mapped_column(String(40))
     # blobs: "item_ids" (int64, public) and "labels" (int16, HIDDEN)
     extra: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # public data links, demo notes

@@ -72,6 +72,11 @@ class ExcludeRequest(BaseModel):
     reason: str = Field("", max_length=200, description="shown to the participant")
 
 
+class PinRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    aggregation_id: str | None = Field(..., description="the run to pin; null unpins (latest successful run)")
+
+
 class SelectRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     selected: bool
@@ -104,6 +109,7 @@ def competition_view(
         "daily_cap": comp.daily_cap,
         "n_select": comp.n_select,
         "join_policy": comp.join_policy,
+        "pinned_aggregation_id": comp.pinned_aggregation_id,
         "score_mechanism": comp.score_mechanism,
         "score_step": comp.score_step or None,
         "deadline": iso(comp.deadline),

@@ -487,6 +487,33 @@ def latest_aggregation(session: Session, comp: Competition, *, succeeded: bool =
     return session.scalars(q.order_by(AggregationRun.created_at.desc(), AggregationRun.id.desc())).first()
 
 
+def leaderboard_aggregation(session: Session, comp: Competition) -> AggregationRun | None:
+    """The run whose aggregate rows the leaderboard shows: the pinned one, else the latest successful."""
+    if comp.pinned_aggregation_id:
+        run = session.get(AggregationRun, comp.pinned_aggregation_id)
+        if run is not None and run.state == "succeeded":
+            return run
+    return latest_aggregation(session, comp, succeeded=True)
+
+
+def pin_aggregation(session: Session, comp: Competition, agg_id: str | None) -> AggregationRun | None:
+    """Pin a succeeded run as the leaderboard's (``None`` unpins: the latest successful run again)."""
+    run = None
+    if agg_id is not None:
+        run = get_aggregation(session, comp, agg_id)
+        if run.state != "succeeded":
+            raise ProblemError(
+                409,
+                f"only a succeeded run can be pinned; this one is {run.state}",
+                field="aggregation_id",
+                reason=run.state,
+                code="not-succeeded",
+            )
+    comp.pinned_aggregation_id = agg_id
+    session.commit()
+    return run
+
+
 def get_aggregation(session: Session, comp: Competition, agg_id: str) -> AggregationRun:
     run = session.get(AggregationRun, agg_id)
     if run is None or run.competition_id != comp.id:

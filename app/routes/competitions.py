@@ -436,7 +436,7 @@ def get_leaderboard(
             code="hidden",
         )
     rows = svc.leaderboard_rows(session, comp, private=private)
-    run = svc.latest_aggregation(session, comp, succeeded=True)
+    run = svc.leaderboard_aggregation(session, comp)
     latest = svc.latest_aggregation(session, comp)
     return {
         "competition_id": comp.id,
@@ -447,7 +447,23 @@ def get_leaderboard(
         "rows": rows,
         "aggregates": views.aggregation_rows(run, reveal_private=reveal),
         "aggregation_id": run.id if run else None,
+        "aggregation_pinned": run is not None and run.id == comp.pinned_aggregation_id,
     }
+
+
+@router.put("/{competition_id}/pinned-aggregation", responses=P, summary="Pin the leaderboard's run (organiser)")
+def pin_aggregation(
+    competition_id: str,
+    body: views.PinRequest,
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
+    """The pinned (final) run's aggregate rows stay on the leaderboard whatever exploratory runs
+    follow; ``{"aggregation_id": null}`` unpins."""
+    comp = svc.get_competition(session, competition_id)
+    _need_organiser(caller, comp)
+    svc.pin_aggregation(session, comp, body.aggregation_id)
+    return _view(session, comp, caller)
 
 
 @router.post(

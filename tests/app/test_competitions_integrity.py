@@ -3,6 +3,7 @@ the Ladder against the score-oracle attack of issue 14, and the zero-probability
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -343,3 +344,36 @@ def test_a_run_leaves_out_withdrawn_and_excluded_entries_with_the_reason():
         ("c", "copied"),
         ("d", "public perplexity not below 2 (a uniform guess)"),
     ]
+
+
+def _run(client, cid, methods):
+    r = client.post(f"/v1/competitions/{cid}/aggregations", json={"methods": methods}, headers=H(ADMIN))
+    assert r.status_code == 202, r.text
+    for _ in range(600):
+        j = client.get(r.headers["Location"], headers=H(ADMIN)).json()
+        if j["state"] in ("succeeded", "failed", "cancelled"):
+            break
+        time.sleep(0.05)
+    assert j["state"] == "succeeded", j
+    return r.json()["id"]
+
+
+def test_the_organiser_pins_the_final_run(client):
+    y = np.random.default_rng(6).integers(0, 3, 60)
+    cid = _create(client, y, 3)
+    for i, s in enumerate((0.7, 0.6, 0.5)):
+        tok = _join(client, cid, f"p{i}").json()["token"]
+        _upload(client, cid, tok, np.where(np.arange(3)[None, :] == y[:, None], s, (1 - s) / 2))
+    final = _run(client, cid, ["average", "linear"])
+    url = f"/v1/competitions/{cid}/pinned-aggregation"
+    assert client.put(url, json={"aggregation_id": final}, headers=H(tok)).status_code == 403
+    assert client.put(url, json={"aggregation_id": "agg_nope"}, headers=H(ADMIN)).status_code == 404
+    r = client.put(url, json={"aggregation_id": final}, headers=H(ADMIN))
+    assert r.status_code == 200 and r.json()["pinned_aggregation_id"] == final
+    later = _run(client, cid, ["average"])  # an exploratory run does not replace the pinned rows
+    lb = client.get(f"/v1/competitions/{cid}/leaderboard").json()
+    assert lb["aggregation_id"] == final and lb["aggregation_pinned"] is True
+    assert {r["method"] for r in lb["aggregates"]} == {"best_single", "average", "linear"}
+    assert client.put(url, json={"aggregation_id": None}, headers=H(ADMIN)).status_code == 200
+    lb = client.get(f"/v1/competitions/{cid}/leaderboard").json()
+    assert lb["aggregation_id"] == later and lb["aggregation_pinned"] is False

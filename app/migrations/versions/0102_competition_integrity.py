@@ -1,6 +1,7 @@
 """competitions: invitations, and the public score an organiser chooses to show (exact, rounded, Ladder)
 
-Adds ``join_policy``, ``score_mechanism`` and ``score_step`` to competitions (existing ones stay open
+Adds ``join_policy``, ``score_mechanism``, ``score_step`` and ``pinned_aggregation_id`` (the run
+the leaderboard shows) to competitions (existing ones stay open
 with exact scores, as before), ``shown_public_perplexity`` to submissions (null for old rows: the
 exact score is shown), ``status``/``status_reason`` to submissions (withdrawn by the participant,
 excluded by the organiser; old rows are active), and the ``competition_invitations`` table.
@@ -23,6 +24,7 @@ def upgrade() -> None:
     op.add_column("competitions", sa.Column("join_policy", sa.String(10), nullable=False, server_default="open"))
     op.add_column("competitions", sa.Column("score_mechanism", sa.String(10), nullable=False, server_default="exact"))
     op.add_column("competitions", sa.Column("score_step", sa.Float(), nullable=False, server_default="0"))
+    op.add_column("competitions", sa.Column("pinned_aggregation_id", sa.String(40), nullable=True))
     op.add_column("competition_submissions", sa.Column("shown_public_perplexity", sa.Float(), nullable=True))
     op.add_column(
         "competition_submissions", sa.Column("status", sa.String(12), nullable=False, server_default="active")
@@ -50,5 +52,5 @@ def downgrade() -> None:
     op.drop_table("competition_invitations")
     for c in ("status_reason", "status", "shown_public_perplexity"):
         op.drop_column("competition_submissions", c)
-    for c in ("score_step", "score_mechanism", "join_policy"):
+    for c in ("pinned_aggregation_id", "score_step", "score_mechanism", "join_policy"):
         op.drop_column("competitions", c)
