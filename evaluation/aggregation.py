@@ -98,6 +98,7 @@ def aggregate_submissions(
     methods: Sequence[str] = METHODS,
     loo: bool = True,
     progress: ProgressFn | None = None,
+    predict_lp: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Fit every pool on ``(val_lp, val_y)`` and score it on ``(test_lp, test_y)``.
 
@@ -111,7 +112,10 @@ def aggregate_submissions(
     Returns a JSON-ready dict: ``rows`` (Table 2.3: one per method plus the best single entry, with
     ``public_perplexity`` on the validation part, ``private_perplexity`` on the whole private
     part and the subset statistics), ``gamma_sweep`` (Fig. 2.5a), ``credit`` (per submission) and
-    ``market`` (wealth over epochs) when a market ran.
+    ``market`` (wealth over epochs) when a market ran. With ``predict_lp`` (the submissions on
+    every item, ``(n, n_agents, n_classes)``) it also holds ``predictions``: each fitted method's
+    aggregate on those items (and the best single entry's), as arrays, for the caller to store
+    (the only key that is not JSON).
     """
     t0 = time.perf_counter()
     n_agents = val_lp.shape[1]
@@ -265,5 +269,11 @@ def aggregate_submissions(
     }
     if "market" in fitted:
         out["market"] = {k: v for k, v in fitted["market"].items() if k in ("wealth_history", "params")}
+    if predict_lp is not None:
+        out["predictions"] = {"best_single": np.ascontiguousarray(predict_lp[:, best])}
+        for key, model in fitted.items():
+            model = model.get("model") if isinstance(model, dict) else model
+            if model is not None:
+                out["predictions"][key] = np.asarray(model.predict(predict_lp), dtype=np.float64)
     report(progress, 1.0)
     return out

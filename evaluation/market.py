@@ -22,7 +22,7 @@ def fit_market(val_lp, val_y, test_lp, *, eta: float = 10.0, progress=None):
     """Train on ``(val_lp, val_y)``, predict ``test_lp``; returns ``(test_log_probs, info)``.
 
     ``info`` holds the market's ``params``, its ``public_perplexity`` on the validation part, the
-    final ``wealth`` and the ``wealth_history``.
+    final ``wealth``, the ``wealth_history`` and the fitted ``model`` (a ``MarketPool``; not JSON).
     """
     market = MarketPool(utilities=float(eta), max_epochs=MAX_EPOCHS, wealth_tol=WEALTH_TOL).fit(
         val_lp, val_y, progress=progress
@@ -32,6 +32,7 @@ def fit_market(val_lp, val_y, test_lp, *, eta: float = 10.0, progress=None):
     public = perplexity(val_pred, val_y)
     hist = np.asarray(market.wealth_history_, dtype=float)
     return pred, {
+        "model": market,
         "params": {
             "utility": "isoelastic",
             "eta": float(eta),

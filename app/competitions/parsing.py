@@ -361,14 +361,22 @@ def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind:
     return ParsedSubmission(np.ascontiguousarray(preds.log_probs[:, 0, :]), report)
 
 
-def to_csv(item_ids: np.ndarray, log_probs: np.ndarray) -> bytes:
-    """A submission file in the CSV format above (used by the demo and the tests)."""
+def to_csv(item_ids: np.ndarray, log_probs: np.ndarray, digits: int = 6) -> bytes:
+    """A file in the CSV format above, values with ``digits`` significant digits (17: exact
+    float64, as the downloads write them)."""
     buf = io.StringIO()
     k = log_probs.shape[1]
     buf.write("id," + ",".join(f"c{j}" for j in range(k)) + "\n")
     for i, row in zip(item_ids, log_probs):
-        buf.write(str(int(i)) + "," + ",".join(f"{v:.6g}" for v in row) + "\n")
+        buf.write(str(int(i)) + "," + ",".join(f"{v:.{digits}g}" for v in row) + "\n")
     return buf.getvalue().encode()
+
+
+def to_npz(item_ids: np.ndarray, log_probs: np.ndarray) -> bytes:
+    """A file in the .npz format above (exact int64 ids; used by the downloads)."""
+    buf = io.BytesIO()
+    np.savez(buf, ids=np.asarray(item_ids, dtype=np.int64), log_probs=np.asarray(log_probs, dtype=np.float64))
+    return buf.getvalue()
 
 
 def to_npy(item_ids: np.ndarray, log_probs: np.ndarray) -> bytes:

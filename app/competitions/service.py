@@ -387,7 +387,7 @@ def list_submissions(session: Session, comp: Competition, participant_id: str | 
     return list(session.scalars(q.order_by(Submission.created_at.desc(), Submission.id)))
 
 
-def _own_submission(session: Session, comp: Competition, participant: Participant | None, sub_id: str) -> Submission:
+def own_submission(session: Session, comp: Competition, participant: Participant | None, sub_id: str) -> Submission:
     sub = session.get(Submission, sub_id)
     # someone else's submission is reported exactly like a missing one
     if (
@@ -403,7 +403,7 @@ def withdraw(session: Session, comp: Competition, participant: Participant, sub_
     """The participant takes a submission back before the deadline: it leaves the leaderboard and
     every later run, but still counts against the daily cap and the Ladder's state (else a
     withdrawal would reset either)."""
-    sub = _own_submission(session, comp, participant, sub_id)
+    sub = own_submission(session, comp, participant, sub_id)
     if is_closed(comp):
         raise ProblemError(
             409, "the deadline has passed; submissions are final", field="submission_id", reason="closed", code="closed"
@@ -416,7 +416,7 @@ def withdraw(session: Session, comp: Competition, participant: Participant, sub_
 
 def set_excluded(session: Session, comp: Competition, sub_id: str, excluded: bool, reason: str = "") -> Submission:
     """The organiser excludes a submission (with a reason shown to its participant) or restores it."""
-    sub = _own_submission(session, comp, None, sub_id)
+    sub = own_submission(session, comp, None, sub_id)
     if sub.status == "withdrawn":
         raise ProblemError(
             409, "the participant withdrew this submission", field="submission_id", reason="withdrawn", code="withdrawn"
@@ -432,7 +432,7 @@ def set_excluded(session: Session, comp: Competition, sub_id: str, excluded: boo
 def set_selected(
     session: Session, comp: Competition, participant: Participant, sub_id: str, selected: bool
 ) -> Submission:
-    sub = _own_submission(session, comp, participant, sub_id)
+    sub = own_submission(session, comp, participant, sub_id)
     if is_closed(comp):
         raise ProblemError(
             409, "the deadline has passed; the selection is final", field="selected", reason="closed", code="closed"
@@ -512,6 +512,15 @@ def pin_aggregation(session: Session, comp: Competition, agg_id: str | None) -> 
     comp.pinned_aggregation_id = agg_id
     session.commit()
     return run
+
+
+def aggregation_predictions(session: Session, run: AggregationRun, method: str) -> np.ndarray:
+    """A run's aggregate of ``method`` on every test item (normalised log-probabilities)."""
+    if method not in ((run.result or {}).get("predictions") or []):
+        raise ProblemError(
+            404, f"no aggregate {method!r} in this run", field="method", reason="not found", code="not-found"
+        )
+    return load_blob(session, "aggregation", run.id, method)
 
 
 def get_aggregation(session: Session, comp: Competition, agg_id: str) -> AggregationRun:
@@ -605,7 +614,10 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
         etas=etas,
         methods=params.get("methods") or aggregation.METHODS,
         progress=progress,
+        predict_lp=lp,
     )
+    predictions = result.pop("predictions")
+    result["predictions"] = sorted(predictions)  # the methods whose aggregate can be downloaded
     result["used"] = [{"submission_id": m["submission_id"], "participant": m["participant"]} for m in meta]
     result["left_out"] = [
         {"submission_id": x.id, "participant": people[x.participant_id].name, "reason": why} for x, why in left_out
@@ -619,6 +631,8 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
         run = s.get(AggregationRun, agg_id)
         run.state, run.result, run.finished_at = "succeeded", result, utcnow()
         run.submission_ids = [m["submission_id"] for m in meta]
+        for method, arr in predictions.items():
+            save_blob(s, "aggregation", agg_id, method, arr)
         s.commit()
     return {"aggregation_id": agg_id, "competition_id": comp_id}
 

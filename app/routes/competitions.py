@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from ..arrays import load_blob
+from ..competitions import parsing
 from ..competitions import schemas as views
 from ..competitions import service as svc
 from ..competitions.models import AggregationRun, Participant, Submission
@@ -561,6 +564,58 @@ def get_aggregation(
     else:
         run = svc.get_aggregation(session, comp, aggregation_id)
     return views.aggregation_view(run, reveal_private=_reveal(caller, comp), job_view=_job(session, run))
+
+
+def _table_response(ids, log_probs, fmt: str, name: str) -> Response:
+    """A table of log-probabilities by item id as ``.npz`` (ids int64, ``log_probs``) or CSV
+    (``id,c0,...``; 17 significant digits), the formats a submission is uploaded in."""
+    if fmt == "csv":
+        data, media = parsing.to_csv(ids, log_probs, digits=17), "text/csv"
+    else:
+        data, media = parsing.to_npz(ids, log_probs), "application/octet-stream"
+    return Response(data, media_type=media, headers={"Content-Disposition": f'attachment; filename="{name}.{fmt}"'})
+
+
+@router.get(
+    "/{competition_id}/aggregations/{aggregation_id}/predictions/{method}",
+    responses=P,
+    summary="Download a run's aggregate of one method on every test item (organiser)",
+)
+def get_aggregation_predictions(
+    competition_id: str,
+    aggregation_id: str,
+    method: str,
+    format: str = Query("npz", pattern="^(npz|csv)$"),
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
+    """The pooled forecast: normalised log-probabilities ``(n_items, K)`` by item id; the run's
+    ``result.predictions`` lists the methods available (``best_single`` included)."""
+    comp = svc.get_competition(session, competition_id)
+    _need_organiser(caller, comp)
+    run = svc.get_aggregation(session, comp, aggregation_id)
+    lp = svc.aggregation_predictions(session, run, method)
+    return _table_response(svc.item_ids(session, comp), lp, format, f"{run.id}-{method}")
+
+
+@router.get(
+    "/{competition_id}/submissions/{submission_id}/data",
+    responses=P,
+    summary="Download a submission as stored (normalised log-probabilities; organiser or its participant)",
+)
+def get_submission_data(
+    competition_id: str,
+    submission_id: str,
+    format: str = Query("npz", pattern="^(npz|csv)$"),
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
+    comp = svc.get_competition(session, competition_id)
+    org = caller.is_organiser(comp)
+    me = None if org else _need_participant(caller, comp)
+    sub = svc.own_submission(session, comp, me, submission_id)
+    lp = load_blob(session, "submission", sub.id, "data").astype(np.float64)
+    return _table_response(svc.item_ids(session, comp), lp, format, sub.id)
 
 
 @router.get(

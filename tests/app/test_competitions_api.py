@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -223,6 +224,11 @@ def test_aggregation_job_and_views(client):
     assert sorted(u["submission_id"] for u in res["used"]) == sorted(lps)
     assert [(x["submission_id"], x["participant"]) for x in res["left_out"]] == [(uniform_id, "flat")]
     assert "uniform guess" in res["left_out"][0]["reason"]
+    # every method's aggregate on every item is downloadable, the market's included
+    assert set(res["predictions"]) == {"best_single", "topk", "power_bma", "linear", "log", "renyi", "market"}
+    r = client.get(f"/v1/competitions/{cid}/aggregations/{agg_id}/predictions/market?format=csv", headers=H(ADMIN))
+    table = np.loadtxt(io.StringIO(r.text), delimiter=",", skiprows=1)
+    assert table.shape == (N, K + 1) and np.allclose(np.exp(table[:, 1:]).sum(axis=1), 1.0, atol=1e-9)
     # the linear row, recomputed by hand from the credited weights: log sum_i w_i p_i on the private part
     priv = ~_split(client, cid)
     w = np.array([c["weight_linear"] for c in res["credit"]])

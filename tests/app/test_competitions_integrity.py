@@ -3,6 +3,7 @@ the Ladder against the score-oracle attack of issue 14, and the zero-probability
 
 from __future__ import annotations
 
+import io
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -361,10 +362,32 @@ def _run(client, cid, methods):
 def test_the_organiser_pins_the_final_run(client):
     y = np.random.default_rng(6).integers(0, 3, 60)
     cid = _create(client, y, 3)
+    probs, subs, toks = [], [], []
     for i, s in enumerate((0.7, 0.6, 0.5)):
         tok = _join(client, cid, f"p{i}").json()["token"]
-        _upload(client, cid, tok, np.where(np.arange(3)[None, :] == y[:, None], s, (1 - s) / 2))
+        probs.append(np.where(np.arange(3)[None, :] == y[:, None], s, (1 - s) / 2))
+        subs.append(_upload(client, cid, tok, probs[-1])["id"])
+        toks.append(tok)
     final = _run(client, cid, ["average", "linear"])
+    # the pooled forecast on every item, downloadable as .npz and CSV (organiser only)
+    base = f"/v1/competitions/{cid}/aggregations/{final}/predictions"
+    assert client.get(f"{base}/average", headers=H(tok)).status_code == 403
+    assert client.get(f"{base}/market", headers=H(ADMIN)).status_code == 404  # not in this run
+    r = client.get(f"{base}/average", headers=H(ADMIN))
+    with np.load(io.BytesIO(r.content)) as z:
+        np.testing.assert_array_equal(z["ids"], np.arange(60))
+        np.testing.assert_allclose(z["log_probs"], np.log(np.mean(probs, axis=0)), atol=1e-12)  # Eq. (2.1)
+    csv = np.loadtxt(
+        io.StringIO(client.get(f"{base}/linear?format=csv", headers=H(ADMIN)).text), delimiter=",", skiprows=1
+    )
+    np.testing.assert_allclose(np.exp(csv[:, 1:]).sum(axis=1), 1.0, atol=1e-12)
+    # a submission as stored: its participant and the organiser may download it
+    url = f"/v1/competitions/{cid}/submissions/{subs[0]}/data"
+    assert client.get(url, headers=H(toks[1])).status_code == 404
+    assert client.get(url).status_code == 401
+    for who in (toks[0], ADMIN):
+        with np.load(io.BytesIO(client.get(url, headers=H(who)).content)) as z:
+            np.testing.assert_allclose(np.exp(z["log_probs"]), probs[0], atol=1e-6)  # stored as float32
     url = f"/v1/competitions/{cid}/pinned-aggregation"
     assert client.put(url, json={"aggregation_id": final}, headers=H(tok)).status_code == 403
     assert client.put(url, json={"aggregation_id": "agg_nope"}, headers=H(ADMIN)).status_code == 404
