@@ -34,6 +34,7 @@ from aggregators.metrics import log_loss, perplexity
 from aggregators.registry import aggregate, make_pool
 from solvers.progress import ProgressFn, report
 
+from .market import MAX_EPOCHS as MARKET_MAX_EPOCHS
 from .market import fit_market
 from .split import private_subsets
 from .table import subset_log_losses, table_row
@@ -99,6 +100,7 @@ def aggregate_submissions(
     loo: bool = True,
     progress: ProgressFn | None = None,
     predict_lp: np.ndarray | None = None,
+    market_max_epochs: int = MARKET_MAX_EPOCHS,
 ) -> dict[str, Any]:
     """Fit every pool on ``(val_lp, val_y)`` and score it on ``(test_lp, test_y)``.
 
@@ -189,7 +191,9 @@ def aggregate_submissions(
                     cb((i + 1) / len(etas))
             elif method == "market":
                 eta = results.get("renyi", {}).get("params", {}).get("eta", 10.0)
-                pred, info = fit_market(val_lp, val_y, test_lp, eta=eta, progress=sub(weight))
+                pred, info = fit_market(
+                    val_lp, val_y, test_lp, eta=eta, max_epochs=market_max_epochs, progress=sub(weight)
+                )
                 test_preds["market"] = pred
                 fitted["market"] = info
                 results["market"] = {"params": info.get("params", {}), "public_perplexity": info["public_perplexity"]}

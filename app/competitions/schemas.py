@@ -87,6 +87,9 @@ class AggregationCreate(BaseModel):
     etas: list[float] | None = Field(
         None, min_length=1, max_length=20, description="η = 1/γ of the Rényi sweep (each ≥ 1)"
     )
+    market_max_epochs: int | None = Field(
+        None, ge=1, le=5000, description="the market's epoch cap (default 30); the run reports epochs and convergence"
+    )
     methods: list[Literal["average", "topk", "power_bma", "linear", "log", "renyi", "market"]] | None = None
 
 

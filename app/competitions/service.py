@@ -615,6 +615,7 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
         methods=params.get("methods") or aggregation.METHODS,
         progress=progress,
         predict_lp=lp,
+        market_max_epochs=int(params.get("market_max_epochs") or aggregation.MARKET_MAX_EPOCHS),
     )
     predictions = result.pop("predictions")
     result["predictions"] = sorted(predictions)  # the methods whose aggregate can be downloaded

@@ -492,6 +492,8 @@ def start_aggregation(
             params["etas"] = body.etas
         if body.methods is not None:
             params["methods"] = list(dict.fromkeys(body.methods))
+        if body.market_max_epochs is not None:
+            params["market_max_epochs"] = body.market_max_epochs
     n_ok = (
         session.scalar(
             select(func.count())

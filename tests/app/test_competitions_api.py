@@ -196,7 +196,11 @@ def test_aggregation_job_and_views(client):
     assert client.post(f"/v1/competitions/{cid}/aggregations", json={}, headers=H(tok)).status_code == 403
     r = client.post(
         f"/v1/competitions/{cid}/aggregations",
-        json={"etas": [10], "methods": ["topk", "power_bma", "linear", "log", "renyi", "market"]},
+        json={
+            "etas": [10],
+            "methods": ["topk", "power_bma", "linear", "log", "renyi", "market"],
+            "market_max_epochs": 3,
+        },
         headers=H(ADMIN),
     )
     assert r.status_code == 202, r.text
@@ -224,6 +228,8 @@ def test_aggregation_job_and_views(client):
     assert sorted(u["submission_id"] for u in res["used"]) == sorted(lps)
     assert [(x["submission_id"], x["participant"]) for x in res["left_out"]] == [(uniform_id, "flat")]
     assert "uniform guess" in res["left_out"][0]["reason"]
+    market = rows["market"]["params"]  # the organiser's epoch cap, reported with the convergence
+    assert market["max_epochs"] == 3 and market["epochs"] <= 3 and isinstance(market["converged"], bool)
     # every method's aggregate on every item is downloadable, the market's included
     assert set(res["predictions"]) == {"best_single", "topk", "power_bma", "linear", "log", "renyi", "market"}
     r = client.get(f"/v1/competitions/{cid}/aggregations/{agg_id}/predictions/market?format=csv", headers=H(ADMIN))

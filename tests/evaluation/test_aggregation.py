@@ -73,3 +73,18 @@ def test_simple_average_is_a_method_of_a_run():
     assert row["private_perplexity"] == pytest.approx(np.exp(-mix[np.arange(150), test_y].mean()), rel=1e-9)
     vmix = np.log(np.exp(val_lp).mean(axis=1))
     assert row["public_perplexity"] == pytest.approx(np.exp(-vmix[np.arange(200), val_y].mean()), rel=1e-9)
+
+
+def test_the_market_trains_to_convergence_under_a_generous_cap():
+    val_lp, val_y = _field(200, 7)
+    test_lp, test_y = _field(100, 8)
+    res = aggregate_submissions(
+        val_lp, val_y, test_lp, test_y, seed=1, methods=("market",), loo=False, market_max_epochs=2000
+    )
+    params = next(r for r in res["rows"] if r["method"] == "market")["params"]
+    assert params["max_epochs"] == 2000 and params["converged"] is True and params["epochs"] < 2000
+    capped = aggregate_submissions(
+        val_lp, val_y, test_lp, test_y, seed=1, methods=("market",), loo=False, market_max_epochs=2
+    )
+    p2 = next(r for r in capped["rows"] if r["method"] == "market")["params"]
+    assert p2["epochs"] <= 2 and p2["max_epochs"] == 2
