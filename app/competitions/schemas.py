@@ -52,6 +52,14 @@ class CompetitionCreate(BaseModel):
     )
 
 
+class CompetitionEdit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: str | None = Field(None, min_length=1, max_length=200)
+    description: str | None = Field(None, max_length=5000)
+    deadline: datetime | None = Field(None, description="ISO 8601, in the future; naive times are UTC")
+    daily_cap: int | None = Field(None, ge=1, le=1000)
+
+
 class JoinRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(..., min_length=1, max_length=100)

@@ -9,13 +9,14 @@ values.
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from aggregators.metrics import log_loss, perplexity
@@ -25,7 +26,7 @@ from app.auth import hash_key
 from app.db import Database
 from app.errors import ProblemError
 from app.jobs import JobContext, handler, on_end
-from app.models import aware, new_id, utcnow
+from app.models import Blob, aware, new_id, utcnow
 from evaluation import aggregation, ladder, leaderboard
 from evaluation.split import public_private_split
 from solvers.errors import InputError
@@ -194,6 +195,77 @@ def create_competition(
     session.commit()
     log.info("competition %s created (%d items, %d classes)", comp.id, n, n_classes)
     return comp
+
+
+def edit_competition(session: Session, comp: Competition, changes: dict[str, Any]) -> Competition:
+    """Change the title, description, deadline (only to a future time) or daily cap."""
+    if "deadline" in changes:
+        deadline = aware(changes["deadline"])
+        if deadline <= utcnow():
+            raise ProblemError(422, "the deadline must be in the future", field="deadline", reason="in the past")
+        comp.deadline = deadline
+    for key in ("title", "description", "daily_cap"):
+        if key in changes:
+            setattr(comp, key, changes[key])
+    session.commit()
+    return comp
+
+
+def delete_competition(session: Session, comp: Competition) -> None:
+    """Delete a competition with its participants, submissions, runs and every array they own."""
+    running = latest_aggregation(session, comp)
+    if running is not None and running.state in ("queued", "running"):
+        raise ProblemError(
+            409,
+            "an aggregation run is in progress; cancel its job first",
+            field="competition_id",
+            reason="run in progress",
+            code="busy",
+        )
+    sub_ids = [s.id for s in list_submissions(session, comp)]
+    run_ids = list(session.scalars(select(AggregationRun.id).where(AggregationRun.competition_id == comp.id)))
+    for owner_type, owners in (
+        ("competition", [comp.id]),
+        ("cmp_file", [comp.id]),
+        ("submission", sub_ids),
+        ("aggregation", run_ids),
+    ):
+        if owners:
+            session.execute(delete(Blob).where(Blob.owner_type == owner_type, Blob.owner_id.in_(owners)))
+    for model in (Submission, AggregationRun, Invitation, Participant):
+        session.execute(delete(model).where(model.competition_id == comp.id))
+    session.delete(comp)
+    session.commit()
+
+
+FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+def put_file(session: Session, comp: Competition, name: str, data: bytes) -> dict[str, Any]:
+    """Publish a data file (training data, test features...) under ``name``, replacing one of that name."""
+    if not FILE_NAME.match(name):
+        raise ProblemError(
+            422, "a file name is 1..100 letters, digits, '.', '_' or '-'", field="name", reason="bad file name"
+        )
+    if not data:
+        raise ProblemError(422, "the file is empty", field="file", reason="empty")
+    session.execute(delete(Blob).where(Blob.owner_type == "cmp_file", Blob.owner_id == comp.id, Blob.name == name))
+    session.add(Blob(owner_type="cmp_file", owner_id=comp.id, name=name, dtype="bytes", shape=[len(data)], data=data))
+    files = list((comp.extra or {}).get("files", []))
+    comp.extra = {**(comp.extra or {}), "files": sorted(set(files) | {name})}
+    session.commit()
+    return {"name": name, "bytes": len(data)}
+
+
+def list_files(session: Session, comp: Competition) -> list[dict[str, Any]]:
+    rows = session.scalars(select(Blob).where(Blob.owner_type == "cmp_file", Blob.owner_id == comp.id))
+    return sorted(({"name": b.name, "bytes": int(b.shape[0])} for b in rows), key=lambda f: f["name"])
+
+
+def public_items(session: Session, comp: Competition) -> np.ndarray:
+    """Which item ids are public (organiser only: the split itself)."""
+    _, public = _hidden(session, comp)
+    return item_ids(session, comp)[public]
 
 
 def get_competition(session: Session, comp_id: str) -> Competition:

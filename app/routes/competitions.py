@@ -130,6 +130,42 @@ def get_competition(
     return _view(session, svc.get_competition(session, competition_id), caller)
 
 
+@router.patch("/{competition_id}", responses=P, summary="Edit the title, description, deadline or cap (organiser)")
+def edit_competition(
+    competition_id: str,
+    body: views.CompetitionEdit,
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
+    comp = svc.get_competition(session, competition_id)
+    _need_organiser(caller, comp)
+    svc.edit_competition(session, comp, body.model_dump(exclude_unset=True, exclude_none=True))
+    return _view(session, comp, caller)
+
+
+@router.delete("/{competition_id}", status_code=204, responses=P, summary="Delete a competition (organiser)")
+def delete_competition(
+    competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)
+) -> Response:
+    """Everything goes: participants, submissions, runs, files and the hidden labels."""
+    comp = svc.get_competition(session, competition_id)
+    _need_organiser(caller, comp)
+    svc.delete_competition(session, comp)
+    return Response(status_code=204)
+
+
+@router.get("/{competition_id}/split", responses=P, summary="The public/private split (organiser)")
+def get_split(
+    competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)
+) -> Any:
+    """Which item ids score the public leaderboard; the others are private. For the organiser, so
+    that every score can be checked."""
+    comp = svc.get_competition(session, competition_id)
+    _need_organiser(caller, comp)
+    public = svc.public_items(session, comp)
+    return {"public_item_ids": [int(i) for i in public], "n_public": len(public), "n_items": comp.n_items}
+
+
 @router.get("/{competition_id}/items", responses=P, summary="The test item ids to predict (CSV template or JSON)")
 def get_items(
     competition_id: str, format: str = Query("json", pattern="^(json|csv)$"), session: Session = Depends(get_session)
@@ -618,6 +654,40 @@ def get_submission_data(
     sub = svc.own_submission(session, comp, me, submission_id)
     lp = load_blob(session, "submission", sub.id, "data").astype(np.float64)
     return _table_response(svc.item_ids(session, comp), lp, format, sub.id)
+
+
+@router.get("/{competition_id}/files", responses=P, summary="The competition's public data files")
+def list_files(competition_id: str, session: Session = Depends(get_session)) -> Any:
+    comp = svc.get_competition(session, competition_id)
+    return {"items": svc.list_files(session, comp)}
+
+
+@router.put(
+    "/{competition_id}/files/{name}",
+    status_code=201,
+    responses=P,
+    summary="Publish a data file: training data, test features (organiser)",
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+        }
+    },
+)
+async def put_file(
+    competition_id: str,
+    name: str,
+    request: Request,
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
+    """The body is the file; anyone may download it from ``GET …/files/{name}``."""
+    comp = svc.get_competition(session, competition_id)
+    _need_organiser(caller, comp)
+    data = await request.body()
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise ProblemError(413, "file too large", field="file", reason="too large", code="too-large")
+    return svc.put_file(session, comp, name, data)
 
 
 @router.get(

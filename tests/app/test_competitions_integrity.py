@@ -400,3 +400,40 @@ def test_the_organiser_pins_the_final_run(client):
     assert client.put(url, json={"aggregation_id": None}, headers=H(ADMIN)).status_code == 200
     lb = client.get(f"/v1/competitions/{cid}/leaderboard").json()
     assert lb["aggregation_id"] == later and lb["aggregation_pinned"] is False
+
+
+def test_lifecycle_edit_split_files_delete(client):
+    y = np.random.default_rng(7).integers(0, 2, 30)
+    cid = _create(client, y, 2)
+    tok = _join(client, cid, "ann").json()["token"]
+    url = f"/v1/competitions/{cid}"
+    # edit: a new deadline (future only), cap and description; participants cannot
+    new_dl = (datetime.now(UTC) + timedelta(days=9)).isoformat()
+    assert client.patch(url, json={"daily_cap": 9}, headers=H(tok)).status_code == 403
+    r = client.patch(url, json={"deadline": new_dl, "daily_cap": 9, "description": "v2"}, headers=H(ADMIN))
+    assert r.status_code == 200 and r.json()["daily_cap"] == 9 and r.json()["description"] == "v2"
+    assert datetime.fromisoformat(r.json()["deadline"]) == datetime.fromisoformat(new_dl)
+    r = client.patch(url, json={"deadline": "2001-01-01T00:00:00Z"}, headers=H(ADMIN))
+    assert r.status_code == 422 and r.json()["errors"][0]["field"] == "deadline"
+    # the organiser sees the split, nobody else does
+    assert client.get(f"{url}/split", headers=H(tok)).status_code == 403
+    split = client.get(f"{url}/split", headers=H(ADMIN)).json()
+    assert split["public_item_ids"] == [int(i) for i in np.flatnonzero(_split(client, cid))]
+    # data files: the organiser publishes, anyone lists and downloads
+    assert client.put(f"{url}/files/train.csv", content=b"x,y\n1,0\n", headers=H(tok)).status_code == 403
+    assert client.put(f"{url}/files/..%2Fetc", content=b"x", headers=H(ADMIN)).status_code in (404, 422)
+    r = client.put(f"{url}/files/train.csv", content=b"x,y\n1,0\n", headers=H(ADMIN))
+    assert r.status_code == 201 and r.json() == {"name": "train.csv", "bytes": 8}
+    assert client.get(f"{url}/files").json()["items"] == [{"name": "train.csv", "bytes": 8}]
+    assert client.get(f"{url}/files/train.csv").content == b"x,y\n1,0\n"
+    assert client.get(url).json()["extra"]["files"] == ["train.csv"]
+    # delete: everything goes, hidden labels included
+    _upload(client, cid, tok, np.full((30, 2), 0.5))
+    assert client.delete(url, headers=H(tok)).status_code == 403
+    assert client.delete(url, headers=H(ADMIN)).status_code == 204
+    assert client.get(url).status_code == 404
+    from app.models import Blob
+
+    with client.app_ref.state.db.sessions() as s:
+        assert s.query(Submission).count() == 0
+        assert s.query(Blob).filter(Blob.owner_id == cid).count() == 0
