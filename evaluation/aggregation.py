@@ -116,8 +116,8 @@ def aggregate_submissions(
     part and the subset statistics), ``gamma_sweep`` (Fig. 2.5a), ``credit`` (per submission) and
     ``market`` (wealth over epochs) when a market ran. With ``predict_lp`` (the submissions on
     every item, ``(n, n_agents, n_classes)``) it also holds ``predictions``: each fitted method's
-    aggregate on those items (and the best single entry's), as arrays, for the caller to store
-    (the only key that is not JSON).
+    aggregate on those items (and the best single entry's), as arrays, and ``models``: the fitted
+    pools by method, for the caller to store (the only keys that are not JSON).
     """
     t0 = time.perf_counter()
     n_agents = val_lp.shape[1]
@@ -274,6 +274,7 @@ def aggregate_submissions(
     if "market" in fitted:
         out["market"] = {k: v for k, v in fitted["market"].items() if k in ("wealth_history", "params")}
     if predict_lp is not None:
+        out["models"] = {k: m for k, m in fitted.items() if not isinstance(m, dict)}  # the fitted pools
         out["predictions"] = {"best_single": np.ascontiguousarray(predict_lp[:, best])}
         for key, model in fitted.items():
             model = model.get("model") if isinstance(model, dict) else model

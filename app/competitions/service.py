@@ -21,12 +21,13 @@ from sqlalchemy.orm import Session
 
 from aggregators.metrics import log_loss, perplexity
 from aggregators.validation import as_labels
+from app import estimator_store as store
 from app.arrays import load_blob, load_blob_of_each, save_blob
 from app.auth import hash_key
 from app.db import Database
 from app.errors import ProblemError
 from app.jobs import JobContext, handler, on_end
-from app.models import Blob, aware, new_id, utcnow
+from app.models import Blob, PoolRow, aware, new_id, utcnow
 from evaluation import aggregation, ladder, leaderboard
 from evaluation.split import public_private_split
 from solvers.errors import InputError
@@ -690,6 +691,7 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
         market_max_epochs=int(params.get("market_max_epochs") or aggregation.MARKET_MAX_EPOCHS),
     )
     predictions = result.pop("predictions")
+    models = result.pop("models")
     result["predictions"] = sorted(predictions)  # the methods whose aggregate can be downloaded
     result["used"] = [{"submission_id": m["submission_id"], "participant": m["participant"]} for m in meta]
     result["left_out"] = [
@@ -706,8 +708,42 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
         run.submission_ids = [m["submission_id"] for m in meta]
         for method, arr in predictions.items():
             save_blob(s, "aggregation", agg_id, method, arr)
+        run.result = {**result, "pools": _export_pools(s, agg_id, models, lp.shape[0])}
         s.commit()
     return {"aggregation_id": agg_id, "competition_id": comp_id}
+
+
+def _export_pools(session: Session, agg_id: str, models: dict[str, Any], n_items: int) -> dict[str, str]:
+    """Every fitted pool of a run as a ``/v1/pools`` resource (ready to predict on new items);
+    returns ``{method: pool id}``. A pool whose state cannot be stored is skipped (and logged)."""
+    out = {}
+    for method, pool in models.items():
+        try:
+            state, arrays = store.dump(pool)
+            params = store.public(store.jsonable(pool.get_params()))
+        except Exception:  # noqa: BLE001 - one pool that cannot be stored must not sink the run
+            log.warning("run %s: the %s pool could not be stored as a resource", agg_id, method, exc_info=True)
+            continue
+        row = PoolRow(
+            id=new_id("pool"),
+            name=f"competition run {agg_id}: {method}",
+            method=method,
+            params=params,
+            kind="log_probs",
+            status="ready",
+            n_items=n_items,
+            n_agents=int(pool.n_agents_),
+            n_classes=int(pool.n_classes_),
+            state=state,
+            metrics={},
+            fit={},
+            created_at=utcnow(),
+        )
+        session.add(row)
+        for name, arr in arrays.items():
+            save_blob(session, "pool", row.id, name, arr)
+        out[method] = row.id
+    return out
 
 
 @handler(JOB_KIND)

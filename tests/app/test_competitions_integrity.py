@@ -381,6 +381,25 @@ def test_the_organiser_pins_the_final_run(client):
         io.StringIO(client.get(f"{base}/linear?format=csv", headers=H(ADMIN)).text), delimiter=",", skiprows=1
     )
     np.testing.assert_allclose(np.exp(csv[:, 1:]).sum(axis=1), 1.0, atol=1e-12)
+    # every fitted pool of the run is a /v1/pools resource that predicts on new items
+    res = client.get(f"/v1/competitions/{cid}/aggregations/{final}", headers=H(ADMIN)).json()["result"]
+    assert set(res["pools"]) == {"average", "linear"}
+    order = [u["submission_id"] for u in res["used"]]
+    stored = []
+    for sid in order:
+        with np.load(
+            io.BytesIO(client.get(f"/v1/competitions/{cid}/submissions/{sid}/data", headers=H(ADMIN)).content)
+        ) as z:
+            stored.append(z["log_probs"])
+    new_items = np.stack(stored, axis=1)[:7]  # (7 items, 3 agents, 3 classes)
+    pool = client.get(f"/v1/pools/{res['pools']['linear']}", headers=H(ADMIN)).json()
+    assert pool["status"] == "ready" and pool["n_agents"] == 3
+    r = client.post(
+        f"/v1/pools/{res['pools']['linear']}/predict", json={"predictions": new_items.tolist()}, headers=H(ADMIN)
+    )
+    assert r.status_code == 200, r.text
+    with np.load(io.BytesIO(client.get(f"{base}/linear", headers=H(ADMIN)).content)) as z:
+        np.testing.assert_allclose(np.asarray(r.json()["aggregate"]), z["log_probs"][:7], atol=1e-9)
     # a submission as stored: its participant and the organiser may download it
     url = f"/v1/competitions/{cid}/submissions/{subs[0]}/data"
     assert client.get(url, headers=H(toks[1])).status_code == 404
