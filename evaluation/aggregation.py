@@ -88,6 +88,28 @@ def _weights(pool) -> list[float] | None:
     return [float(x) for x in w]
 
 
+def progress_plan(
+    methods: Sequence[str], n_etas: int, n_agents: int, *, loo: bool = True, loo_refit: bool = True
+) -> list[tuple[str, float]]:
+    """The steps of a run and their weights in its progress fraction: ``(name, weight)``."""
+    steps = [(m, {"renyi": float(n_etas), "market": 3.0}.get(m, 1.0)) for m in methods]
+    if loo:
+        steps.append(("loo", n_agents / 4.0 if loo_refit else 0.2))
+    return steps
+
+
+def stage_at(plan: Sequence[tuple[str, float]], fraction: float) -> tuple[str, float]:
+    """Which step of ``plan`` a run's progress ``fraction`` falls in, and how far into it (0..1):
+    what the organiser sees as "renyi 2/4", "market epoch 12/30" while the run goes."""
+    total = sum(w for _, w in plan) or 1.0
+    at = min(1.0, max(0.0, fraction)) * total
+    for name, w in plan:
+        if at < w or name == plan[-1][0]:
+            return name, (min(1.0, at / w) if w else 1.0)
+        at -= w
+    return "done", 1.0
+
+
 def aggregate_submissions(
     val_lp: np.ndarray,
     val_y: np.ndarray,
@@ -122,12 +144,8 @@ def aggregate_submissions(
     t0 = time.perf_counter()
     n_agents = val_lp.shape[1]
     subsets = private_subsets(len(test_y), seed)
-    steps: list[tuple[str, float]] = []
-    for m in methods:
-        steps.append((m, {"renyi": float(len(etas)), "market": 3.0}.get(m, 1.0)))
     loo_refit = val_lp.size * n_agents <= LOO_REFIT_BUDGET
-    if loo:
-        steps.append(("loo", n_agents / 4.0 if loo_refit else 0.2))
+    steps = progress_plan(methods, len(etas), n_agents, loo=loo, loo_refit=loo_refit)
     total = sum(w for _, w in steps) or 1.0
     done = [0.0]
 

@@ -114,5 +114,6 @@ class AggregationRun(Base):
     submission_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # contains private scores: HIDDEN
     error: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    stage: Mapped[str] = mapped_column(String(100), default="")  # e.g. "renyi: fit 2/4", "market: epoch 12/30"
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

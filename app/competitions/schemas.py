@@ -207,6 +207,7 @@ def aggregation_view(run: AggregationRun, *, reveal_private: bool, job_view: dic
         "id": run.id,
         "competition_id": run.competition_id,
         "state": run.state,
+        "stage": run.stage or "",
         "job_id": run.job_id,
         "params": run.params,
         "n_submissions": len(run.submission_ids or []),

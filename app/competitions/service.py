@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import secrets
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -676,8 +677,18 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
             for x in subs
         ]
         params = dict(run.params or {})
-        seed, comp_id = comp.split_seed, comp.id
+        seed, comp_id, comp_k = comp.split_seed, comp.id, comp.n_classes
     etas = params.get("etas") or aggregation.DEFAULT_ETAS
+    methods = params.get("methods") or aggregation.METHODS
+    max_epochs = int(params.get("market_max_epochs") or aggregation.MARKET_MAX_EPOCHS)
+    n_val, n_agents = int(public.sum()), lp.shape[1]
+    plan = aggregation.progress_plan(
+        methods,
+        len(etas),
+        n_agents,
+        loo_refit=n_val * n_agents * comp_k * n_agents <= aggregation.LOO_REFIT_BUDGET,
+    )
+    progress = _staged(db, agg_id, plan, progress, n_etas=len(etas), max_epochs=max_epochs, n_agents=n_agents)
     result = aggregation.aggregate_submissions(
         lp[public],
         y[public],
@@ -685,10 +696,10 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
         y[~public],
         seed=seed,
         etas=etas,
-        methods=params.get("methods") or aggregation.METHODS,
+        methods=methods,
         progress=progress,
         predict_lp=lp,
-        market_max_epochs=int(params.get("market_max_epochs") or aggregation.MARKET_MAX_EPOCHS),
+        market_max_epochs=max_epochs,
     )
     predictions = result.pop("predictions")
     models = result.pop("models")
@@ -704,13 +715,45 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
             row["params"].update(meta[row["params"]["submission_index"]])
     with db.sessions() as s:
         run = s.get(AggregationRun, agg_id)
-        run.state, run.result, run.finished_at = "succeeded", result, utcnow()
+        run.state, run.result, run.finished_at, run.stage = "succeeded", result, utcnow(), "done"
         run.submission_ids = [m["submission_id"] for m in meta]
         for method, arr in predictions.items():
             save_blob(s, "aggregation", agg_id, method, arr)
         run.result = {**result, "pools": _export_pools(s, agg_id, models, lp.shape[0])}
         s.commit()
     return {"aggregation_id": agg_id, "competition_id": comp_id}
+
+
+def _stage_label(name: str, g: float, *, n_etas: int, max_epochs: int, n_agents: int) -> str:
+    if name == "renyi":
+        return f"renyi: fit {min(n_etas, int(g * n_etas) + 1)}/{n_etas}"
+    if name == "market":
+        return f"market: epoch {min(max_epochs, int(g * max_epochs))}/{max_epochs}"
+    if name == "loo":
+        return f"leave-one-out: {min(n_agents, int(g * n_agents))}/{n_agents}"
+    return name
+
+
+def _staged(db, agg_id: str, plan, progress, *, n_etas: int, max_epochs: int, n_agents: int):
+    """The job's progress callback, which also keeps the run's ``stage`` (method, Rényi fit, market
+    epoch, leave-one-out submission) up to date, at most about four writes a second."""
+    last = {"label": "", "t": 0.0}
+
+    def cb(f: float) -> None:
+        if progress is not None:
+            progress(f)
+        name, g = aggregation.stage_at(plan, f)
+        label = _stage_label(name, g, n_etas=n_etas, max_epochs=max_epochs, n_agents=n_agents)
+        now = time.monotonic()
+        if label != last["label"] and (now - last["t"] >= 0.25 or not label.startswith(last["label"].split(":")[0])):
+            last["label"], last["t"] = label, now
+            with db.sessions() as s:
+                run = s.get(AggregationRun, agg_id)
+                if run is not None:
+                    run.stage = label
+                    s.commit()
+
+    return cb
 
 
 def _export_pools(session: Session, agg_id: str, models: dict[str, Any], n_items: int) -> dict[str, str]:

@@ -230,6 +230,7 @@ def test_aggregation_job_and_views(client):
     assert "uniform guess" in res["left_out"][0]["reason"]
     market = rows["market"]["params"]  # the organiser's epoch cap, reported with the convergence
     assert market["max_epochs"] == 3 and market["epochs"] <= 3 and isinstance(market["converged"], bool)
+    assert full["stage"] == "done"
     # every fitted pool is a /v1/pools resource (the market is a dict of results here, not stored)
     assert set(res["pools"]) == {"topk", "power_bma", "linear", "log", "renyi"}
     # every method's aggregate on every item is downloadable, the market's included

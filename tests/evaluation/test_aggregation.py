@@ -88,3 +88,24 @@ def test_the_market_trains_to_convergence_under_a_generous_cap():
     )
     p2 = next(r for r in capped["rows"] if r["method"] == "market")["params"]
     assert p2["epochs"] <= 2 and p2["max_epochs"] == 2
+
+
+def test_progress_plan_and_stage_name_the_step_a_fraction_falls_in():
+    from evaluation.aggregation import progress_plan, stage_at
+
+    plan = progress_plan(("linear", "renyi", "market"), 4, 8, loo=True, loo_refit=True)
+    assert plan == [("linear", 1.0), ("renyi", 4.0), ("market", 3.0), ("loo", 2.0)]  # total 10
+    assert stage_at(plan, 0.05) == ("linear", pytest.approx(0.5))
+    assert stage_at(plan, 0.3) == ("renyi", pytest.approx(0.5))
+    assert stage_at(plan, 0.65) == ("market", pytest.approx(0.5))
+    assert stage_at(plan, 1.0) == ("loo", 1.0)
+
+
+def test_the_stage_label_reports_the_renyi_fit_and_the_market_epoch():
+    from app.competitions.service import _stage_label
+
+    kw = {"n_etas": 4, "max_epochs": 30, "n_agents": 8}
+    assert _stage_label("renyi", 0.5, **kw) == "renyi: fit 3/4"
+    assert _stage_label("market", 0.4, **kw) == "market: epoch 12/30"
+    assert _stage_label("loo", 1.0, **kw) == "leave-one-out: 8/8"
+    assert _stage_label("topk", 0.3, **kw) == "topk"

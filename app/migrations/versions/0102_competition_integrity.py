@@ -4,7 +4,8 @@ Adds ``join_policy``, ``score_mechanism``, ``score_step`` and ``pinned_aggregati
 the leaderboard shows) to competitions (existing ones stay open
 with exact scores, as before), ``shown_public_perplexity`` to submissions (null for old rows: the
 exact score is shown), ``status``/``status_reason`` to submissions (withdrawn by the participant,
-excluded by the organiser; old rows are active), and the ``competition_invitations`` table.
+excluded by the organiser; old rows are active), ``stage`` to aggregation runs (what a running
+run is doing), and the ``competition_invitations`` table.
 
 Revision ID: 0102_competition_integrity
 Revises: 0101_competition_blobs
@@ -32,6 +33,7 @@ def upgrade() -> None:
     op.add_column(
         "competition_submissions", sa.Column("status_reason", sa.String(200), nullable=False, server_default="")
     )
+    op.add_column("competition_aggregations", sa.Column("stage", sa.String(100), nullable=False, server_default=""))
     op.create_table(
         "competition_invitations",
         sa.Column("id", sa.String(40), primary_key=True),
@@ -50,6 +52,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("competition_invitations")
+    op.drop_column("competition_aggregations", "stage")
     for c in ("status_reason", "status", "shown_public_perplexity"):
         op.drop_column("competition_submissions", c)
     for c in ("pinned_aggregation_id", "score_step", "score_mechanism", "join_policy"):
