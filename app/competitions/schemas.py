@@ -187,8 +187,12 @@ def invitation_view(inv: Invitation, code: str | None = None) -> dict[str, Any]:
 PUBLIC_ROW_KEYS = ("method", "label", "params", "public_perplexity", "error", "seconds")
 
 
-def aggregation_rows(run: AggregationRun | None, *, reveal_private: bool) -> list[dict[str, Any]]:
-    """The aggregate rows of a leaderboard (from the latest succeeded run)."""
+def aggregation_rows(
+    run: AggregationRun | None, *, reveal_private: bool, shown: dict[str, float] | None = None
+) -> list[dict[str, Any]]:
+    """The aggregate rows of a leaderboard. Unrevealed, the best single entry's public score is
+    the one its submission shows (``shown``: submission id -> shown score), never the exact one,
+    so a rounded or laddered competition does not leak it here."""
     if run is None or not run.result:
         return []
     out = []
@@ -198,11 +202,14 @@ def aggregation_rows(run: AggregationRun | None, *, reveal_private: bool) -> lis
         row = dict(r) if reveal_private else {k: r[k] for k in PUBLIC_ROW_KEYS if k in r}
         if not reveal_private and r["method"] == "best_single":
             row["params"] = {k: v for k, v in r["params"].items() if k in ("submission_id", "participant")}
+            row["public_perplexity"] = (shown or {}).get(row["params"].get("submission_id", ""))
         out.append(row)
     return out
 
 
-def aggregation_view(run: AggregationRun, *, reveal_private: bool, job_view: dict | None = None) -> dict[str, Any]:
+def aggregation_view(
+    run: AggregationRun, *, reveal_private: bool, job_view: dict | None = None, shown: dict[str, float] | None = None
+) -> dict[str, Any]:
     d = {
         "id": run.id,
         "competition_id": run.competition_id,
@@ -225,5 +232,5 @@ def aggregation_view(run: AggregationRun, *, reveal_private: bool, job_view: dic
     if run.result and reveal_private:
         d["result"] = run.result
     elif run.result:
-        d["result"] = {"rows": aggregation_rows(run, reveal_private=False)}
+        d["result"] = {"rows": aggregation_rows(run, reveal_private=False, shown=shown)}
     return d

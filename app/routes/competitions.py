@@ -484,7 +484,7 @@ def get_leaderboard(
         "aggregation_running": latest is not None and latest.state in ("queued", "running"),
         "private_revealed": reveal,
         "rows": rows,
-        "aggregates": views.aggregation_rows(run, reveal_private=reveal),
+        "aggregates": views.aggregation_rows(run, reveal_private=reveal, shown=_shown(session, comp)),
         "aggregation_id": run.id if run else None,
         "aggregation_pinned": run is not None and run.id == comp.pinned_aggregation_id,
     }
@@ -555,6 +555,11 @@ def start_aggregation(
     return JSONResponse(v, status_code=202, headers={"Location": f"/v1/jobs/{job.id}"})
 
 
+def _shown(session, comp) -> dict[str, float]:
+    """Each submission's shown public score (what the unrevealed views may quote)."""
+    return {s.id: svc.shown_public(s) for s in svc.list_submissions(session, comp)}
+
+
 def _job(session, run):
     if not run.job_id:
         return None
@@ -577,7 +582,7 @@ def list_aggregations(
     ).all()
     out = []
     for r in runs:
-        v = views.aggregation_view(r, reveal_private=reveal, job_view=_job(session, r))
+        v = views.aggregation_view(r, reveal_private=reveal, job_view=_job(session, r), shown=_shown(session, comp))
         v.pop("result", None)
         out.append(v)
     return {"items": out}
@@ -601,7 +606,9 @@ def get_aggregation(
             raise ProblemError(404, "no aggregation run yet", field="aggregation_id", reason="not found")
     else:
         run = svc.get_aggregation(session, comp, aggregation_id)
-    return views.aggregation_view(run, reveal_private=_reveal(caller, comp), job_view=_job(session, run))
+    return views.aggregation_view(
+        run, reveal_private=_reveal(caller, comp), job_view=_job(session, run), shown=_shown(session, comp)
+    )
 
 
 def _table_response(ids, log_probs, fmt: str, name: str) -> Response:

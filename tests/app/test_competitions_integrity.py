@@ -456,3 +456,23 @@ def test_lifecycle_edit_split_files_delete(client):
     with client.app_ref.state.db.sessions() as s:
         assert s.query(Submission).count() == 0
         assert s.query(Blob).filter(Blob.owner_id == cid).count() == 0
+
+
+def test_aggregate_rows_quote_the_shown_score_of_the_best_entry_not_the_exact_one(client):
+    y = np.random.default_rng(8).integers(0, 3, 60)
+    cid = _create(client, y, 3, score_mechanism="ladder", score_step=0.1)
+    for i, s in enumerate((0.7, 0.5)):
+        tok = _join(client, cid, f"p{i}").json()["token"]
+        _upload(client, cid, tok, np.where(np.arange(3)[None, :] == y[:, None], s, (1 - s) / 2))
+    aid = _run(client, cid, ["average"])
+    exact = {
+        m["id"]: m["exact_public_perplexity"]
+        for m in client.get(f"/v1/competitions/{cid}/submissions", headers=H(ADMIN)).json()["items"]
+    }
+    for rows in (
+        client.get(f"/v1/competitions/{cid}/leaderboard").json()["aggregates"],
+        client.get(f"/v1/competitions/{cid}/aggregations/{aid}").json()["result"]["rows"],
+    ):
+        best = next(r for r in rows if r["method"] == "best_single")
+        v = best["public_perplexity"]
+        assert abs(v / 0.1 - round(v / 0.1)) < 1e-9 and v != exact[best["params"]["submission_id"]]
