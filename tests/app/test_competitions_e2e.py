@@ -51,7 +51,7 @@ def test_client_competition_lifecycle(server):
             org.join(cid, "nobody")
         assert e.value.status == 403
         subs = []
-        for a, strength in enumerate((2.0, 1.0, 0.5)):
+        for a, strength in enumerate((2.0, 1.5, 1.0)):  # all clearly better than uniform, so all are used
             token = org.join(cid, f"p{a}", invitation=codes[a])["token"]
             with AgoraClient(server.url, api_key=token) as me:
                 items = me.competition_items(cid)
@@ -70,6 +70,7 @@ def test_client_competition_lifecycle(server):
             assert sub["public_perplexity"] == full["public_perplexity"]  # exact scores: shown = exact
         run = org.aggregate_competition(cid, methods=["average", "linear"])
         rows = {r["method"]: r for r in run["result"]["rows"]}
+        assert len(run["result"]["used"]) == 3 and run["result"]["left_out"] == []
         mix = np.log(np.mean([np.exp(lp) for _, lp in subs], axis=0))  # Eq. (2.1) by hand
         assert rows["average"]["private_perplexity"] == pytest.approx(perplexity(mix[~pub], y[~pub]), rel=1e-5)
         assert len(run["result"]["used"]) == 3 and run["result"]["left_out"] == []
