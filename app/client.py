@@ -443,3 +443,127 @@ class AgoraClient:
         if isinstance(out, dict) and "x" in out:
             out["x"] = np.asarray(out["x"], dtype=float)
         return out
+
+    # -- competitions -----------------------------------------------------------------------------------
+    def create_competition(
+        self,
+        title: str,
+        n_classes: int,
+        labels: Any,
+        deadline: str,
+        *,
+        item_ids: Any = None,
+        idempotency_key: str | None = None,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """Create a competition (organiser key). ``labels`` stay hidden; ``item_ids`` are exact
+        64-bit integers (default ``0..n-1``); ``options``: ``description``, ``public_fraction``,
+        ``daily_cap``, ``n_select``, ``join_policy``, ``score_mechanism``, ``score_step``."""
+        body: dict[str, Any] = {
+            "title": title,
+            "n_classes": n_classes,
+            "labels": np.asarray(labels).astype(int).tolist(),
+            "deadline": deadline,
+            **options,
+        }
+        if item_ids is not None:
+            body["item_ids"] = [int(i) for i in np.asarray(item_ids).tolist()]
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+        return self._request("POST", "/v1/competitions", json=body, headers=headers, idempotent=True).json()
+
+    def get_competition(self, competition_id: str) -> dict[str, Any]:
+        return self._request("GET", f"/v1/competitions/{competition_id}").json()
+
+    def competition_items(self, competition_id: str) -> np.ndarray:
+        """The test item ids to predict (exact int64)."""
+        ids = self._request("GET", f"/v1/competitions/{competition_id}/items").json()["item_ids"]
+        return np.array(ids, dtype=np.int64)
+
+    def invite(self, competition_id: str, n: int = 1, note: str = "") -> list[str]:
+        """``n`` single-use invitation codes (organiser); each is shown only here."""
+        r = self._request("POST", f"/v1/competitions/{competition_id}/invitations", json={"n": n, "note": note})
+        return [x["code"] for x in r.json()["items"]]
+
+    def join(self, competition_id: str, name: str, invitation: str | None = None) -> dict[str, Any]:
+        """Join; the answer's ``token`` (shown once) is the participant's credential: use it as
+        ``AgoraClient(url, api_key=token)``."""
+        body: dict[str, Any] = {"name": name}
+        if invitation is not None:
+            body["invitation"] = invitation
+        return self._request("POST", f"/v1/competitions/{competition_id}/participants", json=body).json()
+
+    def submit(
+        self,
+        competition_id: str,
+        item_ids: Any,
+        predictions: Any,
+        *,
+        kind: Kind = "log_probs",
+        description: str = "",
+    ) -> dict[str, Any]:
+        """Upload one row of ``predictions`` (``(n_items, n_classes)``) per item id (participant
+        token), as ``.npz`` with exact int64 ids; returns the submission with its shown public score
+        and the validation report. A rejected file raises :class:`AgoraError` whose ``problem``
+        holds the report."""
+        buf = io.BytesIO()
+        np.savez(buf, ids=np.asarray(item_ids, dtype=np.int64), log_probs=np.asarray(predictions, dtype=np.float64))
+        return self._request(
+            "POST",
+            f"/v1/competitions/{competition_id}/submissions",
+            params={"kind": kind, "description": description},
+            content=buf.getvalue(),
+            headers={"Content-Type": "application/octet-stream"},
+        ).json()
+
+    def competition_submissions(self, competition_id: str) -> list[dict[str, Any]]:
+        """Your submissions (participant) or all of them (organiser)."""
+        return self._request("GET", f"/v1/competitions/{competition_id}/submissions").json()["items"]
+
+    def select_submission(self, competition_id: str, submission_id: str, selected: bool = True) -> dict[str, Any]:
+        path = f"/v1/competitions/{competition_id}/submissions/{submission_id}/selection"
+        return self._request("POST", path, json={"selected": selected}).json()
+
+    def withdraw_submission(self, competition_id: str, submission_id: str) -> dict[str, Any]:
+        path = f"/v1/competitions/{competition_id}/submissions/{submission_id}/withdrawal"
+        return self._request("POST", path).json()
+
+    def exclude_submission(
+        self, competition_id: str, submission_id: str, reason: str = "", *, excluded: bool = True
+    ) -> dict[str, Any]:
+        path = f"/v1/competitions/{competition_id}/submissions/{submission_id}/exclusion"
+        return self._request("POST", path, json={"excluded": excluded, "reason": reason}).json()
+
+    def leaderboard(self, competition_id: str, which: Literal["auto", "public", "private"] = "auto") -> dict[str, Any]:
+        return self._request("GET", f"/v1/competitions/{competition_id}/leaderboard", params={"which": which}).json()
+
+    def aggregate_competition(
+        self,
+        competition_id: str,
+        *,
+        methods: list[str] | None = None,
+        etas: list[float] | None = None,
+        wait: bool = True,
+        timeout: float = 3600.0,
+    ) -> dict[str, Any]:
+        """Fit every pool on the submissions (organiser): a background job; with ``wait`` the
+        finished run (Table 2.3 rows, γ sweep, credit, used and left-out submissions)."""
+        body: dict[str, Any] = {}
+        if methods is not None:
+            body["methods"] = methods
+        if etas is not None:
+            body["etas"] = etas
+        run = self._request("POST", f"/v1/competitions/{competition_id}/aggregations", json=body).json()
+        if not wait:
+            return run
+        job = self.wait_job(run["job_id"], timeout=timeout)
+        if job["state"] != "succeeded":
+            raise JobFailed(409, {"detail": f"aggregation job {job['id']} {job['state']}", "job": job})
+        return self.get_competition_aggregation(competition_id, run["id"])
+
+    def get_competition_aggregation(self, competition_id: str, aggregation_id: str = "latest") -> dict[str, Any]:
+        return self._request("GET", f"/v1/competitions/{competition_id}/aggregations/{aggregation_id}").json()
+
+    def pin_aggregation(self, competition_id: str, aggregation_id: str | None) -> dict[str, Any]:
+        """Pin the final run whose aggregate rows the leaderboard shows (``None`` unpins)."""
+        path = f"/v1/competitions/{competition_id}/pinned-aggregation"
+        return self._request("PUT", path, json={"aggregation_id": aggregation_id}).json()

@@ -15,12 +15,17 @@ left, scikit-image's bundled natural images, see :mod:`evaluation.demo_task`):
 alone. The organiser of both is an API key named ``demo organiser`` whose secret is written to
 ``Settings.demo_key_file`` (``var/demo-organiser-key.txt``, readable by whoever runs the server)
 and announced once; the generated data are cached in ``Settings.demo_cache``.
+
+The test pixels are cut from copies of the images warped by a secret drawn once and kept in
+``<demo_cache>/demo-secret.txt`` (mode 0600), and the test file carries no image index, so the
+hidden labels cannot be read off the public scikit-image images (:mod:`evaluation.demo_task`).
 """
 
 from __future__ import annotations
 
 import io
 import logging
+import secrets
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -39,8 +44,8 @@ from .settings import Settings, get_settings
 
 log = logging.getLogger("agora.demo")
 
-TAG_CLOSED = "pixels-closed-v1"
-TAG_OPEN = "pixels-open-v1"
+TAG_CLOSED = "pixels-closed-v2"  # v2: test pixels from secretly warped images (v1 labels were recomputable)
+TAG_OPEN = "pixels-open-v2"
 DEMO_ETAS = (3.0, 30.0)
 """The demo run's Rényi sweep (η = 1/γ; η = 1 comes from the linear pool): two fits keep the queued
 job to a few minutes on a small machine; the lab can rerun it with a finer sweep."""
@@ -71,6 +76,24 @@ def _organiser_key(session, key_file: Path) -> str:
         pass
     print(f"agora demo: organiser API key written to {key_file} (paste it into the dashboard's key box)")
     return row.id
+
+
+def _demo_secret(cache_dir: str) -> int:
+    """The secret that warps the demo's test images: drawn once, kept server-side in the cache."""
+    path = Path(cache_dir) / "demo-secret.txt"
+    if path.is_file():
+        try:
+            return int(path.read_text().strip())
+        except ValueError:
+            pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    value = secrets.randbits(63)
+    path.write_text(f"{value}\n")
+    try:
+        path.chmod(0o600)
+    except OSError:
+        pass
+    return value
 
 
 def _existing(session, tag: str) -> Competition | None:
@@ -104,7 +127,9 @@ def _populate(
     keep: slice | None = None,
     aggregate: bool = True,
 ) -> str:
-    tr, te, agents = make_demo_data(n_train=n_train, n_test=n_test, seed=seed, cache_dir=cache_dir)
+    tr, te, agents = make_demo_data(
+        n_train=n_train, n_test=n_test, seed=seed, cache_dir=cache_dir, secret=_demo_secret(cache_dir)
+    )
     if keep is not None:
         agents = agents[keep]
     now = utcnow()
@@ -139,7 +164,7 @@ def _populate(
                 s,
                 comp,
                 "test.npz",
-                _npz(x=te.x.astype(np.uint8), image=te.img.astype(np.uint8), id=np.arange(n_test) + 100_000),
+                _npz(x=te.x.astype(np.uint8), id=np.arange(n_test) + 100_000),  # no image index: see above
             )
             s.commit()
         people: dict[str, Any] = {}

@@ -73,6 +73,12 @@ class Settings(BaseSettings):
     demo_cache: str = Field(
         "var/demo-cache", description="Folder caching the demo's generated pixel data between starts."
     )
+    competition_joins_per_hour: int = Field(
+        20, ge=1, description="Competition joins accepted per client address per hour (429 above)."
+    )
+    competition_submissions_per_hour: int = Field(
+        120, ge=1, description="Competition uploads accepted per client address per hour (429 above)."
+    )
 
     @field_validator("anonymous_scopes")
     @classmethod

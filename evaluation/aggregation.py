@@ -33,6 +33,7 @@ from aggregators.metrics import log_loss, perplexity
 from aggregators.registry import aggregate, make_pool
 from solvers.progress import ProgressFn, report
 
+from .market import MAX_EPOCHS as MARKET_MAX_EPOCHS
 from .market import fit_market
 from .split import private_subsets
 from .table import subset_log_losses, table_row
@@ -43,9 +44,10 @@ DEFAULT_ETAS: tuple[float, ...] = (2.0, 5.0, 10.0, 30.0)
 RENYI_OPTIONS = {"tol": 1e-5, "max_iter": 40, "fixed_point_tol": 1e-9}
 """Solver settings of the sweep's Rényi fits (each warm-started from the previous γ's weights)."""
 
-METHODS: tuple[str, ...] = ("topk", "power_bma", "linear", "log", "renyi", "market")
+METHODS: tuple[str, ...] = ("average", "topk", "power_bma", "linear", "log", "renyi", "market")
 LABELS = {
     "best_single": "Best single entry",
+    "average": "Simple average",
     "topk": "Top-k average",
     "power_bma": "Power BMA (heuristic)",
     "linear": "Linear pool",
@@ -85,6 +87,28 @@ def _weights(pool) -> list[float] | None:
     return [float(x) for x in w]
 
 
+def progress_plan(
+    methods: Sequence[str], n_etas: int, n_agents: int, *, loo: bool = True, loo_refit: bool = True
+) -> list[tuple[str, float]]:
+    """The steps of a run and their weights in its progress fraction: ``(name, weight)``."""
+    steps = [(m, {"renyi": float(n_etas), "market": 3.0}.get(m, 1.0)) for m in methods]
+    if loo:
+        steps.append(("loo", n_agents / 4.0 if loo_refit else 0.2))
+    return steps
+
+
+def stage_at(plan: Sequence[tuple[str, float]], fraction: float) -> tuple[str, float]:
+    """Which step of ``plan`` a run's progress ``fraction`` falls in, and how far into it (0..1):
+    what the organiser sees as "renyi 2/4", "market epoch 12/30" while the run goes."""
+    total = sum(w for _, w in plan) or 1.0
+    at = min(1.0, max(0.0, fraction)) * total
+    for name, w in plan:
+        if at < w or name == plan[-1][0]:
+            return name, (min(1.0, at / w) if w else 1.0)
+        at -= w
+    return "done", 1.0
+
+
 def aggregate_submissions(
     val_lp: np.ndarray,
     val_y: np.ndarray,
@@ -96,6 +120,8 @@ def aggregate_submissions(
     methods: Sequence[str] = METHODS,
     loo: bool = True,
     progress: ProgressFn | None = None,
+    predict_lp: np.ndarray | None = None,
+    market_max_epochs: int = MARKET_MAX_EPOCHS,
 ) -> dict[str, Any]:
     """Fit every pool on ``(val_lp, val_y)`` and score it on ``(test_lp, test_y)``.
 
@@ -109,17 +135,16 @@ def aggregate_submissions(
     Returns a JSON-ready dict: ``rows`` (Table 2.3: one per method plus the best single entry, with
     ``public_perplexity`` on the validation part, ``private_perplexity`` on the whole private
     part and the subset statistics), ``gamma_sweep`` (Fig. 2.5a), ``credit`` (per submission) and
-    ``market`` (wealth over epochs) when a market ran.
+    ``market`` (wealth over epochs) when a market ran. With ``predict_lp`` (the submissions on
+    every item, ``(n, n_agents, n_classes)``) it also holds ``predictions``: each fitted method's
+    aggregate on those items (and the best single entry's), as arrays, and ``models``: the fitted
+    pools by method, for the caller to store (the only keys that are not JSON).
     """
     t0 = time.perf_counter()
     n_agents = val_lp.shape[1]
     subsets = private_subsets(len(test_y), seed)
-    steps: list[tuple[str, float]] = []
-    for m in methods:
-        steps.append((m, {"renyi": float(len(etas)), "market": 3.0}.get(m, 1.0)))
     loo_refit = val_lp.size * n_agents <= LOO_REFIT_BUDGET
-    if loo:
-        steps.append(("loo", n_agents / 4.0 if loo_refit else 0.2))
+    steps = progress_plan(methods, len(etas), n_agents, loo=loo, loo_refit=loo_refit)
     total = sum(w for _, w in steps) or 1.0
     done = [0.0]
 
@@ -187,7 +212,9 @@ def aggregate_submissions(
                     cb((i + 1) / len(etas))
             elif method == "market":
                 eta = results.get("renyi", {}).get("params", {}).get("eta", 10.0)
-                pred, info = fit_market(val_lp, val_y, test_lp, eta=eta, progress=sub(weight))
+                pred, info = fit_market(
+                    val_lp, val_y, test_lp, eta=eta, max_epochs=market_max_epochs, progress=sub(weight)
+                )
                 test_preds["market"] = pred
                 fitted["market"] = info
                 results["market"] = {"params": info.get("params", {}), "public_perplexity": info["public_perplexity"]}
@@ -267,5 +294,12 @@ def aggregate_submissions(
     }
     if "market" in fitted:
         out["market"] = {k: v for k, v in fitted["market"].items() if k in ("wealth_history", "params")}
+    if predict_lp is not None:
+        out["models"] = {k: m for k, m in fitted.items() if not isinstance(m, dict)}  # the fitted pools
+        out["predictions"] = {"best_single": np.ascontiguousarray(predict_lp[:, best])}
+        for key, model in fitted.items():
+            model = model.get("model") if isinstance(model, dict) else model
+            if model is not None:
+                out["predictions"][key] = np.asarray(model.predict(predict_lp), dtype=np.float64)
     report(progress, 1.0)
     return out

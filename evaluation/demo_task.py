@@ -12,14 +12,24 @@ nearest neighbours, a global histogram), different features (left pixel only, ab
 causal neighbours, the whole patch), different training subsets (random fractions, single images,
 dark images only) and some biased ones (over- or under-confident, shifted by a grey level). All
 are fast closed-form fits, so the whole field is built in a few seconds.
+
+**Hidden labels are not recomputable from public data.** The images ship with scikit-image, so
+test patches cut from them can be located in the public images and their labels read off (issue
+14: all 2,000 demo patches were found in 3 s). Pixels are therefore cut from *warped copies* of the
+images (:func:`warp_image`: a random rotation, scale and shift with bilinear interpolation, plus
+noise of half a grey level before quantisation). The training copies are warped from the public
+``seed``; the test copies from a ``secret`` the server never publishes, so the test patches match
+no position of any public image, and the test image index is not published either.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.ndimage import affine_transform
 from scipy.special import logsumexp
 
 K = 64
@@ -61,6 +71,24 @@ def load_images() -> list[np.ndarray]:
             g = im.astype(np.float64) / (255.0 if im.dtype == np.uint8 else max(1.0, im.max()))
         out.append(np.clip((g * K).astype(np.int64), 0, K - 1).astype(np.uint8))
     return out
+
+
+NOISE = 0.5
+"""Standard deviation (grey levels) of the noise a warped copy gets before quantisation."""
+
+
+def warp_image(im: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A copy of ``im`` (grey levels 0..K-1) rotated by a random angle, scaled by a random factor in
+    [0.8, 1.25] and shifted by a random sub-pixel offset (bilinear, borders reflected), plus
+    Gaussian noise of ``NOISE`` levels, re-quantised to 0..K-1. Which copy depends on ``rng`` only."""
+    theta, scale = rng.uniform(0.0, 2.0 * np.pi), rng.uniform(0.8, 1.25)
+    c, s_ = np.cos(theta) / scale, np.sin(theta) / scale
+    mat = np.array([[c, -s_], [s_, c]])
+    centre = (np.asarray(im.shape, dtype=np.float64) - 1.0) / 2.0
+    offset = centre - mat @ centre + rng.uniform(-0.5, 0.5, 2)
+    out = affine_transform(im.astype(np.float64), mat, offset=offset, order=1, mode="reflect")
+    out += rng.normal(0.0, NOISE, out.shape)
+    return np.clip(np.floor(out + 0.5), 0, K - 1).astype(np.uint8)
 
 
 @dataclass
@@ -267,17 +295,23 @@ def _residual_logp_med_fixed(tr, te):
     return _residual_logp(_med(te.x), np.full(len(te), b), "laplace")
 
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
-def make_demo_data(n_train: int = 30000, n_test: int = 4000, seed: int = 2026, cache_dir: str | None = None):
+def make_demo_data(
+    n_train: int = 30000, n_test: int = 4000, seed: int = 2026, cache_dir: str | None = None, *, secret: int
+):
     """Training pixels, test pixels and the agents' predictions on the test pixels.
 
-    With ``cache_dir`` the result is kept in ``<cache_dir>/pixels-<...>.npz`` and read back next time.
+    Training pixels come from copies of the images warped from ``seed`` (public), test pixels from
+    copies warped from ``secret`` (:func:`warp_image`), which the caller keeps hidden. With
+    ``cache_dir`` the result is kept in ``<cache_dir>/pixels-<...>.npz`` (named by a digest of the
+    secret, not the secret) and read back next time.
     """
     path = None
     if cache_dir:
-        path = os.path.join(cache_dir, f"pixels-v{CACHE_VERSION}-{n_train}-{n_test}-{seed}.npz")
+        tag = hashlib.sha256(f"{secret}".encode()).hexdigest()[:16]
+        path = os.path.join(cache_dir, f"pixels-v{CACHE_VERSION}-{n_train}-{n_test}-{seed}-{tag}.npz")
         if os.path.isfile(path):
             try:
                 with np.load(path, allow_pickle=False) as z:
@@ -288,24 +322,25 @@ def make_demo_data(n_train: int = 30000, n_test: int = 4000, seed: int = 2026, c
             except Exception:  # noqa: BLE001 - a broken cache is rebuilt
                 pass
     rng = np.random.default_rng(seed)
+    hidden = np.random.default_rng(np.random.SeedSequence([int(secret), int(seed), 0xDE30]))
     images = load_images()
-    tr = sample_pixels(images, n_train, rng)
-    te = sample_pixels(images, n_test, rng)
+    tr = sample_pixels([warp_image(im, rng) for im in images], n_train, rng)
+    te = sample_pixels([warp_image(im, hidden) for im in images], n_test, hidden)
     agents = build_agents(tr, te, seed)
     if path:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = path + ".tmp.npz"
-        np.savez(
-            tmp,
-            tr_x=tr.x.astype(np.uint8),
-            tr_y=tr.y,
-            tr_img=tr.img,
-            te_x=te.x.astype(np.uint8),
-            te_y=te.y,
-            te_img=te.img,
-            who=np.array([a[0] for a in agents]),
-            what=np.array([a[1] for a in agents]),
-            **{f"agent_{i}": a[2].astype(np.float32) for i, a in enumerate(agents)},  # type: ignore[arg-type]
-        )
+        arrays: dict[str, np.ndarray] = {
+            "tr_x": tr.x.astype(np.uint8),
+            "tr_y": tr.y,
+            "tr_img": tr.img,
+            "te_x": te.x.astype(np.uint8),
+            "te_y": te.y,
+            "te_img": te.img,
+            "who": np.array([a[0] for a in agents]),
+            "what": np.array([a[1] for a in agents]),
+        }
+        arrays.update({f"agent_{i}": a[2].astype(np.float32) for i, a in enumerate(agents)})
+        np.savez(tmp, **arrays)  # type: ignore[arg-type]  # (numpy stubs read ** as allow_pickle)
         os.replace(tmp, path)
     return tr, te, agents

@@ -21,9 +21,13 @@ const store = {
 function esc(s) {
   return String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
 }
-function fmt(x, d = 3) { return x === null || x === undefined || Number.isNaN(x) ? "—" : Number(x).toFixed(d); }
+function fmt(x, d = 3) {
+  if (x === null || x === undefined || Number.isNaN(x)) return "—";
+  const v = Number(x).toFixed(d);
+  return /^-0(\.0*)?$/.test(v) ? v.slice(1) : v; // never "-0.000"
+}
 function fmtP(p) { if (p === null || p === undefined) return "—"; return p < 1e-3 ? Number(p).toExponential(1) : Number(p).toFixed(3); }
-function when(iso) { if (!iso) return "—"; const d = new Date(iso); return d.toLocaleString(); }
+function when(iso) { if (!iso) return "—"; const d = new Date(iso); return d.toLocaleString(undefined, { timeZoneName: "short" }); }
 
 async function api(path, { method = "GET", body, auth = "key", raw = false, headers = {} } = {}) {
   const h = { ...headers };
@@ -122,6 +126,9 @@ async function viewList() {
           <label>Daily cap <input type="number" name="daily_cap" min="1" value="5"></label>
           <label>Selected entries for the final ranking <input type="number" name="n_select" min="1" value="2"></label>
           <label>Deadline <input type="datetime-local" name="deadline" required></label>
+          <label>Who may join <select name="join_policy"><option value="open">anyone</option><option value="invite">invitation codes only (issue them with POST …/invitations)</option></select></label>
+          <label>Public score shown <select name="score_mechanism"><option value="exact">exact (probing can recover the public labels)</option><option value="ladder">Ladder (changes only on a real improvement)</option><option value="round">rounded</option></select></label>
+          <label>Score step (Ladder margin / rounding) <input type="number" name="score_step" min="0.0001" step="any" value="0.01"></label>
         </div>
         <div><button type="submit" id="createbtn">Create</button> <span id="createmsg"></span></div>
       </form></div>`;
@@ -138,7 +145,9 @@ async function viewList() {
       title: f.title.value, description: f.description.value, n_classes: Number(f.n_classes.value), labels,
       public_fraction: Number(f.public_fraction.value), daily_cap: Number(f.daily_cap.value), n_select: Number(f.n_select.value),
       deadline: new Date(f.deadline.value).toISOString(),
+      join_policy: f.join_policy.value, score_mechanism: f.score_mechanism.value,
     };
+    if (f.score_mechanism.value !== "exact") body.score_step = Number(f.score_step.value);
     if (ids) body.item_ids = ids;
     const r2 = await api("/v1/competitions", { method: "POST", body });
     if (!r2.ok) { msg.className = "error"; msg.textContent = problemText(r2.data); return; }
@@ -193,6 +202,8 @@ async function viewCompetition(cid, tab) {
       <div><span class="muted">participants</span><b>${c.n_participants}</b></div>
       <div><span class="muted">submissions</span><b>${c.n_submissions}</b></div>
       <div><span class="muted">daily cap</span><b>${c.daily_cap}</b></div>
+      <div><span class="muted">public score</span><b>${c.score_mechanism === "exact" ? "exact" : `${esc(c.score_mechanism)} (step ${c.score_step})`}</b></div>
+      <div><span class="muted">joining</span><b>${c.join_policy === "invite" ? "by invitation" : "open"}</b></div>
       <div><span class="muted">deadline</span><b style="font-size:1rem">${when(c.deadline)}</b></div>
     </div>
     <nav class="tabs">${tabs.map(([t, l]) => `<a href="#/c/${cid}/${t}" class="${t === tab ? "active" : ""}" data-tab="${t}">${l}</a>`).join("")}</nav>
@@ -243,11 +254,12 @@ async function tabSubmit(c, el) {
     el.innerHTML = c.closed ? `<div class="card">The competition is closed.</div>` : `
       <div class="card"><h2>Join</h2><p class="muted">Pick a name; you receive a participant token, kept in this browser.</p>
       <form id="joinform" class="stack"><label>Name <input type="text" name="name" required maxlength="100"></label>
+      ${c.join_policy === "invite" ? `<label>Invitation code <input type="text" name="invitation" required maxlength="100"></label>` : ""}
       <div><button type="submit" id="joinbtn">Join</button> <span id="joinmsg"></span></div></form></div>`;
     const f = document.getElementById("joinform");
     if (f) f.addEventListener("submit", async (ev) => {
       ev.preventDefault();
-      const r = await api(`/v1/competitions/${c.id}/participants`, { method: "POST", body: { name: f.name.value }, auth: null });
+      const r = await api(`/v1/competitions/${c.id}/participants`, { method: "POST", body: f.invitation ? { name: f.name.value, invitation: f.invitation.value } : { name: f.name.value }, auth: null });
       const msg = document.getElementById("joinmsg");
       if (!r.ok) { msg.className = "error"; msg.textContent = problemText(r.data); return; }
       store.setToken(c.id, r.data.token);
@@ -386,7 +398,7 @@ async function showAggregation(c, org) {
   const rows = res.rows;
   const lin = rows.find((x) => x.method === "linear");
   const best = rows.find((x) => x.method === "best_single");
-  const table = `<table id="table23"><thead><tr><th>Method</th><th>Chosen</th><th class="num">Public (fit)</th><th class="num">Private mean ± std</th>
+  const table = `<table id="table23"><thead><tr><th>Method</th><th>Chosen</th><th class="num">Public (fit)</th><th class="num">Private: mean ± std over subsets</th>
       <th class="num">Δ log perplexity vs linear</th><th class="num">p (one-sided)</th><th class="num">Fit (s)</th></tr></thead><tbody>
     ${rows.map((x) => x.error ? `<tr><td>${esc(x.label)}</td><td colspan="6" class="muted">${esc(x.error)}</td></tr>` : `
       <tr class="${x.method === "best_single" ? "best" : "agg"}"><td>${esc(x.label)}</td><td class="muted">${esc(paramText(x))}</td>
@@ -399,7 +411,8 @@ async function showAggregation(c, org) {
     : `<p class="bad" id="verdict">No aggregate beats the best single entry (${fmt(best.perplexity_mean)}) on the private part.</p>`) : "";
   out.innerHTML = `
     <div class="card"><h2>Table 2.3 — ${res.n_agents} submissions, ${res.n_validation} validation and ${res.n_private} private items</h2>
-      ${verdict}${table}<p class="muted">Private: mean ± std of the perplexity over ${res.n_subsets} private subsets. Δ: paired
+      ${verdict}${table}<p class="muted">Private (table): mean ± std of the perplexity over ${res.n_subsets} private subsets; the γ sweep chart
+      plots the perplexity on the whole private part. Δ: paired
       difference in log perplexity from the linear pool; p: one-sided paired t-test that the method is better than the linear pool.</p></div>
     <div class="grid2">
       <div class="card"><h3>Rényi γ sweep (Fig. 2.5a)</h3><div class="chartbox"><canvas id="sweepchart"></canvas></div></div>
@@ -430,12 +443,12 @@ function drawSweep(res, rows) {
   if (!s.length) { canvas.parentElement.innerHTML = `<p class="muted">No Rényi sweep in this run.</p>`; return; }
   const hline = (label, v, color) => ({ label, data: s.map((p) => ({ x: p.eta, y: v })), borderColor: color, borderDash: [6, 4], pointRadius: 0, borderWidth: 1.5 });
   const ds = [
-    { label: "Rényi, private", data: s.map((p) => ({ x: p.eta, y: p.private_perplexity })), borderColor: COLORS[0], backgroundColor: COLORS[0] },
+    { label: "Rényi, whole private part", data: s.map((p) => ({ x: p.eta, y: p.private_perplexity })), borderColor: COLORS[0], backgroundColor: COLORS[0] },
     { label: "Rényi, public (fit)", data: s.map((p) => ({ x: p.eta, y: p.public_perplexity })), borderColor: COLORS[1], backgroundColor: COLORS[1] },
   ];
   const find = (m) => rows.find((x) => x.method === m && !x.error);
   for (const [m, col] of [["best_single", "#718096"], ["log", COLORS[2]], ["topk", COLORS[3]], ["power_bma", COLORS[4]]]) {
-    const r = find(m); if (r) ds.push(hline(`${r.label} (private)`, r.private_perplexity, col));
+    const r = find(m); if (r) ds.push(hline(`${r.label} (whole private part)`, r.private_perplexity, col));
   }
   chart(canvas, { type: "line", data: { datasets: ds }, options: { maintainAspectRatio: false, animation: false, parsing: true,
     scales: { x: { type: "logarithmic", title: { display: true, text: "η = 1/γ (η = 1: linear pool)" } }, y: { title: { display: true, text: "perplexity" } } },
@@ -444,7 +457,7 @@ function drawSweep(res, rows) {
 
 function drawWeights(res) {
   const cr = res.credit;
-  const labels = cr.map((_, i) => String(i + 1));
+  const labels = cr.map((x, i) => `${i + 1}. ${x.participant}`); // labelled by submission
   const ds = [];
   if (cr.some((x) => x.weight_log !== undefined)) ds.push({ label: "log pool", data: cr.map((x) => x.weight_log ?? 0), backgroundColor: COLORS[2] });
   if (cr.some((x) => x.weight_renyi !== undefined)) ds.push({ label: "Rényi pool (chosen γ)", data: cr.map((x) => x.weight_renyi ?? 0), backgroundColor: COLORS[0] });
@@ -460,7 +473,7 @@ function drawLoo(res) {
   const cr = res.credit;
   const canvas = document.getElementById("loochart");
   if (!cr.some((x) => x.loo_gain !== undefined)) { canvas.parentElement.innerHTML = `<p class="muted">Not computed in this run.</p>`; return; }
-  chart(canvas, { type: "bar", data: { labels: cr.map((_, i) => String(i + 1)), datasets: [{ label: "perplexity gain", data: cr.map((x) => x.loo_gain ?? 0),
+  chart(canvas, { type: "bar", data: { labels: cr.map((x, i) => `${i + 1}. ${x.participant}`), datasets: [{ label: "perplexity gain", data: cr.map((x) => x.loo_gain ?? 0),
     backgroundColor: cr.map((x) => (x.loo_gain ?? 0) >= 0 ? COLORS[2] : "#e53e3e") }] },
     options: { maintainAspectRatio: false, animation: false, plugins: { legend: { display: false } },
       scales: { x: { title: { display: true, text: "submission, ranked by public perplexity" } } } } });

@@ -33,6 +33,11 @@ class Competition(Base):
     daily_cap: Mapped[int] = mapped_column(Integer, default=5)
     n_select: Mapped[int] = mapped_column(Integer, default=2)
     deadline: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    join_policy: Mapped[str] = mapped_column(String(10), default="open")  # open | invite
+    score_mechanism: Mapped[str] = mapped_column(String(10), default="exact")  # exact | round | ladder
+    score_step: Mapped[float] = mapped_column(Float, default=0.0)  # the rounding step / Ladder margin
+    # the run whose aggregate rows the leaderboard shows (None: the latest successful run)
+    pinned_aggregation_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
     owner_key_id: Mapped[str] = mapped_column(String(40))
     # blobs: "item_ids" (int64, public) and "labels" (int16, HIDDEN)
     extra: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # public data links, demo notes
@@ -50,6 +55,21 @@ class Participant(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class Invitation(Base):
+    """An organiser-issued code: redeemed once, it makes one participant (``join_policy="invite"``)."""
+
+    __tablename__ = "competition_invitations"
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    competition_id: Mapped[str] = mapped_column(
+        String(40), ForeignKey("competitions.id", ondelete="CASCADE"), index=True
+    )
+    code_hash: Mapped[str] = mapped_column(String(64), unique=True, index=True)
+    note: Mapped[str] = mapped_column(String(200), default="")
+    participant_id: Mapped[str | None] = mapped_column(String(40), nullable=True)  # set when redeemed
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
 class Submission(Base):
     __tablename__ = "competition_submissions"
     __table_args__ = (Index("ix_submissions_comp_part", "competition_id", "participant_id", "created_at"),)
@@ -64,9 +84,15 @@ class Submission(Base):
     filename: Mapped[str] = mapped_column(String(200), default="")
     public_perplexity: Mapped[float] = mapped_column(Float)
     public_log_loss: Mapped[float] = mapped_column(Float)
+    # what the public leaderboard and the participant see (evaluation.ladder); the exact public
+    # score above is for the organiser only when the competition rounds or ladders its scores
+    shown_public_perplexity: Mapped[float | None] = mapped_column(Float, nullable=True)
     private_perplexity: Mapped[float] = mapped_column(Float)  # HIDDEN until the deadline
     private_log_loss: Mapped[float] = mapped_column(Float)  # HIDDEN until the deadline
     selected: Mapped[bool] = mapped_column(Boolean, default=False)
+    # active | withdrawn (by its participant, before the deadline) | excluded (by the organiser)
+    status: Mapped[str] = mapped_column(String(12), default="active")
+    status_reason: Mapped[str] = mapped_column(String(200), default="")
     warnings: Mapped[list[Any]] = mapped_column(JSON, default=list)
     # blob: "data" (float32 (n_items, K), normalised log-probabilities)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -88,5 +114,6 @@ class AggregationRun(Base):
     submission_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # contains private scores: HIDDEN
     error: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    stage: Mapped[str] = mapped_column(String(100), default="")  # e.g. "renyi: fit 2/4", "market: epoch 12/30"
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -11,27 +11,88 @@ K classes, keyed by the item id. Accepted formats (the server detects which from
 
 Rows are unnormalised log-probabilities (``kind="log_probs"``, the seed's convention: the server
 normalises each row, so false normalisation cannot help anyone) or probabilities
-(``kind="probs"``). Normalisation goes through the one validator,
+(``kind="probs"``, rows summing to one within :func:`sum_tolerance`). Normalisation goes through the one validator,
 :func:`aggregators.validation.as_log_probs`.
+
+**Zero probabilities** (``-inf`` log-probabilities, ``0`` probabilities) are floored at
+:data:`aggregators.validation.DEFAULT_FLOOR` (``1e-9``) with the pools' mass-preserving
+:func:`~aggregators.validation.apply_floor`, on every item alike (public and private), and the
+report warns with the count; so a zero on a true label costs ``-log(1e-9)`` on that item, never an
+infinite or undefined score. A row with no probability at all (every class ``-inf``) is still an
+error.
 
 Nothing is stored from a rejected upload: :func:`parse_submission` either returns the aligned,
 normalised matrix or raises :class:`SubmissionRejected` carrying a :class:`ValidationReport` that
-lists every problem found (format, shape, ids, non-finite values) with the offending item ids.
+lists every problem found (format, shape, ids, non-finite values, negative or unnormalised
+probability rows), each with the count of offending rows and the first few offending item ids.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import math
 import zipfile
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from aggregators.validation import PredictionError, as_log_probs
+from aggregators.validation import DEFAULT_FLOOR, PROB_SUM_TOL, PredictionError, apply_floor, as_log_probs
 
 MAX_LISTED = 5
 """How many offending item ids a report lists per problem."""
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+FLOAT_EXACT = 2**53
+"""Integers above this in magnitude are not all representable as float64: a float id beyond it is refused."""
+
+
+def exact_ids(values: Any) -> np.ndarray:
+    """Item ids as exact ``int64``: Python or numpy integers in the signed 64-bit range, or integral
+    floats up to ``2**53``. Anything else (a fraction, a float id beyond ``2**53`` that may already
+    have been rounded, an integer that does not fit in 64 bits, a bool) raises ``ValueError`` naming
+    the first offending position; nothing is ever rounded or wrapped."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+        if values.dtype.kind == "u" and values.size and int(values.max()) > INT64_MAX:
+            i = int(np.argmax(values > INT64_MAX))
+            raise ValueError(f"item id at position {i} does not fit in a signed 64-bit integer")
+        return values.astype(np.int64)
+    seq = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    out = np.empty(len(seq), dtype=np.int64)
+    for i, v in enumerate(seq):
+        if isinstance(v, bool):
+            raise ValueError(f"item id at position {i} is a boolean, not an integer")
+        if isinstance(v, int):
+            if not INT64_MIN <= v <= INT64_MAX:
+                raise ValueError(f"item id at position {i} does not fit in a signed 64-bit integer")
+            out[i] = v
+        elif isinstance(v, float) and math.isfinite(v) and v == math.floor(v):
+            if abs(v) > FLOAT_EXACT:
+                raise ValueError(
+                    f"item id at position {i} is a float beyond 2^53, which may have been rounded; "
+                    "write ids as integers (CSV text, or an integer array in .npz)"
+                )
+            out[i] = int(v)
+        else:
+            raise ValueError(f"item id at position {i} is not an integer")
+    return out
+
+
+def _id_cell(c: str) -> int | float:
+    """A CSV id cell: exact integer text stays an exact int."""
+    try:
+        return int(c)
+    except ValueError:
+        return float(c)
+
+
+def sum_tolerance(n_classes: int) -> float:
+    """How far a row of probabilities may sum from one and still be accepted (then renormalised
+    exactly): ``n_classes * 1e-6``, so probabilities written with six significant digits or six
+    decimals (each off by at most ``5e-7``), as competition platforms write them, are accepted."""
+    return max(PROB_SUM_TOL, n_classes * 1e-6)
 
 
 @dataclass
@@ -96,7 +157,9 @@ def _read_table(data: bytes, report: ValidationReport) -> np.ndarray | tuple[np.
         if arr.ndim != 2:
             report.error("file", "bad_shape", f".npy array must be 2-D (n_items, K+1); got shape {arr.shape}")
             return None
-        return arr.astype(np.float64)
+        if arr.shape[1] < 2:
+            return arr.astype(np.float64)
+        return arr[:, 0], arr[:, 1:].astype(np.float64)  # the id column in its own dtype (exact if integer)
     if data[:2] == b"PK":
         report.format = "npz"
         try:
@@ -118,7 +181,7 @@ def _read_table(data: bytes, report: ValidationReport) -> np.ndarray | tuple[np.
         if ids.dtype.kind not in "iuf" or values.dtype.kind not in "iuf":
             report.error("file", "not_numeric", "'ids' and 'log_probs' must be numeric")
             return None
-        return ids.astype(np.float64), values.astype(np.float64)
+        return ids, values.astype(np.float64)
     report.format = "csv"
     try:
         text = data.decode("utf-8-sig")
@@ -146,15 +209,19 @@ def _read_table(data: bytes, report: ValidationReport) -> np.ndarray | tuple[np.
         )
         return None
     out = np.empty((len(rows), len(rows[0])), dtype=np.float64)
+    ids = np.empty(len(rows), dtype=object)
     for i, r in enumerate(rows):
         for j, c in enumerate(r):
             c = c.strip()
             try:
-                out[i, j] = float(c)
+                if j == 0:
+                    ids[i] = _id_cell(c)  # ids stay exact integers, not float64
+                else:
+                    out[i, j] = float(c)
             except ValueError:
                 report.error("file", "not_numeric", f"data row {i + 1}, column {j + 1}: {c[:20]!r} is not a number")
                 return None
-    return out
+    return (ids, out[:, 1:]) if out.shape[1] >= 2 else out
 
 
 def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind: str = "log_probs") -> ParsedSubmission:
@@ -190,11 +257,12 @@ def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind:
         )
     # ids
     ids_ok = True
-    if not np.isfinite(ids_f).all() or (ids_f != np.round(ids_f)).any():
-        report.error("ids", "bad_ids", "item ids must be integers")
+    try:
+        ids = exact_ids(ids_f)
+    except ValueError as exc:
+        report.error("ids", "bad_ids", f"item ids must be exact 64-bit integers: {exc}")
         ids_ok = False
     if ids_ok:
-        ids = ids_f.astype(np.int64)
         uniq, counts = np.unique(ids, return_counts=True)
         dup = uniq[counts > 1]
         if dup.size:
@@ -221,7 +289,7 @@ def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind:
                 count=missing.size,
             )
     # non-finite values (reported per item id, as the user knows them)
-    row_ids = ids_f.astype(np.int64) if ids_ok else np.arange(values.shape[0])
+    row_ids = ids if ids_ok else np.arange(values.shape[0])
     for bad, code, what in (
         (np.isnan(values), "nan", "NaN"),
         (np.isposinf(values), "inf", "+inf"),
@@ -231,6 +299,19 @@ def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind:
             report.error(
                 "values", code, f"{rows.size} row(s) contain {what}", items=list(row_ids[rows]), count=rows.size
             )
+    if kind == "probs" and values.shape[1]:
+        tol = sum_tolerance(values.shape[1])
+        finite = np.isfinite(values).all(axis=1)
+        for rows, code, what in (
+            (np.flatnonzero((values < 0).any(axis=1)), "negative", "contain a negative probability"),
+            (
+                np.flatnonzero(finite & (np.abs(values.sum(axis=1) - 1.0) > tol)),
+                "not_normalised",
+                f"do not sum to one within {tol:g}",
+            ),
+        ):
+            if rows.size:
+                report.error("values", code, f"{rows.size} row(s) {what}", items=list(row_ids[rows]), count=rows.size)
     if kind == "log_probs":
         rows = np.flatnonzero(np.isneginf(values).all(axis=1)) if values.shape[1] else np.array([], int)
         if rows.size:
@@ -249,7 +330,11 @@ def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind:
     pos = np.searchsorted(ids[order], np.asarray(item_ids, dtype=np.int64))
     aligned = values[order[pos]]
     try:
-        preds = as_log_probs(aligned[:, None, :], kind=kind, field="values")
+        preds = apply_floor(
+            as_log_probs(aligned[:, None, :], kind=kind, field="values", tol=sum_tolerance(n_classes)),
+            DEFAULT_FLOOR,
+            field="values",
+        )
     except PredictionError as exc:
         item = None if exc.item is None else [int(np.asarray(item_ids)[exc.item])]
         report.error("values", exc.code, exc.reason, items=item)
@@ -263,17 +348,35 @@ def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind:
                 "file was read as log-probabilities; upload again with kind=probs if so",
             }
         )
+    if preds.n_floored:
+        report.warnings.append(
+            {
+                "field": "values",
+                "code": "floored",
+                "reason": f"{preds.n_floored} probabilities below {DEFAULT_FLOOR:g} (zeros included) were raised "
+                f"to {DEFAULT_FLOOR:g} and their rows renormalised",
+                "count": int(preds.n_floored),
+            }
+        )
     return ParsedSubmission(np.ascontiguousarray(preds.log_probs[:, 0, :]), report)
 
 
-def to_csv(item_ids: np.ndarray, log_probs: np.ndarray) -> bytes:
-    """A submission file in the CSV format above (used by the demo and the tests)."""
+def to_csv(item_ids: np.ndarray, log_probs: np.ndarray, digits: int = 6) -> bytes:
+    """A file in the CSV format above, values with ``digits`` significant digits (17: exact
+    float64, as the downloads write them)."""
     buf = io.StringIO()
     k = log_probs.shape[1]
     buf.write("id," + ",".join(f"c{j}" for j in range(k)) + "\n")
     for i, row in zip(item_ids, log_probs):
-        buf.write(str(int(i)) + "," + ",".join(f"{v:.6g}" for v in row) + "\n")
+        buf.write(str(int(i)) + "," + ",".join(f"{v:.{digits}g}" for v in row) + "\n")
     return buf.getvalue().encode()
+
+
+def to_npz(item_ids: np.ndarray, log_probs: np.ndarray) -> bytes:
+    """A file in the .npz format above (exact int64 ids; used by the downloads)."""
+    buf = io.BytesIO()
+    np.savez(buf, ids=np.asarray(item_ids, dtype=np.int64), log_probs=np.asarray(log_probs, dtype=np.float64))
+    return buf.getvalue()
 
 
 def to_npy(item_ids: np.ndarray, log_probs: np.ndarray) -> bytes:

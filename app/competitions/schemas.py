@@ -13,6 +13,7 @@ Rules (the leak-proof design):
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Any, Literal
 
@@ -21,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.models import aware
 from app.schemas import ArrayIn
 
-from .models import AggregationRun, Competition, Submission
+from .models import AggregationRun, Competition, Invitation, Submission
 
 
 class CompetitionCreate(BaseModel):
@@ -37,11 +38,51 @@ class CompetitionCreate(BaseModel):
     daily_cap: int = Field(5, ge=1, le=1000, description="submissions per participant per UTC day")
     n_select: int = Field(2, ge=1, le=100, description="submissions a participant may select for the final ranking")
     deadline: datetime = Field(..., description="ISO 8601; naive times are UTC")
+    join_policy: Literal["open", "invite"] = Field(
+        "open", description="'invite': only holders of an organiser-issued invitation code may join"
+    )
+    score_mechanism: Literal["exact", "round", "ladder"] = Field(
+        "exact",
+        description="what the public leaderboard shows: the exact public perplexity, rounded to score_step, or "
+        "the Ladder (Blum & Hardt 2015: a participant's shown score changes only when a submission beats "
+        "their best shown score by more than score_step, rounded to score_step)",
+    )
+    score_step: float | None = Field(
+        None, description="rounding step / Ladder margin in perplexity units (required unless 'exact')"
+    )
+
+
+class CompetitionEdit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: str | None = Field(None, min_length=1, max_length=200)
+    description: str | None = Field(None, max_length=5000)
+    deadline: datetime | None = Field(None, description="ISO 8601, in the future; naive times are UTC")
+    daily_cap: int | None = Field(None, ge=1, le=1000)
 
 
 class JoinRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(..., min_length=1, max_length=100)
+    invitation: str | None = Field(
+        None, max_length=100, description="an unused invitation code (required when join_policy is 'invite')"
+    )
+
+
+class InviteRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    n: int = Field(1, ge=1, le=1000, description="how many single-use codes to issue")
+    note: str = Field("", max_length=200, description="a note kept with the codes (e.g. who they are for)")
+
+
+class ExcludeRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    excluded: bool = True
+    reason: str = Field("", max_length=200, description="shown to the participant")
+
+
+class PinRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    aggregation_id: str | None = Field(..., description="the run to pin; null unpins (latest successful run)")
 
 
 class SelectRequest(BaseModel):
@@ -54,7 +95,10 @@ class AggregationCreate(BaseModel):
     etas: list[float] | None = Field(
         None, min_length=1, max_length=20, description="η = 1/γ of the Rényi sweep (each ≥ 1)"
     )
-    methods: list[Literal["topk", "power_bma", "linear", "log", "renyi", "market"]] | None = None
+    market_max_epochs: int | None = Field(
+        None, ge=1, le=5000, description="the market's epoch cap (default 30); the run reports epochs and convergence"
+    )
+    methods: list[Literal["average", "topk", "power_bma", "linear", "log", "renyi", "market"]] | None = None
 
 
 def iso(dt: datetime | None) -> str | None:
@@ -75,6 +119,10 @@ def competition_view(
         "public_fraction": comp.public_fraction,
         "daily_cap": comp.daily_cap,
         "n_select": comp.n_select,
+        "join_policy": comp.join_policy,
+        "pinned_aggregation_id": comp.pinned_aggregation_id,
+        "score_mechanism": comp.score_mechanism,
+        "score_step": comp.score_step or None,
         "deadline": iso(comp.deadline),
         "closed": closed,
         "role": role,
@@ -91,31 +139,60 @@ def competition_view(
     }
 
 
-def submission_view(sub: Submission, *, reveal_private: bool, participant_name: str | None = None) -> dict[str, Any]:
+def submission_view(
+    sub: Submission, *, reveal_private: bool, participant_name: str | None = None, exact_public: bool = False
+) -> dict[str, Any]:
+    """``exact_public`` (the organiser) adds the exact public score when the shown one is rounded or
+    laddered; everyone else sees only the shown score (and its log as the log loss)."""
+    shown = sub.public_perplexity if sub.shown_public_perplexity is None else sub.shown_public_perplexity
     d = {
         "id": sub.id,
         "participant_id": sub.participant_id,
         "description": sub.description,
         "filename": sub.filename,
-        "public_perplexity": sub.public_perplexity,
-        "public_log_loss": sub.public_log_loss,
+        "public_perplexity": shown,
+        "public_log_loss": sub.public_log_loss if shown == sub.public_perplexity else math.log(shown),
         "selected": bool(sub.selected),
+        "status": sub.status or "active",
+        "status_reason": sub.status_reason or "",
         "warnings": sub.warnings or [],
         "created_at": iso(sub.created_at),
     }
     if participant_name is not None:
         d["participant"] = participant_name
+    if exact_public:
+        d["exact_public_perplexity"] = sub.public_perplexity
+        d["exact_public_log_loss"] = sub.public_log_loss
     if reveal_private:
         d["private_perplexity"] = sub.private_perplexity
         d["private_log_loss"] = sub.private_log_loss
     return d
 
 
+def invitation_view(inv: Invitation, code: str | None = None) -> dict[str, Any]:
+    """An invitation; ``code`` only at issue (it is stored hashed)."""
+    d: dict[str, Any] = {
+        "id": inv.id,
+        "note": inv.note,
+        "used": inv.participant_id is not None,
+        "participant_id": inv.participant_id,
+        "created_at": iso(inv.created_at),
+        "used_at": iso(inv.used_at),
+    }
+    if code is not None:
+        d["code"] = code
+    return d
+
+
 PUBLIC_ROW_KEYS = ("method", "label", "params", "public_perplexity", "error", "seconds")
 
 
-def aggregation_rows(run: AggregationRun | None, *, reveal_private: bool) -> list[dict[str, Any]]:
-    """The aggregate rows of a leaderboard (from the latest succeeded run)."""
+def aggregation_rows(
+    run: AggregationRun | None, *, reveal_private: bool, shown: dict[str, float] | None = None
+) -> list[dict[str, Any]]:
+    """The aggregate rows of a leaderboard. Unrevealed, the best single entry's public score is
+    the one its submission shows (``shown``: submission id -> shown score), never the exact one,
+    so a rounded or laddered competition does not leak it here."""
     if run is None or not run.result:
         return []
     out = []
@@ -125,15 +202,19 @@ def aggregation_rows(run: AggregationRun | None, *, reveal_private: bool) -> lis
         row = dict(r) if reveal_private else {k: r[k] for k in PUBLIC_ROW_KEYS if k in r}
         if not reveal_private and r["method"] == "best_single":
             row["params"] = {k: v for k, v in r["params"].items() if k in ("submission_id", "participant")}
+            row["public_perplexity"] = (shown or {}).get(row["params"].get("submission_id", ""))
         out.append(row)
     return out
 
 
-def aggregation_view(run: AggregationRun, *, reveal_private: bool, job_view: dict | None = None) -> dict[str, Any]:
+def aggregation_view(
+    run: AggregationRun, *, reveal_private: bool, job_view: dict | None = None, shown: dict[str, float] | None = None
+) -> dict[str, Any]:
     d = {
         "id": run.id,
         "competition_id": run.competition_id,
         "state": run.state,
+        "stage": run.stage or "",
         "job_id": run.job_id,
         "params": run.params,
         "n_submissions": len(run.submission_ids or []),
@@ -151,5 +232,5 @@ def aggregation_view(run: AggregationRun, *, reveal_private: bool, job_view: dic
     if run.result and reveal_private:
         d["result"] = run.result
     elif run.result:
-        d["result"] = {"rows": aggregation_rows(run, reveal_private=False)}
+        d["result"] = {"rows": aggregation_rows(run, reveal_private=False, shown=shown)}
     return d

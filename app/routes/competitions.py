@@ -11,18 +11,22 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from ..arrays import load_blob
+from ..competitions import parsing
 from ..competitions import schemas as views
 from ..competitions import service as svc
 from ..competitions.models import AggregationRun, Participant, Submission
 from ..competitions.parsing import SubmissionRejected
+from ..competitions.ratelimit import RateLimiter
 from ..deps import get_caller, get_session
 from ..errors import PROBLEM, ProblemError, problem_body
-from ..models import Blob, JobRow
+from ..models import Blob, JobRow, aware, utcnow
 from ..schemas import Problem
 from .common import array_in
 
@@ -88,6 +92,10 @@ def create_competition(
             reason="missing API key with scope 'write'",
             code="forbidden",
         )
+    if aware(body.deadline) <= utcnow():
+        raise ProblemError(
+            422, "the deadline must be in the future", field="deadline", reason="in the past", code="bad-deadline"
+        )
     labels = array_in(request, session, body.labels, "labels")
     ids = None if body.item_ids is None else array_in(request, session, body.item_ids, "item_ids")
     comp = svc.create_competition(
@@ -102,6 +110,9 @@ def create_competition(
         daily_cap=body.daily_cap,
         n_select=body.n_select,
         deadline=body.deadline,
+        join_policy=body.join_policy,
+        score_mechanism=body.score_mechanism,
+        score_step=body.score_step,
     )
     response.headers["Location"] = f"/v1/competitions/{comp.id}"
     return _view(session, comp, caller)
@@ -119,6 +130,42 @@ def get_competition(
     return _view(session, svc.get_competition(session, competition_id), caller)
 
 
+@router.patch("/{competition_id}", responses=P, summary="Edit the title, description, deadline or cap (organiser)")
+def edit_competition(
+    competition_id: str,
+    body: views.CompetitionEdit,
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
+    comp = svc.get_competition(session, competition_id)
+    _need_organiser(caller, comp)
+    svc.edit_competition(session, comp, body.model_dump(exclude_unset=True, exclude_none=True))
+    return _view(session, comp, caller)
+
+
+@router.delete("/{competition_id}", status_code=204, responses=P, summary="Delete a competition (organiser)")
+def delete_competition(
+    competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)
+) -> Response:
+    """Everything goes: participants, submissions, runs, files and the hidden labels."""
+    comp = svc.get_competition(session, competition_id)
+    _need_organiser(caller, comp)
+    svc.delete_competition(session, comp)
+    return Response(status_code=204)
+
+
+@router.get("/{competition_id}/split", responses=P, summary="The public/private split (organiser)")
+def get_split(
+    competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)
+) -> Any:
+    """Which item ids score the public leaderboard; the others are private. For the organiser, so
+    that every score can be checked."""
+    comp = svc.get_competition(session, competition_id)
+    _need_organiser(caller, comp)
+    public = svc.public_items(session, comp)
+    return {"public_item_ids": [int(i) for i in public], "n_public": len(public), "n_items": comp.n_items}
+
+
 @router.get("/{competition_id}/items", responses=P, summary="The test item ids to predict (CSV template or JSON)")
 def get_items(
     competition_id: str, format: str = Query("json", pattern="^(json|csv)$"), session: Session = Depends(get_session)
@@ -131,12 +178,62 @@ def get_items(
     return {"n_classes": comp.n_classes, "item_ids": [int(i) for i in ids]}
 
 
+def _limit(request: Request, action: str) -> None:
+    """429 when this client address has used up its hourly ``action`` budget (join or submit)."""
+    limiters = getattr(request.app.state, "competition_limiters", None)
+    if limiters is None:
+        st = request.app.state.settings
+        limiters = request.app.state.competition_limiters = {
+            "join": RateLimiter(st.competition_joins_per_hour),
+            "submit": RateLimiter(st.competition_submissions_per_hour),
+        }
+    key = request.client.host if request.client else "unknown"
+    if not limiters[action].allow(key):
+        raise ProblemError(
+            429,
+            f"too many competition {action} requests from this address; try again later",
+            field="client",
+            reason=f"{action} rate limit per client address",
+            code="rate-limited",
+            headers={"Retry-After": str(limiters[action].retry_after(key))},
+        )
+
+
+@router.post(
+    "/{competition_id}/invitations", status_code=201, responses=P, summary="Issue invitation codes (organiser)"
+)
+def invite(
+    competition_id: str,
+    body: views.InviteRequest,
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
+    """Single-use codes (shown once, stored hashed); each lets one participant join a competition
+    whose ``join_policy`` is ``invite``."""
+    comp = svc.get_competition(session, competition_id)
+    _need_organiser(caller, comp)
+    made = svc.invite(session, comp, body.n, body.note)
+    return {"items": [views.invitation_view(inv, code) for inv, code in made]}
+
+
+@router.get("/{competition_id}/invitations", responses=P, summary="Invitations and who redeemed them (organiser)")
+def list_invitations(
+    competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)
+) -> Any:
+    comp = svc.get_competition(session, competition_id)
+    _need_organiser(caller, comp)
+    return {"items": [views.invitation_view(inv) for inv in svc.invitations(session, comp)]}
+
+
 @router.post(
     "/{competition_id}/participants", status_code=201, responses=P, summary="Join: get a participant token (shown once)"
 )
-def join(competition_id: str, body: views.JoinRequest, session: Session = Depends(get_session)) -> Any:
+def join(
+    competition_id: str, body: views.JoinRequest, request: Request, session: Session = Depends(get_session)
+) -> Any:
     comp = svc.get_competition(session, competition_id)
-    p, token = svc.join(session, comp, body.name)
+    _limit(request, "join")
+    p, token = svc.join(session, comp, body.name, body.invitation)
     return {
         "participant_id": p.id,
         "name": p.name,
@@ -188,7 +285,37 @@ def _need_organiser(caller: svc.Caller, comp) -> None:
         )
 
 
-@router.post("/{competition_id}/submissions", status_code=201, responses=P, summary="Upload a submission (participant)")
+UPLOAD_BODY = {
+    "requestBody": {
+        "required": True,
+        "description": "the submission file (CSV, .npy or .npz; see docs/competitions.md), as the raw body or as "
+        "the multipart field `file`",
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {
+                        "file": {"type": "string", "format": "binary"},
+                        "description": {"type": "string", "maxLength": 500},
+                        "kind": {"type": "string", "enum": ["log_probs", "probs"]},
+                    },
+                }
+            },
+            "text/csv": {"schema": {"type": "string"}},
+            "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+        },
+    }
+}
+
+
+@router.post(
+    "/{competition_id}/submissions",
+    status_code=201,
+    responses=P,
+    summary="Upload a submission (participant)",
+    openapi_extra=UPLOAD_BODY,
+)
 async def submit(
     competition_id: str,
     request: Request,
@@ -202,6 +329,7 @@ async def submit(
     and store nothing; the public score is returned at once, the private one stays hidden."""
     comp = svc.get_competition(session, competition_id)
     me = _need_participant(caller, comp)
+    _limit(request, "submit")
     ctype = request.headers.get("content-type", "")
     filename = ""
     if ctype.startswith("multipart/form-data"):
@@ -243,7 +371,9 @@ def list_submissions(
         subs = svc.list_submissions(session, comp)
         return {
             "items": [
-                views.submission_view(s, reveal_private=True, participant_name=people[s.participant_id].name)
+                views.submission_view(
+                    s, reveal_private=True, participant_name=people[s.participant_id].name, exact_public=True
+                )
                 for s in subs
             ]
         }
@@ -265,7 +395,7 @@ def get_submission(
     me = None if org else _need_participant(caller, comp)
     if sub is None or sub.competition_id != comp.id or (me is not None and sub.participant_id != me.id):
         raise ProblemError(404, f"no submission {submission_id!r} of yours", field="submission_id", reason="not found")
-    return views.submission_view(sub, reveal_private=org or svc.is_closed(comp))
+    return views.submission_view(sub, reveal_private=org or svc.is_closed(comp), exact_public=org)
 
 
 @router.post(
@@ -284,6 +414,42 @@ def select_submission(
     me = _need_participant(caller, comp)
     sub = svc.set_selected(session, comp, me, submission_id, body.selected)
     return views.submission_view(sub, reveal_private=svc.is_closed(comp))
+
+
+@router.post(
+    "/{competition_id}/submissions/{submission_id}/withdrawal",
+    responses=P,
+    summary="Withdraw one of your submissions before the deadline (participant)",
+)
+def withdraw_submission(
+    competition_id: str,
+    submission_id: str,
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
+    """It leaves the leaderboard and later aggregation runs; it still counts against the daily cap."""
+    comp = svc.get_competition(session, competition_id)
+    me = _need_participant(caller, comp)
+    sub = svc.withdraw(session, comp, me, submission_id)
+    return views.submission_view(sub, reveal_private=svc.is_closed(comp))
+
+
+@router.post(
+    "/{competition_id}/submissions/{submission_id}/exclusion",
+    responses=P,
+    summary="Exclude a submission from the leaderboard and runs, or restore it (organiser)",
+)
+def exclude_submission(
+    competition_id: str,
+    submission_id: str,
+    body: views.ExcludeRequest,
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
+    comp = svc.get_competition(session, competition_id)
+    _need_organiser(caller, comp)
+    sub = svc.set_excluded(session, comp, submission_id, body.excluded, body.reason)
+    return views.submission_view(sub, reveal_private=True, exact_public=True)
 
 
 @router.get("/{competition_id}/leaderboard", responses=P, summary="Leaderboard (public; private after the deadline)")
@@ -309,7 +475,7 @@ def get_leaderboard(
             code="hidden",
         )
     rows = svc.leaderboard_rows(session, comp, private=private)
-    run = svc.latest_aggregation(session, comp, succeeded=True)
+    run = svc.leaderboard_aggregation(session, comp)
     latest = svc.latest_aggregation(session, comp)
     return {
         "competition_id": comp.id,
@@ -318,9 +484,25 @@ def get_leaderboard(
         "aggregation_running": latest is not None and latest.state in ("queued", "running"),
         "private_revealed": reveal,
         "rows": rows,
-        "aggregates": views.aggregation_rows(run, reveal_private=reveal),
+        "aggregates": views.aggregation_rows(run, reveal_private=reveal, shown=_shown(session, comp)),
         "aggregation_id": run.id if run else None,
+        "aggregation_pinned": run is not None and run.id == comp.pinned_aggregation_id,
     }
+
+
+@router.put("/{competition_id}/pinned-aggregation", responses=P, summary="Pin the leaderboard's run (organiser)")
+def pin_aggregation(
+    competition_id: str,
+    body: views.PinRequest,
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
+    """The pinned (final) run's aggregate rows stay on the leaderboard whatever exploratory runs
+    follow; ``{"aggregation_id": null}`` unpins."""
+    comp = svc.get_competition(session, competition_id)
+    _need_organiser(caller, comp)
+    svc.pin_aggregation(session, comp, body.aggregation_id)
+    return _view(session, comp, caller)
 
 
 @router.post(
@@ -346,11 +528,17 @@ def start_aggregation(
             params["etas"] = body.etas
         if body.methods is not None:
             params["methods"] = list(dict.fromkeys(body.methods))
+        if body.market_max_epochs is not None:
+            params["market_max_epochs"] = body.market_max_epochs
     n_ok = (
         session.scalar(
             select(func.count())
             .select_from(Submission)
-            .where(Submission.competition_id == comp.id, Submission.public_perplexity < comp.n_classes)
+            .where(
+                Submission.competition_id == comp.id,
+                Submission.status == "active",
+                Submission.public_perplexity < svc.beats_uniform(comp.n_classes),
+            )
         )
         or 0
     )
@@ -365,6 +553,11 @@ def start_aggregation(
     run, job = svc.start_aggregation(session, comp, request.app.state.jobs, params)
     v = views.aggregation_view(run, reveal_private=True)
     return JSONResponse(v, status_code=202, headers={"Location": f"/v1/jobs/{job.id}"})
+
+
+def _shown(session, comp) -> dict[str, float]:
+    """Each submission's shown public score (what the unrevealed views may quote)."""
+    return {s.id: svc.shown_public(s) for s in svc.list_submissions(session, comp)}
 
 
 def _job(session, run):
@@ -389,7 +582,7 @@ def list_aggregations(
     ).all()
     out = []
     for r in runs:
-        v = views.aggregation_view(r, reveal_private=reveal, job_view=_job(session, r))
+        v = views.aggregation_view(r, reveal_private=reveal, job_view=_job(session, r), shown=_shown(session, comp))
         v.pop("result", None)
         out.append(v)
     return {"items": out}
@@ -413,7 +606,95 @@ def get_aggregation(
             raise ProblemError(404, "no aggregation run yet", field="aggregation_id", reason="not found")
     else:
         run = svc.get_aggregation(session, comp, aggregation_id)
-    return views.aggregation_view(run, reveal_private=_reveal(caller, comp), job_view=_job(session, run))
+    return views.aggregation_view(
+        run, reveal_private=_reveal(caller, comp), job_view=_job(session, run), shown=_shown(session, comp)
+    )
+
+
+def _table_response(ids, log_probs, fmt: str, name: str) -> Response:
+    """A table of log-probabilities by item id as ``.npz`` (ids int64, ``log_probs``) or CSV
+    (``id,c0,...``; 17 significant digits), the formats a submission is uploaded in."""
+    if fmt == "csv":
+        data, media = parsing.to_csv(ids, log_probs, digits=17), "text/csv"
+    else:
+        data, media = parsing.to_npz(ids, log_probs), "application/octet-stream"
+    return Response(data, media_type=media, headers={"Content-Disposition": f'attachment; filename="{name}.{fmt}"'})
+
+
+@router.get(
+    "/{competition_id}/aggregations/{aggregation_id}/predictions/{method}",
+    responses=P,
+    summary="Download a run's aggregate of one method on every test item (organiser)",
+)
+def get_aggregation_predictions(
+    competition_id: str,
+    aggregation_id: str,
+    method: str,
+    format: str = Query("npz", pattern="^(npz|csv)$"),
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
+    """The pooled forecast: normalised log-probabilities ``(n_items, K)`` by item id; the run's
+    ``result.predictions`` lists the methods available (``best_single`` included)."""
+    comp = svc.get_competition(session, competition_id)
+    _need_organiser(caller, comp)
+    run = svc.get_aggregation(session, comp, aggregation_id)
+    lp = svc.aggregation_predictions(session, run, method)
+    return _table_response(svc.item_ids(session, comp), lp, format, f"{run.id}-{method}")
+
+
+@router.get(
+    "/{competition_id}/submissions/{submission_id}/data",
+    responses=P,
+    summary="Download a submission as stored (normalised log-probabilities; organiser or its participant)",
+)
+def get_submission_data(
+    competition_id: str,
+    submission_id: str,
+    format: str = Query("npz", pattern="^(npz|csv)$"),
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
+    comp = svc.get_competition(session, competition_id)
+    org = caller.is_organiser(comp)
+    me = None if org else _need_participant(caller, comp)
+    sub = svc.own_submission(session, comp, me, submission_id)
+    lp = load_blob(session, "submission", sub.id, "data").astype(np.float64)
+    return _table_response(svc.item_ids(session, comp), lp, format, sub.id)
+
+
+@router.get("/{competition_id}/files", responses=P, summary="The competition's public data files")
+def list_files(competition_id: str, session: Session = Depends(get_session)) -> Any:
+    comp = svc.get_competition(session, competition_id)
+    return {"items": svc.list_files(session, comp)}
+
+
+@router.put(
+    "/{competition_id}/files/{name}",
+    status_code=201,
+    responses=P,
+    summary="Publish a data file: training data, test features (organiser)",
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+        }
+    },
+)
+async def put_file(
+    competition_id: str,
+    name: str,
+    request: Request,
+    session: Session = Depends(get_session),
+    caller: svc.Caller = Depends(get_caller),
+) -> Any:
+    """The body is the file; anyone may download it from ``GET …/files/{name}``."""
+    comp = svc.get_competition(session, competition_id)
+    _need_organiser(caller, comp)
+    data = await request.body()
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise ProblemError(413, "file too large", field="file", reason="too large", code="too-large")
+    return svc.put_file(session, comp, name, data)
 
 
 @router.get(

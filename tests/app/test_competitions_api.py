@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -185,10 +186,21 @@ def test_aggregation_job_and_views(client):
         )
         assert r.status_code == 201
         lps[r.json()["id"]] = raw - np.log(np.exp(raw).sum(1, keepdims=True))
+    # a uniform entry (public perplexity = K) is left out of the run, with the reason
+    r = client.post(
+        f"/v1/competitions/{cid}/submissions",
+        content=parsing.to_npy(np.arange(N), np.zeros((N, K))),
+        headers=H(_join(client, cid, "flat")),
+    )
+    uniform_id = r.json()["id"]
     assert client.post(f"/v1/competitions/{cid}/aggregations", json={}, headers=H(tok)).status_code == 403
     r = client.post(
         f"/v1/competitions/{cid}/aggregations",
-        json={"etas": [10], "methods": ["topk", "power_bma", "linear", "log", "renyi", "market"]},
+        json={
+            "etas": [10],
+            "methods": ["topk", "power_bma", "linear", "log", "renyi", "market"],
+            "market_max_epochs": 3,
+        },
         headers=H(ADMIN),
     )
     assert r.status_code == 202, r.text
@@ -213,6 +225,19 @@ def test_aggregation_job_and_views(client):
         assert "error" not in rows[m], rows[m]
     res = full["result"]
     assert [p["eta"] for p in res["gamma_sweep"]] == [1.0, 10.0]
+    assert sorted(u["submission_id"] for u in res["used"]) == sorted(lps)
+    assert [(x["submission_id"], x["participant"]) for x in res["left_out"]] == [(uniform_id, "flat")]
+    assert "uniform guess" in res["left_out"][0]["reason"]
+    market = rows["market"]["params"]  # the organiser's epoch cap, reported with the convergence
+    assert market["max_epochs"] == 3 and market["epochs"] <= 3 and isinstance(market["converged"], bool)
+    assert full["stage"] == "done"
+    # every fitted pool is a /v1/pools resource (the market is a dict of results here, not stored)
+    assert set(res["pools"]) == {"topk", "power_bma", "linear", "log", "renyi"}
+    # every method's aggregate on every item is downloadable, the market's included
+    assert set(res["predictions"]) == {"best_single", "topk", "power_bma", "linear", "log", "renyi", "market"}
+    r = client.get(f"/v1/competitions/{cid}/aggregations/{agg_id}/predictions/market?format=csv", headers=H(ADMIN))
+    table = np.loadtxt(io.StringIO(r.text), delimiter=",", skiprows=1)
+    assert table.shape == (N, K + 1) and np.allclose(np.exp(table[:, 1:]).sum(axis=1), 1.0, atol=1e-9)
     # the linear row, recomputed by hand from the credited weights: log sum_i w_i p_i on the private part
     priv = ~_split(client, cid)
     w = np.array([c["weight_linear"] for c in res["credit"]])

@@ -32,6 +32,15 @@ def test_load_demo_is_idempotent_and_complete(tmp_path):
         closed = s.get(Competition, ids[demo.TAG_CLOSED])
         opened = s.get(Competition, ids[demo.TAG_OPEN])
         assert svc.is_closed(closed) and not svc.is_closed(opened)
+        # the public test file holds the patches and ids only: no image index to locate them by
+        import io
+
+        from app.models import Blob
+
+        blob = s.query(Blob).filter_by(owner_type="cmp_file", owner_id=opened.id, name="test.npz").one()
+        with np.load(io.BytesIO(blob.data)) as z:
+            assert sorted(z.files) == ["id", "x"]
+        assert (tmp_path / "cache" / "demo-secret.txt").stat().st_mode & 0o077 == 0
         subs = s.query(Submission).filter_by(competition_id=closed.id).all()
         assert len(subs) == 22 and s.query(Participant).filter_by(competition_id=closed.id).count() == 10
         ppl = np.array([x.public_perplexity for x in subs])

@@ -78,3 +78,37 @@ def test_report_shape_and_format_errors():
     neg[2] = -np.inf
     rep = _reject(parsing.to_npy(IDS, neg))
     assert rep["errors"][0]["code"] == "zero_row" and rep["errors"][0]["items"] == [12]
+
+
+def _prob_csv(ids, p, fmt):
+    lines = ["id," + ",".join(f"c{j}" for j in range(p.shape[1]))]
+    lines += [f"{i}," + ",".join(format(v, fmt) for v in row) for i, row in zip(ids, p)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+@pytest.mark.parametrize("fmt", [".6g", ".6f"])
+def test_probabilities_written_with_six_digits_are_accepted(fmt):
+    """64 classes written with six significant digits (or decimals) miss the sum by up to 3.2e-5;
+    the tolerance n_classes * 1e-6 accepts them and the rows are renormalised exactly."""
+    k, n = 64, 300
+    ids = np.arange(n) + 7
+    p = np.random.default_rng(1).dirichlet(np.ones(k) * 0.3, size=n)
+    out = parsing.parse_submission(_prob_csv(ids, p, fmt), ids, k, kind="probs")
+    assert out.report.ok
+    np.testing.assert_allclose(np.exp(out.log_probs).sum(axis=1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(np.exp(out.log_probs), p, atol=1e-5)
+    assert parsing.sum_tolerance(k) == pytest.approx(6.4e-5) and parsing.sum_tolerance(1) == 1e-6
+
+
+def test_the_report_counts_every_offending_row():
+    k, n = 5, 400
+    ids = np.arange(n)
+    p = np.full((n, k), 0.2)
+    p[:238] *= 1.01  # 238 rows sum to 1.01
+    p[300:303, 0] = -0.1  # 3 rows with a negative entry (they also miss the sum)
+    with pytest.raises(parsing.SubmissionRejected) as e:
+        parsing.parse_submission(parsing.to_npy(ids, p), ids, k, kind="probs")
+    errs = {x["code"]: x for x in e.value.report.errors}
+    assert errs["not_normalised"]["count"] == 241 and errs["not_normalised"]["items"] == [0, 1, 2, 3, 4]
+    assert errs["negative"]["count"] == 3 and errs["negative"]["items"] == [300, 301, 302]
+    assert "241 row(s)" in errs["not_normalised"]["reason"]

@@ -7,14 +7,14 @@ idempotency records: a pending record whose lease has ended (its server died) no
 transaction as the resource itself (a retry after a crash answers from it instead of creating again).
 
 Revision ID: 0200_ownership
-Revises: 0101_competition_blobs
+Revises: 0102_competition_integrity (linear history: 0102 and 0200 were written in parallel)
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0200_ownership"
-down_revision = "0101_competition_blobs"
+down_revision = "0102_competition_integrity"
 branch_labels = None
 depends_on = None
 
