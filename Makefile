@@ -8,7 +8,7 @@ PORT   ?= 8000
 # numba's on-disk cache of compiled kernels, kept out of the source tree
 export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
 
-.PHONY: install run lint test test-all reproduce bench system-deps clean
+.PHONY: install run lint test test-all reproduce bench system-deps clean clean-cache
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,10 @@ reproduce: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m pip install -e ".[bench]"
 	$(PY) benchmarks/run_all.py
+
+## numba's compiled kernels (stale after a change to a kernel another kernel calls)
+clean-cache:
+	rm -rf .numba_cache
 
 clean:
 	rm -rf $(VENV) .numba_cache .pytest_cache
