@@ -199,7 +199,7 @@ class EquilibriumRequest(BaseModel):
     predictions: ArrayIn
     utilities: Utilities = Field("log", description=UTIL_DOC)
     wealth: list[float] | None = Field(None, description="positive, one per agent (normalised); default equal")
-    method: Literal["auto", "newton", "fixed_point", "tatonnement"] = "auto"
+    method: Literal["auto", "newton", "newton_cg", "fixed_point", "tatonnement"] = "auto"
     tol: float = Field(1e-10, gt=0, le=0.1)
     floor: float | None = 1e-9
     output: Kind | None = None
@@ -219,7 +219,7 @@ class MarketCreate(BaseModel):
     max_epochs: int = Field(100, ge=1, le=100_000)
     wealth_tol: float = Field(1e-10, gt=0)
     tol: float = Field(1e-10, gt=0, le=0.1)
-    method: Literal["newton", "fixed_point"] = "newton"
+    method: Literal["auto", "newton", "newton_cg", "fixed_point"] = "newton"
     floor: float | None = 1e-9
 
 

@@ -81,8 +81,8 @@ def _check_options(mode, batch_size, max_epochs, wealth_tol, tol, method):
         raise InputError("wealth_tol", f"must be a non-negative number; got {wealth_tol!r}")
     if not (np.isfinite(tol) and tol > 0):
         raise InputError("tol", f"must be a positive number; got {tol!r}")
-    if method not in ("auto", "newton", "fixed_point"):
-        raise InputError("method", f"must be 'auto', 'newton' or 'fixed_point'; got {method!r}")
+    if method not in ("auto", "newton", "newton_cg", "fixed_point"):
+        raise InputError("method", f"must be 'auto', 'newton', 'newton_cg' or 'fixed_point'; got {method!r}")
 
 
 def train_market(
