@@ -65,53 +65,38 @@ def _gd(problem, x0, *, method, tol, max_iter, callback, progress, step, off_clo
     return mon.result(x, it, step=t)
 
 
-@register("gd", constraints=("none", "simplex", "box"))
-def gd(
-    problem,
-    x0=None,
-    *,
-    tol: float = DEFAULT_TOL,
-    max_iter: int = 5000,
-    callback=None,
-    progress=None,
-    step=None,
-    off_clock: bool = False,
-):
-    """Gradient descent / projected gradient, step 1/L by default (seed 003 section 6.4)."""
-    return _gd(
+def _gradient_solver(name: str, doc: str):
+    """Register ``name`` as :func:`_gd` under its own method label (one driver, two names)."""
+
+    def solver(
         problem,
-        x0,
-        method="gd",
-        tol=tol,
-        max_iter=max_iter,
-        callback=callback,
-        progress=progress,
-        step=step,
-        off_clock=off_clock,
-    )
+        x0=None,
+        *,
+        tol: float = DEFAULT_TOL,
+        max_iter: int = 5000,
+        callback=None,
+        progress=None,
+        step=None,
+        off_clock: bool = False,
+    ):
+        return _gd(
+            problem,
+            x0,
+            method=name,
+            tol=tol,
+            max_iter=max_iter,
+            callback=callback,
+            progress=progress,
+            step=step,
+            off_clock=off_clock,
+        )
+
+    solver.__name__ = solver.__qualname__ = name
+    solver.__doc__ = doc
+    return register(name, constraints=("none", "simplex", "box"))(solver)
 
 
-@register("proximal_gradient", constraints=("none", "simplex", "box"))
-def proximal_gradient(
-    problem,
-    x0=None,
-    *,
-    tol: float = DEFAULT_TOL,
-    max_iter: int = 5000,
-    callback=None,
-    progress=None,
-    step=None,
-    off_clock: bool = False,
-):
-    """Proximal gradient / ISTA ``prox_{t h}(x - t grad f)``, t = 1/L (seed 003 section 6.4)."""
-    return _gd(
-        problem,
-        x0,
-        method="proximal_gradient",
-        tol=tol,
-        max_iter=max_iter,
-        callback=callback,
-        progress=progress,
-        step=step,
-        off_clock=off_clock,
-    )
+gd = _gradient_solver("gd", "Gradient descent / projected gradient, step 1/L by default (seed 003 section 6.4).")
+proximal_gradient = _gradient_solver(
+    "proximal_gradient", "Proximal gradient / ISTA ``prox_{t h}(x - t grad f)``, t = 1/L (seed 003 section 6.4)."
+)
