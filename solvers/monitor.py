@@ -13,13 +13,24 @@ benchmarks.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
 from .problem import capability, constant, constraint_of, offers, prox_of
 from .progress import ProgressFn, report
 from .result import Clock, SolveResult, Trace
+
+
+class Stop(TypedDict):
+    """The stopping and reporting options of every solver, declared once: a solver's signature ends
+    with ``**stop: Unpack[Stop]`` and :func:`solvers.registry.register` fills them in (``tol`` and
+    ``max_iter`` with the solver's own defaults). ``Run(method, **stop)`` keeps them."""
+
+    tol: float
+    max_iter: int
+    callback: Callable[[np.ndarray], Any] | None
+    progress: ProgressFn | None
 
 
 class Run:
@@ -34,11 +45,15 @@ class Run:
         self,
         method: str,
         *,
+        tol: float = 0.0,
+        max_iter: int = 0,
         callback: Callable[[np.ndarray], Any] | None = None,
         progress: ProgressFn | None = None,
         clock: Clock | None = None,
     ) -> None:
         self.method = method
+        self.tol = float(tol)
+        self.max_iter = int(max_iter)
         self.callback = callback
         self.progress = progress
         self.clock = clock or Clock()
@@ -93,11 +108,9 @@ class Monitor(Run):
     unless a solver passes its own measure (SDCA: the duality gap).
     """
 
-    def __init__(self, problem: object, method: str, *, tol: float, max_iter: int, callback: Any, progress: Any):
-        super().__init__(method, callback=callback, progress=progress)
+    def __init__(self, problem: object, method: str, **stop: Unpack[Stop]):
+        super().__init__(method, **stop)
         self.problem = problem
-        self.tol = float(tol)
-        self.max_iter = int(max_iter)
         self.prox = prox_of(problem)
         #: True when the prox is the identity (a linear model without l1, an unconstrained problem):
         #: the gradient mapping is then the gradient, whatever t, and L is never needed (for a large
@@ -145,7 +158,7 @@ class Monitor(Run):
         x: np.ndarray,
         epoch: int,
         *,
-        value_grad: tuple[float, np.ndarray] | None = None,
+        value_grad: tuple[float, np.ndarray | None] | None = None,
         measure: float | None = None,
         **extra: float,
     ) -> bool:
@@ -162,7 +175,10 @@ class Monitor(Run):
         if value_grad is None:
             value_grad = self.problem.value_and_grad(x)  # type: ignore[attr-defined]
         fx, g = value_grad
-        self.measure = float(measure) if measure is not None else self.grad_mapping(x, g)
+        if measure is None:
+            assert g is not None, "a gradient or a stopping measure is needed"
+            measure = self.grad_mapping(x, g)
+        self.measure = float(measure)
         self.fun = float(fx)
         if not off:
             now = self.clock()

@@ -1,10 +1,17 @@
 """Solvers by name: ``minimize(problem, method="newton")`` whatever the method.
 
-Every solver is a plain function ``fn(problem, x0=None, *, tol, max_iter, callback, progress,
-**options) -> SolveResult`` registered here with the problem members it needs (each declared in
+Every solver is a plain function ``fn(problem, x0=None, *, <its own options>, **stop: Unpack[Stop])
+-> SolveResult`` registered here with the problem members it needs (each declared in
 :data:`solvers.problem.CAPABILITIES`; an undeclared name is refused), so that pools (and the API's
 ``/v1/solve``) pick solvers by name and ``available(problem)`` lists the applicable ones. The
 callback rule (a truthy return stops) is stated in :mod:`solvers.problem`.
+
+The stopping and reporting options every solver takes (``tol``, ``max_iter``, ``callback``,
+``progress``: :class:`solvers.monitor.Stop`) are declared once, not in each solver's signature:
+:func:`register` takes the solver's own defaults of ``tol`` and ``max_iter``, fills the four in on
+every call, refuses an option the solver does not take (a ``TypeError``, as Python would) and gives
+the registered function its whole signature (``inspect.signature`` and ``help`` show all of them;
+the API builds its option schemas from it).
 
 ``method="auto"`` consults the rules of :data:`AUTO_PRIORITY`, in that order (the first rule that
 names an applicable solver wins), then falls back to the first applicable solver by name:
@@ -25,12 +32,15 @@ depends on module names.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .checks import check_count, check_tol
 from .errors import InputError
 from .problem import _declared, constraint_of, offers
 from .result import SolveResult
@@ -59,26 +69,61 @@ AUTO_PRIORITY: dict[str, int] = {
 _AUTO: list[tuple[int, str, Callable[[object], str | None]]] = []
 
 
+def with_stop_options(fn: SolverFn, *, tol: float, max_iter: int) -> SolverFn:
+    """``fn(problem, x0=None, *, <own options>, **stop)`` with the :class:`~solvers.monitor.Stop`
+    options filled in and checked (``tol`` >= 0 and ``max_iter`` a count, defaulting to the values given
+    here; ``callback`` and ``progress`` to None) and its whole signature declared."""
+    sig = inspect.signature(fn, eval_str=True)
+    own = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    kw = inspect.Parameter.KEYWORD_ONLY
+    defaults: dict[str, Any] = {"tol": tol, "max_iter": max_iter, "callback": None, "progress": None}
+    types: dict[str, Any] = {"tol": float, "max_iter": int}
+    stop = [
+        inspect.Parameter(n, kw, default=v, annotation=types.get(n, inspect.Parameter.empty))
+        for n, v in defaults.items()
+    ]
+    full = sig.replace(parameters=own[:2] + stop + own[2:])
+    names = frozenset(p.name for p in own[2:]) | defaults.keys()
+
+    @functools.wraps(fn)
+    def solver(problem: object, x0: np.ndarray | None = None, **options: Any) -> SolveResult:
+        unknown = options.keys() - names
+        if unknown:
+            raise TypeError(f"{fn.__name__}() got an unexpected keyword argument {min(unknown)!r}")
+        stop = {**defaults, **options}
+        check_tol(stop["tol"])
+        check_count(stop["max_iter"])
+        return fn(problem, x0, **stop)
+
+    solver.__signature__ = full  # type: ignore[attr-defined]
+    return solver
+
+
 def register(
     name: str,
     *,
+    tol: float,
+    max_iter: int,
     needs: tuple[str, ...] = (),
     constraints: tuple[str, ...] = ("none",),
     summary: str = "",
 ) -> Callable[[SolverFn], SolverFn]:
-    """Decorator: register ``fn`` under ``name``.
+    """Decorator: register ``fn`` under ``name`` (and return it with its stop options, see
+    :func:`with_stop_options`).
 
-    ``needs`` lists the optional problem members it requires (``"hessian"``, ``"term_grad"``...);
-    ``constraints`` the constraint kinds it handles (``"none"``, ``"simplex"``...).
+    ``tol`` and ``max_iter`` are the solver's defaults; ``needs`` lists the optional problem members
+    it requires (``"hessian"``, ``"term_grad"``...); ``constraints`` the constraint kinds it handles
+    (``"none"``, ``"simplex"``...).
     """
 
     _declared(tuple(needs), "needs")
 
     def deco(fn: SolverFn) -> SolverFn:
+        solver = with_stop_options(fn, tol=tol, max_iter=max_iter)
         _REGISTRY[name] = SolverInfo(
-            name, fn, tuple(needs), tuple(constraints), summary or (fn.__doc__ or "").strip().split("\n")[0]
+            name, solver, tuple(needs), tuple(constraints), summary or (fn.__doc__ or "").strip().split("\n")[0]
         )
-        return fn
+        return solver
 
     return deco
 

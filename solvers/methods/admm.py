@@ -16,47 +16,44 @@ defined.
 from __future__ import annotations
 
 import math
+from typing import Unpack
 
 import numpy as np
 
 from ..checks import check_count, check_positive, check_tol
 from ..errors import InputError
-from ..monitor import Run
+from ..monitor import Run, Stop
 from ..problem import offers
 from ..registry import register
 from ..result import SolveResult
 from ._stopping import stop_reason
 
 
-@register("admm", needs=("splitting",))
+@register("admm", needs=("splitting",), tol=1e-8, max_iter=10000)
 def admm(
     problem,
     x0=None,
     *,
-    tol: float = 1e-8,
-    max_iter: int = 10000,
-    callback=None,
-    progress=None,
     rho: float = 1.0,
     alpha: float = 1.0,
     tol_abs: float = 0.0,
     check_every: int = 1,
+    **stop: Unpack[Stop],
 ) -> SolveResult:
     """ADMM (scaled form, Boyd et al. 2011) with penalty ``rho`` and over-relaxation ``alpha``.
 
     Options: ``rho`` (> 0), ``alpha`` (in (0, 2)), ``tol_abs`` (the absolute part of Boyd's
     stopping tolerances; ``tol`` is the relative part), ``check_every``.
     """
-    check_tol(tol)
+    tol, max_iter = stop["tol"], stop["max_iter"]
     check_tol(tol_abs, field="tol_abs")
-    check_count(max_iter)
     check_count(check_every, field="check_every", minimum=1)
     rho = check_positive(rho, field="rho")
     if not 0.0 < alpha < 2.0:
         raise InputError("alpha", f"must be in (0, 2); got {alpha!r}")
     split = problem.splitting()
     has_gap = offers(problem, "duality_gap")
-    run = Run("admm", callback=callback, progress=progress)
+    run = Run("admm", **stop)
     x = np.zeros(split.dim_x) if x0 is None else np.array(x0, dtype=float)
     if x.shape != (split.dim_x,):
         raise InputError("x0", f"must have shape ({split.dim_x},); got {x.shape}")

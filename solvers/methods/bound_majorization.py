@@ -29,12 +29,12 @@ The problem reader is :mod:`solvers.methods._loglinear_terms`, the step
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
-from ..monitor import Run
-from ..progress import ProgressFn, report
+from ..monitor import Run, Stop
+from ..progress import report
 from ..registry import register
 from ..result import SolveResult
 from ._loglinear_terms import check_budget, prepare
@@ -48,18 +48,17 @@ __all__ = ["bound_majorization"]
     needs=("features", "labels"),
     constraints=("none", "simplex"),
     summary="Batch bound majorization (Jebara & Choromanska 2012): bound-Newton steps, monotone",
+    tol=1e-8,
+    max_iter=1000,
 )
 def bound_majorization(
     problem: Any,
     x0: np.ndarray | None = None,
     *,
-    tol: float = 1e-8,
-    max_iter: int = 1000,
-    callback: Callable[[np.ndarray], Any] | None = None,
-    progress: ProgressFn | None = None,
     curvature: str = "full",
     order: str = "ascending",
     projection: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
+    **stop: Unpack[Stop],
 ) -> SolveResult:
     """Batch bound majorization (seed 004 Algorithm 2, repaired).
 
@@ -83,8 +82,9 @@ def bound_majorization(
 
     ``trace`` records ``f(theta~)`` at the start of every iteration (free: ``log z_i = log Z_i``).
     """
+    tol, max_iter = stop["tol"], stop["max_iter"]
     check_budget(tol, max_iter)
-    run = Run("bm", callback=callback, progress=progress)
+    run = Run("bm", **stop)
     terms, constraint, x = prepare(problem, x0, curvature, order)
     lam = terms.lam
     converged, message, it, step_norm = False, "max_iter reached", 0, float("nan")
@@ -98,7 +98,7 @@ def bound_majorization(
         x_new = minimise_majorizer(x, g, H, constraint, projection)
         step_norm = float(np.linalg.norm(x_new - x))
         x = x_new
-        report(progress, it / max_iter)
+        report(run.progress, it / max_iter)
         if run.callback_stops(x):
             message = "stopped by callback"
             break
@@ -112,5 +112,5 @@ def bound_majorization(
     run.clock.pause()
     fun = float(problem.value(x))  # off the clock
     run.record(fun, at=seconds, step=step_norm)
-    report(progress, 1.0)
+    report(run.progress, 1.0)
     return run.result(x, fun, it, converged, message, seconds=seconds, curvature=curvature)

@@ -14,39 +14,36 @@ FISTA step). Trace (per outer iteration): ``f(x)``, the residual, the inner step
 from __future__ import annotations
 
 import math
+from typing import Unpack
 
 import numpy as np
 
 from ..checks import check_count, check_positive, check_tol
 from ..errors import InputError
-from ..monitor import Run
+from ..monitor import Run, Stop
 from ..prox import Equality
 from ..registry import register
 from ..result import SolveResult
 from ._stopping import stop_reason
 
 
-@register("bregman", needs=("saddle_point",))
+@register("bregman", needs=("saddle_point",), tol=1e-8, max_iter=200)
 def bregman(
     problem,
     x0=None,
     *,
-    tol: float = 1e-8,
-    max_iter: int = 200,
-    callback=None,
-    progress=None,
     c: float = 1.0,
     inner_tol: float = 1e-12,
     inner_max_iter: int = 20000,
+    **stop: Unpack[Stop],
 ) -> SolveResult:
     """Bregman iteration (seed 003 s.6.7) for a linearly constrained problem; inner problems by FISTA.
 
     Options: ``c`` (the quadratic weight), ``inner_tol`` (gradient-mapping norm of the inner solve),
     ``inner_max_iter``.
     """
-    check_tol(tol)
+    tol, max_iter = stop["tol"], stop["max_iter"]
     check_tol(inner_tol, field="inner_tol")
-    check_count(max_iter)
     check_count(inner_max_iter, field="inner_max_iter")
     c = check_positive(c, field="c")
     sad = problem.saddle_point()
@@ -57,7 +54,7 @@ def bregman(
     f = sad.f
     L = c * sad.norm**2
     t = 1.0 / L
-    run = Run("bregman", callback=callback, progress=progress)
+    run = Run("bregman", **stop)
     x = np.zeros(sad.dim) if x0 is None else np.array(x0, dtype=float)
     z = b.copy()
     scale = max(1.0, float(np.linalg.norm(b)))

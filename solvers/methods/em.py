@@ -18,11 +18,13 @@ Stops when the Frank-Wolfe gap ``max_i mean_n Q_ni/(Qw)_n - 1`` (an upper bound 
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import numpy as np
 
 from ..errors import InputError
 from ..linesearch import gap_progress, rel_tol_scale
-from ..monitor import Run
+from ..monitor import Run, Stop
 from ..problem import start_point
 from ..registry import register
 from ..result import SolveResult
@@ -43,19 +45,17 @@ def _em_map(problem, w):
     return w_new, f, float(ratio.max() - 1.0)
 
 
-@register("em", needs=("mixture", "mixture_offset"), constraints=("simplex",))
+@register("em", needs=("mixture", "mixture_offset"), constraints=("simplex",), tol=1e-10, max_iter=100_000)
 def em(
     problem,
     x0=None,
     *,
-    tol: float = 1e-10,
-    max_iter: int = 100_000,
-    callback=None,
-    progress=None,
     accelerate: bool = True,
+    **stop: Unpack[Stop],
 ) -> SolveResult:
     """EM for a mixture's weights (Eq. 2.4), optionally SQUAREM-accelerated; stops on the FW gap."""
-    run = Run("em", callback=callback, progress=progress)
+    tol, max_iter = stop["tol"], stop["max_iter"]
+    run = Run("em", **stop)
     w = start_point(problem, x0)
     if np.any(w < 0) or not np.isclose(w.sum(), 1.0):
         w = project_simplex(w)
@@ -69,7 +69,7 @@ def em(
     converged, message, it = False, "maximum number of iterations reached", 0
     for it in range(1, max_iter + 1):
         target = tol * rel_tol_scale(f)
-        gap_progress(progress, gap0, gap, target)
+        gap_progress(run.progress, gap0, gap, target)
         if gap <= target:
             converged, message, it = True, "gap below tolerance", it - 1
             break

@@ -21,6 +21,8 @@ regression stores one K-vector per term (:mod:`solvers.kernels_incremental.multi
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import numpy as np
 
 from ..errors import InputError
@@ -28,6 +30,7 @@ from ..kernels_incremental.losses import all_derivs
 from ..kernels_incremental.multinomial import full_pass as mn_full_pass
 from ..kernels_incremental.multinomial import mn_finito_epoch
 from ..kernels_incremental.table_methods import finito_epoch, prox_finito_epoch
+from ..monitor import Stop
 from ..problem import capability
 from ..registry import register
 from ._incremental_common import (
@@ -70,17 +73,15 @@ def _table(problem, method):
     return np.empty((n, d))
 
 
-def _run_finito(
-    problem, x0, *, method, alpha, tol, max_iter, callback, progress, order, seed, off_clock, check_every=1
-):
-    check_common(order, max_iter, tol)
+def _run_finito(problem, x0, *, method, alpha, order, seed, off_clock, check_every=1, **stop: Unpack[Stop]):
+    check_common(order, stop["max_iter"], stop["tol"])
     require_smooth(problem, method)
     if capability(problem, "l1", 0.0):
         raise InputError("problem", f"solver {method!r} has no prox; the problem has an l1 term (use 'saga' or 'svrg')")
     mu, L = _mu_L(problem, method)
     if not alpha > 0:
         raise InputError("alpha", f"must be > 0; got {alpha}")
-    mon = Monitor(problem, method, tol=tol, max_iter=max_iter, callback=callback, progress=progress)
+    mon = Monitor(problem, method, **stop)
     mon.off_clock = off_clock
     mon.check_every = int(check_every)
     rng = rng_of(seed)
@@ -124,20 +125,17 @@ def _run_finito(
     return mon.result(w, epoch, alpha=alpha, phibar=Sphi / n, compiled=lt is not None or mt is not None)
 
 
-@register("finito", needs=("term_grad", "mu"), constraints=("none",))
+@register("finito", needs=("term_grad", "mu"), constraints=("none",), tol=DEFAULT_TOL, max_iter=300)
 def finito(
     problem,
     x0=None,
     *,
-    tol: float = DEFAULT_TOL,
-    max_iter: int = 300,
-    callback=None,
-    progress=None,
     alpha: float | None = None,
     order: str = "permuted",
     seed=0,
     off_clock: bool = False,
     check_every: int = 1,
+    **stop: Unpack[Stop],
 ):
     """Finito (seed 001 Alg 3.1): inverse step ``alpha`` (default 2 under the big-data condition), permuted order."""
     require_smooth(problem, "finito")
@@ -149,10 +147,7 @@ def finito(
         x0,
         method="finito",
         alpha=alpha,
-        tol=tol,
-        max_iter=max_iter,
-        callback=callback,
-        progress=progress,
+        **stop,
         order=order,
         seed=seed,
         off_clock=off_clock,
@@ -160,19 +155,16 @@ def finito(
     )
 
 
-@register("miso", needs=("term_grad", "mu"), constraints=("none",))
+@register("miso", needs=("term_grad", "mu"), constraints=("none",), tol=DEFAULT_TOL, max_iter=300)
 def miso(
     problem,
     x0=None,
     *,
-    tol: float = DEFAULT_TOL,
-    max_iter: int = 300,
-    callback=None,
-    progress=None,
     order: str = "random",
     seed=0,
     off_clock: bool = False,
     check_every: int = 1,
+    **stop: Unpack[Stop],
 ):
     """MISO (Mairal 2013; seed 001 Eq. 3.2): Finito with ``alpha = L/mu``."""
     require_smooth(problem, "miso")
@@ -182,10 +174,7 @@ def miso(
         x0,
         method="miso",
         alpha=L / mu,
-        tol=tol,
-        max_iter=max_iter,
-        callback=callback,
-        progress=progress,
+        **stop,
         order=order,
         seed=seed,
         off_clock=off_clock,
@@ -193,21 +182,19 @@ def miso(
     )
 
 
-@register("prox_finito", needs=("ridge_terms", "mu"), constraints=("none",))
+@register("prox_finito", needs=("ridge_terms", "mu"), constraints=("none",), tol=DEFAULT_TOL, max_iter=300)
 def prox_finito(
     problem,
     x0=None,
     *,
-    tol: float = DEFAULT_TOL,
-    max_iter: int = 300,
-    callback=None,
-    progress=None,
     order: str = "random",
     seed=0,
     off_clock: bool = False,
+    **stop: Unpack[Stop],
 ):
     """Prox-Finito (seed 001 Alg 3.3): each step solves the prox of one term (a 1-D problem for the
     binary linear models, a K-dimensional Newton solve for multinomial logistic regression)."""
+    tol, max_iter = stop["tol"], stop["max_iter"]
     check_common(order, max_iter, tol)
     if capability(problem, "l1", 0.0):
         raise InputError("problem", "solver 'prox_finito' has no prox for h; the problem has an l1 term")
@@ -235,7 +222,7 @@ def prox_finito(
         def epoch(idx, phi, s, Sphi, Sg, z):
             prox_finito_epoch(lt.loss, *lt.args(), lt.y, lt.smoothing, idx, phi, s, Sphi, Sg, lt.sqnorms, z, mu)
 
-    mon = Monitor(problem, "prox_finito", tol=tol, max_iter=max_iter, callback=callback, progress=progress)
+    mon = Monitor(problem, "prox_finito", **stop)
     mon.off_clock = off_clock
     rng = rng_of(seed)
     phi = _table(problem, "prox_finito")

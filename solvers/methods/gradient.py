@@ -10,16 +10,19 @@ problem's ``prox`` or ``project`` (projected gradient on the simplex), the ident
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from ..errors import InputError
+from ..monitor import Stop
 from ..registry import register
 from ._incremental_common import Monitor, constant, require_smooth, smooth_value, start
 
 DEFAULT_TOL = 1e-10
 
 
-def _gd(problem, x0, *, method, tol, max_iter, callback, progress, step, off_clock=False):
+def _gd(problem, x0, *, method, step, off_clock=False, **stop: Unpack[Stop]):
     require_smooth(problem, method)
-    mon = Monitor(problem, method, tol=tol, max_iter=max_iter, callback=callback, progress=progress)
+    mon = Monitor(problem, method, **stop)
     mon.off_clock = off_clock
     prox = mon.prox
     L = constant(problem, "L")
@@ -68,32 +71,12 @@ def _gd(problem, x0, *, method, tol, max_iter, callback, progress, step, off_clo
 def _gradient_solver(name: str, doc: str):
     """Register ``name`` as :func:`_gd` under its own method label (one driver, two names)."""
 
-    def solver(
-        problem,
-        x0=None,
-        *,
-        tol: float = DEFAULT_TOL,
-        max_iter: int = 5000,
-        callback=None,
-        progress=None,
-        step=None,
-        off_clock: bool = False,
-    ):
-        return _gd(
-            problem,
-            x0,
-            method=name,
-            tol=tol,
-            max_iter=max_iter,
-            callback=callback,
-            progress=progress,
-            step=step,
-            off_clock=off_clock,
-        )
+    def solver(problem, x0=None, *, step=None, off_clock: bool = False, **stop: Unpack[Stop]):
+        return _gd(problem, x0, method=name, step=step, off_clock=off_clock, **stop)
 
     solver.__name__ = solver.__qualname__ = name
     solver.__doc__ = doc
-    return register(name, constraints=("none", "simplex", "box"))(solver)
+    return register(name, constraints=("none", "simplex", "box"), tol=DEFAULT_TOL, max_iter=5000)(solver)
 
 
 gd = _gradient_solver("gd", "Gradient descent / projected gradient, step 1/L by default (seed 003 section 6.4).")

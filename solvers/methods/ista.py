@@ -15,11 +15,12 @@ pass = one gradient. The trace holds the objective, the stopping measure and the
 from __future__ import annotations
 
 import math
+from typing import Unpack
 
 import numpy as np
 
-from ..checks import check_count, check_tol
-from ..monitor import Run
+from ..checks import check_count
+from ..monitor import Run, Stop
 from ..problem import offers, start_point
 from ..registry import register
 from ..result import SolveResult
@@ -28,12 +29,11 @@ from ._stopping import stop_reason
 _NEEDS = ("prox", "smooth_value", "L")
 
 
-def _proximal_gradient(problem, x0, *, accelerated, tol, max_iter, callback, progress, check_every) -> SolveResult:
-    check_tol(tol)
-    check_count(max_iter)
+def _proximal_gradient(problem, x0, *, accelerated, check_every, **stop: Unpack[Stop]) -> SolveResult:
+    tol, max_iter = stop["tol"], stop["max_iter"]
     check_count(check_every, field="check_every", minimum=1)
     method = "fista" if accelerated else "ista"
-    run = Run(method, callback=callback, progress=progress)
+    run = Run(method, **stop)
     L = float(problem.L)
     t = 1.0 / L if L > 0 else 1.0
     has_gap = offers(problem, "duality_gap")
@@ -75,35 +75,13 @@ def _proximal_gradient(problem, x0, *, accelerated, tol, max_iter, callback, pro
     return run.result(x, float(problem.value(x)), k, converged, message)
 
 
-@register("ista", needs=_NEEDS, constraints=("none",))
-def ista(
-    problem, x0=None, *, tol: float = 1e-8, max_iter: int = 10000, callback=None, progress=None, check_every: int = 1
-):
+@register("ista", needs=_NEEDS, constraints=("none",), tol=1e-8, max_iter=10000)
+def ista(problem, x0=None, *, check_every: int = 1, **stop: Unpack[Stop]):
     """ISTA: proximal gradient with step 1/L (O(1/k))."""
-    return _proximal_gradient(
-        problem,
-        x0,
-        accelerated=False,
-        tol=tol,
-        max_iter=max_iter,
-        callback=callback,
-        progress=progress,
-        check_every=check_every,
-    )
+    return _proximal_gradient(problem, x0, accelerated=False, check_every=check_every, **stop)
 
 
-@register("fista", needs=_NEEDS, constraints=("none",))
-def fista(
-    problem, x0=None, *, tol: float = 1e-8, max_iter: int = 10000, callback=None, progress=None, check_every: int = 1
-):
+@register("fista", needs=_NEEDS, constraints=("none",), tol=1e-8, max_iter=10000)
+def fista(problem, x0=None, *, check_every: int = 1, **stop: Unpack[Stop]):
     """FISTA: accelerated proximal gradient with step 1/L (O(1/k^2), Beck & Teboulle 2009)."""
-    return _proximal_gradient(
-        problem,
-        x0,
-        accelerated=True,
-        tol=tol,
-        max_iter=max_iter,
-        callback=callback,
-        progress=progress,
-        check_every=check_every,
-    )
+    return _proximal_gradient(problem, x0, accelerated=True, check_every=check_every, **stop)

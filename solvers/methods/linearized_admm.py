@@ -15,36 +15,34 @@ one product with ``A`` and one with ``A^T``.
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import numpy as np
 
-from ..checks import check_count, check_positive, check_tol
+from ..checks import check_count, check_positive
 from ..errors import InputError
-from ..monitor import Run
+from ..monitor import Run, Stop
 from ..problem import offers, start_point
 from ..registry import register
 from ..result import SolveResult
 from ._stopping import stop_reason
 
 
-@register("linearized_admm", needs=("saddle_point",))
+@register("linearized_admm", needs=("saddle_point",), tol=1e-8, max_iter=10000)
 def linearized_admm(
     problem,
     x0=None,
     *,
-    tol: float = 1e-8,
-    max_iter: int = 10000,
-    callback=None,
-    progress=None,
     lam: float = 1.0,
     mu: float | None = None,
     check_every: int = 1,
+    **stop: Unpack[Stop],
 ) -> SolveResult:
     """Linearized ADMM (Parikh & Boyd 4.4.2): prox of f and of g, products with A; ``mu <= lam/|A|^2``.
 
     Options: ``lam`` (> 0), ``mu`` (default ``lam/|A|^2``), ``check_every``.
     """
-    check_tol(tol)
-    check_count(max_iter)
+    tol, max_iter = stop["tol"], stop["max_iter"]
     check_count(check_every, field="check_every", minimum=1)
     lam = check_positive(lam, field="lam")
     sad = problem.saddle_point()
@@ -54,7 +52,7 @@ def linearized_admm(
         raise InputError("mu", f"must be <= lam/|A|^2 = {lam / norm2:.4g}; got {mu!r}")
     g = sad.g
     has_gap = offers(problem, "duality_gap")
-    run = Run("linearized_admm", callback=callback, progress=progress)
+    run = Run("linearized_admm", **stop)
     x = np.array(start_point(sad, x0), dtype=float)
     Ax = sad.KTx(x)
     z = Ax.copy()

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import NamedTuple, Unpack
 
 import numpy as np
 
 from ..errors import InputError
+from ..monitor import Stop
 from ..problem import capability
 from ..registry import register
 from ._incremental_common import Monitor, constant, require_smooth, start
@@ -87,18 +88,15 @@ def _setup(problem, method: str, step: float | None) -> tuple[float, float]:
     return L, constant(problem, "mu", 0.0) or 0.0
 
 
-@register("heavy_ball", needs=("L",), constraints=("none", "simplex", "box"))
+@register("heavy_ball", needs=("L",), constraints=("none", "simplex", "box"), tol=DEFAULT_TOL, max_iter=5000)
 def heavy_ball(
     problem,
     x0=None,
     *,
-    tol: float = DEFAULT_TOL,
-    max_iter: int = 5000,
-    callback=None,
-    progress=None,
     step: float | None = None,
     momentum: float | None = None,
     off_clock: bool = False,
+    **stop: Unpack[Stop],
 ):
     """Heavy-ball momentum (seed 003), defaults in the module docstring."""
     L, mu = _setup(problem, "heavy_ball", step)
@@ -112,7 +110,7 @@ def heavy_ball(
     b = b0 if momentum is None else float(momentum)
     if not (t > 0 and 0 <= b < 1):
         raise InputError("step", f"must be > 0 and momentum in [0, 1); got {t}, {b}")
-    mon = Monitor(problem, "heavy_ball", tol=tol, max_iter=max_iter, callback=callback, progress=progress)
+    mon = Monitor(problem, "heavy_ball", **stop)
     mon.off_clock = off_clock
     state = heavy_ball_init(problem, start(problem, x0), mon.prox, t)
     mon.passes += 1
@@ -124,18 +122,15 @@ def heavy_ball(
     return mon.result(state.x, it, step=t, momentum=b)
 
 
-@register("nesterov", needs=("L",), constraints=("none", "simplex", "box"))
+@register("nesterov", needs=("L",), constraints=("none", "simplex", "box"), tol=DEFAULT_TOL, max_iter=5000)
 def nesterov(
     problem,
     x0=None,
     *,
-    tol: float = DEFAULT_TOL,
-    max_iter: int = 5000,
-    callback=None,
-    progress=None,
     step: float | None = None,
     momentum: float | None = None,
     off_clock: bool = False,
+    **stop: Unpack[Stop],
 ):
     """Nesterov's accelerated (proximal) gradient / FISTA (seed 003), ``t = 1/L``."""
     L, mu = _setup(problem, "nesterov", step)
@@ -144,7 +139,7 @@ def nesterov(
         raise InputError("step", f"must be > 0; got {step}")
     if momentum is None and mu > 0:
         momentum = (math.sqrt(L) - math.sqrt(mu)) / (math.sqrt(L) + math.sqrt(mu))
-    mon = Monitor(problem, "nesterov", tol=tol, max_iter=max_iter, callback=callback, progress=progress)
+    mon = Monitor(problem, "nesterov", **stop)
     mon.off_clock = off_clock
     state = nesterov_init(start(problem, x0), mon.prox, t)
     while not mon.check(state.x, state.k):

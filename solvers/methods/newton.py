@@ -24,11 +24,13 @@ sparse, so most Newton iterations touch only a few agents' data and the Hessians
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import numpy as np
 
 from ..errors import InputError
 from ..linesearch import armijo, gap_progress, rel_tol_scale
-from ..monitor import Run
+from ..monitor import Run, Stop
 from ..problem import capability, constraint_of, offers, start_point
 from ..registry import register, register_auto_rule
 from ..result import SolveResult
@@ -48,15 +50,11 @@ def _newton_direction(H: np.ndarray, g: np.ndarray) -> np.ndarray:
     return -g / scale
 
 
-@register("newton", needs=("hessian",), constraints=("none", "simplex"))
+@register("newton", needs=("hessian",), constraints=("none", "simplex"), tol=1e-10, max_iter=200)
 def newton(
     problem,
     x0=None,
     *,
-    tol: float = 1e-10,
-    max_iter: int = 200,
-    callback=None,
-    progress=None,
     alpha: float = 0.01,
     beta: float = 0.5,
     working_set: bool | None = None,
@@ -66,6 +64,7 @@ def newton(
     hessian_sample: float | None = None,
     seed: int = 0,
     ws_first_tol: float = 1e-6,
+    **stop: Unpack[Stop],
 ) -> SolveResult:
     """Newton with Armijo backtracking; projected (SQP) Newton on the simplex; working set when offered.
 
@@ -86,10 +85,7 @@ def newton(
         return _newton_working_set(
             problem,
             x0,
-            tol=tol,
-            max_iter=max_iter,
-            callback=callback,
-            progress=progress,
+            **stop,
             alpha=alpha,
             beta=beta,
             ws_init=ws_init,
@@ -101,10 +97,7 @@ def newton(
     return _newton_plain(
         problem,
         x0,
-        tol=tol,
-        max_iter=max_iter,
-        callback=callback,
-        progress=progress,
+        **stop,
         alpha=alpha,
         beta=beta,
         hessian_items=_sample(problem, hessian_sample, seed),
@@ -153,10 +146,11 @@ def _sample(problem, fraction, seed):
 
 
 def _newton_plain(
-    problem, x0, *, tol, max_iter, callback, progress, alpha, beta, hessian_items=None, clock=None, start=None
+    problem, x0, *, alpha, beta, hessian_items=None, clock=None, start=None, **stop: Unpack[Stop]
 ) -> SolveResult:
     """``start``: ``(f, g)`` already known at ``x0`` (then ``x0`` is used as given, not projected)."""
-    run = Run("newton", callback=callback, progress=progress, clock=clock)
+    tol, max_iter = stop["tol"], stop["max_iter"]
+    run = Run("newton", **stop, clock=clock)
     simplex = constraint_of(problem) == "simplex"
     x = start_point(problem, x0)
     if start is not None:
@@ -185,7 +179,7 @@ def _newton_plain(
             gap_ = min(gap, dec_) if simplex else dec_
             if slope_ < 0 and gap_ <= tol * rel_tol_scale(f):
                 gap = gap_
-                gap_progress(progress, gap0 if gap0 is not None else gap, gap, tol * rel_tol_scale(f))
+                gap_progress(run.progress, gap0 if gap0 is not None else gap, gap, tol * rel_tol_scale(f))
                 converged, message, it = True, "gap below tolerance", it - 1
                 break
         if hessian_items is None:
@@ -198,7 +192,7 @@ def _newton_plain(
         gap = min(gap, model_dec) if simplex else model_dec
         gap0 = gap if gap0 is None else gap0
         target = tol * rel_tol_scale(f)
-        gap_progress(progress, gap0, gap, target)
+        gap_progress(run.progress, gap0, gap, target)
         if gap <= target:
             converged, message, it = True, "gap below tolerance", it - 1
             break
@@ -261,10 +255,6 @@ def _newton_working_set(
     problem,
     x0,
     *,
-    tol,
-    max_iter,
-    callback,
-    progress,
     alpha,
     beta,
     ws_init,
@@ -272,8 +262,10 @@ def _newton_working_set(
     hessian_sample,
     seed,
     ws_first_tol=1e-6,
+    **stop: Unpack[Stop],
 ) -> SolveResult:
-    run = Run("newton", callback=callback, progress=progress)
+    tol, max_iter = stop["tol"], stop["max_iter"]
+    run = Run("newton", **stop)
     d = problem.dim
     x = start_point(problem, x0)
     x = problem.project(x) if offers(problem, "project") else x
@@ -347,7 +339,7 @@ def _newton_working_set(
         gap0 = gap if gap0 is None else gap0
         run.record(f, gap=gap, ws_size=S.size)
         target = tol * rel_tol_scale(f)
-        gap_progress(progress, gap0, gap, target)
+        gap_progress(run.progress, gap0, gap, target)
         if gap <= target:
             converged, message = True, "gap below tolerance"
             break

@@ -22,46 +22,43 @@ no gap.
 from __future__ import annotations
 
 import math
+from typing import Unpack
 
 import numpy as np
 
-from ..checks import check_count, check_positive, check_tol
+from ..checks import check_count, check_positive
 from ..errors import InputError
-from ..monitor import Run
+from ..monitor import Run, Stop
 from ..problem import start_point
 from ..registry import register
 from ..result import SolveResult
 
 
-@register("pdcp", needs=("saddle_point",))
+@register("pdcp", needs=("saddle_point",), tol=1e-8, max_iter=10000)
 def pdcp(
     problem,
     x0=None,
     *,
-    tol: float = 1e-8,
-    max_iter: int = 10000,
-    callback=None,
-    progress=None,
     tau: float | None = None,
     sigma: float | None = None,
     ratio: float = 1.0,
     theta: float = 1.0,
     y0: np.ndarray | None = None,
     check_every: int = 1,
+    **stop: Unpack[Stop],
 ) -> SolveResult:
     """PDCP (Chambolle-Pock): primal-dual proximal steps with extrapolation; ``tau sigma |K|^2 <= 1``.
 
     Options: ``tau``, ``sigma`` (default ``sqrt(ratio)/|K|`` and ``1/(sqrt(ratio)|K|)``), ``theta``
     (extrapolation, in [0, 1]), ``y0`` (dual start), ``check_every``.
     """
-    check_tol(tol)
-    check_count(max_iter)
+    tol, max_iter = stop["tol"], stop["max_iter"]
     check_count(check_every, field="check_every", minimum=1)
     check_positive(ratio, field="ratio")
     if not 0.0 <= theta <= 1.0:
         raise InputError("theta", f"must be in [0, 1]; got {theta!r}")
     sp = problem.saddle_point()
-    run = Run("pdcp", callback=callback, progress=progress)
+    run = Run("pdcp", **stop)
     norm = sp.norm
     if tau is None:
         tau = math.sqrt(ratio) / norm

@@ -21,13 +21,14 @@ Either is compared with ``tol * max(1, |f|)``. One pass = one ``value_and_grad``
 from __future__ import annotations
 
 from collections import deque
+from typing import Unpack
 
 import numpy as np
 
 from ..checks import check_count, check_tol
 from ..errors import InputError
 from ..linesearch import gap_progress, rel_tol_scale
-from ..monitor import Run
+from ..monitor import Run, Stop
 from ..problem import constraint_of, offers, start_point
 from ..registry import register
 from ..result import SolveResult
@@ -44,20 +45,17 @@ def _projector(problem):
     return lambda x: x
 
 
-@register("projected_gradient", constraints=("none", "simplex", "box", "product"))
+@register("projected_gradient", constraints=("none", "simplex", "box", "product"), tol=1e-8, max_iter=1000)
 def projected_gradient(
     problem,
     x0=None,
     *,
-    tol: float = 1e-8,
-    max_iter: int = 1000,
-    callback=None,
-    progress=None,
     memory: int = 10,
     armijo_c: float = 1e-4,
     step_min: float = 1e-12,
     step_max: float = 1e12,
     step0: float | None = None,
+    **stop: Unpack[Stop],
 ) -> SolveResult:
     """Spectral projected gradient (SPG2) with a non-monotone Armijo line search.
 
@@ -65,10 +63,10 @@ def projected_gradient(
     ``armijo_c`` (the sufficient-decrease constant of the Armijo test), ``step_min``/``step_max`` (clip of the spectral step),
     ``step0`` (first step; default ``1/||P(x - g) - x||_∞``).
     """
+    tol, max_iter = stop["tol"], stop["max_iter"]
     check_tol(tol, positive=True)
-    check_count(max_iter)
     check_count(memory, field="memory", minimum=1)
-    run = Run("projected_gradient", callback=callback, progress=progress)
+    run = Run("projected_gradient", **stop)
     proj = _projector(problem)
     simplex = constraint_of(problem) == "simplex"
     x = proj(start_point(problem, x0))
@@ -93,7 +91,7 @@ def projected_gradient(
     converged, message, it = False, "maximum number of iterations reached", 0
     for it in range(1, max_iter + 1):
         target = tol * rel_tol_scale(f)
-        gap_progress(progress, gap0, gap, target)
+        gap_progress(run.progress, gap0, gap, target)
         if gap <= target:
             converged, message, it = True, "gap below tolerance", it - 1
             break

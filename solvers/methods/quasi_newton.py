@@ -20,36 +20,33 @@ to a few hundred (``B`` is dense).
 from __future__ import annotations
 
 from collections import deque
+from typing import Unpack
 
 import numpy as np
 
 from ..linesearch import armijo, gap_progress, rel_tol_scale
-from ..monitor import Run
+from ..monitor import Run, Stop
 from ..problem import constraint_of, offers, start_point
 from ..registry import register, register_auto_rule
 from ..result import SolveResult
 from ..simplex import fw_gap, solve_simplex_qp
 
 
-@register("lbfgs", constraints=("none", "simplex"))
+@register("lbfgs", constraints=("none", "simplex"), tol=1e-9, max_iter=1000)
 def lbfgs(
     problem,
     x0=None,
     *,
-    tol: float = 1e-9,
-    max_iter: int = 1000,
-    callback=None,
-    progress=None,
     memory: int = 10,
     alpha: float = 1e-4,
     beta: float = 0.5,
+    **stop: Unpack[Stop],
 ) -> SolveResult:
     """L-BFGS with Armijo backtracking; projected dense BFGS on the simplex (see the module docstring)."""
+    tol, max_iter = stop["tol"], stop["max_iter"]
     if constraint_of(problem) == "simplex":
-        return _projected_bfgs(
-            problem, x0, tol=tol, max_iter=max_iter, callback=callback, progress=progress, alpha=alpha, beta=beta
-        )
-    run = Run("lbfgs", callback=callback, progress=progress)
+        return _projected_bfgs(problem, x0, **stop, alpha=alpha, beta=beta)
+    run = Run("lbfgs", **stop)
     x = start_point(problem, x0)
     f, g = problem.value_and_grad(x)
     run.passes = 1.0
@@ -61,7 +58,7 @@ def lbfgs(
     for it in range(1, max_iter + 1):
         gn = float(np.max(np.abs(g)))
         target = tol * rel_tol_scale(f)
-        gap_progress(progress, gn0, gn, target)
+        gap_progress(run.progress, gn0, gn, target)
         if gn <= target:
             converged, message, it = True, "gradient norm below tolerance", it - 1
             break
@@ -135,8 +132,9 @@ def lbfgs(
     return run.result(x, f, it, converged, message, grad_norm=float(np.max(np.abs(g))))
 
 
-def _projected_bfgs(problem, x0, *, tol, max_iter, callback, progress, alpha, beta) -> SolveResult:
-    run = Run("lbfgs", callback=callback, progress=progress)
+def _projected_bfgs(problem, x0, *, alpha, beta, **stop: Unpack[Stop]) -> SolveResult:
+    tol, max_iter = stop["tol"], stop["max_iter"]
+    run = Run("lbfgs", **stop)
     x = start_point(problem, x0)
     x = problem.project(x) if offers(problem, "project") else x
     n = x.size
@@ -151,7 +149,7 @@ def _projected_bfgs(problem, x0, *, tol, max_iter, callback, progress, alpha, be
     for it in range(1, max_iter + 1):
         gap = fw_gap(x, g)
         target = tol * rel_tol_scale(f)
-        gap_progress(progress, gap0, gap, target)
+        gap_progress(run.progress, gap0, gap, target)
         if gap <= target:
             converged, message, it = True, "gap below tolerance", it - 1
             break

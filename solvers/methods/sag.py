@@ -9,25 +9,25 @@ The seed's SAG parameter gamma is an INVERSE step (``x - (1/(gamma n)) sum_i y_i
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from ..errors import InputError
+from ..monitor import Stop
 from ..registry import register
 from ._incremental_common import DEFAULT_TOL, constant, require_smooth
 from .saga import run_table_method
 
 
-@register("sag", needs=("term_grad",), constraints=("none", "simplex", "box"))
+@register("sag", needs=("term_grad",), constraints=("none", "simplex", "box"), tol=DEFAULT_TOL, max_iter=300)
 def sag(
     problem,
     x0=None,
     *,
-    tol: float = DEFAULT_TOL,
-    max_iter: int = 300,
-    callback=None,
-    progress=None,
     step: float | None = None,
     order: str = "random",
     seed=0,
     off_clock: bool = False,
+    **stop: Unpack[Stop],
 ):
     """SAG (seed 001 Alg 2.2 / Eq. 4.4); ``step = 1/gamma`` defaults to ``1/L_max``."""
     require_smooth(problem, "sag")
@@ -42,10 +42,7 @@ def sag(
         method="sag",
         theta=1.0 / problem.n_terms,
         step=step,
-        tol=tol,
-        max_iter=max_iter,
-        callback=callback,
-        progress=progress,
+        **stop,
         order=order,
         seed=seed,
         off_clock=off_clock,

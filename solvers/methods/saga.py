@@ -17,6 +17,8 @@ with one stored K-vector per term (:mod:`solvers.kernels_incremental.multinomial
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import numpy as np
 
 from ..errors import InputError
@@ -28,6 +30,7 @@ from ..kernels_incremental.variance_reduced import (
     saga_sparse_epoch_scaled,
     use_scaled,
 )
+from ..monitor import Stop
 from ..problem import capability
 from ..registry import register
 from ._incremental_common import (
@@ -52,15 +55,13 @@ def saga_default_step(problem) -> float:
     return max(1.0 / (3.0 * L), 1.0 / (2.0 * (mu * n + L)) if mu > 0 else 0.0)
 
 
-def run_table_method(
-    problem, x0, *, method, theta, step, tol, max_iter, callback, progress, order, seed, off_clock=False
-):
+def run_table_method(problem, x0, *, method, theta, step, order, seed, off_clock=False, **stop: Unpack[Stop]):
     """SAGA (theta = 1) or SAG in the form of Eq. 4.4 (theta = 1/n); see the module docstring."""
-    check_common(order, max_iter, tol)
+    check_common(order, stop["max_iter"], stop["tol"])
     require_smooth(problem, method)
     if not step > 0:
         raise InputError("step", f"must be > 0; got {step}")
-    mon = Monitor(problem, method, tol=tol, max_iter=max_iter, callback=callback, progress=progress)
+    mon = Monitor(problem, method, **stop)
     mon.off_clock = off_clock
     rng = rng_of(seed)
     x = start(problem, x0)
@@ -138,8 +139,8 @@ def run_table_method(
     gbar = G.mean(axis=0)
     mon.passes += 1
     epoch = 0
-    stop = mon.check(x, epoch)
-    while not stop:
+    halt = mon.check(x, epoch)
+    while not halt:
         for j in indices(rng, n, order):
             g = problem.term_grad(int(j), x)
             dg = g - G[j]
@@ -148,7 +149,7 @@ def run_table_method(
             G[j] = g
         mon.passes += 1
         epoch += 1
-        stop = mon.check(x, epoch)
+        halt = mon.check(x, epoch)
     return mon.result(x, epoch, step=step, compiled=False)
 
 
@@ -205,12 +206,12 @@ def _saga_loglinear(problem, x, mon, rng, step, order, theta):
     loglinear_init_table(F, labels, x, P, gbar)
     mon.passes += 1
     epoch = 0
-    stop = mon.check(x, epoch)
-    while not stop:
+    halt = mon.check(x, epoch)
+    while not halt:
         loglinear_saga_epoch(F, labels, indices(rng, n, order), x, P, gbar, step, l2, simplex, theta)
         mon.passes += 1
         epoch += 1
-        stop = mon.check(x, epoch)
+        halt = mon.check(x, epoch)
     return mon.result(x, epoch, step=step, compiled=True)
 
 
@@ -227,28 +228,25 @@ def _saga_mixture(problem, x, mon, rng, step, order, theta):
     mixture_init_table(Q, x, s, gbar)
     mon.passes += 1
     epoch = 0
-    stop = mon.check(x, epoch)
-    while not stop:
+    halt = mon.check(x, epoch)
+    while not halt:
         mixture_saga_epoch(Q, indices(rng, n, order), x, s, gbar, step, theta)
         mon.passes += 1
         epoch += 1
-        stop = mon.check(x, epoch)
+        halt = mon.check(x, epoch)
     return mon.result(x, epoch, step=step, compiled=True)
 
 
-@register("saga", needs=("term_grad",), constraints=("none", "simplex", "box"))
+@register("saga", needs=("term_grad",), constraints=("none", "simplex", "box"), tol=DEFAULT_TOL, max_iter=300)
 def saga(
     problem,
     x0=None,
     *,
-    tol: float = DEFAULT_TOL,
-    max_iter: int = 300,
-    callback=None,
-    progress=None,
     step: float | None = None,
     order: str = "random",
     seed=0,
     off_clock: bool = False,
+    **stop: Unpack[Stop],
 ):
     """SAGA with prox (seed 001 Alg 4.1); compiled for linear models, lazy updates on sparse rows.
 
@@ -265,10 +263,7 @@ def saga(
         method="saga",
         theta=1.0,
         step=step,
-        tol=tol,
-        max_iter=max_iter,
-        callback=callback,
-        progress=progress,
+        **stop,
         order=order,
         seed=seed,
         off_clock=off_clock,

@@ -18,11 +18,14 @@ the gap).
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import numpy as np
 
 from ..errors import InputError
 from ..kernels_incremental.multinomial_sdca import mn_sdca_dual_terms, mn_sdca_epoch
 from ..kernels_incremental.table_methods import sdca_dual_terms, sdca_epoch
+from ..monitor import Stop
 from ..problem import capability
 from ..registry import register
 from ._incremental_common import DEFAULT_TOL, Monitor, check_common, indices, rng_of
@@ -30,19 +33,16 @@ from ._incremental_common import DEFAULT_TOL, Monitor, check_common, indices, rn
 VARIANTS = {"exact": 0, "line_search": 1, "constant": 2}
 
 
-@register("sdca", needs=("ridge_terms",), constraints=("none",))
+@register("sdca", needs=("ridge_terms",), constraints=("none",), tol=DEFAULT_TOL, max_iter=300)
 def sdca(
     problem,
     x0=None,
     *,
-    tol: float = DEFAULT_TOL,
-    max_iter: int = 300,
-    callback=None,
-    progress=None,
     variant: str | None = None,
     order: str = "random",
     seed=0,
     off_clock: bool = False,
+    **stop: Unpack[Stop],
 ):
     """SDCA (seed 001 Alg 2.1): ``variant`` "exact" | "line_search" | "constant"; stops on the duality gap.
 
@@ -51,6 +51,7 @@ def sdca(
     (:mod:`solvers.kernels_incremental.multinomial_sdca`), variants "line_search" (the default there;
     elsewhere "exact") and "constant"; "exact" is refused (no usable closed form, seed 001 L472).
     """
+    tol, max_iter = stop["tol"], stop["max_iter"]
     check_common(order, max_iter, tol)
     if variant is None:  # the seed's exact step where it has a usable form, else the line search
         variant = "line_search" if capability(problem, "multinomial_terms") is not None else "exact"
@@ -62,10 +63,7 @@ def sdca(
     if capability(problem, "multinomial_terms") is not None:
         return _sdca_multinomial(
             problem,
-            tol=tol,
-            max_iter=max_iter,
-            callback=callback,
-            progress=progress,
+            **stop,
             variant=variant,
             order=order,
             seed=seed,
@@ -83,10 +81,6 @@ def sdca(
         np.zeros(n),
         mu,
         variant,
-        tol,
-        max_iter,
-        callback,
-        progress,
         seed,
         off_clock,
         dual_terms=lambda beta: sdca_dual_terms(lt.loss, beta, lt.y, lt.smoothing),
@@ -94,15 +88,16 @@ def sdca(
             lt.loss, *lt.args(), lt.y, lt.smoothing, idx, beta, x, lt.sqnorms, mu, v, sconst
         ),
         order=order,
+        **stop,
     )
 
 
-def _loop(problem, beta, mu, variant, tol, max_iter, callback, progress, seed, off_clock, *, dual_terms, epoch, order):
+def _loop(problem, beta, mu, variant, seed, off_clock, *, dual_terms, epoch, order, **stop: Unpack[Stop]):
     """SDCA's outer loop: the duality gap ``P(x) - D(beta)`` (L465-467),
     ``D = -(1/n) sum_i phi*(beta_i) - (mu/2)|x|^2``, checked before every epoch (off the clock with
     ``off_clock``), then one epoch of coordinate steps from ``beta = 0, x = 0``."""
     n = problem.n_terms
-    mon = Monitor(problem, "sdca", tol=tol, max_iter=max_iter, callback=callback, progress=progress)
+    mon = Monitor(problem, "sdca", **stop)
     mon.off_clock = off_clock
     rng = rng_of(seed)
     x = np.zeros(problem.dim)
@@ -123,7 +118,7 @@ def _loop(problem, beta, mu, variant, tol, max_iter, callback, progress, seed, o
     return mon.result(x, k, dual=beta, duality_gap=gap, variant=variant, compiled=True)
 
 
-def _sdca_multinomial(problem, *, tol, max_iter, callback, progress, variant, order, seed, off_clock):
+def _sdca_multinomial(problem, *, variant, order, seed, off_clock, **stop: Unpack[Stop]):
     """SDCA on :class:`~solvers.problems.linear_models.MultinomialLogistic` (seed 001 section 2.3.2):
     duals ``beta`` (n, K) with ``W = -(1/(mu n)) sum_i a_i beta_i^T``; the duality gap
     ``P(W) - D(beta)``, ``D = -(1/n) sum_i phi*(beta_i) - (mu/2)|W|^2``, is the stopping measure."""
@@ -145,13 +140,10 @@ def _sdca_multinomial(problem, *, tol, max_iter, callback, progress, variant, or
         np.zeros((n, K)),
         mu,
         variant,
-        tol,
-        max_iter,
-        callback,
-        progress,
         seed,
         off_clock,
         dual_terms=lambda beta: mn_sdca_dual_terms(beta, mt.labels),
         epoch=lambda idx, beta, x: mn_sdca_epoch(*mt.args(), mt.labels, idx, beta, x, sqn, mu, v, sconst),
         order=order,
+        **stop,
     )

@@ -23,7 +23,7 @@ Python-level steps, which would cost them their speed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import NamedTuple, Unpack
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from ..kernels_incremental.loglinear_saga import loglinear_sgd_epoch
 from ..kernels_incremental.mixture import mixture_sgd_epoch
 from ..kernels_incremental.multinomial import mn_sgd_epoch
 from ..kernels_incremental.table_methods import sgd_epoch
+from ..monitor import Stop
 from ..problem import capability, constraint_of
 from ..registry import register
 from ._incremental_common import Monitor, check_common, constant, indices, rng_of, start
@@ -78,23 +79,21 @@ def sgd_step(
     return SGDState(x, k, xavg)
 
 
-@register("sgd", needs=("term_grad",), constraints=("none", "simplex", "box"))
+@register("sgd", needs=("term_grad",), constraints=("none", "simplex", "box"), tol=0.0, max_iter=50)
 def sgd(
     problem,
     x0=None,
     *,
-    tol: float = 0.0,
-    max_iter: int = 50,
-    callback=None,
-    progress=None,
     step: float | None = None,
     schedule: str | None = None,
     average: bool = False,
     order: str = "random",
     seed=0,
     off_clock: bool = False,
+    **stop: Unpack[Stop],
 ):
     """SGD: ``step`` is g0; ``schedule`` "inverse" | "inverse_sqrt" | "constant"; ``max_iter`` epochs."""
+    tol, max_iter = stop["tol"], stop["max_iter"]
     check_common(order, max_iter, tol)
     mu = constant(problem, "mu", 0.0) or 0.0
     if schedule is None:
@@ -110,7 +109,7 @@ def sgd(
         if L is None:
             raise InputError("step", "the problem offers no L_max/L, so give a step size")
         step = 1.0 / L
-    mon = Monitor(problem, "sgd", tol=tol, max_iter=max_iter, callback=callback, progress=progress)
+    mon = Monitor(problem, "sgd", **stop)
     mon.off_clock = off_clock
     rng = rng_of(seed)
     x = start(problem, x0)

@@ -29,13 +29,14 @@ constraint, residual ``<= tol max(1, |b|)`` and a relative objective change ``<=
 from __future__ import annotations
 
 import math
+from typing import Unpack
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..checks import check_choice, check_count, check_tol
+from ..checks import check_choice, check_count
 from ..errors import InputError
-from ..monitor import Run
+from ..monitor import Run, Stop
 from ..problem import offers, start_point
 from ..problems.saddle_point import operator_norm
 from ..registry import register
@@ -82,15 +83,11 @@ def steps_psd(A_S, tau_S: np.ndarray, sigma: np.ndarray, m: int, q: int) -> floa
     return operator_norm(M) ** 2
 
 
-@register("spbcd", needs=("saddle_point",))
+@register("spbcd", needs=("saddle_point",), tol=1e-8, max_iter=1000)
 def spbcd(
     problem,
     x0=None,
     *,
-    tol: float = 1e-8,
-    max_iter: int = 1000,
-    callback=None,
-    progress=None,
     m: int = 1,
     block_size: int = 1,
     sampling: str = "perm-cyclic",
@@ -98,6 +95,7 @@ def spbcd(
     check_steps: bool = True,
     check_every: int = 1,
     seed: int = 0,
+    **stop: Unpack[Stop],
 ) -> SolveResult:
     """SP-BCD (Alg. 3.2): m of q primal blocks per iteration, full dual step; ``max_iter`` counts passes.
 
@@ -106,8 +104,7 @@ def spbcd(
     "printed", "alt"), ``check_steps`` (refuse a rule that makes P of Eq. 3.54 indefinite),
     ``check_every`` (passes between trace records), ``seed``.
     """
-    check_tol(tol)
-    check_count(max_iter)
+    tol, max_iter = stop["tol"], stop["max_iter"]
     check_count(check_every, field="check_every", minimum=1)
     check_count(block_size, field="block_size", minimum=1)
     check_choice(sampling, ("perm-cyclic", "uniform"), field="sampling")
@@ -129,7 +126,7 @@ def spbcd(
         tau = 1.0 / _abs_sums(A, 0)  # (3.48); no zero column: the saddle refuses one
     full_rows = _abs_sums(A, 1)
     theta = m / q
-    run = Run("spbcd", callback=callback, progress=progress)
+    run = Run("spbcd", **stop)
     x = np.array(start_point(sad, x0), dtype=float)
     y = np.zeros(sad.dual_dim)
     x_bar = x.copy()

@@ -23,13 +23,14 @@ last ``theta^t`` and ``tau^t``. Stopping: the problem's duality gap ``<= tol``.
 from __future__ import annotations
 
 import math
+from typing import Unpack
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..checks import check_count, check_tol
+from ..checks import check_count
 from ..errors import InputError
-from ..monitor import Run
+from ..monitor import Run, Stop
 from ..problem import start_point
 from ..registry import register
 from ..result import SolveResult
@@ -58,9 +59,8 @@ def _erm_parts(problem):
     return A, R, lam, gamma
 
 
-def _spdc(problem, x0, *, adaptive, tol, max_iter, callback, progress, m, seed, check_every) -> SolveResult:
-    check_tol(tol)
-    check_count(max_iter)
+def _spdc(problem, x0, *, adaptive, m, seed, check_every, **stop: Unpack[Stop]) -> SolveResult:
+    tol, max_iter = stop["tol"], stop["max_iter"]
     check_count(check_every, field="check_every", minimum=1)
     A, R, lam, gamma = _erm_parts(problem)
     N = problem.n_terms
@@ -68,7 +68,7 @@ def _spdc(problem, x0, *, adaptive, tol, max_iter, callback, progress, m, seed, 
     if m > N:
         raise InputError("m", f"must be at most the number of dual blocks N = {N}; got {m}")
     method = "adaspdc" if adaptive else "spdc"
-    run = Run(method, callback=callback, progress=progress)
+    run = Run(method, **stop)
     rng = np.random.default_rng(seed)
     c = math.sqrt(N * lam / (m * gamma))
     Rg = float(R.max())
@@ -113,35 +113,13 @@ def _spdc(problem, x0, *, adaptive, tol, max_iter, callback, progress, m, seed, 
     return run.result(x, float(problem.value(x)), k, converged, message, y=y, m=m)
 
 
-@register("spdc", needs=("saddle_point", "A", "phi", "reg"))
-def spdc(problem, x0=None, *, tol=1e-8, max_iter=1000, callback=None, progress=None, m=1, seed=0, check_every=1):
+@register("spdc", needs=("saddle_point", "A", "phi", "reg"), tol=1e-8, max_iter=1000)
+def spdc(problem, x0=None, *, m=1, seed=0, check_every=1, **stop: Unpack[Stop]):
     """SPDC (Zhang & Xiao 2015), uniform sampling of m dual coordinates, global R = max |a_i|; max_iter counts passes."""
-    return _spdc(
-        problem,
-        x0,
-        adaptive=False,
-        tol=tol,
-        max_iter=max_iter,
-        callback=callback,
-        progress=progress,
-        m=m,
-        seed=seed,
-        check_every=check_every,
-    )
+    return _spdc(problem, x0, adaptive=False, m=m, seed=seed, check_every=check_every, **stop)
 
 
-@register("adaspdc", needs=("saddle_point", "A", "phi", "reg"))
-def adaspdc(problem, x0=None, *, tol=1e-8, max_iter=1000, callback=None, progress=None, m=1, seed=0, check_every=1):
+@register("adaspdc", needs=("saddle_point", "A", "phi", "reg"), tol=1e-8, max_iter=1000)
+def adaspdc(problem, x0=None, *, m=1, seed=0, check_every=1, **stop: Unpack[Stop]):
     """AdaSPDC (seed 000 Alg. 3.1): SPDC with per-coordinate sigma_i and per-iteration tau^t, theta^t; max_iter counts passes."""
-    return _spdc(
-        problem,
-        x0,
-        adaptive=True,
-        tol=tol,
-        max_iter=max_iter,
-        callback=callback,
-        progress=progress,
-        m=m,
-        seed=seed,
-        check_every=check_every,
-    )
+    return _spdc(problem, x0, adaptive=True, m=m, seed=seed, check_every=check_every, **stop)

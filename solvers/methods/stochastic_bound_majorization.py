@@ -16,15 +16,14 @@ are :mod:`solvers.methods._loglinear_terms`, :mod:`solvers.methods._majorizer_st
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
 from ..errors import InputError
 from ..kernels.sherman_morrison import sherman_morrison_direction
-from ..monitor import Run
-from ..progress import ProgressFn, report
+from ..monitor import Run, Stop
+from ..progress import report
 from ..registry import register
 from ..result import SolveResult
 from ..simplex import simplex_metric_projection
@@ -39,15 +38,13 @@ __all__ = ["stochastic_bound_majorization"]
     needs=("features", "labels"),
     constraints=("none", "simplex"),
     summary="Stochastic bound majorization: mini-batch bound steps (optionally growing batch, Sherman-Morrison)",
+    tol=1e-8,
+    max_iter=200,
 )
 def stochastic_bound_majorization(
     problem: Any,
     x0: np.ndarray | None = None,
     *,
-    tol: float = 1e-8,
-    max_iter: int = 200,
-    callback: Callable[[np.ndarray], Any] | None = None,
-    progress: ProgressFn | None = None,
     batch_size: int | None = None,
     step: float = 1.0,
     schedule: str = "constant",
@@ -57,6 +54,7 @@ def stochastic_bound_majorization(
     curvature: str = "full",
     order: str = "ascending",
     seed: int | None = 0,
+    **stop: Unpack[Stop],
 ) -> SolveResult:
     """Stochastic bound majorization (seed 004 Algorithms 3-4, with a stated convention).
 
@@ -88,6 +86,7 @@ def stochastic_bound_majorization(
     (``growth = 1``), when the change of ``theta`` over a whole epoch has norm ``<= tol``.
     ``trace`` records the full objective at the end of each epoch (off the clock).
     """
+    tol, max_iter = stop["tol"], stop["max_iter"]
     check_budget(tol, max_iter)
     if not (step > 0 and math.isfinite(step)):
         raise InputError("step", f"must be finite and > 0; got {step}")
@@ -95,7 +94,7 @@ def stochastic_bound_majorization(
         raise InputError("schedule", f"must be 'constant' or 'inverse'; got {schedule!r}")
     if not (growth >= 1.0 and math.isfinite(growth)):
         raise InputError("growth", f"must be >= 1; got {growth}")
-    run = Run("sbm", callback=callback, progress=progress)
+    run = Run("sbm", **stop)
     terms, constraint, x = prepare(problem, x0, curvature, order)
     n, lam = terms.n, terms.lam
     if sherman_morrison:
@@ -121,8 +120,8 @@ def stochastic_bound_majorization(
     seen, epoch, it = 0, 0, 0  # items processed, epochs completed, iterations
     converged, message = False, "max_iter (epochs) reached"
     x_epoch = x.copy()
-    stop = False
-    while not stop:
+    halt = False
+    while not halt:
         it += 1
         if p >= n:
             idx = None
@@ -162,27 +161,27 @@ def stochastic_bound_majorization(
         full = p >= n
         if full and step_norm <= tol:
             converged, message = True, f"step norm {step_norm:.3g} <= tol (full batch)"
-            stop = True
-        if seen // n > epoch or stop:
+            halt = True
+        if seen // n > epoch or halt:
             epoch = seen // n
             seconds = run.clock()
             run.clock.pause()
             run.record(problem.value(x), at=seconds, batch=min(p, n), eta=eta)  # off the clock
             run.clock.resume()
-            report(progress, run.passes / max_iter)
+            report(run.progress, run.passes / max_iter)
             if not full and float(np.linalg.norm(x - x_epoch)) <= tol:
                 converged, message = True, "epoch change <= tol"
-                stop = True
+                halt = True
             x_epoch = x.copy()
             if seen >= int(max_iter) * n:
-                stop = True
+                halt = True
         if growth > 1.0 and p < n:
             pf = min(float(n), pf * growth)
             p = min(n, int(math.ceil(pf)))
     seconds = run.clock()
     run.clock.pause()
     fun = float(problem.value(x))  # off the clock
-    report(progress, 1.0)
+    report(run.progress, 1.0)
     return run.result(
         x,
         fun,

@@ -19,6 +19,8 @@ The snapshot's full gradient doubles as the stopping test (gradient-mapping norm
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import numpy as np
 
 from ..errors import InputError
@@ -34,6 +36,7 @@ from ..kernels_incremental.variance_reduced import (
     svrg_sparse_inner_scaled,
     use_scaled,
 )
+from ..monitor import Stop
 from ..problem import capability, constraint_of
 from ..registry import register
 from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start
@@ -41,7 +44,8 @@ from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, i
 SNAPSHOTS = ("last", "average", "random")
 
 
-def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, progress, order, seed, s2gd, off_clock):
+def _run(problem, x0, *, method, step, m, snapshot, order, seed, s2gd, off_clock, **stop: Unpack[Stop]):
+    tol, max_iter = stop["tol"], stop["max_iter"]
     check_common(order, max_iter, tol)
     if snapshot not in SNAPSHOTS:
         raise InputError("snapshot", f"must be one of {SNAPSHOTS}; got {snapshot!r}")
@@ -58,7 +62,7 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
     if m < 1:
         raise InputError("m", f"must be >= 1; got {m}")
     mu = constant(problem, "mu", 0.0) or 0.0
-    mon = Monitor(problem, method, tol=tol, max_iter=max_iter, callback=callback, progress=progress)
+    mon = Monitor(problem, method, **stop)
     mon.off_clock = off_clock
     rng = rng_of(seed)
     x = start(problem, x0)
@@ -131,7 +135,7 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
                 parts = [idx[: record + 1], idx[record + 1 :]]
             else:
                 parts = [idx]
-            xs = x.copy() if record >= 0 else None
+            xs: np.ndarray | None = x.copy() if record >= 0 else None
             xsum = np.zeros(problem.dim) if snapshot == "average" else np.zeros(0)
             for pi, part in enumerate(parts):
                 if mt is not None:
@@ -196,6 +200,7 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
             if snapshot == "average":
                 x = xsum / length
             elif record >= 0:
+                assert xs is not None  # record >= 0 sets it on the first part
                 x = xs
             mon.passes += length / n
         elif ll:
@@ -245,21 +250,18 @@ def _run(problem, x0, *, method, step, m, snapshot, tol, max_iter, callback, pro
     return mon.result(x, it, step=step, m=m, compiled=lt is not None or mt is not None or ll or mix)
 
 
-@register("svrg", needs=("term_grad",), constraints=("none", "simplex", "box"))
+@register("svrg", needs=("term_grad",), constraints=("none", "simplex", "box"), tol=DEFAULT_TOL, max_iter=300)
 def svrg(
     problem,
     x0=None,
     *,
-    tol: float = DEFAULT_TOL,
-    max_iter: int = 300,
-    callback=None,
-    progress=None,
     step: float | None = None,
     m: int | None = None,
     snapshot: str = "last",
     order: str = "random",
     seed=0,
     off_clock: bool = False,
+    **stop: Unpack[Stop],
 ):
     """SVRG / prox-SVRG (seed 001 Alg 2.3): ``step = 1/eta`` defaults to ``1/(4 L_max)``, ``m = n``.
 
@@ -273,10 +275,7 @@ def svrg(
         step=step,
         m=m,
         snapshot=snapshot,
-        tol=tol,
-        max_iter=max_iter,
-        callback=callback,
-        progress=progress,
+        **stop,
         order=order,
         seed=seed,
         s2gd=False,
@@ -284,20 +283,17 @@ def svrg(
     )
 
 
-@register("s2gd", needs=("term_grad",), constraints=("none", "simplex", "box"))
+@register("s2gd", needs=("term_grad",), constraints=("none", "simplex", "box"), tol=DEFAULT_TOL, max_iter=300)
 def s2gd(
     problem,
     x0=None,
     *,
-    tol: float = DEFAULT_TOL,
-    max_iter: int = 300,
-    callback=None,
-    progress=None,
     step: float | None = None,
     m: int | None = None,
     order: str = "random",
     seed=0,
     off_clock: bool = False,
+    **stop: Unpack[Stop],
 ):
     """S2GD: SVRG with a random inner-loop length ``P(t) ~ (1 - mu step)^(m - t)`` (seed 001 L589-603)."""
     return _run(
@@ -307,10 +303,7 @@ def s2gd(
         step=step,
         m=m,
         snapshot="last",
-        tol=tol,
-        max_iter=max_iter,
-        callback=callback,
-        progress=progress,
+        **stop,
         order=order,
         seed=seed,
         s2gd=True,

@@ -17,13 +17,37 @@ def test_every_need_is_a_declared_capability_and_undeclared_names_are_refused():
     for s in _REGISTRY.values():
         assert set(s.needs) <= set(CAPABILITIES), s.name
     with pytest.raises(InputError, match="not a declared problem capability") as e:
-        register("nope", needs=("hessain",))
+        register("nope", needs=("hessain",), tol=1e-8, max_iter=10)
     assert e.value.field == "needs" and "nope" not in _REGISTRY
     with pytest.raises(InputError, match="not a declared"):
         offers(object(), "linear_term")
     with pytest.raises(InputError, match="not a declared"):
         capability(object(), "Q")
     assert capability(object(), "l1", 0.0) == 0.0
+
+
+def test_every_solver_declares_the_stop_options_once_with_its_own_defaults_and_checks_them():
+    import inspect
+
+    from solvers.monitor import Stop
+
+    mix = MixtureLikelihood(np.ones((3, 2)))
+    for s in _REGISTRY.values():
+        params = inspect.signature(s.fn).parameters
+        assert list(params)[:2] == ["problem", "x0"], s.name
+        assert set(Stop.__annotations__) <= set(params), s.name
+        assert not any(p.kind is p.VAR_KEYWORD for p in params.values()), s.name
+        assert params["tol"].default >= 0 and params["max_iter"].default >= 1, s.name
+        with pytest.raises(TypeError, match="unexpected keyword argument 'no_such_option'"):
+            s.fn(mix, no_such_option=1)
+        with pytest.raises(InputError) as e:
+            s.fn(mix, tol=-1.0)
+        assert e.value.field == "tol", s.name
+        with pytest.raises(InputError) as e:
+            s.fn(mix, max_iter=2.5)
+        assert e.value.field == "max_iter", s.name
+    assert inspect.signature(_REGISTRY["newton"].fn).parameters["tol"].default == 1e-10
+    assert inspect.signature(_REGISTRY["admm"].fn).parameters["max_iter"].default == 10000
 
 
 def test_unknown_solver_is_an_input_error_on_method():
