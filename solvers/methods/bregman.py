@@ -29,13 +29,7 @@ from ._stopping import stop_reason
 
 @register("bregman", needs=("saddle_point",), tol=1e-8, max_iter=200)
 def bregman(
-    problem,
-    x0=None,
-    *,
-    c: float = 1.0,
-    inner_tol: float = 1e-12,
-    inner_max_iter: int = 20000,
-    **stop: Unpack[Stop],
+    problem, x0=None, *, c: float = 1.0, inner_tol: float = 1e-12, inner_max_iter: int = 20000, **stop: Unpack[Stop]
 ) -> SolveResult:
     """Bregman iteration (seed 003 s.6.7) for a linearly constrained problem; inner problems by FISTA.
 

@@ -46,13 +46,7 @@ def _em_map(problem, w):
 
 
 @register("em", needs=("mixture", "mixture_offset"), constraints=("simplex",), tol=1e-10, max_iter=100_000)
-def em(
-    problem,
-    x0=None,
-    *,
-    accelerate: bool = True,
-    **stop: Unpack[Stop],
-) -> SolveResult:
+def em(problem, x0=None, *, accelerate: bool = True, **stop: Unpack[Stop]) -> SolveResult:
     """EM for a mixture's weights (Eq. 2.4), optionally SQUAREM-accelerated; stops on the FW gap."""
     tol, max_iter = stop["tol"], stop["max_iter"]
     run = Run("em", **stop)

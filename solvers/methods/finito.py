@@ -183,15 +183,7 @@ def miso(
 
 
 @register("prox_finito", needs=("ridge_terms", "mu"), constraints=("none",), tol=DEFAULT_TOL, max_iter=300)
-def prox_finito(
-    problem,
-    x0=None,
-    *,
-    order: str = "random",
-    seed=0,
-    off_clock: bool = False,
-    **stop: Unpack[Stop],
-):
+def prox_finito(problem, x0=None, *, order: str = "random", seed=0, off_clock: bool = False, **stop: Unpack[Stop]):
     """Prox-Finito (seed 001 Alg 3.3): each step solves the prox of one term (a 1-D problem for the
     binary linear models, a K-dimensional Newton solve for multinomial logistic regression)."""
     tol, max_iter = stop["tol"], stop["max_iter"]

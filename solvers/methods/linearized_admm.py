@@ -30,13 +30,7 @@ from ._stopping import stop_reason
 
 @register("linearized_admm", needs=("saddle_point",), tol=1e-8, max_iter=10000)
 def linearized_admm(
-    problem,
-    x0=None,
-    *,
-    lam: float = 1.0,
-    mu: float | None = None,
-    check_every: int = 1,
-    **stop: Unpack[Stop],
+    problem, x0=None, *, lam: float = 1.0, mu: float | None = None, check_every: int = 1, **stop: Unpack[Stop]
 ) -> SolveResult:
     """Linearized ADMM (Parikh & Boyd 4.4.2): prox of f and of g, products with A; ``mu <= lam/|A|^2``.
 

@@ -252,17 +252,7 @@ def _newton_plain(
 
 
 def _newton_working_set(
-    problem,
-    x0,
-    *,
-    alpha,
-    beta,
-    ws_init,
-    ws_add,
-    hessian_sample,
-    seed,
-    ws_first_tol=1e-6,
-    **stop: Unpack[Stop],
+    problem, x0, *, alpha, beta, ws_init, ws_add, hessian_sample, seed, ws_first_tol=1e-6, **stop: Unpack[Stop]
 ) -> SolveResult:
     tol, max_iter = stop["tol"], stop["max_iter"]
     run = Run("newton", **stop)

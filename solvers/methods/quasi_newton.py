@@ -34,13 +34,7 @@ from ..simplex import fw_gap, solve_simplex_qp
 
 @register("lbfgs", constraints=("none", "simplex"), tol=1e-9, max_iter=1000)
 def lbfgs(
-    problem,
-    x0=None,
-    *,
-    memory: int = 10,
-    alpha: float = 1e-4,
-    beta: float = 0.5,
-    **stop: Unpack[Stop],
+    problem, x0=None, *, memory: int = 10, alpha: float = 1e-4, beta: float = 0.5, **stop: Unpack[Stop]
 ) -> SolveResult:
     """L-BFGS with Armijo backtracking; projected dense BFGS on the simplex (see the module docstring)."""
     tol, max_iter = stop["tol"], stop["max_iter"]
