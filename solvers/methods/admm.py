@@ -26,7 +26,7 @@ from ..monitor import Run, Stop
 from ..problem import offers
 from ..registry import register
 from ..result import SolveResult
-from ._stopping import stop_reason
+from ._stopping import record_and_stop
 
 
 @register("admm", needs=("splitting",), tol=1e-8, max_iter=10000)
@@ -85,16 +85,10 @@ def admm(
             eps_pri = n * tol_abs + tol * max(float(np.linalg.norm(Ax)), float(np.linalg.norm(z)))
             eps_dual = math.sqrt(split.dim_x) * tol_abs + tol * rho * float(np.linalg.norm(split.ATz(u)))
             done = r_pri <= eps_pri and r_dual <= eps_dual
-        run.record(fx, **extra)
-        if done:
-            converged, message = (
-                True,
-                "converged: " + ("duality gap <= tol" if has_gap else "residuals below tolerance"),
-            )
-            break
-        why = stop_reason(run, x, fx)
+        ok = "converged: " + ("duality gap <= tol" if has_gap else "residuals below tolerance")
+        why = record_and_stop(run, x, fx, ok if done else None, **extra)
         if why:
-            message = why
+            converged, message = done, why
             break
     run.done(converged)
     return run.result(x, float(split.objective(x)), k, converged, message, z=z, u=u, rho=rho)

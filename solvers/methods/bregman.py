@@ -24,7 +24,7 @@ from ..monitor import Run, Stop
 from ..prox import Equality
 from ..registry import register
 from ..result import SolveResult
-from ._stopping import stop_reason
+from ._stopping import record_and_stop
 
 
 @register("bregman", needs=("saddle_point",), tol=1e-8, max_iter=200)
@@ -72,13 +72,11 @@ def bregman(
         r = M @ x - b
         res = float(np.linalg.norm(r))
         fx = float(f.value(x))
-        run.record(fx, residual=res, inner_steps=inner)
-        if res <= tol * scale:
-            converged, message = True, f"converged: residual {res:.3g} <= tol * max(1, |b|)"
-            break
-        why = stop_reason(run, x, fx)
+        done = res <= tol * scale
+        ok = f"converged: residual {res:.3g} <= tol * max(1, |b|)"
+        why = record_and_stop(run, x, fx, ok if done else None, residual=res, inner_steps=inner)
         if why:
-            message = why
+            converged, message = done, why
             break
         z = z - r  # z + (b - M x)
     run.done(converged)

@@ -24,7 +24,7 @@ from ..monitor import Run, Stop
 from ..problem import offers, start_point
 from ..registry import register
 from ..result import SolveResult
-from ._stopping import stop_reason
+from ._stopping import record_and_stop
 
 _NEEDS = ("prox", "smooth_value", "L")
 
@@ -50,16 +50,11 @@ def _proximal_gradient(problem, x0, *, accelerated, check_every, **stop: Unpack[
                 g = problem.grad(x)
                 run.passes += 1
                 measure = float(np.linalg.norm(x - problem.prox(x - t * g, t)) / t)
-            run.record(fx, **({"gap": measure} if has_gap else {"measure": measure}))
-            if measure <= tol:
-                converged, message = (
-                    True,
-                    f"converged: {'duality gap' if has_gap else 'gradient mapping'} {measure:.3g} <= tol",
-                )
-                break
-            why = stop_reason(run, x, fx)
+            done = measure <= tol
+            ok = f"converged: {'duality gap' if has_gap else 'gradient mapping'} {measure:.3g} <= tol"
+            why = record_and_stop(run, x, fx, ok if done else None, **{"gap" if has_gap else "measure": measure})
             if why:
-                message = why
+                converged, message = done, why
                 break
         if k == max_iter:
             break

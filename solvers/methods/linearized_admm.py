@@ -25,7 +25,7 @@ from ..monitor import Run, Stop
 from ..problem import offers, start_point
 from ..registry import register
 from ..result import SolveResult
-from ._stopping import stop_reason
+from ._stopping import record_and_stop
 
 
 @register("linearized_admm", needs=("saddle_point",), tol=1e-8, max_iter=10000)
@@ -75,13 +75,10 @@ def linearized_admm(
         else:
             scale = max(1.0, float(np.linalg.norm(Ax)))
             done = r_pri <= tol * scale and r_dual <= tol * scale
-        run.record(fx, **extra)
-        if done:
-            converged, message = True, "converged: " + ("duality gap <= tol" if has_gap else "residuals <= tol")
-            break
-        why = stop_reason(run, x, fx)
+        ok = "converged: " + ("duality gap <= tol" if has_gap else "residuals <= tol")
+        why = record_and_stop(run, x, fx, ok if done else None, **extra)
         if why:
-            message = why
+            converged, message = done, why
             break
     run.done(converged)
     return run.result(x, float(sad.primal(x)), k, converged, message, z=z, u=u, mu=mu, lam=lam)

@@ -32,6 +32,7 @@ from ..monitor import Run, Stop
 from ..problem import start_point
 from ..registry import register
 from ..result import SolveResult
+from ._stopping import record_and_stop
 
 
 @register("pdcp", needs=("saddle_point",), tol=1e-8, max_iter=10000)
@@ -93,19 +94,13 @@ def pdcp(
             if res is not None:
                 extra["residual"] = res
             fx = sp.primal(x_new, KTx_new)
-            run.record(fx, **extra)
             measure = gap if gap is not None else pd_res
-            if measure <= tol:
-                converged = True
-                message = (
-                    f"converged: {'duality gap' if gap is not None else 'primal-dual residual'} {measure:.3g} <= tol"
-                )
-            elif not math.isfinite(fx):
-                message = "diverged (non-finite objective)"
-            elif run.callback_stops(x_new):
-                message = "stopped by callback"
+            done = measure <= tol
+            ok = f"converged: {'duality gap' if gap is not None else 'primal-dual residual'} {measure:.3g} <= tol"
+            why = record_and_stop(run, x_new, fx, ok if done else None, **extra)
             x, y, KTx = x_new, y_new, KTx_new
-            if converged or message != f"max_iter ({max_iter}) reached":
+            if why:
+                converged, message = done, why
                 break
         else:
             x, y, KTx = x_new, y_new, KTx_new

@@ -41,7 +41,7 @@ from ..problem import offers, start_point
 from ..problems.saddle_point import operator_norm
 from ..registry import register
 from ..result import SolveResult
-from ._stopping import stop_reason
+from ._stopping import record_and_stop
 
 STEP_RULES = ("thesis", "printed", "alt")
 
@@ -189,16 +189,10 @@ def spbcd(
             extra["gap"] = gap
             done = gap <= tol
         f_prev = fx
-        run.record(fx, **extra)
-        if done:
-            converged, message = (
-                True,
-                "converged: " + ("residual and objective change <= tol" if res is not None else "duality gap <= tol"),
-            )
-            break
-        why = stop_reason(run, x, fx)
+        ok = "converged: " + ("residual and objective change <= tol" if res is not None else "duality gap <= tol")
+        why = record_and_stop(run, x, fx, ok if done else None, **extra)
         if why:
-            message = why
+            converged, message = done, why
             break
     run.done(converged)
     return run.result(x, float(sad.primal(x)), k, converged, message, y=y, m=m, q=q, step_rule=step_rule)

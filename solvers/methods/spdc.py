@@ -34,7 +34,7 @@ from ..monitor import Run, Stop
 from ..problem import start_point
 from ..registry import register
 from ..result import SolveResult
-from ._stopping import stop_reason
+from ._stopping import record_and_stop
 
 
 def _erm_parts(problem):
@@ -101,13 +101,12 @@ def _spdc(problem, x0, *, adaptive, m, seed, check_every, **stop: Unpack[Stop]) 
             continue
         fx = float(problem.value(x))
         gap = float(problem.duality_gap(x))
-        run.record(fx, gap=gap, theta=theta, tau=tau)
-        if gap <= tol:
-            converged, message = True, "converged: duality gap <= tol"
-            break
-        why = stop_reason(run, x, fx)
+        done = gap <= tol
+        why = record_and_stop(
+            run, x, fx, "converged: duality gap <= tol" if done else None, gap=gap, theta=theta, tau=tau
+        )
         if why:
-            message = why
+            converged, message = done, why
             break
     run.done(converged)
     return run.result(x, float(problem.value(x)), k, converged, message, y=y, m=m)
