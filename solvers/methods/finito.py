@@ -73,12 +73,16 @@ def _table(problem, method):
     return np.empty((n, d))
 
 
-def _run_finito(problem, x0, *, method, alpha, order, seed, off_clock, check_every=1, **stop: Unpack[Stop]):
+def _run_finito(problem, x0, method, alpha, order, seed, off_clock, check_every, **stop: Unpack[Stop]):
+    """Finito with inverse step ``alpha``; ``alpha=None``: Finito's default (big-data condition), or
+    MISO's ``L/mu`` when ``method == "miso"``."""
     check_common(order, stop["max_iter"], stop["tol"])
     require_smooth(problem, method)
     if capability(problem, "l1", 0.0):
         raise InputError("problem", f"solver {method!r} has no prox; the problem has an l1 term (use 'saga' or 'svrg')")
     mu, L = _mu_L(problem, method)
+    if alpha is None:
+        alpha = L / mu if method == "miso" else finito_default_alpha(problem.n_terms, mu, L)
     if not alpha > 0:
         raise InputError("alpha", f"must be > 0; got {alpha}")
     mon = Monitor(problem, method, **stop)
@@ -127,63 +131,20 @@ def _run_finito(problem, x0, *, method, alpha, order, seed, off_clock, check_eve
 
 @register("finito", needs=("term_grad", "mu"), constraints=("none",), tol=DEFAULT_TOL, max_iter=300)
 def finito(
-    problem,
-    x0=None,
-    *,
-    alpha: float | None = None,
-    order: str = "permuted",
-    seed=0,
-    off_clock: bool = False,
-    check_every: int = 1,
-    **stop: Unpack[Stop],
+    problem, x0=None, *, alpha=None, order="permuted", seed=0, off_clock=False, check_every=1, **stop: Unpack[Stop]
 ):
     """Finito (seed 001 Alg 3.1): inverse step ``alpha`` (default 2 under the big-data condition), permuted order."""
-    require_smooth(problem, "finito")
-    mu, L = _mu_L(problem, "finito")
-    if alpha is None:
-        alpha = finito_default_alpha(problem.n_terms, mu, L)
-    return _run_finito(
-        problem,
-        x0,
-        method="finito",
-        alpha=alpha,
-        **stop,
-        order=order,
-        seed=seed,
-        off_clock=off_clock,
-        check_every=check_every,
-    )
+    return _run_finito(problem, x0, "finito", alpha, order, seed, off_clock, check_every, **stop)
 
 
 @register("miso", needs=("term_grad", "mu"), constraints=("none",), tol=DEFAULT_TOL, max_iter=300)
-def miso(
-    problem,
-    x0=None,
-    *,
-    order: str = "random",
-    seed=0,
-    off_clock: bool = False,
-    check_every: int = 1,
-    **stop: Unpack[Stop],
-):
+def miso(problem, x0=None, *, order="random", seed=0, off_clock=False, check_every=1, **stop: Unpack[Stop]):
     """MISO (Mairal 2013; seed 001 Eq. 3.2): Finito with ``alpha = L/mu``."""
-    require_smooth(problem, "miso")
-    mu, L = _mu_L(problem, "miso")
-    return _run_finito(
-        problem,
-        x0,
-        method="miso",
-        alpha=L / mu,
-        **stop,
-        order=order,
-        seed=seed,
-        off_clock=off_clock,
-        check_every=check_every,
-    )
+    return _run_finito(problem, x0, "miso", None, order, seed, off_clock, check_every, **stop)
 
 
 @register("prox_finito", needs=("ridge_terms", "mu"), constraints=("none",), tol=DEFAULT_TOL, max_iter=300)
-def prox_finito(problem, x0=None, *, order: str = "random", seed=0, off_clock: bool = False, **stop: Unpack[Stop]):
+def prox_finito(problem, x0=None, *, order="random", seed=0, off_clock=False, **stop: Unpack[Stop]):
     """Prox-Finito (seed 001 Alg 3.3): each step solves the prox of one term (a 1-D problem for the
     binary linear models, a K-dimensional Newton solve for multinomial logistic regression)."""
     tol, max_iter = stop["tol"], stop["max_iter"]

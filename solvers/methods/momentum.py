@@ -89,15 +89,7 @@ def _setup(problem, method: str, step: float | None) -> tuple[float, float]:
 
 
 @register("heavy_ball", needs=("L",), constraints=("none", "simplex", "box"), tol=DEFAULT_TOL, max_iter=5000)
-def heavy_ball(
-    problem,
-    x0=None,
-    *,
-    step: float | None = None,
-    momentum: float | None = None,
-    off_clock: bool = False,
-    **stop: Unpack[Stop],
-):
+def heavy_ball(problem, x0=None, *, step=None, momentum=None, off_clock=False, **stop: Unpack[Stop]):
     """Heavy-ball momentum (seed 003), defaults in the module docstring."""
     L, mu = _setup(problem, "heavy_ball", step)
     quad = capability(problem, "loss") == "squared" and not capability(problem, "l1", 0.0) and mu > 0
@@ -123,15 +115,7 @@ def heavy_ball(
 
 
 @register("nesterov", needs=("L",), constraints=("none", "simplex", "box"), tol=DEFAULT_TOL, max_iter=5000)
-def nesterov(
-    problem,
-    x0=None,
-    *,
-    step: float | None = None,
-    momentum: float | None = None,
-    off_clock: bool = False,
-    **stop: Unpack[Stop],
-):
+def nesterov(problem, x0=None, *, step=None, momentum=None, off_clock=False, **stop: Unpack[Stop]):
     """Nesterov's accelerated (proximal) gradient / FISTA (seed 003), ``t = 1/L``."""
     L, mu = _setup(problem, "nesterov", step)
     t = 1.0 / L if step is None else float(step)

@@ -95,12 +95,7 @@ def newton(
             ws_first_tol=ws_first_tol,
         )
     return _newton_plain(
-        problem,
-        x0,
-        **stop,
-        alpha=alpha,
-        beta=beta,
-        hessian_items=_sample(problem, hessian_sample, seed),
+        problem, x0, **stop, alpha=alpha, beta=beta, hessian_items=_sample(problem, hessian_sample, seed)
     )
 
 

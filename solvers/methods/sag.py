@@ -19,16 +19,7 @@ from .saga import run_table_method
 
 
 @register("sag", needs=("term_grad",), constraints=("none", "simplex", "box"), tol=DEFAULT_TOL, max_iter=300)
-def sag(
-    problem,
-    x0=None,
-    *,
-    step: float | None = None,
-    order: str = "random",
-    seed=0,
-    off_clock: bool = False,
-    **stop: Unpack[Stop],
-):
+def sag(problem, x0=None, *, step=None, order="random", seed=0, off_clock=False, **stop: Unpack[Stop]):
     """SAG (seed 001 Alg 2.2 / Eq. 4.4); ``step = 1/gamma`` defaults to ``1/L_max``."""
     require_smooth(problem, "sag")
     if step is None:

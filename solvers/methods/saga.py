@@ -157,11 +157,7 @@ def _table_multinomial(problem, x, mon, rng, step, theta, order):
     """Compiled SAGA / SAG for :class:`~solvers.problems.linear_models.MultinomialLogistic`: one stored
     K-vector per term, explicit-L2 update, lazy updates on CSR rows
     (:mod:`solvers.kernels_incremental.multinomial`)."""
-    from ..kernels_incremental.multinomial import (
-        full_pass,
-        mn_saga_dense_epoch,
-        mn_saga_sparse_epoch,
-    )
+    from ..kernels_incremental.multinomial import full_pass, mn_saga_dense_epoch, mn_saga_sparse_epoch
 
     mt = problem.multinomial_terms
     n = problem.n_terms
@@ -188,11 +184,7 @@ def _table_multinomial(problem, x, mon, rng, step, theta, order):
 
 def _saga_loglinear(problem, x, mon, rng, step, order, theta):
     """Compiled SAGA/SAG for :class:`~solvers.problems.loglinear.ConditionalLogLinear` (log pools)."""
-    from ..kernels_incremental.loglinear_saga import (
-        loglinear_init_table,
-        loglinear_saga_epoch,
-        project_simplex_inplace,
-    )
+    from ..kernels_incremental.loglinear_saga import loglinear_init_table, loglinear_saga_epoch, project_simplex_inplace
 
     F = problem.features_ndk
     labels = np.ascontiguousarray(problem.labels, dtype=np.int64)
@@ -238,16 +230,7 @@ def _saga_mixture(problem, x, mon, rng, step, order, theta):
 
 
 @register("saga", needs=("term_grad",), constraints=("none", "simplex", "box"), tol=DEFAULT_TOL, max_iter=300)
-def saga(
-    problem,
-    x0=None,
-    *,
-    step: float | None = None,
-    order: str = "random",
-    seed=0,
-    off_clock: bool = False,
-    **stop: Unpack[Stop],
-):
+def saga(problem, x0=None, *, step=None, order="random", seed=0, off_clock=False, **stop: Unpack[Stop]):
     """SAGA with prox (seed 001 Alg 4.1); compiled for linear models, lazy updates on sparse rows.
 
     ``step`` (the seed's gamma, a step size) defaults to ``max(1/(3 L_max), 1/(2(mu n + L_max)))``;
@@ -258,13 +241,5 @@ def saga(
     if step is None:
         step = saga_default_step(problem)
     return run_table_method(
-        problem,
-        x0,
-        method="saga",
-        theta=1.0,
-        step=step,
-        **stop,
-        order=order,
-        seed=seed,
-        off_clock=off_clock,
+        problem, x0, method="saga", theta=1.0, step=step, **stop, order=order, seed=seed, off_clock=off_clock
     )

@@ -35,14 +35,7 @@ VARIANTS = {"exact": 0, "line_search": 1, "constant": 2}
 
 @register("sdca", needs=("ridge_terms",), constraints=("none",), tol=DEFAULT_TOL, max_iter=300)
 def sdca(
-    problem,
-    x0=None,
-    *,
-    variant: str | None = None,
-    order: str = "random",
-    seed=0,
-    off_clock: bool = False,
-    **stop: Unpack[Stop],
+    problem, x0=None, *, variant: str | None = None, order="random", seed=0, off_clock=False, **stop: Unpack[Stop]
 ):
     """SDCA (seed 001 Alg 2.1): ``variant`` "exact" | "line_search" | "constant"; stops on the duality gap.
 
@@ -61,14 +54,7 @@ def sdca(
     if mu <= 0 or capability(problem, "l1", 0.0):
         raise InputError("problem", "solver 'sdca' needs l2 > 0 and l1 = 0")
     if capability(problem, "multinomial_terms") is not None:
-        return _sdca_multinomial(
-            problem,
-            **stop,
-            variant=variant,
-            order=order,
-            seed=seed,
-            off_clock=off_clock,
-        )
+        return _sdca_multinomial(problem, **stop, variant=variant, order=order, seed=seed, off_clock=off_clock)
     if variant == "constant" and not np.isfinite(problem.curvature):
         raise InputError("variant", "sdca variant 'constant' needs a smooth loss (the hinge has no L); use 'exact'")
     lt = problem.linear_terms

@@ -84,12 +84,12 @@ def sgd(
     problem,
     x0=None,
     *,
-    step: float | None = None,
+    step=None,
     schedule: str | None = None,
-    average: bool = False,
-    order: str = "random",
+    average=False,
+    order="random",
     seed=0,
-    off_clock: bool = False,
+    off_clock=False,
     **stop: Unpack[Stop],
 ):
     """SGD: ``step`` is g0; ``schedule`` "inverse" | "inverse_sqrt" | "constant"; ``max_iter`` epochs."""

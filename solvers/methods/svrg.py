@@ -255,12 +255,12 @@ def svrg(
     problem,
     x0=None,
     *,
-    step: float | None = None,
+    step=None,
     m: int | None = None,
-    snapshot: str = "last",
-    order: str = "random",
+    snapshot="last",
+    order="random",
     seed=0,
-    off_clock: bool = False,
+    off_clock=False,
     **stop: Unpack[Stop],
 ):
     """SVRG / prox-SVRG (seed 001 Alg 2.3): ``step = 1/eta`` defaults to ``1/(4 L_max)``, ``m = n``.
@@ -285,15 +285,7 @@ def svrg(
 
 @register("s2gd", needs=("term_grad",), constraints=("none", "simplex", "box"), tol=DEFAULT_TOL, max_iter=300)
 def s2gd(
-    problem,
-    x0=None,
-    *,
-    step: float | None = None,
-    m: int | None = None,
-    order: str = "random",
-    seed=0,
-    off_clock: bool = False,
-    **stop: Unpack[Stop],
+    problem, x0=None, *, step=None, m: int | None = None, order="random", seed=0, off_clock=False, **stop: Unpack[Stop]
 ):
     """S2GD: SVRG with a random inner-loop length ``P(t) ~ (1 - mu step)^(m - t)`` (seed 001 L589-603)."""
     return _run(
