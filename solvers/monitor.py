@@ -85,7 +85,9 @@ class Run:
         seconds: float | None = None,
         **extra: Any,
     ) -> SolveResult:
-        """The :class:`SolveResult` (``seconds``: the clock now, unless given)."""
+        """The :class:`SolveResult` (``seconds``: the clock now, unless given); reports 100 % progress
+        when the solve converged."""
+        self.done(converged)
         return SolveResult(
             x,
             fun,

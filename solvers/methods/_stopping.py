@@ -7,6 +7,22 @@ import math
 import numpy as np
 
 from ..monitor import Run
+from ..problem import offers
+
+
+def splitting_columns(
+    problem: object, x: np.ndarray, r_pri: float, r_dual: float, residual: float | None, tol: float
+) -> tuple[dict[str, float], bool | None]:
+    """The trace columns of a splitting solver at ``x`` (the primal and dual residuals, the problem's
+    own residual when it has one, the duality gap when offered) and whether the gap is ``<= tol``
+    (None when the problem offers no gap: the solver then applies its residual test)."""
+    extra = {"primal_residual": r_pri, "dual_residual": r_dual}
+    if residual is not None:
+        extra["residual"] = residual
+    if not offers(problem, "duality_gap"):
+        return extra, None
+    extra["gap"] = gap = float(problem.duality_gap(x))  # type: ignore[attr-defined]
+    return extra, gap <= tol
 
 
 def record_and_stop(run: Run, x: np.ndarray, fx: float, done: str | None, **extra: float) -> str | None:

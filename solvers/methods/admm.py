@@ -26,7 +26,7 @@ from ..monitor import Run, Stop
 from ..problem import offers
 from ..registry import register
 from ..result import SolveResult
-from ._stopping import record_and_stop
+from ._stopping import record_and_stop, splitting_columns
 
 
 @register("admm", needs=("splitting",), tol=1e-8, max_iter=10000)
@@ -73,14 +73,8 @@ def admm(
         r_pri = float(np.linalg.norm(Ax - z))
         r_dual = float(rho * np.linalg.norm(split.ATz(z - z_old)))
         fx = float(split.objective(x))
-        extra = {"primal_residual": r_pri, "dual_residual": r_dual}
-        res = split.residual(x)
-        if res is not None:
-            extra["residual"] = res
-        if has_gap:
-            extra["gap"] = gap = float(problem.duality_gap(x))
-            done = gap <= tol
-        else:
+        extra, done = splitting_columns(problem, x, r_pri, r_dual, split.residual(x), tol)
+        if done is None:
             n = math.sqrt(split.dim_z)
             eps_pri = n * tol_abs + tol * max(float(np.linalg.norm(Ax)), float(np.linalg.norm(z)))
             eps_dual = math.sqrt(split.dim_x) * tol_abs + tol * rho * float(np.linalg.norm(split.ATz(u)))
@@ -90,5 +84,4 @@ def admm(
         if why:
             converged, message = done, why
             break
-    run.done(converged)
     return run.result(x, float(split.objective(x)), k, converged, message, z=z, u=u, rho=rho)

@@ -29,7 +29,7 @@ The problem reader is :mod:`solvers.methods._loglinear_terms`, the step
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Unpack
+from typing import Unpack
 
 import numpy as np
 
@@ -43,17 +43,10 @@ from ._majorizer_step import add_lam, minimise_majorizer
 __all__ = ["bound_majorization"]
 
 
-@register(
-    "bm",
-    needs=("features", "labels"),
-    constraints=("none", "simplex"),
-    summary="Batch bound majorization (Jebara & Choromanska 2012): bound-Newton steps, monotone",
-    tol=1e-8,
-    max_iter=1000,
-)
+@register("bm", needs=("features", "labels"), constraints=("none", "simplex"), tol=1e-8, max_iter=1000)
 def bound_majorization(
-    problem: Any,
-    x0: np.ndarray | None = None,
+    problem,
+    x0=None,
     *,
     curvature: str = "full",
     order: str = "ascending",

@@ -79,5 +79,4 @@ def bregman(
             converged, message = done, why
             break
         z = z - r  # z + (b - M x)
-    run.done(converged)
     return run.result(x, float(f.value(x)), k, converged, message, residual=res)

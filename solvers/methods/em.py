@@ -97,6 +97,5 @@ def em(problem, x0=None, *, accelerate: bool = True, **stop: Unpack[Stop]) -> So
         if run.callback_stops(w):
             message = "stopped by callback"
             break
-    run.done(converged)
     # weights that EM drives towards zero only geometrically: report them exactly as they are
     return run.result(w, f, it, converged, message, gap=gap)

@@ -66,7 +66,6 @@ def _proximal_gradient(problem, x0, *, accelerated, check_every, **stop: Unpack[
             w = x_new + ((s - 1.0) / s_new) * (x_new - x)
             s = s_new
         x = x_new
-    run.done(converged)
     return run.result(x, float(problem.value(x)), k, converged, message)
 
 

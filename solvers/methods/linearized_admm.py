@@ -25,7 +25,7 @@ from ..monitor import Run, Stop
 from ..problem import offers, start_point
 from ..registry import register
 from ..result import SolveResult
-from ._stopping import record_and_stop
+from ._stopping import record_and_stop, splitting_columns
 
 
 @register("linearized_admm", needs=("saddle_point",), tol=1e-8, max_iter=10000)
@@ -65,14 +65,8 @@ def linearized_admm(
         fx = float(sad.primal(x, Ax))
         r_pri = float(np.linalg.norm(Ax - z))
         r_dual = float(np.linalg.norm(sad.Ky(z - z_old))) / lam
-        extra = {"primal_residual": r_pri, "dual_residual": r_dual}
-        res = sad.residual(x, Ax)
-        if res is not None:
-            extra["residual"] = res
-        if has_gap:
-            extra["gap"] = gap = float(problem.duality_gap(x))
-            done = gap <= tol
-        else:
+        extra, done = splitting_columns(problem, x, r_pri, r_dual, sad.residual(x, Ax), tol)
+        if done is None:
             scale = max(1.0, float(np.linalg.norm(Ax)))
             done = r_pri <= tol * scale and r_dual <= tol * scale
         ok = "converged: " + ("duality gap <= tol" if has_gap else "residuals <= tol")
@@ -80,5 +74,4 @@ def linearized_admm(
         if why:
             converged, message = done, why
             break
-    run.done(converged)
     return run.result(x, float(sad.primal(x)), k, converged, message, z=z, u=u, mu=mu, lam=lam)

@@ -241,7 +241,6 @@ def _newton_plain(
         converged = gap <= tol * rel_tol_scale(f)
         if converged:
             message = "gap below tolerance"
-    run.done(converged)
     fw = fw_gap(x, g) if simplex else float("nan")
     return run.result(x, f, it, converged, message, gap=float(gap), fw_gap=fw, grad=g)
 
@@ -345,7 +344,6 @@ def _newton_working_set(
         add = cand[np.argsort(-viol[cand])[:m]]
         S = np.union1d(np.flatnonzero(x > 0), add)
         inner_tol = final_inner  # Newton converges quadratically: later rounds solve to the end
-    run.done(converged)
     return run.result(x, f, n_iter, converged, message, gap=float(gap), rounds=rounds, working_set_sizes=sizes, grad=g)
 
 

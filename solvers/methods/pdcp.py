@@ -104,6 +104,5 @@ def pdcp(
                 break
         else:
             x, y, KTx = x_new, y_new, KTx_new
-    run.done(converged)
     fun = run.trace.objective[-1] if len(run.trace) else sp.primal(x)
     return run.result(x, float(fun), k, converged, message, y=y, tau=tau, sigma=sigma, norm_K=norm)

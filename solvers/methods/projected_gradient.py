@@ -139,5 +139,4 @@ def projected_gradient(
         target = tol * rel_tol_scale(f)
         if gap <= target:
             converged, message = True, "gap below tolerance"
-    run.done(converged)
     return run.result(x, float(f), it, converged, message, gap=float(gap))

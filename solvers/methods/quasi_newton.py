@@ -122,7 +122,6 @@ def lbfgs(
             break
     else:
         converged = float(np.max(np.abs(g))) <= tol * rel_tol_scale(f)
-    run.done(converged)
     return run.result(x, f, it, converged, message, grad_norm=float(np.max(np.abs(g))))
 
 
@@ -205,7 +204,6 @@ def _projected_bfgs(problem, x0, *, alpha, beta, **stop: Unpack[Stop]) -> SolveR
         converged = gap <= tol * rel_tol_scale(f)
         if converged:
             message = "gap below tolerance"
-    run.done(converged)
     return run.result(x, f, it, converged, message, gap=float(fw_gap(x, g)))
 
 

@@ -83,42 +83,13 @@ def run_table_method(problem, x0, *, method, theta, step, order, seed, off_clock
 
             def one_epoch(idx):
                 saga_sparse_epoch_scaled(
-                    lt.loss,
-                    lt.data,
-                    lt.indices,
-                    lt.indptr,
-                    lt.y,
-                    lt.smoothing,
-                    idx,
-                    x,
-                    table,
-                    gbar,
-                    step,
-                    l2,
-                    theta,
-                    work,
+                    lt.loss, *lt.csr(), lt.y, lt.smoothing, idx, x, table, gbar, step, l2, theta, work
                 )
         elif lt.sparse:
 
             def one_epoch(idx):
                 saga_sparse_epoch(
-                    lt.loss,
-                    lt.data,
-                    lt.indices,
-                    lt.indptr,
-                    lt.y,
-                    lt.smoothing,
-                    idx,
-                    x,
-                    table,
-                    gbar,
-                    step,
-                    l2,
-                    l1,
-                    theta,
-                    last,
-                    pw,
-                    geo,
+                    lt.loss, *lt.csr(), lt.y, lt.smoothing, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo
                 )
         else:
 

@@ -194,5 +194,4 @@ def spbcd(
         if why:
             converged, message = done, why
             break
-    run.done(converged)
     return run.result(x, float(sad.primal(x)), k, converged, message, y=y, m=m, q=q, step_rule=step_rule)

@@ -108,7 +108,6 @@ def _spdc(problem, x0, *, adaptive, m, seed, check_every, **stop: Unpack[Stop]) 
         if why:
             converged, message = done, why
             break
-    run.done(converged)
     return run.result(x, float(problem.value(x)), k, converged, message, y=y, m=m)
 
 

@@ -16,7 +16,7 @@ are :mod:`solvers.methods._loglinear_terms`, :mod:`solvers.methods._majorizer_st
 from __future__ import annotations
 
 import math
-from typing import Any, Unpack
+from typing import Unpack
 
 import numpy as np
 
@@ -33,17 +33,10 @@ from ._majorizer_step import add_lam, newton_point
 __all__ = ["stochastic_bound_majorization"]
 
 
-@register(
-    "sbm",
-    needs=("features", "labels"),
-    constraints=("none", "simplex"),
-    summary="Stochastic bound majorization: mini-batch bound steps (optionally growing batch, Sherman-Morrison)",
-    tol=1e-8,
-    max_iter=200,
-)
+@register("sbm", needs=("features", "labels"), constraints=("none", "simplex"), tol=1e-8, max_iter=200)
 def stochastic_bound_majorization(
-    problem: Any,
-    x0: np.ndarray | None = None,
+    problem,
+    x0=None,
     *,
     batch_size: int | None = None,
     step: float = 1.0,

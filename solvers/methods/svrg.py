@@ -140,58 +140,17 @@ def _run(problem, x0, *, method, step, m, snapshot, order, seed, s2gd, off_clock
             for pi, part in enumerate(parts):
                 if mt is not None:
                     if mt.sparse:
-                        mn_svrg_sparse_inner(
-                            mt.data,
-                            mt.indices,
-                            mt.indptr,
-                            mt.labels,
-                            part,
-                            x,
-                            s_snap,
-                            gdata,
-                            step,
-                            l2,
-                            l1,
-                            last,
-                            pw,
-                            geo,
-                        )
+                        mn_svrg_sparse_inner(*mt.csr(), mt.labels, part, x, s_snap, gdata, step, l2, l1, last, pw, geo)
                     else:
                         mn_svrg_dense_inner(mt.X, mt.labels, part, x, s_snap, gdata, step, l2, l1, xsum)
                 elif scaled:
-                    svrg_sparse_inner_scaled(
-                        lt.loss,
-                        lt.data,
-                        lt.indices,
-                        lt.indptr,
-                        lt.y,
-                        lt.smoothing,
-                        part,
-                        x,
-                        s_snap,
-                        gdata,
-                        step,
-                        l2,
-                        work,
+                    # mypy counts a star argument as filling every remaining parameter
+                    svrg_sparse_inner_scaled(  # type: ignore[call-arg]
+                        lt.loss, *lt.csr(), lt.y, lt.smoothing, part, x, s_snap, gdata, step, l2, work
                     )
                 elif lt.sparse:
                     svrg_sparse_inner(
-                        lt.loss,
-                        lt.data,
-                        lt.indices,
-                        lt.indptr,
-                        lt.y,
-                        lt.smoothing,
-                        part,
-                        x,
-                        s_snap,
-                        gdata,
-                        step,
-                        l2,
-                        l1,
-                        last,
-                        pw,
-                        geo,
+                        lt.loss, *lt.csr(), lt.y, lt.smoothing, part, x, s_snap, gdata, step, l2, l1, last, pw, geo
                     )
                 else:
                     svrg_dense_inner(lt.loss, lt.X, lt.y, lt.smoothing, part, x, s_snap, gdata, step, l2, l1, xsum)

@@ -32,6 +32,10 @@ class Rows:
     def args(self) -> tuple:
         return (self.X, self.data, self.indices, self.indptr, self.sparse)
 
+    def csr(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(data, indices, indptr)``: what the sparse-only kernels take as ``*rows.csr()``."""
+        return (self.data, self.indices, self.indptr)
+
 
 def row_sqnorms(A) -> np.ndarray:
     """Squared row norms ``|a_i|^2`` of dense or CSR rows."""
