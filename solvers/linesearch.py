@@ -47,12 +47,14 @@ def rel_tol_scale(f: float) -> float:
     return max(1.0, abs(f)) if math.isfinite(f) else 1.0
 
 
-def gap_progress(progress: ProgressFn | None, gap0: float, gap: float, target: float, floor: float = 0.0) -> None:
-    """Report progress as the fraction of the way, on a log scale, from ``gap0`` down to ``target``."""
-    if progress is None:
-        return
+def gap_progress(progress: ProgressFn | None, gap0: float, gap: float, target: float, floor: float = 0.0) -> bool:
+    """Report progress as the fraction of the way, on a log scale, from ``gap0`` down to ``target``;
+    returns whether ``gap`` has reached ``target``."""
     if gap <= target or gap0 <= target:
         report(progress, 1.0)
-        return
+        return gap <= target
+    if progress is None:
+        return False
     frac = math.log(max(gap0, 1e-300) / max(gap, 1e-300)) / math.log(max(gap0, 1e-300) / max(target, 1e-300))
     report(progress, max(floor, frac))
+    return False

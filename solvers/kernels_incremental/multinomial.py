@@ -217,9 +217,11 @@ def _catch_up_w2(w2, c, K, s, rho, step, tl1, pw, geo):
 
 
 @njit(cache=True, inline="always")
-def _logits_catching_up(data, indices, p0, p1, w2, K, last, t, rho, step, tl1, pw, geo, z):
-    """``z = W^T a_j`` over the row's non-zeros ``p0:p1``, bringing each feature it reads up to step
-    ``t`` first (just-in-time updates)."""
+def _row_residual_catching_up(data, indices, indptr, j, label, w2, K, last, t, rho, step, tl1, pw, geo, z):
+    """``z = softmax(W^T a_j) - e_label`` over row ``j``'s non-zeros, bringing each feature it reads up
+    to step ``t`` first (just-in-time updates); returns the row's span ``(p0, p1)`` in ``data``."""
+    p0 = indptr[j]
+    p1 = indptr[j + 1]
     for k in range(K):
         z[k] = 0.0
     for p in range(p0, p1):
@@ -229,6 +231,8 @@ def _logits_catching_up(data, indices, p0, p1, w2, K, last, t, rho, step, tl1, p
         a = data[p]
         for k in range(K):
             z[k] += a * w2[c, k]
+    _softmax_minus_onehot(z, label)
+    return p0, p1
 
 
 @njit(cache=True, inline="always")
@@ -255,10 +259,9 @@ def mn_saga_sparse_epoch(data, indices, indptr, labels, idx, x, table, gbar, ste
     m = idx.shape[0]
     for t in range(m):
         j = idx[t]
-        p0 = indptr[j]
-        p1 = indptr[j + 1]
-        _logits_catching_up(data, indices, p0, p1, w2, K, last, t, rho, step, tl1, pw, geo, z)
-        _softmax_minus_onehot(z, labels[j])
+        p0, p1 = _row_residual_catching_up(
+            data, indices, indptr, j, labels[j], w2, K, last, t, rho, step, tl1, pw, geo, z
+        )
         for k in range(K):
             delta[k] = z[k] - table[j, k]
             table[j, k] = z[k]
@@ -329,10 +332,9 @@ def mn_svrg_sparse_inner(data, indices, indptr, labels, idx, x, s_snap, g, step,
     m = idx.shape[0]
     for t in range(m):
         j = idx[t]
-        p0 = indptr[j]
-        p1 = indptr[j + 1]
-        _logits_catching_up(data, indices, p0, p1, w2, K, last, t, rho, step, tl1, pw, geo, z)
-        _softmax_minus_onehot(z, labels[j])
+        p0, p1 = _row_residual_catching_up(
+            data, indices, indptr, j, labels[j], w2, K, last, t, rho, step, tl1, pw, geo, z
+        )
         for k in range(K):
             z[k] = step * (z[k] - s_snap[j, k])
         for p in range(p0, p1):

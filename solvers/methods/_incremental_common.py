@@ -14,7 +14,7 @@ import numpy as np
 from ..checks import check_choice, check_count, check_tol
 from ..errors import InputError
 from ..monitor import Monitor
-from ..problem import capability, constant, prox_of, start_point
+from ..problem import capability, constant, constraint_of, prox_of, start_point
 
 __all__ = [
     "Monitor",
@@ -31,6 +31,23 @@ __all__ = [
 
 ORDERS = ("cyclic", "permuted", "random")
 DEFAULT_TOL = 1e-10
+
+
+def term_family(problem: object) -> str:
+    """Which compiled loops a finite-sum problem can run: ``"linear"`` (``linear_terms``),
+    ``"multinomial"`` (``multinomial_terms``), ``"loglinear"`` (the log pool's conditional log-linear
+    terms, unconstrained or on the simplex), ``"mixture"`` (the linear pool's rows), else ``"generic"``."""
+    if capability(problem, "linear_terms") is not None:
+        return "linear"
+    if capability(problem, "multinomial_terms") is not None:
+        return "multinomial"
+    if (
+        capability(problem, "features_ndk") is not None
+        and capability(problem, "labels") is not None
+        and constraint_of(problem) in ("none", "simplex")
+    ):
+        return "loglinear"
+    return "mixture" if capability(problem, "mixture_rows") is not None else "generic"
 
 
 def check_common(order: str, max_iter: int, tol: float) -> None:

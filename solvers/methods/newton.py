@@ -187,8 +187,7 @@ def _newton_plain(
         gap = min(gap, model_dec) if simplex else model_dec
         gap0 = gap if gap0 is None else gap0
         target = tol * rel_tol_scale(f)
-        gap_progress(run.progress, gap0, gap, target)
-        if gap <= target:
+        if gap_progress(run.progress, gap0, gap, target):
             converged, message, it = True, "gap below tolerance", it - 1
             break
         if slope >= 0:
@@ -323,8 +322,7 @@ def _newton_working_set(
         gap0 = gap if gap0 is None else gap0
         run.record(f, gap=gap, ws_size=S.size)
         target = tol * rel_tol_scale(f)
-        gap_progress(run.progress, gap0, gap, target)
-        if gap <= target:
+        if gap_progress(run.progress, gap0, gap, target):
             converged, message = True, "gap below tolerance"
             break
         if run.callback_stops(x):

@@ -91,8 +91,7 @@ def projected_gradient(
     converged, message, it = False, "maximum number of iterations reached", 0
     for it in range(1, max_iter + 1):
         target = tol * rel_tol_scale(f)
-        gap_progress(run.progress, gap0, gap, target)
-        if gap <= target:
+        if gap_progress(run.progress, gap0, gap, target):
             converged, message, it = True, "gap below tolerance", it - 1
             break
         # on the simplex, shifting g by a constant changes neither the projection nor <g, d> in exact

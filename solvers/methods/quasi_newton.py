@@ -52,8 +52,7 @@ def lbfgs(
     for it in range(1, max_iter + 1):
         gn = float(np.max(np.abs(g)))
         target = tol * rel_tol_scale(f)
-        gap_progress(run.progress, gn0, gn, target)
-        if gn <= target:
+        if gap_progress(run.progress, gn0, gn, target):
             converged, message, it = True, "gradient norm below tolerance", it - 1
             break
         q = g.copy()
@@ -142,8 +141,7 @@ def _projected_bfgs(problem, x0, *, alpha, beta, **stop: Unpack[Stop]) -> SolveR
     for it in range(1, max_iter + 1):
         gap = fw_gap(x, g)
         target = tol * rel_tol_scale(f)
-        gap_progress(run.progress, gap0, gap, target)
-        if gap <= target:
+        if gap_progress(run.progress, gap0, gap, target):
             converged, message, it = True, "gap below tolerance", it - 1
             break
         if B is None:

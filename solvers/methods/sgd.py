@@ -35,7 +35,7 @@ from ..kernels_incremental.table_methods import sgd_epoch
 from ..monitor import Stop
 from ..problem import capability, constraint_of
 from ..registry import register
-from ._incremental_common import Monitor, check_common, constant, indices, rng_of, start
+from ._incremental_common import Monitor, check_common, constant, indices, rng_of, start, term_family
 
 SCHEDULES = {"constant": 0, "inverse": 1, "inverse_sqrt": 2}
 
@@ -117,14 +117,8 @@ def sgd(
     lt = capability(problem, "linear_terms")
     mt = capability(problem, "multinomial_terms")
     # the pool problems: compiled per-term loops (log pool: conditional log-linear; linear pool: mixture)
-    ll = (
-        lt is None
-        and mt is None
-        and capability(problem, "features_ndk") is not None
-        and capability(problem, "labels") is not None
-        and constraint_of(problem) in ("none", "simplex")
-    )
-    mix = lt is None and mt is None and not ll and capability(problem, "mixture_rows") is not None
+    family = term_family(problem)
+    ll, mix = family == "loglinear", family == "mixture"
     simplex = constraint_of(problem) == "simplex"
     l2 = float(capability(problem, "l2", 0.0) or 0.0)
     if ll:

@@ -39,7 +39,17 @@ from ..kernels_incremental.variance_reduced import (
 from ..monitor import Stop
 from ..problem import capability, constraint_of
 from ..registry import register
-from ._incremental_common import DEFAULT_TOL, Monitor, check_common, constant, indices, require_smooth, rng_of, start
+from ._incremental_common import (
+    DEFAULT_TOL,
+    Monitor,
+    check_common,
+    constant,
+    indices,
+    require_smooth,
+    rng_of,
+    start,
+    term_family,
+)
 
 SNAPSHOTS = ("last", "average", "random")
 
@@ -69,14 +79,8 @@ def _run(problem, x0, *, method, step, m, snapshot, order, seed, s2gd, off_clock
     lt = capability(problem, "linear_terms")
     mt = capability(problem, "multinomial_terms")  # softmax regression: one K-vector per term
     # the log pool's conditional log-linear problem: compiled inner loop (one K-vector per term)
-    ll = (
-        lt is None
-        and mt is None
-        and capability(problem, "features_ndk") is not None
-        and capability(problem, "labels") is not None
-        and constraint_of(problem) in ("none", "simplex")
-    )
-    mix = lt is None and mt is None and not ll and capability(problem, "mixture_rows") is not None
+    family = term_family(problem)
+    ll, mix = family == "loglinear", family == "mixture"
     prox = mon.prox
     sparse_rows = (lt is not None and lt.sparse) or (mt is not None and mt.sparse)
     if sparse_rows and snapshot == "average":
