@@ -11,19 +11,17 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import check_choice, check_count, check_tol
+from ..checks import check_choice
 from ..errors import InputError
 from ..monitor import Monitor
 from ..problem import capability, constant, constraint_of, prox_of, start_point
 
 __all__ = [
+    "IndexDraws",
     "Monitor",
-    "check_common",
     "constant",
-    "indices",
     "prox_of",
     "require_smooth",
-    "rng_of",
     "smooth_value",
     "start",
     "term_mu",
@@ -50,24 +48,28 @@ def term_family(problem: object) -> str:
     return "mixture" if capability(problem, "mixture_rows") is not None else "generic"
 
 
-def check_common(order: str, max_iter: int, tol: float) -> None:
-    check_choice(order, ORDERS, field="order")
-    check_count(max_iter, field="max_iter")
-    check_tol(tol)
+class IndexDraws:
+    """The order in which a finite-sum solver visits its terms (seed 001 L378-388): ``order`` checked
+    once, the generator seeded once; ``draw()`` is one epoch of ``n`` indices, ``draw(m)`` ``m`` of
+    them: cyclic ``0..n-1``; ``permuted``, a fresh permutation every epoch; ``random``, uniform with
+    replacement."""
 
+    def __init__(self, order: str, seed: Any, n: int) -> None:
+        self.order = check_choice(order, ORDERS, field="order")
+        self.rng = np.random.default_rng(seed)
+        self.n = int(n)
 
-def indices(rng: np.random.Generator, n: int, order: str, length: int | None = None) -> np.ndarray:
-    """One epoch of term indices (seed 001 L378-388): cyclic ``0..n-1``; ``permuted``, a fresh
-    permutation every epoch; ``random``, uniform with replacement."""
-    m = n if length is None else int(length)
-    if order == "cyclic":
-        return (np.arange(m) % n).astype(np.int64)
-    if order == "permuted":
-        if m == n:
-            return rng.permutation(n).astype(np.int64)
-        reps = -(-m // n)
-        return np.concatenate([rng.permutation(n) for _ in range(reps)])[:m].astype(np.int64)
-    return rng.integers(0, n, size=m, dtype=np.int64)
+    def __call__(self, length: int | None = None) -> np.ndarray:
+        n, rng = self.n, self.rng
+        m = n if length is None else int(length)
+        if self.order == "cyclic":
+            return (np.arange(m) % n).astype(np.int64)
+        if self.order == "permuted":
+            if m == n:
+                return rng.permutation(n).astype(np.int64)
+            reps = -(-m // n)
+            return np.concatenate([rng.permutation(n) for _ in range(reps)])[:m].astype(np.int64)
+        return rng.integers(0, n, size=m, dtype=np.int64)
 
 
 def smooth_value(problem: object, x: np.ndarray) -> float:

@@ -33,17 +33,7 @@ from ..kernels_incremental.table_methods import finito_epoch, prox_finito_epoch
 from ..monitor import Stop
 from ..problem import capability
 from ..registry import register
-from ._incremental_common import (
-    DEFAULT_TOL,
-    Monitor,
-    check_common,
-    constant,
-    indices,
-    require_smooth,
-    rng_of,
-    start,
-    term_mu,
-)
+from ._incremental_common import DEFAULT_TOL, IndexDraws, Monitor, constant, require_smooth, start, term_mu
 
 MAX_TABLE_BYTES = 4 * 2**30
 
@@ -76,7 +66,7 @@ def _table(problem, method):
 def _run_finito(problem, x0, method, alpha, order, seed, off_clock, check_every, **stop: Unpack[Stop]):
     """Finito with inverse step ``alpha``; ``alpha=None``: Finito's default (big-data condition), or
     MISO's ``L/mu`` when ``method == "miso"``."""
-    check_common(order, stop["max_iter"], stop["tol"])
+    draw = IndexDraws(order, seed, problem.n_terms)
     require_smooth(problem, method)
     if capability(problem, "l1", 0.0):
         raise InputError("problem", f"solver {method!r} has no prox; the problem has an l1 term (use 'saga' or 'svrg')")
@@ -88,7 +78,6 @@ def _run_finito(problem, x0, method, alpha, order, seed, off_clock, check_every,
     mon = Monitor(problem, method, **stop)
     mon.off_clock = off_clock
     mon.check_every = int(check_every)
-    rng = rng_of(seed)
     x = start(problem, x0)
     n = problem.n_terms
     phi = _table(problem, method)
@@ -110,7 +99,7 @@ def _run_finito(problem, x0, method, alpha, order, seed, off_clock, check_every,
     w = x.copy()
     epoch = 0
     while not mon.check(w, epoch):
-        idx = indices(rng, n, order)
+        idx = draw()
         if lt is not None:
             finito_epoch(lt.loss, *lt.args(), lt.y, lt.smoothing, idx, phi, s, Sphi, Sg, w, alpha, mu, problem.l2)
         elif mt is not None:
@@ -147,8 +136,7 @@ def miso(problem, x0=None, *, order="random", seed=0, off_clock=False, check_eve
 def prox_finito(problem, x0=None, *, order="random", seed=0, off_clock=False, **stop: Unpack[Stop]):
     """Prox-Finito (seed 001 Alg 3.3): each step solves the prox of one term (a 1-D problem for the
     binary linear models, a K-dimensional Newton solve for multinomial logistic regression)."""
-    tol, max_iter = stop["tol"], stop["max_iter"]
-    check_common(order, max_iter, tol)
+    draw = IndexDraws(order, seed, problem.n_terms)
     if capability(problem, "l1", 0.0):
         raise InputError("problem", "solver 'prox_finito' has no prox for h; the problem has an l1 term")
     mu, _ = _mu_L(problem, "prox_finito")
@@ -177,7 +165,6 @@ def prox_finito(problem, x0=None, *, order="random", seed=0, off_clock=False, **
 
     mon = Monitor(problem, "prox_finito", **stop)
     mon.off_clock = off_clock
-    rng = rng_of(seed)
     phi = _table(problem, "prox_finito")
     phi[:] = x
     Sphi = n * x
@@ -187,7 +174,7 @@ def prox_finito(problem, x0=None, *, order="random", seed=0, off_clock=False, **
     xr = Sphi / n - (Sg + mu * Sphi) / (mu * n)
     k = 0
     while not mon.check(xr, k):
-        epoch(indices(rng, n, order), phi, s, Sphi, Sg, z)
+        epoch(draw(), phi, s, Sphi, Sg, z)
         xr = Sphi / n - (Sg + mu * Sphi) / (mu * n)
         mon.passes += 1
         k += 1

@@ -33,17 +33,7 @@ from ..kernels_incremental.variance_reduced import (
 from ..monitor import Stop
 from ..problem import capability
 from ..registry import register
-from ._incremental_common import (
-    DEFAULT_TOL,
-    Monitor,
-    check_common,
-    constant,
-    indices,
-    require_smooth,
-    rng_of,
-    start,
-    term_mu,
-)
+from ._incremental_common import DEFAULT_TOL, IndexDraws, Monitor, constant, require_smooth, start, term_mu
 
 
 def saga_default_step(problem) -> float:
@@ -57,13 +47,12 @@ def saga_default_step(problem) -> float:
 
 def run_table_method(problem, x0, *, method, theta, step, order, seed, off_clock=False, **stop: Unpack[Stop]):
     """SAGA (theta = 1) or SAG in the form of Eq. 4.4 (theta = 1/n); see the module docstring."""
-    check_common(order, stop["max_iter"], stop["tol"])
+    draw = IndexDraws(order, seed, problem.n_terms)
     require_smooth(problem, method)
     if not step > 0:
         raise InputError("step", f"must be > 0; got {step}")
     mon = Monitor(problem, method, **stop)
     mon.off_clock = off_clock
-    rng = rng_of(seed)
     x = start(problem, x0)
     n = problem.n_terms
     lt = capability(problem, "linear_terms")
@@ -96,14 +85,14 @@ def run_table_method(problem, x0, *, method, theta, step, order, seed, off_clock
             def one_epoch(idx):
                 saga_dense_epoch(lt.loss, lt.X, lt.y, lt.smoothing, idx, x, table, gbar, step, l2, l1, theta)
 
-        epochs = mon.run_epochs(x, one_epoch, lambda: indices(rng, n, order))
+        epochs = mon.run_epochs(x, one_epoch, draw)
         return mon.result(x, epochs, step=step, compiled=True)
     if capability(problem, "multinomial_terms") is not None:
-        return _table_multinomial(problem, x, mon, rng, step, theta, order)
+        return _table_multinomial(problem, x, mon, draw, step, theta)
     if capability(problem, "features_ndk") is not None and capability(problem, "labels") is not None:
-        return _saga_loglinear(problem, x, mon, rng, step, order, theta)
+        return _saga_loglinear(problem, x, mon, draw, step, theta)
     if capability(problem, "mixture_rows") is not None:
-        return _saga_mixture(problem, x, mon, rng, step, order, theta)
+        return _saga_mixture(problem, x, mon, draw, step, theta)
     # generic path: any problem with term_grad
     prox = mon.prox
     G = np.array([problem.term_grad(i, x) for i in range(n)], dtype=np.float64)
@@ -112,7 +101,7 @@ def run_table_method(problem, x0, *, method, theta, step, order, seed, off_clock
     epoch = 0
     halt = mon.check(x, epoch)
     while not halt:
-        for j in indices(rng, n, order):
+        for j in draw():
             g = problem.term_grad(int(j), x)
             dg = g - G[j]
             x = prox(x - step * (theta * dg + gbar), step)
@@ -124,7 +113,7 @@ def run_table_method(problem, x0, *, method, theta, step, order, seed, off_clock
     return mon.result(x, epoch, step=step, compiled=False)
 
 
-def _table_multinomial(problem, x, mon, rng, step, theta, order):
+def _table_multinomial(problem, x, mon, draw, step, theta):
     """Compiled SAGA / SAG for :class:`~solvers.problems.linear_models.MultinomialLogistic`: one stored
     K-vector per term, explicit-L2 update, lazy updates on CSR rows
     (:mod:`solvers.kernels_incremental.multinomial`)."""
@@ -149,11 +138,11 @@ def _table_multinomial(problem, x, mon, rng, step, theta, order):
         def one_epoch(idx):
             mn_saga_dense_epoch(mt.X, mt.labels, idx, x, table, gbar, step, l2, l1, theta)
 
-    epochs = mon.run_epochs(x, one_epoch, lambda: indices(rng, n, order))
+    epochs = mon.run_epochs(x, one_epoch, draw)
     return mon.result(x, epochs, step=step, compiled=True)
 
 
-def _saga_loglinear(problem, x, mon, rng, step, order, theta):
+def _saga_loglinear(problem, x, mon, draw, step, theta):
     """Compiled SAGA/SAG for :class:`~solvers.problems.loglinear.ConditionalLogLinear` (log pools)."""
     from ..kernels_incremental.loglinear_saga import loglinear_init_table, loglinear_saga_epoch, project_simplex_inplace
 
@@ -171,14 +160,14 @@ def _saga_loglinear(problem, x, mon, rng, step, order, theta):
     epoch = 0
     halt = mon.check(x, epoch)
     while not halt:
-        loglinear_saga_epoch(F, labels, indices(rng, n, order), x, P, gbar, step, l2, simplex, theta)
+        loglinear_saga_epoch(F, labels, draw(), x, P, gbar, step, l2, simplex, theta)
         mon.passes += 1
         epoch += 1
         halt = mon.check(x, epoch)
     return mon.result(x, epoch, step=step, compiled=True)
 
 
-def _saga_mixture(problem, x, mon, rng, step, order, theta):
+def _saga_mixture(problem, x, mon, draw, step, theta):
     """Compiled SAGA/SAG for :class:`~solvers.problems.mixture.MixtureLikelihood` (linear pools)."""
     from ..kernels_incremental.loglinear_saga import project_simplex_inplace
     from ..kernels_incremental.mixture import mixture_init_table, mixture_saga_epoch
@@ -193,7 +182,7 @@ def _saga_mixture(problem, x, mon, rng, step, order, theta):
     epoch = 0
     halt = mon.check(x, epoch)
     while not halt:
-        mixture_saga_epoch(Q, indices(rng, n, order), x, s, gbar, step, theta)
+        mixture_saga_epoch(Q, draw(), x, s, gbar, step, theta)
         mon.passes += 1
         epoch += 1
         halt = mon.check(x, epoch)

@@ -28,7 +28,7 @@ from ..kernels_incremental.table_methods import sdca_dual_terms, sdca_epoch
 from ..monitor import Stop
 from ..problem import capability
 from ..registry import register
-from ._incremental_common import DEFAULT_TOL, Monitor, check_common, indices, rng_of
+from ._incremental_common import DEFAULT_TOL, IndexDraws, Monitor
 
 VARIANTS = {"exact": 0, "line_search": 1, "constant": 2}
 
@@ -44,8 +44,7 @@ def sdca(
     (:mod:`solvers.kernels_incremental.multinomial_sdca`), variants "line_search" (the default there;
     elsewhere "exact") and "constant"; "exact" is refused (no usable closed form, seed 001 L472).
     """
-    tol, max_iter = stop["tol"], stop["max_iter"]
-    check_common(order, max_iter, tol)
+    draw = IndexDraws(order, seed, problem.n_terms)
     if variant is None:  # the seed's exact step where it has a usable form, else the line search
         variant = "line_search" if capability(problem, "multinomial_terms") is not None else "exact"
     if variant not in VARIANTS:
@@ -54,7 +53,7 @@ def sdca(
     if mu <= 0 or capability(problem, "l1", 0.0):
         raise InputError("problem", "solver 'sdca' needs l2 > 0 and l1 = 0")
     if capability(problem, "multinomial_terms") is not None:
-        return _sdca_multinomial(problem, **stop, variant=variant, order=order, seed=seed, off_clock=off_clock)
+        return _sdca_multinomial(problem, variant=variant, draw=draw, off_clock=off_clock, **stop)
     if variant == "constant" and not np.isfinite(problem.curvature):
         raise InputError("variant", "sdca variant 'constant' needs a smooth loss (the hinge has no L); use 'exact'")
     lt = problem.linear_terms
@@ -67,25 +66,23 @@ def sdca(
         np.zeros(n),
         mu,
         variant,
-        seed,
+        draw,
         off_clock,
         dual_terms=lambda beta: sdca_dual_terms(lt.loss, beta, lt.y, lt.smoothing),
         epoch=lambda idx, beta, x: sdca_epoch(
             lt.loss, *lt.args(), lt.y, lt.smoothing, idx, beta, x, lt.sqnorms, mu, v, sconst
         ),
-        order=order,
         **stop,
     )
 
 
-def _loop(problem, beta, mu, variant, seed, off_clock, *, dual_terms, epoch, order, **stop: Unpack[Stop]):
+def _loop(problem, beta, mu, variant, draw, off_clock, *, dual_terms, epoch, **stop: Unpack[Stop]):
     """SDCA's outer loop: the duality gap ``P(x) - D(beta)`` (L465-467),
     ``D = -(1/n) sum_i phi*(beta_i) - (mu/2)|x|^2``, checked before every epoch (off the clock with
     ``off_clock``), then one epoch of coordinate steps from ``beta = 0, x = 0``."""
     n = problem.n_terms
     mon = Monitor(problem, "sdca", **stop)
     mon.off_clock = off_clock
-    rng = rng_of(seed)
     x = np.zeros(problem.dim)
     k = 0
     while True:
@@ -99,12 +96,12 @@ def _loop(problem, beta, mu, variant, seed, off_clock, *, dual_terms, epoch, ord
         mon.passes += 0 if k == 0 else 1
         if mon.check(x, k, value_grad=(P, None), measure=gap, dual=D):
             break
-        epoch(indices(rng, n, order), beta, x)
+        epoch(draw(), beta, x)
         k += 1
     return mon.result(x, k, dual=beta, duality_gap=gap, variant=variant, compiled=True)
 
 
-def _sdca_multinomial(problem, *, variant, order, seed, off_clock, **stop: Unpack[Stop]):
+def _sdca_multinomial(problem, *, variant, draw, off_clock, **stop: Unpack[Stop]):
     """SDCA on :class:`~solvers.problems.linear_models.MultinomialLogistic` (seed 001 section 2.3.2):
     duals ``beta`` (n, K) with ``W = -(1/(mu n)) sum_i a_i beta_i^T``; the duality gap
     ``P(W) - D(beta)``, ``D = -(1/n) sum_i phi*(beta_i) - (mu/2)|W|^2``, is the stopping measure."""
@@ -126,10 +123,9 @@ def _sdca_multinomial(problem, *, variant, order, seed, off_clock, **stop: Unpac
         np.zeros((n, K)),
         mu,
         variant,
-        seed,
+        draw,
         off_clock,
         dual_terms=lambda beta: mn_sdca_dual_terms(beta, mt.labels),
         epoch=lambda idx, beta, x: mn_sdca_epoch(*mt.args(), mt.labels, idx, beta, x, sqn, mu, v, sconst),
-        order=order,
         **stop,
     )

@@ -35,7 +35,7 @@ from ..kernels_incremental.table_methods import sgd_epoch
 from ..monitor import Stop
 from ..problem import capability, constraint_of
 from ..registry import register
-from ._incremental_common import Monitor, check_common, constant, indices, rng_of, start, term_family
+from ._incremental_common import IndexDraws, Monitor, constant, start, term_family
 
 SCHEDULES = {"constant": 0, "inverse": 1, "inverse_sqrt": 2}
 
@@ -93,8 +93,8 @@ def sgd(
     **stop: Unpack[Stop],
 ):
     """SGD: ``step`` is g0; ``schedule`` "inverse" | "inverse_sqrt" | "constant"; ``max_iter`` epochs."""
-    tol, max_iter = stop["tol"], stop["max_iter"]
-    check_common(order, max_iter, tol)
+    max_iter = stop["max_iter"]
+    draw = IndexDraws(order, seed, problem.n_terms)
     mu = constant(problem, "mu", 0.0) or 0.0
     if schedule is None:
         schedule = "inverse" if mu > 0 else "inverse_sqrt"
@@ -111,7 +111,6 @@ def sgd(
         step = 1.0 / L
     mon = Monitor(problem, "sgd", **stop)
     mon.off_clock = off_clock
-    rng = rng_of(seed)
     x = start(problem, x0)
     n = problem.n_terms
     lt = capability(problem, "linear_terms")
@@ -129,7 +128,7 @@ def sgd(
     sch = SCHEDULES[schedule]
     prox = mon.prox
     while not mon.check(state.xavg if average and state.k > avg_from else state.x, epoch):
-        idx = indices(rng, n, order)
+        idx = draw()
         x, k, xavg = state
         if lt is not None:  # the compiled epochs update x and xavg in place and return the new k
             state = state._replace(

@@ -39,24 +39,13 @@ from ..kernels_incremental.variance_reduced import (
 from ..monitor import Stop
 from ..problem import capability, constraint_of
 from ..registry import register
-from ._incremental_common import (
-    DEFAULT_TOL,
-    Monitor,
-    check_common,
-    constant,
-    indices,
-    require_smooth,
-    rng_of,
-    start,
-    term_family,
-)
+from ._incremental_common import DEFAULT_TOL, IndexDraws, Monitor, constant, require_smooth, start, term_family
 
 SNAPSHOTS = ("last", "average", "random")
 
 
 def _run(problem, x0, *, method, step, m, snapshot, order, seed, s2gd, off_clock, **stop: Unpack[Stop]):
-    tol, max_iter = stop["tol"], stop["max_iter"]
-    check_common(order, max_iter, tol)
+    draw = IndexDraws(order, seed, problem.n_terms)
     if snapshot not in SNAPSHOTS:
         raise InputError("snapshot", f"must be one of {SNAPSHOTS}; got {snapshot!r}")
     require_smooth(problem, method)
@@ -74,7 +63,6 @@ def _run(problem, x0, *, method, step, m, snapshot, order, seed, s2gd, off_clock
     mu = constant(problem, "mu", 0.0) or 0.0
     mon = Monitor(problem, method, **stop)
     mon.off_clock = off_clock
-    rng = rng_of(seed)
     x = start(problem, x0)
     lt = capability(problem, "linear_terms")
     mt = capability(problem, "multinomial_terms")  # softmax regression: one K-vector per term
@@ -129,9 +117,9 @@ def _run(problem, x0, *, method, step, m, snapshot, order, seed, s2gd, off_clock
         mon.passes += 1
         if mon.check(x, it, value_grad=(fx, g)):
             break
-        length = m if weights is None else int(rng.choice(m, p=weights)) + 1
-        idx = indices(rng, n, order, length)
-        record = int(rng.integers(0, length)) if snapshot == "random" else -1
+        length = m if weights is None else int(draw.rng.choice(m, p=weights)) + 1
+        idx = draw(length)
+        record = int(draw.rng.integers(0, length)) if snapshot == "random" else -1
         if lt is not None or mt is not None:
             l2, l1 = problem.l2, problem.l1
             if record >= 0:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import solvers
-from solvers.methods._incremental_common import indices
+from solvers.methods._incremental_common import IndexDraws
 from solvers.problems.linear_models import LinearModel
 
 N = 40
@@ -49,8 +49,8 @@ def test_no_solver_beats_the_lower_bound(instance, name, opts, epochs):
     subs, unseen = [], []
     for s in SEEDS:
         r = solvers.minimize(p, name, max_iter=epochs, tol=0.0, seed=s, **opts)
-        rng = np.random.default_rng(s)
-        drawn = np.concatenate([indices(rng, N, "random") for _ in range(epochs)])
+        draw = IndexDraws("random", s, N)  # the solver's own draws, replayed
+        drawn = np.concatenate([draw() for _ in range(epochs)])
         U = N - len(np.unique(drawn))
         sub = p.value(r.x) - fstar
         assert sub >= U / 4 - 1e-12  # per run: every undrawn coordinate still costs 1/4
@@ -70,7 +70,7 @@ def test_exact_sdca_attains_the_bound(instance):
     p = instance
     for s in range(5):
         r = solvers.minimize(p, "sdca", variant="exact", max_iter=2, tol=0.0, seed=s)
-        rng = np.random.default_rng(s)
-        drawn = np.concatenate([indices(rng, N, "random") for _ in range(2)])
+        draw = IndexDraws("random", s, N)
+        drawn = np.concatenate([draw() for _ in range(2)])
         U = N - len(np.unique(drawn))
         assert p.value(r.x) - N / 4 == pytest.approx(U / 4, abs=1e-10)
