@@ -19,7 +19,7 @@ that keeps the iterate strictly inside ``(-1, 0)``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -66,17 +66,24 @@ def prox_neg_log(v: np.ndarray, t: Step) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class L1:
-    """``lam |x|_1``; its conjugate is the indicator of ``{|u|_inf <= lam}``."""
+class _Weighted:
+    """A regulariser ``lam r(x)``: ``lam`` and every other field finite and ``>= 0`` (checked once);
+    ``strong_convexity`` is its modulus (0 unless the regulariser says otherwise)."""
 
     lam: float
 
     def __post_init__(self) -> None:
-        _nonneg(self.lam, "lam")
+        for f in fields(self):
+            _nonneg(getattr(self, f.name), f.name)
 
     @property
     def strong_convexity(self) -> float:
         return 0.0
+
+
+@dataclass(frozen=True)
+class L1(_Weighted):
+    """``lam |x|_1``; its conjugate is the indicator of ``{|u|_inf <= lam}``."""
 
     def value(self, x: np.ndarray) -> float:
         return self.lam * float(np.abs(x).sum())
@@ -94,15 +101,10 @@ class L1:
 
 
 @dataclass(frozen=True)
-class ElasticNet:
+class ElasticNet(_Weighted):
     """``lam (|x|_1 + (gamma/2) |x|^2)``; prox ``soft(v, lam t) / (1 + lam t gamma)`` (seed 000 l.1146)."""
 
-    lam: float
     gamma: float
-
-    def __post_init__(self) -> None:
-        _nonneg(self.lam, "lam")
-        _nonneg(self.gamma, "gamma")
 
     @property
     def strong_convexity(self) -> float:
@@ -126,13 +128,8 @@ class ElasticNet:
 
 
 @dataclass(frozen=True)
-class SquaredL2:
+class SquaredL2(_Weighted):
     """``(lam/2) |x|^2`` (ridge); prox ``v / (1 + lam t)``; conjugate ``|u|^2 / (2 lam)``."""
-
-    lam: float
-
-    def __post_init__(self) -> None:
-        _nonneg(self.lam, "lam")
 
     @property
     def strong_convexity(self) -> float:
@@ -176,13 +173,8 @@ class GroupL2:
 
 
 @dataclass(frozen=True)
-class Nuclear:
+class Nuclear(_Weighted):
     """``lam |X|_*`` on matrices; prox by singular value thresholding."""
-
-    lam: float
-
-    def __post_init__(self) -> None:
-        _nonneg(self.lam, "lam")
 
     def value(self, X: np.ndarray) -> float:
         return self.lam * float(np.linalg.svd(X, compute_uv=False).sum())

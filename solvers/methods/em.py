@@ -62,8 +62,7 @@ def em(problem, x0=None, *, accelerate: bool = True, **stop: Unpack[Stop]) -> So
     run.record(f, gap=gap)
     converged, message, it = False, "maximum number of iterations reached", 0
     for it in range(1, max_iter + 1):
-        target = tol * rel_tol_scale(f)
-        if gap_progress(run.progress, gap0, gap, target):
+        if gap_progress(run.progress, gap0, gap, tol * rel_tol_scale(f)):
             converged, message, it = True, "gap below tolerance", it - 1
             break
         if not accelerate:
