@@ -176,14 +176,16 @@ def mn_saga_dense_epoch(X, labels, idx, x, table, gbar, step, l2, l1, theta):
 
 
 @njit(cache=True, inline="always")
-def _pack(x, g, K, w2):
+def _packed(x, g, K):
     """w2[c] = (W[c, :], G[c, :]): a feature's weights and its mean-gradient row side by side, so a
     nonzero of a sparse row touches one contiguous 2K block (the sparse kernels are memory-bound)."""
-    d = w2.shape[0]
+    d = x.shape[0] // K
+    w2 = np.empty((d, 2 * K))
     for c in range(d):
         for k in range(K):
             w2[c, k] = x[c * K + k]
             w2[c, K + k] = g[c * K + k]
+    return w2
 
 
 @njit(cache=True, inline="always")
@@ -217,7 +219,7 @@ def _catch_up_w2(w2, c, K, s, rho, step, tl1, pw, geo):
 
 
 @njit(cache=True, inline="always")
-def _row_residual_catching_up(data, indices, indptr, j, label, w2, K, last, t, rho, step, tl1, pw, geo, z):
+def _residual_jit(data, indices, indptr, j, label, w2, K, last, t, rho, step, tl1, pw, geo, z):
     """``z = softmax(W^T a_j) - e_label`` over row ``j``'s non-zeros, bringing each feature it reads up
     to step ``t`` first (just-in-time updates); returns the row's span ``(p0, p1)`` in ``data``."""
     p0 = indptr[j]
@@ -246,22 +248,17 @@ def _flush_w2(w2, K, last, m, rho, step, tl1, pw, geo):
 @njit(cache=True)
 def mn_saga_sparse_epoch(data, indices, indptr, labels, idx, x, table, gbar, step, l2, l1, theta, last, pw, geo):
     """SAGA / SAG epoch on CSR rows with just-in-time updates (``last`` per feature, zero on entry).
-    ``x`` and ``gbar`` are interleaved per feature for the epoch (:func:`_pack`)."""
+    ``x`` and ``gbar`` are interleaved per feature for the epoch (:func:`_packed`)."""
     n, K = table.shape
-    d = x.shape[0] // K
     rho = 1.0 - step * l2
     tl1 = step * l1
     inv_n = 1.0 / n
     z = np.empty(K)
     delta = np.empty(K)
-    w2 = np.empty((d, 2 * K))
-    _pack(x, gbar, K, w2)
+    w2 = _packed(x, gbar, K)
     m = idx.shape[0]
-    for t in range(m):
-        j = idx[t]
-        p0, p1 = _row_residual_catching_up(
-            data, indices, indptr, j, labels[j], w2, K, last, t, rho, step, tl1, pw, geo, z
-        )
+    for t, j in enumerate(idx):
+        p0, p1 = _residual_jit(data, indices, indptr, j, labels[j], w2, K, last, t, rho, step, tl1, pw, geo, z)
         for k in range(K):
             delta[k] = z[k] - table[j, k]
             table[j, k] = z[k]
@@ -327,14 +324,10 @@ def mn_svrg_sparse_inner(data, indices, indptr, labels, idx, x, s_snap, g, step,
     rho = 1.0 - step * l2
     tl1 = step * l1
     z = np.empty(K)
-    w2 = np.empty((d, 2 * K))
-    _pack(x, g, K, w2)
+    w2 = _packed(x, g, K)
     m = idx.shape[0]
-    for t in range(m):
-        j = idx[t]
-        p0, p1 = _row_residual_catching_up(
-            data, indices, indptr, j, labels[j], w2, K, last, t, rho, step, tl1, pw, geo, z
-        )
+    for t, j in enumerate(idx):
+        p0, p1 = _residual_jit(data, indices, indptr, j, labels[j], w2, K, last, t, rho, step, tl1, pw, geo, z)
         for k in range(K):
             z[k] = step * (z[k] - s_snap[j, k])
         for p in range(p0, p1):
