@@ -24,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .simplex_log import softmax_into
+
 _FM = {"nsz", "arcp", "contract", "afn", "reassoc"}  # fastmath without nnan/ninf
 
 
@@ -43,20 +45,8 @@ def _scores(F, cols, n, w, nz, s):
 @njit(cache=True, fastmath=_FM)
 def _softmax_inplace(s, y_n):
     """Turn scores into probabilities; return (logsumexp - s[y_n])."""
-    K = s.shape[0]
-    m = s[0]
-    for k in range(1, K):
-        if s[k] > m:
-            m = s[k]
-    z = 0.0
     sy = s[y_n]
-    for k in range(K):
-        s[k] = np.exp(s[k] - m)
-        z += s[k]
-    inv = 1.0 / z
-    for k in range(K):
-        s[k] *= inv
-    return m + np.log(z) - sy
+    return softmax_into(s, s) - sy
 
 
 @njit(cache=True, fastmath=_FM)

@@ -35,33 +35,20 @@ not implemented (those solvers do not apply to ``MultinomialLogistic``).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
+from ..kernels.simplex_log import softmax_into
 from .losses import sgd_step_size, soft
 
 
 @njit(cache=True, inline="always")
 def _softmax_minus_onehot(z, y):
     """z <- softmax(z) - e_y in place (stable); returns logsumexp(z) - z_y (the term's loss)."""
-    K = z.shape[0]
-    m = z[0]
-    for k in range(1, K):
-        if z[k] > m:
-            m = z[k]
     zy = z[y]
-    s = 0.0
-    for k in range(K):
-        e = math.exp(z[k] - m)
-        z[k] = e
-        s += e
-    inv = 1.0 / s
-    for k in range(K):
-        z[k] *= inv
+    lse = softmax_into(z, z)
     z[y] -= 1.0
-    return m + math.log(s) - zy
+    return lse - zy
 
 
 @njit(cache=True, inline="always")

@@ -19,6 +19,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ..kernels.simplex_log import softmax_into
 from .multinomial import _logits_dense, _logits_sparse, _softmax_minus_onehot
 
 
@@ -180,21 +181,11 @@ def softmax_loss_prox(v, t, y, u):
 @njit(cache=True, inline="always")
 def _psi(u, v, t, y, p):
     """``t phi(u) + |u - v|^2 / 2``; leaves ``softmax(u)`` in ``p``."""
-    K = u.shape[0]
-    m = u[0]
-    for k in range(1, K):
-        if u[k] > m:
-            m = u[k]
-    s = 0.0
-    for k in range(K):
-        e = math.exp(u[k] - m)
-        p[k] = e
-        s += e
+    lse = softmax_into(u, p)
     q = 0.0
-    for k in range(K):
-        p[k] /= s
+    for k in range(u.shape[0]):
         q += (u[k] - v[k]) ** 2
-    return t * (m + math.log(s) - u[y]) + 0.5 * q
+    return t * (lse - u[y]) + 0.5 * q
 
 
 @njit(cache=True)
