@@ -85,8 +85,7 @@ def loglinear_saga_epoch(F, labels, idx, x, P, gbar, step, l2, simplex, theta):
     dlt = np.empty(K)
     work = np.empty(d)
     rho = 1.0 - step * l2
-    for t in range(idx.shape[0]):
-        j = idx[t]
+    for j in idx:
         _probs(F, j, x, p)
         for k in range(K):
             dlt[k] = p[k] - P[j, k]
@@ -111,8 +110,7 @@ def loglinear_svrg_inner(F, labels, idx, x, P_snap, gdata, step, l2, simplex, xs
     p = np.empty(K)
     work = np.empty(d)
     avg = xsum.shape[0] > 0
-    for t in range(idx.shape[0]):
-        j = idx[t]
+    for j in idx:
         _probs(F, j, x, p)
         for k in range(K):
             p[k] -= P_snap[j, k]
@@ -139,8 +137,7 @@ def loglinear_sgd_epoch(F, labels, idx, x, k0, schedule, g0, mu, l2, simplex, xa
     work = np.empty(d)
     avg = xavg.shape[0] > 0
     k = k0
-    for t in range(idx.shape[0]):
-        j = idx[t]
+    for j in idx:
         st = sgd_step_size(schedule, g0, mu, k)
         _probs(F, j, x, p)
         p[labels[j]] -= 1.0

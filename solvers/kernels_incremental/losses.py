@@ -159,6 +159,21 @@ def soft(v: float, t: float) -> float:
     return 0.0
 
 
+@njit(cache=True, inline="always")
+def l1_step_and_average(x, tl1, k, acc, avg_from, xavg):
+    """The tail of one SGD step: ``x <- soft(x, tl1)`` when ``tl1 > 0``, count the step, and fold ``x``
+    into the running average ``xavg`` once past step ``avg_from`` (when ``acc``); returns the count."""
+    if tl1 > 0.0:
+        for c in range(x.shape[0]):
+            x[c] = soft(x[c], tl1)
+    k += 1
+    if acc and k > avg_from:
+        m = k - avg_from
+        for c in range(x.shape[0]):
+            xavg[c] += (x[c] - xavg[c]) / m
+    return k
+
+
 @njit(cache=True)
 def row_dot(X, data, indices, indptr, sparse: bool, i: int, w) -> float:
     s = 0.0

@@ -42,8 +42,7 @@ def mixture_saga_epoch(Q, idx, x, s, gbar, step, theta):
     (f'_j(x) - f'_j(phi_j)) + gbar))``, then the table and its mean are updated."""
     n, A = Q.shape
     work = np.empty(A)
-    for t in range(idx.shape[0]):
-        j = idx[t]
+    for j in idx:
         sn = -1.0 / _dot_row(Q, j, x)
         ds = sn - s[j]
         for a in range(A):
@@ -60,8 +59,7 @@ def mixture_svrg_inner(Q, idx, x, s_snap, gdata, step, xsum):
     n, A = Q.shape
     work = np.empty(A)
     avg = xsum.shape[0] > 0
-    for t in range(idx.shape[0]):
-        j = idx[t]
+    for j in idx:
         ds = -1.0 / _dot_row(Q, j, x) - s_snap[j]
         for a in range(A):
             x[a] -= step * (ds * Q[j, a] + gdata[a])
@@ -79,8 +77,7 @@ def mixture_sgd_epoch(Q, idx, x, k0, schedule, g0, mu, xavg, avg_from):
     work = np.empty(A)
     avg = xavg.shape[0] > 0
     k = k0
-    for t in range(idx.shape[0]):
-        j = idx[t]
+    for j in idx:
         st = sgd_step_size(schedule, g0, mu, k)
         sj = -1.0 / _dot_row(Q, j, x)
         for a in range(A):

@@ -39,7 +39,7 @@ import numpy as np
 from numba import njit
 
 from ..kernels.simplex_log import softmax_into
-from .losses import sgd_step_size, soft
+from .losses import l1_step_and_average, sgd_step_size, soft
 
 
 @njit(cache=True, inline="always")
@@ -139,8 +139,7 @@ def mn_saga_dense_epoch(X, labels, idx, x, table, gbar, step, l2, l1, theta):
     gt = np.empty((K, d))
     _to_kd(x, K, xt)
     _to_kd(gbar, K, gt)
-    for t in range(idx.shape[0]):
-        j = idx[t]
+    for j in idx:
         _logits_kd(X, j, xt, z)
         _softmax_minus_onehot(z, labels[j])
         for k in range(K):
@@ -283,8 +282,7 @@ def mn_svrg_dense_inner(X, labels, idx, x, s_snap, g, step, l2, l1, xsum):
     _to_kd(g, K, gt)
     if acc:
         _to_kd(xsum, K, st)
-    for t in range(idx.shape[0]):
-        j = idx[t]
+    for j in idx:
         _logits_kd(X, j, xt, z)
         _softmax_minus_onehot(z, labels[j])
         for k in range(K):
@@ -343,8 +341,7 @@ def mn_sgd_epoch(X, data, indices, indptr, sparse, labels, K, idx, x, k0, schedu
     z = np.empty(K)
     k = k0
     acc = xavg.shape[0] > 0
-    for t in range(idx.shape[0]):
-        j = idx[t]
+    for j in idx:
         st = sgd_step_size(schedule, g0, l2, k)
         if sparse:
             _logits_sparse(data, indices, indptr, j, x, z)
@@ -366,14 +363,7 @@ def mn_sgd_epoch(X, data, indices, indptr, sparse, labels, K, idx, x, k0, schedu
                 base = c * K
                 for q in range(K):
                     x[base + q] -= a * z[q]
-        if l1 > 0.0:
-            for c in range(D):
-                x[c] = soft(x[c], st * l1)
-        k += 1
-        if acc and k > avg_from:
-            mm = k - avg_from
-            for c in range(D):
-                xavg[c] += (x[c] - xavg[c]) / mm
+        k = l1_step_and_average(x, st * l1, k, acc, avg_from, xavg)
     return k
 
 
@@ -388,8 +378,7 @@ def _mn_sgd_dense(X, labels, K, idx, x, k0, schedule, g0, l2, l1, xavg, avg_from
     if acc:
         _to_kd(xavg, K, at)
     k = k0
-    for t in range(idx.shape[0]):
-        j = idx[t]
+    for j in idx:
         st = sgd_step_size(schedule, g0, l2, k)
         _logits_kd(X, j, xt, z)
         _softmax_minus_onehot(z, labels[j])
@@ -427,8 +416,7 @@ def mn_finito_epoch(X, data, indices, indptr, sparse, labels, idx, phi, s, Sphi,
     c_g = 1.0 / (alpha * mu * n)
     c_phi = 1.0 / n - l2 * c_g
     z = np.empty(K)
-    for t in range(idx.shape[0]):
-        j = idx[t]
+    for j in idx:
         for c in range(D):
             w[c] = c_phi * Sphi[c] - c_g * Sg[c]
         if sparse:

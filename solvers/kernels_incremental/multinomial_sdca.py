@@ -37,8 +37,7 @@ def mn_sdca_epoch(X, data, indices, indptr, sparse, labels, idx, beta, x, sqn, m
     mun = mu * n
     z = np.empty(K)
     dd = np.empty(K)
-    for t in range(idx.shape[0]):
-        j = idx[t]
+    for j in idx:
         q = sqn[j]
         if q == 0.0:
             continue
@@ -203,8 +202,7 @@ def mn_prox_finito_epoch(X, data, indices, indptr, sparse, labels, idx, phi, s, 
     v = np.empty(K)
     u = np.empty(K)
     beta = np.empty(K)
-    for t in range(idx.shape[0]):
-        j = idx[t]
+    for j in idx:
         for c in range(dK):
             rest = Sphi[c] - phi[j, c]
             z[c] = rest / (n - 1) - (mu * rest + Sg[c]) / eta

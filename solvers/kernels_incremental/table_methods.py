@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from numba import njit
 
-from .losses import loss_conj, loss_conj_deriv, loss_deriv, loss_prox, row_axpy, row_dot, sgd_step_size, soft
+from .losses import (
+    l1_step_and_average,
+    loss_conj,
+    loss_conj_deriv,
+    loss_deriv,
+    loss_prox,
+    row_axpy,
+    row_dot,
+    sgd_step_size,
+)
 
 
 @njit(cache=True)
@@ -25,8 +34,7 @@ def finito_epoch(loss, X, data, indices, indptr, sparse, y, smoothing, idx, phi,
     d = w.shape[0]
     c_g = 1.0 / (alpha * mu * n)
     c_phi = 1.0 / n - l2 * c_g
-    for t in range(idx.shape[0]):
-        j = idx[t]
+    for j in idx:
         for c in range(d):
             w[c] = c_phi * Sphi[c] - c_g * Sg[c]
         s_new = loss_deriv(loss, row_dot(X, data, indices, indptr, sparse, j, w), y[j], smoothing)
@@ -51,8 +59,7 @@ def prox_finito_epoch(loss, X, data, indices, indptr, sparse, y, smoothing, idx,
     n = phi.shape[0]
     d = z.shape[0]
     eta = mu * (n - 1)
-    for t in range(idx.shape[0]):
-        j = idx[t]
+    for j in idx:
         for c in range(d):
             z[c] = (Sphi[c] - phi[j, c]) / (n - 1) - (mu * (Sphi[c] - phi[j, c])) / eta
         # the data part of sum_{i != j} f'_i: Sg - s_j a_j
@@ -90,8 +97,7 @@ def sdca_epoch(loss, X, data, indices, indptr, sparse, y, smoothing, idx, beta, 
     """
     n = beta.shape[0]
     mun = mu * n
-    for t in range(idx.shape[0]):
-        j = idx[t]
+    for j in idx:
         q = sqn[j]
         if q == 0.0:
             continue
@@ -151,20 +157,12 @@ def sgd_epoch(loss, X, data, indices, indptr, sparse, y, smoothing, idx, x, k0, 
     d = x.shape[0]
     k = k0
     acc = xavg.shape[0] > 0
-    for t in range(idx.shape[0]):
-        j = idx[t]
+    for j in idx:
         st = sgd_step_size(schedule, g0, l2, k)
         sj = loss_deriv(loss, row_dot(X, data, indices, indptr, sparse, j, x), y[j], smoothing)
         r = 1.0 - st * l2
         for c in range(d):
             x[c] *= r
         row_axpy(X, data, indices, indptr, sparse, j, -st * sj, x)
-        if l1 > 0.0:
-            for c in range(d):
-                x[c] = soft(x[c], st * l1)
-        k += 1
-        if acc and k > avg_from:
-            m = k - avg_from
-            for c in range(d):
-                xavg[c] += (x[c] - xavg[c]) / m
+        k = l1_step_and_average(x, st * l1, k, acc, avg_from, xavg)
     return k

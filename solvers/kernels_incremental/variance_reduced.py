@@ -43,8 +43,7 @@ def saga_dense_epoch(loss, X, y, smoothing, idx, x, table, gbar, step, l2, l1, t
     rho = 1.0 - step * l2
     inv_n = 1.0 / n
     tl1 = step * l1
-    for t in range(idx.shape[0]):
-        j = idx[t]
+    for j in idx:
         u = 0.0
         for c in range(d):
             u += X[j, c] * x[c]
@@ -147,8 +146,7 @@ def svrg_dense_inner(loss, X, y, smoothing, idx, x, s_snap, g, step, l2, l1, xsu
     rho = 1.0 - step * l2
     tl1 = step * l1
     acc = xsum.shape[0] > 0
-    for t in range(idx.shape[0]):
-        j = idx[t]
+    for j in idx:
         u = 0.0
         for c in range(d):
             u += X[j, c] * x[c]
