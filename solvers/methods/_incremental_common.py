@@ -16,16 +16,7 @@ from ..errors import InputError
 from ..monitor import Monitor
 from ..problem import capability, constant, constraint_of, prox_of, start_point
 
-__all__ = [
-    "IndexDraws",
-    "Monitor",
-    "constant",
-    "prox_of",
-    "require_smooth",
-    "smooth_value",
-    "start",
-    "term_mu",
-]
+__all__ = ["IndexDraws", "Monitor", "constant", "prox_of", "require_smooth", "smooth_value", "start", "term_mu"]
 
 ORDERS = ("cyclic", "permuted", "random")
 DEFAULT_TOL = 1e-10

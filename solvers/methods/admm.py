@@ -30,16 +30,7 @@ from ._stopping import record_and_stop, splitting_columns
 
 
 @register("admm", needs=("splitting",), tol=1e-8, max_iter=10000)
-def admm(
-    problem,
-    x0=None,
-    *,
-    rho: float = 1.0,
-    alpha: float = 1.0,
-    tol_abs: float = 0.0,
-    check_every: int = 1,
-    **stop: Unpack[Stop],
-) -> SolveResult:
+def admm(problem, x0=None, *, rho=1.0, alpha=1.0, tol_abs=0.0, check_every=1, **stop: Unpack[Stop]) -> SolveResult:
     """ADMM (scaled form, Boyd et al. 2011) with penalty ``rho`` and over-relaxation ``alpha``.
 
     Options: ``rho`` (> 0), ``alpha`` (in (0, 2)), ``tol_abs`` (the absolute part of Boyd's

@@ -48,8 +48,8 @@ def bound_majorization(
     problem,
     x0=None,
     *,
-    curvature: str = "full",
-    order: str = "ascending",
+    curvature="full",
+    order="ascending",
     projection: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
     **stop: Unpack[Stop],
 ) -> SolveResult:

@@ -42,10 +42,10 @@ def pdcp(
     *,
     tau: float | None = None,
     sigma: float | None = None,
-    ratio: float = 1.0,
-    theta: float = 1.0,
+    ratio=1.0,
+    theta=1.0,
     y0: np.ndarray | None = None,
-    check_every: int = 1,
+    check_every=1,
     **stop: Unpack[Stop],
 ) -> SolveResult:
     """PDCP (Chambolle-Pock): primal-dual proximal steps with extrapolation; ``tau sigma |K|^2 <= 1``.
