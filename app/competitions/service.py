@@ -26,7 +26,7 @@ from app import estimator_store as store
 from app.arrays import load_blob, load_blob_of_each, save_blob
 from app.auth import hash_key
 from app.db import Database
-from app.errors import ProblemError
+from app.errors import ProblemError, forbidden
 from app.jobs import JobContext, handler, on_end
 from app.models import Blob, PoolRow, aware, new_id, utcnow
 from evaluation import aggregation, ladder, leaderboard
@@ -119,13 +119,7 @@ def create_competition(
     try:
         y_arr = np.asarray(labels)
     except (ValueError, TypeError):
-        raise ProblemError(
-            422,
-            "labels must be a 1-D list of integer classes",
-            field="labels",
-            reason="not a 1-D integer array",
-            code="bad-labels",
-        ) from None
+        y_arr = np.asarray(None)  # not an array at all: rejected below
     if y_arr.ndim != 1 or y_arr.dtype.kind not in "iuf" or y_arr.dtype == bool:
         raise ProblemError(
             422,
@@ -399,13 +393,7 @@ def submit(
     """
     now = now or utcnow()
     if participant.competition_id != comp.id:
-        raise ProblemError(
-            403,
-            "this participant token belongs to another competition",
-            field="authorization",
-            reason="wrong competition",
-            code="forbidden",
-        )
+        raise forbidden("this participant token belongs to another competition", "wrong competition")
     if is_closed(comp, now):
         raise ProblemError(
             409,

@@ -13,6 +13,12 @@ from aggregators.validation import as_labels, as_log_probs
 
 from ..arrays import resolve
 from ..errors import ProblemError
+from ..schemas import Problem
+
+
+def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The OpenAPI ``responses`` of a router: each status answered with a :class:`Problem` body."""
+    return {status: {"model": Problem} for status in statuses}
 
 
 def array_in(request: Request, session: Session | None, value: Any, field: str) -> Any:

@@ -7,8 +7,7 @@ from typing import Any
 
 import anyio
 import numpy as np
-from fastapi import APIRouter, Depends, Query, Request, Response
-from sqlalchemy.orm import Session
+from fastapi import APIRouter, Request, Response
 
 import markets
 from aggregators.validation import check_sample_weight
@@ -16,12 +15,12 @@ from solvers.errors import InputError
 
 from .. import market_service as svc
 from ..arrays import encode, load_blob
-from ..deps import get_session, require
+from ..deps import DbSession, Reader, Stateless, Writer
 from ..errors import library_error
 from ..fastjson import FastRoute, json_response
 from ..jobs import job_view, run_inline
 from ..models import MarketRow, new_id
-from ..pagination import page
+from ..pagination import Paging, page
 from ..schemas import (
     EquilibriumRequest,
     Format,
@@ -31,22 +30,14 @@ from ..schemas import (
     MarketPredict,
     MarketView,
     PricesResponse,
-    Problem,
     TrainRequest,
     WealthHistory,
 )
 from ..tenancy import owned_by
-from .common import labels_in, predictions_in, run_in_background
+from .common import labels_in, predictions_in, problem_responses, run_in_background
 
 router = APIRouter(prefix="/v1/markets", tags=["markets"], route_class=FastRoute)
-P = {
-    401: {"model": Problem},
-    403: {"model": Problem},
-    404: {"model": Problem},
-    409: {"model": Problem},
-    413: {"model": Problem},
-    422: {"model": Problem},
-}
+P = problem_responses(401, 403, 404, 409, 413, 422)
 
 
 def _prices(res: Any, kind: str, out: str | None, fmt: str) -> dict[str, Any]:
@@ -58,7 +49,7 @@ def _prices(res: Any, kind: str, out: str | None, fmt: str) -> dict[str, Any]:
 @router.post(
     "/equilibrium", response_model=PricesResponse, responses=P, summary="Equilibrium prices of a market (stateless)"
 )
-async def equilibrium(body: EquilibriumRequest, request: Request, _=require("stateless")) -> Any:
+async def equilibrium(body: EquilibriumRequest, request: Request, _: Stateless) -> Any:
     """Clear the market of agents with these beliefs, utilities and wealth for each item; the prices
     are the aggregate (log agents: the linear pool; isoelastic: a Rényi pool, Eq. 2.36)."""
 
@@ -79,9 +70,7 @@ async def equilibrium(body: EquilibriumRequest, request: Request, _=require("sta
 @router.post(
     "", status_code=201, response_model=MarketView, responses=P, summary="Create a market (agents, utilities, wealth)"
 )
-def create_market(
-    body: MarketCreate, response: Response, session: Session = Depends(get_session), me=require("write")
-) -> Any:
+def create_market(body: MarketCreate, response: Response, session: DbSession, me: Writer) -> Any:
     try:
         w = svc.check_agents(body.utilities, body.wealth, body.n_agents)
     except (ValueError, TypeError) as exc:
@@ -108,25 +97,21 @@ def create_market(
 
 @router.get("", response_model=MarketList, responses=P, summary="List markets (newest first)")
 def list_markets(
-    request: Request,
-    limit: int = Query(None, ge=1, le=500),
-    cursor: str | None = Query(None, max_length=200),
-    session: Session = Depends(get_session),
-    me=require("read"),
+    paging: Paging,
+    session: DbSession,
+    me: Reader,
 ) -> Any:
-    rows, nxt = page(
-        session, MarketRow, limit or request.app.state.settings.page_size, cursor, *owned_by(me, MarketRow)
-    )
+    rows, nxt = page(session, MarketRow, paging, *owned_by(me, MarketRow))
     return {"items": [svc.market_view(session, r) for r in rows], "next_cursor": nxt}
 
 
 @router.get("/{market_id}", response_model=MarketView, responses=P, summary="A market: agents, wealth, trainings")
-def get_market(market_id: str, session: Session = Depends(get_session), me=require("read")) -> Any:
+def get_market(market_id: str, session: DbSession, me: Reader) -> Any:
     return svc.market_view(session, svc.require_market(session.get(MarketRow, market_id), market_id, me))
 
 
 @router.delete("/{market_id}", status_code=204, responses=P, summary="Delete a market")
-def delete_market(market_id: str, session: Session = Depends(get_session), me=require("write")) -> Response:
+def delete_market(market_id: str, session: DbSession, me: Writer) -> Response:
     svc.delete_market(session, svc.require_market(session.get(MarketRow, market_id), market_id, me))
     return Response(status_code=204)
 
@@ -137,9 +122,7 @@ def delete_market(market_id: str, session: Session = Depends(get_session), me=re
     responses={**P, 202: {"model": JobView, "description": "training as a background job"}},
     summary="Train the market on labelled data (Algorithm 2.4)",
 )
-def train(
-    market_id: str, body: TrainRequest, request: Request, session: Session = Depends(get_session), me=require("write")
-) -> Any:
+def train(market_id: str, body: TrainRequest, request: Request, session: DbSession, me: Writer) -> Any:
     """Trade on each labelled item and pay the agents out, from the current wealth. The new wealth
     and the per-epoch wealth history are stored. Large trainings answer 202 with the job."""
     row = svc.require_market(session.get(MarketRow, market_id), market_id, me, idle=True)
@@ -197,7 +180,7 @@ def train(
     responses=P,
     summary="Equilibrium prices under the trained wealth",
 )
-async def predict(market_id: str, body: MarketPredict, request: Request, me=require("read")) -> Any:
+async def predict(market_id: str, body: MarketPredict, request: Request, me: Reader) -> Any:
     def work():
         with request.app.state.db.sessions() as s:
             row = svc.require_market(s.get(MarketRow, market_id), market_id, me)
@@ -225,7 +208,7 @@ async def predict(market_id: str, body: MarketPredict, request: Request, me=requ
 
 
 @router.get("/{market_id}/wealth", response_model=WealthHistory, responses=P, summary="The market's wealth history")
-def wealth(market_id: str, format: Format = "json", session: Session = Depends(get_session), me=require("read")) -> Any:
+def wealth(market_id: str, session: DbSession, me: Reader, format: Format = "json") -> Any:
     row = svc.require_market(session.get(MarketRow, market_id), market_id, me)
     hist = load_blob(session, "market", market_id, "history")
     return {

@@ -6,33 +6,25 @@ from typing import Any
 
 import anyio
 import numpy as np
-from fastapi import APIRouter, Depends, Query, Request, Response
-from sqlalchemy.orm import Session
+from fastapi import APIRouter, Request, Response
 
 from aggregators.registry import make_pool
 from aggregators.validation import check_sample_weight
 
 from .. import pool_service as svc
 from ..arrays import encode
-from ..deps import get_session, require
+from ..deps import DbSession, Reader, Writer
 from ..errors import library_error
 from ..fastjson import FastRoute, json_response
 from ..jobs import job_view
 from ..models import PoolRow, aware, new_id
-from ..pagination import page
-from ..schemas import JobView, PoolCreate, PoolList, PoolView, PredictRequest, PredictResponse, Problem
+from ..pagination import Paging, page
+from ..schemas import JobView, PoolCreate, PoolList, PoolView, PredictRequest, PredictResponse
 from ..tenancy import check_owner, owned_by
-from .common import labels_in, not_found, predictions_in, run_in_background
+from .common import labels_in, not_found, predictions_in, problem_responses, run_in_background
 
 router = APIRouter(prefix="/v1/pools", tags=["pools"], route_class=FastRoute)
-P = {
-    401: {"model": Problem},
-    403: {"model": Problem},
-    404: {"model": Problem},
-    409: {"model": Problem},
-    413: {"model": Problem},
-    422: {"model": Problem},
-}
+P = problem_responses(401, 403, 404, 409, 413, 422)
 
 
 @router.post(
@@ -42,9 +34,7 @@ P = {
     summary="Fit a pool on validation data",
     responses={**P, 202: {"model": JobView, "description": "fit running as a background job (Location: the job)"}},
 )
-def create_pool(
-    body: PoolCreate, request: Request, response: Response, session: Session = Depends(get_session), me=require("write")
-) -> Any:
+def create_pool(body: PoolCreate, request: Request, response: Response, session: DbSession, me: Writer) -> Any:
     """Fit ``method`` on ``predictions`` and ``labels``. Small fits answer 201 with the pool; large
     ones (or ``background: true``) answer 202 with the job, whose result names the pool."""
     svc.check_params(body.method, body.solver, body.params)
@@ -108,13 +98,11 @@ def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
 
 @router.get("", response_model=PoolList, responses=P, summary="List pools (newest first)")
 def list_pools(
-    request: Request,
-    limit: int = Query(None, ge=1, le=500),
-    cursor: str | None = Query(None, max_length=200),
-    session: Session = Depends(get_session),
-    me=require("read"),
+    paging: Paging,
+    session: DbSession,
+    me: Reader,
 ) -> Any:
-    rows, nxt = page(session, PoolRow, limit or request.app.state.settings.page_size, cursor, *owned_by(me, PoolRow))
+    rows, nxt = page(session, PoolRow, paging, *owned_by(me, PoolRow))
     items = [
         {
             "id": r.id,
@@ -137,7 +125,7 @@ def list_pools(
     responses=P,
     summary="Read a pool: weights, γ, validation curve, solver trace, metrics",
 )
-def get_pool(pool_id: str, session: Session = Depends(get_session), me=require("read")) -> Any:
+def get_pool(pool_id: str, session: DbSession, me: Reader) -> Any:
     row = session.get(PoolRow, pool_id)
     if row is None:
         raise not_found("pool", pool_id)
@@ -146,7 +134,7 @@ def get_pool(pool_id: str, session: Session = Depends(get_session), me=require("
 
 
 @router.delete("/{pool_id}", status_code=204, responses=P, summary="Delete a pool")
-def delete_pool(pool_id: str, session: Session = Depends(get_session), me=require("write")) -> Response:
+def delete_pool(pool_id: str, session: DbSession, me: Writer) -> Response:
     row = session.get(PoolRow, pool_id)
     if row is None:
         raise not_found("pool", pool_id)
@@ -158,7 +146,7 @@ def delete_pool(pool_id: str, session: Session = Depends(get_session), me=requir
 @router.post(
     "/{pool_id}/predict", response_model=PredictResponse, responses=P, summary="Pool new predictions with a fitted pool"
 )
-async def predict(pool_id: str, body: PredictRequest, request: Request, me=require("read")) -> Any:
+async def predict(pool_id: str, body: PredictRequest, request: Request, me: Reader) -> Any:
     def work():
         with request.app.state.db.sessions() as session:
             row = session.get(PoolRow, pool_id)
