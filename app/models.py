@@ -74,6 +74,14 @@ class StoredResource:
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     owner: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)  # app.tenancy
 
+    def links(self, collection: str, *actions: str) -> dict[str, str]:
+        """Its URL under ``/v1/{collection}``, its ``actions``' URLs and, while a job works on it, the job's."""
+        me = f"/v1/{collection}/{self.id}"
+        out = {"self": me} | {a: f"{me}/{a}" for a in actions}
+        if self.job_id:
+            out["job"] = f"/v1/jobs/{self.job_id}"
+        return out
+
 
 class PoolRow(StoredResource, Base):
     """A fitted (or fitting) pool: its method and parameters, learnt scalars, metrics and trace."""

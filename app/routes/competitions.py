@@ -127,22 +127,8 @@ def create_competition(
         )
     labels = array_in(request, session, body.labels, "labels")
     ids = None if body.item_ids is None else array_in(request, session, body.item_ids, "item_ids")
-    comp = svc.create_competition(
-        session,
-        owner_key_id=caller.key_id,
-        title=body.title,
-        description=body.description,
-        n_classes=body.n_classes,
-        labels=labels,
-        item_ids=ids,
-        public_fraction=body.public_fraction,
-        daily_cap=body.daily_cap,
-        n_select=body.n_select,
-        deadline=body.deadline,
-        join_policy=body.join_policy,
-        score_mechanism=body.score_mechanism,
-        score_step=body.score_step,
-    )
+    settings = body.model_dump(exclude={"labels", "item_ids"})
+    comp = svc.create_competition(session, owner_key_id=caller.key_id, labels=labels, item_ids=ids, **settings)
     response.headers["Location"] = f"/v1/competitions/{comp.id}"
     return _view(session, comp, caller)
 
