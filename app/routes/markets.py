@@ -10,7 +10,6 @@ import numpy as np
 from fastapi import APIRouter, Request, Response
 
 import markets
-from aggregators.validation import check_sample_weight
 from solvers.errors import InputError
 
 from .. import market_service as svc
@@ -18,7 +17,7 @@ from ..arrays import encode, load_blob
 from ..deps import DbSession, Reader, Stateless, Writer
 from ..errors import library_error
 from ..fastjson import FastRoute, json_response
-from ..jobs import job_view, run_inline
+from ..jobs import run_inline
 from ..models import MarketRow, new_id
 from ..pagination import Paging, page
 from ..schemas import (
@@ -34,7 +33,7 @@ from ..schemas import (
     WealthHistory,
 )
 from ..tenancy import owned_by
-from .common import labels_in, predictions_in, problem_responses, run_in_background
+from .common import predictions_in, problem_responses, run_in_background, start_job, training_inputs
 
 router = APIRouter(prefix="/v1/markets", tags=["markets"], route_class=FastRoute)
 P = problem_responses(401, 403, 404, 409, 413, 422)
@@ -135,36 +134,15 @@ def train(market_id: str, body: TrainRequest, request: Request, session: DbSessi
         raise InputError(
             "predictions", f"the market trades {row.n_classes} classes; got {lp.shape[2]}", code="shape_mismatch"
         )
-    y = labels_in(request, session, body.labels, lp.shape[0], lp.shape[2])
-    inputs = {"predictions": lp, "labels": y}
-    sw = check_sample_weight(body.sample_weight, lp.shape[0])
-    if sw is not None:
-        inputs["sample_weight"] = sw
+    inputs = training_inputs(request, session, lp, body.labels, body.sample_weight)
     opts = {k: v for k, v in body.model_dump(include={"mode", "batch_size", "max_epochs"}).items() if v is not None}
     spec = {"market_id": market_id, "options": opts}
     epochs = opts.get("max_epochs", row.spec.get("options", {}).get("max_epochs", 100))
     if not row.n_classes:
         row.n_classes = int(lp.shape[2])
     if run_in_background(request, body.background, int(lp.size) * int(epochs)):
-        jid = new_id("job")
         row.status = "training"
-        row.job_id = jid
-        job = request.app.state.jobs.submit(
-            session,
-            "market_train",
-            spec,
-            inputs,
-            resource_type="market",
-            resource_id=market_id,
-            job_id=jid,
-            owner=me.owner,
-        )
-        view = job_view(job)
-        return json_response(
-            {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in view.items()},
-            202,
-            {"Location": f"/v1/jobs/{job.id}"},
-        )
+        return start_job(request, session, "market_train", spec, inputs, row=row, resource_type="market", me=me)
     session.commit()
     try:
         run_inline("market_train", spec, inputs, request.app.state.db)

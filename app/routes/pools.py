@@ -9,19 +9,25 @@ import numpy as np
 from fastapi import APIRouter, Request, Response
 
 from aggregators.registry import make_pool
-from aggregators.validation import check_sample_weight
 
 from .. import pool_service as svc
 from ..arrays import encode
 from ..deps import DbSession, Reader, Writer
 from ..errors import library_error
 from ..fastjson import FastRoute, json_response
-from ..jobs import job_view
 from ..models import PoolRow, aware, new_id
 from ..pagination import Paging, page
 from ..schemas import JobView, PoolCreate, PoolList, PoolView, PredictRequest, PredictResponse
 from ..tenancy import check_owner, owned_by
-from .common import labels_in, not_found, predictions_in, problem_responses, run_in_background
+from .common import (
+    labels_in,
+    not_found,
+    predictions_in,
+    problem_responses,
+    run_in_background,
+    start_job,
+    training_inputs,
+)
 
 router = APIRouter(prefix="/v1/pools", tags=["pools"], route_class=FastRoute)
 P = problem_responses(401, 403, 404, 409, 413, 422)
@@ -44,11 +50,7 @@ def create_pool(body: PoolCreate, request: Request, response: Response, session:
     except (ValueError, TypeError) as exc:
         raise library_error(exc) from None
     lp = predictions_in(request, session, body.predictions, body.kind)
-    y = labels_in(request, session, body.labels, lp.shape[0], lp.shape[2])
-    inputs = {"predictions": lp, "labels": y}
-    sw = check_sample_weight(body.sample_weight, lp.shape[0])
-    if sw is not None:
-        inputs["sample_weight"] = sw
+    inputs = training_inputs(request, session, lp, body.labels, body.sample_weight)
     pid = new_id("pool")
     spec = {"pool_id": pid, "method": body.method, "params": params, "kind": "log_probs"}
     row = PoolRow(
@@ -66,22 +68,10 @@ def create_pool(body: PoolCreate, request: Request, response: Response, session:
     if run_in_background(request, body.background, svc.work_size(*lp.shape, params)):
         session.add(row)
         session.flush()
-        jid = new_id("job")
-        row.job_id = jid
-        job = request.app.state.jobs.submit(
-            session,
-            "pool_fit",
-            spec,
-            inputs,
-            resource_type="pool",
-            resource_id=pid,
-            job_id=jid,
-            owner=me.owner,
-        )
-        return json_response(_jsonable(job_view(job)), 202, {"Location": f"/v1/jobs/{job.id}"})
+        return start_job(request, session, "pool_fit", spec, inputs, row=row, resource_type="pool", me=me)
     # inline: fit first, then the ready pool (and its Idempotency-Key record) in one transaction
     try:
-        pool, values, arrays = svc.fit(spec, lp, y, sample_weight=inputs.get("sample_weight"))
+        pool, values, arrays = svc.fit(spec, lp, inputs["labels"], sample_weight=inputs.get("sample_weight"))
     except (ValueError, TypeError, ArithmeticError, np.linalg.LinAlgError) as exc:
         raise library_error(exc) from None
     session.add(row)
@@ -90,10 +80,6 @@ def create_pool(body: PoolCreate, request: Request, response: Response, session:
     svc.fitted(pid, pool)
     response.headers["Location"] = f"/v1/pools/{pid}"
     return svc.pool_view(session, row)
-
-
-def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in d.items()}
 
 
 @router.get("", response_model=PoolList, responses=P, summary="List pools (newest first)")

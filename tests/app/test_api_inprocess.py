@@ -145,24 +145,15 @@ def test_scopes(make_client):
     c = make_client()
     anon = {"Authorization": ""}
     p = np.full((2, 2, 2), 0.5).tolist()
-    body = {"method": "average", "kind": "probs", "predictions": p, "labels": [0, 1]}
+    average = {"method": "average", "kind": "probs", "predictions": p}
+    body = {**average, "labels": [0, 1]}
     # anonymous: stateless only
-    assert (
-        c.post("/v1/aggregate", json={"method": "average", "kind": "probs", "predictions": p}, headers=anon).status_code
-        == 200
-    )
+    assert c.post("/v1/aggregate", json=average, headers=anon).status_code == 200
     r = c.post("/v1/pools", json=body, headers=anon)
     assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
     assert c.get("/v1/pools", headers=anon).status_code == 401
     # a wrong key is 401 even on a stateless endpoint
-    assert (
-        c.post(
-            "/v1/aggregate",
-            json={"method": "average", "kind": "probs", "predictions": p},
-            headers={"Authorization": "Bearer nope"},
-        ).status_code
-        == 401
-    )
+    assert c.post("/v1/aggregate", json=average, headers={"Authorization": "Bearer nope"}).status_code == 401
     # admin creates a read-only key; the secret is shown once and stored hashed
     r = c.post("/v1/keys", json={"name": "reader", "scopes": ["read"]})
     assert r.status_code == 201
@@ -186,21 +177,15 @@ def test_scopes(make_client):
 
 
 def test_anonymous_access_is_configurable(make_client):
-    p = np.full((1, 2, 2), 0.5).tolist()
+    anon = {"Authorization": ""}
+    average = {"method": "average", "kind": "probs", "predictions": np.full((1, 2, 2), 0.5).tolist()}
     closed = make_client(anonymous_scopes="")
-    assert (
-        closed.post(
-            "/v1/aggregate",
-            json={"method": "average", "kind": "probs", "predictions": p},
-            headers={"Authorization": ""},
-        ).status_code
-        == 401
-    )
+    assert closed.post("/v1/aggregate", json=average, headers=anon).status_code == 401
     open_ = make_client(anonymous_scopes="stateless,read,write")
     r = open_.post(
         "/v1/pools",
-        json={"method": "average", "kind": "probs", "predictions": np.full((2, 2, 2), 0.5).tolist(), "labels": [0, 1]},
-        headers={"Authorization": ""},
+        json={**average, "predictions": np.full((2, 2, 2), 0.5).tolist(), "labels": [0, 1]},
+        headers=anon,
     )
     assert r.status_code == 201
 
