@@ -17,7 +17,7 @@ from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Intege
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db import Base
-from app.models import utcnow
+from app.models import Listed, utcnow
 
 
 class CompetitionPart:
@@ -31,10 +31,8 @@ class CompetitionPart:
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
-class Competition(Base):
+class Competition(Listed, Base):
     __tablename__ = "competitions"
-    __table_args__ = (Index("ix_competitions_created", "created_at", "id"),)
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
     title: Mapped[str] = mapped_column(String(200))
     description: Mapped[str] = mapped_column(Text, default="")
     n_classes: Mapped[int] = mapped_column(Integer)
@@ -52,7 +50,6 @@ class Competition(Base):
     owner_key_id: Mapped[str] = mapped_column(String(40))
     # blobs: "item_ids" (int64, public) and "labels" (int16, HIDDEN)
     extra: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # public data links, demo notes
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class Participant(CompetitionPart, Base):

@@ -23,6 +23,11 @@ def probs(rng, n, a, k):
     return rng.dirichlet(np.ones(k), size=(n, a))
 
 
+def labelled(rng, n, a, k):
+    """``probs(rng, n, a, k)`` and ``n`` labels drawn uniformly after them."""
+    return probs(rng, n, a, k), rng.integers(0, k, n)
+
+
 # -- errors -------------------------------------------------------------------------------------------
 def test_malformed_json_is_400_problem(client):
     r = client.post(
@@ -193,8 +198,7 @@ def test_anonymous_access_is_configurable(make_client):
 # -- pools, arrays, pagination, idempotency --------------------------------------------------------------
 def test_pool_roundtrip_bma_matches_direct_formula(client):
     rng = np.random.default_rng(3)
-    p = probs(rng, 30, 3, 4)
-    y = rng.integers(0, 4, 30)
+    p, y = labelled(rng, 30, 3, 4)
     r = client.post(
         "/v1/pools",
         json={"method": "bma", "kind": "probs", "predictions": p.tolist(), "labels": y.tolist(), "name": "b"},
@@ -327,8 +331,7 @@ def _wait(client, loc, states=("succeeded", "failed", "cancelled"), timeout=30.0
 def test_large_fit_becomes_a_job(make_client):
     c = make_client(job_threshold=100)
     rng = np.random.default_rng(5)
-    p = probs(rng, 20, 3, 4)
-    y = rng.integers(0, 4, 20)
+    p, y = labelled(rng, 20, 3, 4)
     r = c.post("/v1/pools", json={"method": "bma", "kind": "probs", "predictions": p.tolist(), "labels": y.tolist()})
     assert r.status_code == 202, r.text
     loc = r.headers["location"]
@@ -403,8 +406,7 @@ def test_solve_mixture_matches_scipy(client):
     from scipy.optimize import minimize as sp_min
 
     rng = np.random.default_rng(6)
-    p = probs(rng, 40, 3, 4)
-    y = rng.integers(0, 4, 40)
+    p, y = labelled(rng, 40, 3, 4)
     r = client.post(
         "/v1/solve",
         json={
