@@ -193,7 +193,6 @@ def queue_aggregation(session, comp: Competition) -> str:
     job = JobRow(
         id=new_id("job"),
         kind=svc.JOB_KIND,
-        state="queued",
         spec={"aggregation_id": run.id},
         resource_type="competition",
         resource_id=comp.id,

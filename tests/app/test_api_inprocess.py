@@ -407,14 +407,11 @@ def test_solve_mixture_matches_scipy(client):
 
     rng = np.random.default_rng(6)
     p, y = labelled(rng, 40, 3, 4)
-    r = client.post(
-        "/v1/solve",
-        json={
-            "problem": "MixtureLikelihood.from_log_probs",
-            "method": "auto",
-            "data": {"log_probs": np.log(p).tolist(), "labels": y.tolist()},
-        },
-    )
+    mixture = {
+        "problem": "MixtureLikelihood.from_log_probs",
+        "data": {"log_probs": np.log(p).tolist(), "labels": y.tolist()},
+    }
+    r = client.post("/v1/solve", json={**mixture, "method": "auto"})
     assert r.status_code == 200, r.text
     d = r.json()
     Q = p[np.arange(40), :, y]
@@ -431,14 +428,7 @@ def test_solve_mixture_matches_scipy(client):
     assert len(d["trace"]["objective"]) >= 1 and d["method"] in d["available"]
     r = client.post("/v1/solve", json={"problem": "NoSuchProblem", "data": {}})
     assert r.status_code == 422 and r.json()["errors"][0]["field"] == "problem"
-    r = client.post(
-        "/v1/solve",
-        json={
-            "problem": "MixtureLikelihood.from_log_probs",
-            "method": "no_such_solver",
-            "data": {"log_probs": np.log(p).tolist(), "labels": y.tolist()},
-        },
-    )
+    r = client.post("/v1/solve", json={**mixture, "method": "no_such_solver"})
     assert r.status_code == 422
     r = client.post("/v1/solve", json={"problem": "MixtureLikelihood", "data": {"wrong_arg": [1.0]}})
     assert r.status_code == 422 and r.json()["errors"][0]["field"] == "data"
