@@ -16,7 +16,7 @@ from ..auth import Principal
 from ..errors import ProblemError
 from ..fastjson import json_response
 from ..jobs import job_view
-from ..models import StoredResource, new_id
+from ..models import JobRow, StoredResource, new_id
 from ..schemas import Problem
 
 
@@ -75,6 +75,11 @@ def start_job(
     job = request.app.state.jobs.submit(
         session, kind, spec, inputs, resource_type=resource_type, resource_id=row.id, job_id=row.job_id, owner=me.owner
     )
+    return accepted(job)
+
+
+def accepted(job: JobRow) -> Any:
+    """202 with the view of ``job`` (``Location``: the job)."""
     view = {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in job_view(job).items()}
     return json_response(view, 202, {"Location": f"/v1/jobs/{job.id}"})
 

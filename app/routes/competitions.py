@@ -77,13 +77,6 @@ def _need_participant(caller: svc.Caller, comp: Competition) -> Participant:
     return p
 
 
-def _need_organiser(caller: svc.Caller, comp: Competition) -> None:
-    if not caller.is_organiser(comp):
-        if caller.key_id is None and caller.participant is None:
-            raise unauthenticated("this action needs the organiser's API key", "missing API key")
-        raise forbidden("only the organiser of this competition may do this", "not the organiser")
-
-
 def _competition(competition_id: str, session: DbSession) -> Competition:
     return svc.get_competition(session, competition_id)
 
@@ -97,7 +90,10 @@ def _participant(comp: Comp, caller: Caller) -> Participant:
 
 
 def _organised(comp: Comp, caller: Caller) -> Competition:
-    _need_organiser(caller, comp)
+    if not caller.is_organiser(comp):
+        if caller.key_id is None and caller.participant is None:
+            raise unauthenticated("this action needs the organiser's API key", "missing API key")
+        raise forbidden("only the organiser of this competition may do this", "not the organiser")
     return comp
 
 
@@ -421,26 +417,6 @@ def start_aggregation(
             params["methods"] = list(dict.fromkeys(body.methods))
         if body.market_max_epochs is not None:
             params["market_max_epochs"] = body.market_max_epochs
-    n_ok = (
-        session.scalar(
-            select(func.count())
-            .select_from(Submission)
-            .where(
-                Submission.competition_id == comp.id,
-                Submission.status == "active",
-                Submission.public_perplexity < svc.beats_uniform(comp.n_classes),
-            )
-        )
-        or 0
-    )
-    if n_ok < 2:
-        raise ProblemError(
-            409,
-            "aggregation needs at least 2 submissions better than a uniform prediction",
-            field="submissions",
-            reason="too few",
-            code="too-few-submissions",
-        )
     run, job = svc.start_aggregation(session, comp, request.app.state.jobs, params)
     v = views.aggregation_view(run, reveal_private=True)
     return JSONResponse(v, status_code=202, headers={"Location": f"/v1/jobs/{job.id}"})

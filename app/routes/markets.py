@@ -28,6 +28,7 @@ from ..schemas import (
     MarketList,
     MarketPredict,
     MarketView,
+    Pooling,
     PricesResponse,
     TrainRequest,
     WealthHistory,
@@ -39,10 +40,16 @@ router = APIRouter(prefix="/v1/markets", tags=["markets"], route_class=FastRoute
 P = problem_responses(401, 403, 404, 409, 413, 422)
 
 
-def _prices(res: Any, kind: str, out: str | None, fmt: str) -> dict[str, Any]:
-    o = out or kind
-    arr = res.prices if o == "probs" else res.log_prices
-    return {"kind": o, "prices": encode(arr, fmt, native=True), "summary": res.summary()}
+def _prices(body: Pooling, lp: np.ndarray, *agents: Any, **options: Any) -> dict[str, Any]:
+    """The equilibrium prices of ``agents`` on ``lp``, of the kind and in the format ``body`` asks
+    for (a library error is a 422)."""
+    try:
+        res = markets.equilibrium(lp, *agents, **options)
+    except (ValueError, TypeError, ArithmeticError) as exc:
+        raise library_error(exc) from None
+    kind = body.output or body.kind
+    arr = res.prices if kind == "probs" else res.log_prices
+    return {"kind": kind, "prices": encode(arr, body.format, native=True), "summary": res.summary()}
 
 
 @router.post(
@@ -55,13 +62,7 @@ async def equilibrium(body: EquilibriumRequest, request: Request, _: Stateless) 
     def work():
         with request.app.state.db.sessions() as s:
             lp = predictions_in(request, s, body.predictions, body.kind)
-        try:
-            res = markets.equilibrium(
-                lp, body.utilities, body.wealth, method=body.method, tol=body.tol, floor=body.floor
-            )
-        except (ValueError, TypeError, ArithmeticError) as exc:
-            raise library_error(exc) from None
-        return _prices(res, body.kind, body.output, body.format)
+        return _prices(body, lp, body.utilities, body.wealth, method=body.method, tol=body.tol, floor=body.floor)
 
     return json_response(await anyio.to_thread.run_sync(work))
 
@@ -95,11 +96,7 @@ def create_market(body: MarketCreate, response: Response, session: DbSession, me
 
 
 @router.get("", response_model=MarketList, responses=P, summary="List markets (newest first)")
-def list_markets(
-    paging: Paging,
-    session: DbSession,
-    me: Reader,
-) -> Any:
+def list_markets(paging: Paging, session: DbSession, me: Reader) -> Any:
     rows, nxt = page(session, MarketRow, paging, *owned_by(me, MarketRow))
     return {"items": [svc.market_view(session, r) for r in rows], "next_cursor": nxt}
 
@@ -170,17 +167,8 @@ async def predict(market_id: str, body: MarketPredict, request: Request, me: Rea
                 "predictions", f"the market has {row.n_agents} agents; got {lp.shape[1]}", code="shape_mismatch"
             )
         method = "auto" if opts.get("method", "newton") == "newton" else opts["method"]
-        try:
-            res = markets.equilibrium(
-                lp,
-                svc.agents_of(utilities, wealth),
-                method=method,
-                tol=opts.get("tol", 1e-10),
-                floor=opts.get("floor", 1e-9),
-            )
-        except (ValueError, TypeError, ArithmeticError) as exc:
-            raise library_error(exc) from None
-        return _prices(res, body.kind, body.output, body.format)
+        agents = svc.agents_of(utilities, wealth)
+        return _prices(body, lp, agents, method=method, tol=opts.get("tol", 1e-10), floor=opts.get("floor", 1e-9))
 
     return json_response(await anyio.to_thread.run_sync(work))
 

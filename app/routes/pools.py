@@ -7,11 +7,13 @@ from typing import Any
 import anyio
 import numpy as np
 from fastapi import APIRouter, Request, Response
+from sqlalchemy.orm import Session
 
 from aggregators.registry import make_pool
 
 from .. import pool_service as svc
 from ..arrays import encode
+from ..auth import Principal
 from ..deps import DbSession, Reader, Writer
 from ..errors import library_error
 from ..fastjson import FastRoute, json_response
@@ -83,11 +85,7 @@ def create_pool(body: PoolCreate, request: Request, response: Response, session:
 
 
 @router.get("", response_model=PoolList, responses=P, summary="List pools (newest first)")
-def list_pools(
-    paging: Paging,
-    session: DbSession,
-    me: Reader,
-) -> Any:
+def list_pools(paging: Paging, session: DbSession, me: Reader) -> Any:
     rows, nxt = page(session, PoolRow, paging, *owned_by(me, PoolRow))
     items = [
         {
@@ -105,6 +103,15 @@ def list_pools(
     return {"items": items, "next_cursor": nxt}
 
 
+def _pool(session: Session, pool_id: str, me: Principal) -> PoolRow:
+    """The pool ``pool_id`` if ``me`` may see it (404 when there is none, 403 when it is another key's)."""
+    row = session.get(PoolRow, pool_id)
+    if row is None:
+        raise not_found("pool", pool_id)
+    check_owner(me, row.owner, "pool", pool_id)
+    return row
+
+
 @router.get(
     "/{pool_id}",
     response_model=PoolView,
@@ -112,19 +119,13 @@ def list_pools(
     summary="Read a pool: weights, γ, validation curve, solver trace, metrics",
 )
 def get_pool(pool_id: str, session: DbSession, me: Reader) -> Any:
-    row = session.get(PoolRow, pool_id)
-    if row is None:
-        raise not_found("pool", pool_id)
-    check_owner(me, row.owner, "pool", pool_id)
+    row = _pool(session, pool_id, me)
     return svc.pool_view(session, row)
 
 
 @router.delete("/{pool_id}", status_code=204, responses=P, summary="Delete a pool")
 def delete_pool(pool_id: str, session: DbSession, me: Writer) -> Response:
-    row = session.get(PoolRow, pool_id)
-    if row is None:
-        raise not_found("pool", pool_id)
-    check_owner(me, row.owner, "pool", pool_id)
+    row = _pool(session, pool_id, me)
     svc.delete_pool(session, row)
     return Response(status_code=204)
 
