@@ -243,15 +243,3 @@ def _tolist_nullable(arr: np.ndarray) -> Any:
     obj = arr.astype(object)
     obj[~np.isfinite(arr)] = None
     return obj.tolist()
-
-
-def decode(value: Any) -> np.ndarray:
-    """Inverse of :func:`encode` (used by the client)."""
-    if isinstance(value, dict) and "npy" in value:
-        return np.load(io.BytesIO(base64.b64decode(value["npy"])), allow_pickle=False)
-    try:
-        return np.asarray(value, dtype=np.float64)
-    except TypeError:  # nulls: -inf log-probabilities
-        arr = np.asarray(value, dtype=object)
-        arr[np.equal(arr, None)] = -np.inf
-        return arr.astype(np.float64)

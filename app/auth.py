@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session
 
 from solvers.errors import InputError
 
-from .errors import ProblemError
+from .errors import unauthenticated
 from .models import ApiKey, new_id
 from .settings import SCOPES
 
@@ -126,14 +126,7 @@ def principal_of(request: Request) -> Principal:
         return Principal(None, anonymous, participant=True)
     p = _lookup(request, secret)
     if p is None:
-        raise ProblemError(
-            401,
-            "unknown or revoked API key",
-            field="authorization",
-            reason="unknown or revoked API key",
-            code="bad-key",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
+        raise unauthenticated("unknown or revoked API key", "unknown or revoked API key", code="bad-key")
     return Principal(p.key_id, p.scopes | anonymous)
 
 

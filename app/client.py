@@ -20,7 +20,7 @@ import io
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, Unpack
 
 import httpx
 import numpy as np
@@ -51,6 +51,15 @@ class Job(TypedDict, total=False):
     eta_seconds: float | None
     result: dict[str, Any] | None
     error: dict[str, Any] | None
+
+
+class JobOptions(TypedDict, total=False):
+    """How a call the server may run as a background job runs: ``background`` (``None``: the server
+    decides by size), ``wait`` for the job (default ``True``), an ``idempotency_key`` for retries."""
+
+    background: bool | None
+    wait: bool
+    idempotency_key: str | None
 
 
 def npy_b64(arr: Any) -> dict[str, str]:
@@ -231,6 +240,26 @@ class AgoraClient:
             )
         return fetch(job)
 
+    def _start(self, path: str, body: dict[str, Any], job: JobOptions, fetch: Callable[[Job], Any]) -> Any:
+        """POST ``body`` (its ``None`` values left out) to ``path``, which may answer 202 with a job;
+        returns ``fetch(job)`` once the job has succeeded (or the 202 body with ``wait=False``)."""
+        key = job.get("idempotency_key")
+        body = {k: v for k, v in {**body, "background": job.get("background")}.items() if v is not None}
+        hdr = {"Idempotency-Key": key} if key else None
+        r = self._request("POST", path, json=body, headers=hdr, idempotent=True)
+        return self._finish(r, job.get("wait", True), fetch)
+
+    def _pages(self, path: str, page_size: int) -> Iterator[dict[str, Any]]:
+        """Every item of the list at ``path``, page after page."""
+        cursor = None
+        while True:
+            params: dict[str, Any] = {"limit": page_size, **({"cursor": cursor} if cursor else {})}
+            d = self._request("GET", path, params=params).json()
+            yield from d["items"]
+            cursor = d["next_cursor"]
+            if not cursor:
+                return
+
     # -- pools ------------------------------------------------------------------------------------------
     def create_pool(
         self,
@@ -243,9 +272,7 @@ class AgoraClient:
         solver: str | None = None,
         name: str = "",
         params: dict[str, Any] | None = None,
-        background: bool | None = None,
-        wait: bool = True,
-        idempotency_key: str | None = None,
+        **job: Unpack[JobOptions],
     ) -> dict[str, Any]:
         """Fit a pool; returns the pool (waiting for its job if the server ran it in the background)."""
         body: dict[str, Any] = {
@@ -255,32 +282,17 @@ class AgoraClient:
             "predictions": _array_in(predictions),
             "labels": _array_in(np.asarray(labels) if not isinstance(labels, str) else labels),
             "params": params or {},
+            "gamma": np.asarray(gamma).tolist() if isinstance(gamma, np.ndarray) else gamma,
+            "solver": solver,
         }
-        if gamma is not None:
-            body["gamma"] = np.asarray(gamma).tolist() if isinstance(gamma, np.ndarray) else gamma
-        if solver is not None:
-            body["solver"] = solver
-        if background is not None:
-            body["background"] = background
-        hdr = {"Idempotency-Key": idempotency_key} if idempotency_key else None
-        r = self._request("POST", "/v1/pools", json=body, headers=hdr, idempotent=True)
-        return self._finish(r, wait, lambda job: self.get_pool(job["result"]["pool_id"]))
+        return self._start("/v1/pools", body, job, lambda done: self.get_pool(done["result"]["pool_id"]))
 
     def get_pool(self, pool_id: str) -> dict[str, Any]:
         return self._request("GET", f"/v1/pools/{pool_id}").json()
 
     def list_pools(self, *, page_size: int = 100) -> Iterator[dict[str, Any]]:
         """Every pool, newest first (follows the cursors)."""
-        cursor = None
-        while True:
-            params: dict[str, Any] = {"limit": page_size}
-            if cursor:
-                params["cursor"] = cursor
-            d = self._request("GET", "/v1/pools", params=params).json()
-            yield from d["items"]
-            cursor = d["next_cursor"]
-            if not cursor:
-                return
+        return self._pages("/v1/pools", page_size)
 
     def predict(
         self,
@@ -357,27 +369,12 @@ class AgoraClient:
         mode: str | None = None,
         batch_size: int | None = None,
         max_epochs: int | None = None,
-        background: bool | None = None,
-        wait: bool = True,
-        idempotency_key: str | None = None,
+        **job: Unpack[JobOptions],
     ) -> dict[str, Any]:
         """Train from the current wealth; returns the market (after its job, if one was needed)."""
-        body: dict[str, Any] = {
-            "kind": kind,
-            "predictions": _array_in(predictions),
-            "labels": _array_in(np.asarray(labels)),
-        }
-        for k, v in (
-            ("mode", mode),
-            ("batch_size", batch_size),
-            ("max_epochs", max_epochs),
-            ("background", background),
-        ):
-            if v is not None:
-                body[k] = v
-        hdr = {"Idempotency-Key": idempotency_key} if idempotency_key else None
-        r = self._request("POST", f"/v1/markets/{market_id}/train", json=body, headers=hdr, idempotent=True)
-        return self._finish(r, wait, lambda job: self.get_market(market_id))
+        body = {"kind": kind, "predictions": _array_in(predictions), "labels": _array_in(np.asarray(labels))}
+        body |= {"mode": mode, "batch_size": batch_size, "max_epochs": max_epochs}
+        return self._start(f"/v1/markets/{market_id}/train", body, job, lambda done: self.get_market(market_id))
 
     def market_predict(
         self, market_id: str, predictions: Any, *, kind: Kind = "log_probs", output: Kind = "log_probs"
@@ -391,14 +388,8 @@ class AgoraClient:
         return _array_out(d["history"])
 
     def list_markets(self, *, page_size: int = 100) -> Iterator[dict[str, Any]]:
-        cursor = None
-        while True:
-            params: dict[str, Any] = {"limit": page_size, **({"cursor": cursor} if cursor else {})}
-            d = self._request("GET", "/v1/markets", params=params).json()
-            yield from d["items"]
-            cursor = d["next_cursor"]
-            if not cursor:
-                return
+        """Every market, newest first (follows the cursors)."""
+        return self._pages("/v1/markets", page_size)
 
     def delete_market(self, market_id: str) -> None:
         self._request("DELETE", f"/v1/markets/{market_id}")

@@ -193,7 +193,6 @@ def queue_aggregation(session, comp: Competition) -> str:
     job = JobRow(
         id=new_id("job"),
         kind=svc.JOB_KIND,
-        state="queued",
         spec={"aggregation_id": run.id},
         resource_type="competition",
         resource_id=comp.id,
@@ -212,45 +211,25 @@ def load_demo(db, *, n_test: int = 4000, n_train: int = 30000, settings: Setting
     """
     settings = settings or get_settings()
     cache = settings.demo_cache
-    out = {}
     with db.sessions() as s:
         owner = _organiser_key(s, Path(settings.demo_key_file))
-        closed = _existing(s, TAG_CLOSED)
-        opened = _existing(s, TAG_OPEN)
-        for comp in (closed, opened):  # a lost key file: the new demo key takes over the demo
+        found = {tag: _existing(s, tag) for tag in (TAG_CLOSED, TAG_OPEN)}
+        for comp in found.values():  # a lost key file: the new demo key takes over the demo
             if comp is not None and comp.owner_key_id != owner:
                 comp.owner_key_id = owner
         s.commit()
-    out[TAG_CLOSED] = (
-        closed.id
-        if closed
-        else _populate(
-            db,
-            owner,
-            tag=TAG_CLOSED,
-            title="Pixel grey levels (demo, closed)",
-            seed=2026,
-            n_test=n_test,
-            n_train=n_train,
-            closed=True,
-            cache_dir=cache,
-        )
-    )
-    out[TAG_OPEN] = (
-        opened.id
-        if opened
-        else _populate(
-            db,
-            owner,
-            tag=TAG_OPEN,
-            title="Pixel grey levels (demo, open)",
-            seed=7,
-            n_test=n_test // 2,
-            n_train=n_train,
-            closed=False,
-            cache_dir=cache,
-            keep=slice(0, 22, 3),
-            aggregate=False,
-        )
-    )
-    return out
+    demos: dict[str, dict[str, Any]] = {
+        TAG_CLOSED: {"title": "Pixel grey levels (demo, closed)", "seed": 2026, "n_test": n_test, "closed": True},
+        TAG_OPEN: {
+            "title": "Pixel grey levels (demo, open)",
+            "seed": 7,
+            "n_test": n_test // 2,
+            "closed": False,
+            "keep": slice(0, 22, 3),
+            "aggregate": False,
+        },
+    }
+    return {
+        tag: comp.id if comp else _populate(db, owner, tag=tag, n_train=n_train, cache_dir=cache, **demos[tag])
+        for tag, comp in found.items()
+    }

@@ -6,18 +6,22 @@ scopes it must hold.
   grant the scope; 401 without a key, 403 with a key that lacks it;
 * :func:`get_caller` - who calls a competition route: an API key (organiser, visitor) or a
   participant token (``agp_...``).
+
+A route declares what it needs by type: ``session: DbSession``, ``me: Reader`` (the principal,
+holding ``read``), ``caller: CallerDep``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Annotated
 
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
 from .auth import Principal, presented_key, principal_of
 from .competitions.service import Caller, participant_by_token
-from .errors import ProblemError
+from .errors import forbidden, unauthenticated
 from .settings import SCOPES
 
 
@@ -38,29 +42,18 @@ def require(scope: str):
         request.state.principal = p
         if not p.allows(scope):
             if p.participant:
-                raise ProblemError(
-                    403,
+                raise forbidden(
                     f"a competition participant token only acts on its competition (/v1/competitions/...); "
                     f"this endpoint needs an API key with scope {scope!r}",
-                    field="authorization",
-                    reason=f"participant token; needs an API key with scope {scope!r}",
-                    code="forbidden",
+                    f"participant token; needs an API key with scope {scope!r}",
                 )
             if p.anonymous:
-                raise ProblemError(
-                    401,
-                    f"this endpoint needs an API key with scope {scope!r}",
-                    field="authorization",
-                    reason=f"missing API key with scope {scope!r}",
-                    code="unauthenticated",
-                    headers={"WWW-Authenticate": "Bearer"},
+                raise unauthenticated(
+                    f"this endpoint needs an API key with scope {scope!r}", f"missing API key with scope {scope!r}"
                 )
-            raise ProblemError(
-                403,
+            raise forbidden(
                 f"this API key lacks scope {scope!r} (it has {', '.join(sorted(p.scopes)) or 'none'})",
-                field="authorization",
-                reason=f"missing scope {scope!r}",
-                code="forbidden",
+                f"missing scope {scope!r}",
             )
         return p
 
@@ -68,20 +61,23 @@ def require(scope: str):
     return Depends(dep)
 
 
-def get_caller(request: Request, session: Session = Depends(get_session)) -> Caller:
+DbSession = Annotated[Session, Depends(get_session)]
+
+
+def get_caller(request: Request, session: DbSession) -> Caller:
     """The caller of a competition route: a participant (by token) or an API-key principal."""
     secret = presented_key(request)
     if secret is not None and secret.startswith("agp_"):
         p = participant_by_token(session, secret)
         if p is None:
-            raise ProblemError(
-                401,
-                "unknown participant token",
-                field="authorization",
-                reason="unknown participant token",
-                code="bad-key",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
+            raise unauthenticated("unknown participant token", "unknown participant token", code="bad-key")
         return Caller(participant=p)
     pr = principal_of(request)
     return Caller(key_id=pr.key_id, scopes=pr.scopes)
+
+
+CallerDep = Annotated[Caller, Depends(get_caller)]
+Stateless = Annotated[Principal, require("stateless")]
+Reader = Annotated[Principal, require("read")]
+Writer = Annotated[Principal, require("write")]
+Admin = Annotated[Principal, require("admin")]

@@ -64,6 +64,22 @@ class ProblemError(Exception):
         )
         self.headers = headers or {}
 
+    def response(self, instance: str | None = None) -> JSONResponse:
+        """This problem as an ``application/problem+json`` response about ``instance`` (a path)."""
+        body = problem_body(self.status, self.detail, code=self.code, errors=self.errors, instance=instance)
+        return JSONResponse(body, status_code=self.status, media_type=PROBLEM, headers=self.headers)
+
+
+def unauthenticated(detail: str, reason: str, *, code: str = "unauthenticated") -> ProblemError:
+    """401 on the ``authorization`` header: present a (valid) Bearer credential."""
+    headers = {"WWW-Authenticate": "Bearer"}
+    return ProblemError(401, detail, field="authorization", reason=reason, code=code, headers=headers)
+
+
+def forbidden(detail: str, reason: str) -> ProblemError:
+    """403 on the ``authorization`` header: the credential is valid but does not allow this."""
+    return ProblemError(403, detail, field="authorization", reason=reason, code="forbidden")
+
 
 _NUMPY_REPR = re.compile(r"np\.(?:float|int|uint|bool|complex|str)_?\d*\(([^()]*)\)")
 
@@ -99,23 +115,6 @@ def problem_body(
     return body
 
 
-def problem_response(
-    status: int,
-    detail: str,
-    *,
-    code: str | None = None,
-    errors: list[dict[str, Any]] | None = None,
-    instance: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> JSONResponse:
-    return JSONResponse(
-        problem_body(status, detail, code=code, errors=errors, instance=instance),
-        status_code=status,
-        media_type=PROBLEM,
-        headers=headers,
-    )
-
-
 def input_problem(exc: InputError) -> ProblemError:
     """An :class:`~solvers.errors.InputError` as a 422 problem naming its field and location."""
     return ProblemError(422, str(exc), errors=[exc.to_dict()], code=exc.code)
@@ -143,18 +142,13 @@ def _loc_to_field(loc: tuple[Any, ...]) -> str:
 def install(app: FastAPI) -> None:
     """Register the problem+json handlers on ``app``."""
 
-    def answer(request: Request, exc: ProblemError) -> JSONResponse:
-        return problem_response(
-            exc.status, exc.detail, code=exc.code, errors=exc.errors, instance=request.url.path, headers=exc.headers
-        )
-
     @app.exception_handler(ProblemError)
     async def _problem(request: Request, exc: ProblemError):
-        return answer(request, exc)
+        return exc.response(request.url.path)
 
     @app.exception_handler(InputError)
     async def _input(request: Request, exc: InputError):
-        return answer(request, input_problem(exc))
+        return input_problem(exc).response(request.url.path)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError):
@@ -180,22 +174,15 @@ def install(app: FastAPI) -> None:
         detail = (
             "malformed JSON body" if status == 400 else "; ".join(f"{x['field']}: {x['reason']}" for x in errors[:5])
         )
-        return problem_response(
-            status,
-            detail,
-            code="malformed-json" if status == 400 else "validation-error",
-            errors=errors,
-            instance=request.url.path,
-        )
+        code = "malformed-json" if status == 400 else "validation-error"
+        return ProblemError(status, detail, code=code, errors=errors).response(request.url.path)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException):
         detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
-        return problem_response(
-            exc.status_code, detail, instance=request.url.path, headers=getattr(exc, "headers", None)
-        )
+        return ProblemError(exc.status_code, detail, headers=getattr(exc, "headers", None)).response(request.url.path)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception):
         log.exception("unhandled error on %s %s", request.method, request.url.path)
-        return problem_response(500, "internal error; it has been logged", code="internal", instance=request.url.path)
+        return ProblemError(500, "internal error; it has been logged", code="internal").response(request.url.path)

@@ -114,7 +114,6 @@ class JobRunner:
         job = JobRow(
             id=job_id or new_id("job"),
             kind=kind,
-            state="queued",
             spec=spec,
             resource_type=resource_type,
             resource_id=resource_id,

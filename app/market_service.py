@@ -23,14 +23,6 @@ TRAIN_OPTIONS = ("mode", "batch_size", "max_epochs", "wealth_tol", "tol", "metho
 
 def market_view(session: Session, row: MarketRow, *, with_history: bool = False) -> dict[str, Any]:
     wealth = load_blob(session, "market", row.id, "wealth")
-    links = {
-        "self": f"/v1/markets/{row.id}",
-        "train": f"/v1/markets/{row.id}/train",
-        "predict": f"/v1/markets/{row.id}/predict",
-        "wealth": f"/v1/markets/{row.id}/wealth",
-    }
-    if row.job_id:
-        links["job"] = f"/v1/jobs/{row.job_id}"
     return {
         "id": row.id,
         "name": row.name,
@@ -45,7 +37,7 @@ def market_view(session: Session, row: MarketRow, *, with_history: bool = False)
         "job_id": row.job_id,
         "created_at": aware(row.created_at),
         "updated_at": aware(row.updated_at),
-        "links": links,
+        "links": row.links("markets", "train", "predict", "wealth"),
     }
 
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import JSON, Boolean, DateTime, Float, Index, Integer, LargeBinary, String, Text, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, declared_attr, mapped_column
 
 from .db import Base
 
@@ -62,24 +62,41 @@ class Blob(Base):
     owner: Mapped[str | None] = mapped_column(String(40), nullable=True)  # the key of an upload (app.tenancy)
 
 
-class StoredResource:
-    """The columns every stored pool and market has: its id and name, its size, the job working on
-    it and its creation time (the cursor of list pages is ``(created_at, id)``)."""
+class Listed:
+    """A table whose rows are listed newest first (:mod:`app.pagination`): their ``id``, their
+    creation time and the ``(created_at, id)`` index the cursor walks."""
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    @declared_attr.directive
+    def __table_args__(cls) -> tuple[Any, ...]:
+        return (Index(f"ix_{cls.__tablename__}_created", "created_at", "id"),)
+
+
+class StoredResource(Listed):
+    """The columns every stored pool and market has besides :class:`Listed`'s: its name, its size,
+    the job working on it and its owner."""
+
     name: Mapped[str] = mapped_column(String(200), default="")
     n_agents: Mapped[int] = mapped_column(Integer, default=0)
     n_classes: Mapped[int] = mapped_column(Integer, default=0)
     job_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     owner: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)  # app.tenancy
+
+    def links(self, collection: str, *actions: str) -> dict[str, str]:
+        """Its URL under ``/v1/{collection}``, its ``actions``' URLs and, while a job works on it, the job's."""
+        me = f"/v1/{collection}/{self.id}"
+        out = {"self": me} | {a: f"{me}/{a}" for a in actions}
+        if self.job_id:
+            out["job"] = f"/v1/jobs/{self.job_id}"
+        return out
 
 
 class PoolRow(StoredResource, Base):
     """A fitted (or fitting) pool: its method and parameters, learnt scalars, metrics and trace."""
 
     __tablename__ = "pools"
-    __table_args__ = (Index("ix_pools_created", "created_at", "id"),)
     method: Mapped[str] = mapped_column(String(40))
     params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     kind: Mapped[str] = mapped_column(String(20), default="log_probs")
@@ -95,7 +112,6 @@ class MarketRow(StoredResource, Base):
     """A machine-learning market: its agents and their utilities, wealth, and training history."""
 
     __tablename__ = "markets"
-    __table_args__ = (Index("ix_markets_created", "created_at", "id"),)
     spec: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     state: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     status: Mapped[str] = mapped_column(String(20), default="ready")  # ready | training | failed
@@ -103,12 +119,10 @@ class MarketRow(StoredResource, Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
-class JobRow(Base):
+class JobRow(Listed, Base):
     """A background job: its kind, inputs (spec + blobs), state, progress, ETA and result."""
 
     __tablename__ = "jobs"
-    __table_args__ = (Index("ix_jobs_created", "created_at", "id"),)
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
     kind: Mapped[str] = mapped_column(String(40))
     state: Mapped[str] = mapped_column(String(20), default="queued", index=True)
     progress: Mapped[float] = mapped_column(Float, default=0.0)
@@ -120,7 +134,6 @@ class JobRow(Base):
     resource_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     heartbeat: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

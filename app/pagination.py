@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import base64
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
+from fastapi import Depends, Query, Request
 from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
@@ -31,10 +33,32 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
         ) from None
 
 
-def page(session: Session, model: Any, limit: int, cursor: str | None, *where: Any) -> tuple[list[Any], str | None]:
+@dataclass(frozen=True)
+class PageRequest:
+    """A list route's ``?limit=&cursor=``: how many rows at most, and after which row."""
+
+    limit: int
+    cursor: str | None
+
+
+def page_request(
+    request: Request,
+    limit: int | None = Query(None, ge=1, le=500),
+    cursor: str | None = Query(None, max_length=200),
+) -> PageRequest:
+    """The query's page; ``limit`` defaults to ``Settings.page_size``."""
+    return PageRequest(limit or request.app.state.settings.page_size, cursor)
+
+
+Paging = Annotated[PageRequest, Depends(page_request)]
+
+
+def page(session: Session, model: Any, paging: PageRequest, *where: Any) -> tuple[list[Any], str | None]:
+    """One page of ``model`` rows matching ``where``, newest first, and the cursor of the next one."""
+    limit = paging.limit
     q = select(model).where(*where)
-    if cursor:
-        ts, rid = decode_cursor(cursor)
+    if paging.cursor:
+        ts, rid = decode_cursor(paging.cursor)
         if session.bind is not None and session.bind.dialect.name == "sqlite":
             ts = ts.astimezone(UTC).replace(tzinfo=None)
         q = q.where(or_(model.created_at < ts, and_(model.created_at == ts, model.id < rid)))

@@ -212,9 +212,6 @@ def pool_view(session: Session, row: PoolRow) -> dict[str, Any]:
     for k, v in arrays.items():
         if k not in shown:
             other[k] = {"shape": list(v.shape), "dtype": str(v.dtype)}
-    links = {"self": f"/v1/pools/{row.id}", "predict": f"/v1/pools/{row.id}/predict"}
-    if row.job_id:
-        links["job"] = f"/v1/jobs/{row.job_id}"
     return {
         "id": row.id,
         "name": row.name,
@@ -234,27 +231,18 @@ def pool_view(session: Session, row: PoolRow) -> dict[str, Any]:
         "job_id": row.job_id,
         "error": row.error,
         "created_at": aware(row.created_at),
-        "links": links,
+        "links": row.links("pools", "predict"),
     }
 
 
 def require_ready(row: PoolRow | None, pid: str) -> PoolRow:
     if row is None:
         raise ProblemError(404, f"no pool {pid!r}", field="pool_id", reason="not found", code="not-found")
-    if row.status == "pending":
-        raise ProblemError(
-            409,
-            f"pool {pid!r} is still being fitted (job {row.job_id})",
-            field="pool_id",
-            reason="not fitted yet",
-            code="not-ready",
-        )
-    if row.status == "failed":
-        raise ProblemError(
-            409,
-            f"pool {pid!r} failed to fit: {(row.error or {}).get('detail', '')}",
-            field="pool_id",
-            reason="fit failed",
-            code="fit-failed",
-        )
-    return row
+    unusable = {
+        "pending": (f"is still being fitted (job {row.job_id})", "not fitted yet", "not-ready"),
+        "failed": (f"failed to fit: {(row.error or {}).get('detail', '')}", "fit failed", "fit-failed"),
+    }.get(row.status)
+    if unusable is None:
+        return row
+    detail, reason, code = unusable
+    raise ProblemError(409, f"pool {pid!r} {detail}", field="pool_id", reason=reason, code=code)

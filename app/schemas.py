@@ -9,22 +9,31 @@ appears as ``null``.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class NpyArray(BaseModel):
-    """An array as base64-encoded ``.npy`` bytes."""
+class Body(BaseModel):
+    """A request body: a field it does not declare is refused (422), never ignored."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+def examples(*bodies: dict[str, Any]) -> ConfigDict:
+    """The ``model_config`` of a :class:`Body` showing ``bodies`` as the examples of its schema."""
+    return ConfigDict(json_schema_extra={"examples": list(bodies)})
+
+
+class NpyArray(Body):
+    """An array as base64-encoded ``.npy`` bytes."""
+
     npy: str = Field(..., description="base64 of the bytes written by numpy.save (no pickles)")
 
 
-class ArrayRef(BaseModel):
+class ArrayRef(Body):
     """An array uploaded earlier with ``POST /v1/arrays``."""
 
-    model_config = ConfigDict(extra="forbid")
     array_id: str = Field(..., max_length=40)
 
 
@@ -32,6 +41,27 @@ ArrayIn = list[Any] | NpyArray | ArrayRef
 Kind = Literal["probs", "log_probs"]
 Format = Literal["json", "npy"]
 PoolMethod = Literal["average", "topk", "bma", "power_bma", "linear", "log", "renyi"]
+SampleWeight = Annotated[
+    list[float] | None,
+    Field(
+        description="optional non-negative weight per item (scikit-learn's sample_weight: an integer weight counts "
+        "the item that many times)"
+    ),
+]
+
+
+class Predictions(Body):
+    """``predictions`` ``(n_items, n_agents, n_classes)``: every agent's forecast of every item."""
+
+    kind: Kind = Field("log_probs", description="what `predictions` holds")
+    predictions: ArrayIn
+
+
+class Pooling(Predictions):
+    """Predictions to combine into one forecast per item, returned as ``output`` in ``format``."""
+
+    output: Kind | None = Field(None, description="kind of the returned aggregate (default: the input kind)")
+    format: Format = "json"
 
 
 class Problem(BaseModel):
@@ -55,24 +85,15 @@ class Health(BaseModel):
 
 
 # -- aggregate ---------------------------------------------------------------------------------------
-class AggregateRequest(BaseModel):
+class AggregateRequest(Pooling):
     """Stateless pooling: ``predictions`` ``(n_items, n_agents, n_classes)`` pooled by ``method``."""
 
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "examples": [{"method": "log", "kind": "probs", "predictions": [[[0.7, 0.2, 0.1], [0.5, 0.3, 0.2]]]}]
-        },
-    )
+    model_config = examples({"method": "log", "kind": "probs", "predictions": [[[0.7, 0.2, 0.1], [0.5, 0.3, 0.2]]]})
     method: PoolMethod = "average"
-    kind: Kind = Field("log_probs", description="what `predictions` holds")
-    predictions: ArrayIn
     params: dict[str, Any] = Field(
         default_factory=dict,
         description="weights, gamma, lam, floor, k, alpha, agents, ranking, log_evidence (see docs/api.md)",
     )
-    output: Kind | None = Field(None, description="kind of the returned aggregate (default: the input kind)")
-    format: Format = "json"
 
 
 class AggregateResponse(BaseModel):
@@ -83,31 +104,21 @@ class AggregateResponse(BaseModel):
 
 
 # -- pools -------------------------------------------------------------------------------------------
-class PoolCreate(BaseModel):
+class PoolCreate(Predictions):
     """Fit a pool on validation predictions and labels."""
 
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {
-                    "method": "log",
-                    "kind": "probs",
-                    "predictions": [[[0.7, 0.3], [0.6, 0.4]], [[0.2, 0.8], [0.4, 0.6]]],
-                    "labels": [0, 1],
-                }
-            ]
-        },
+    model_config = examples(
+        {
+            "method": "log",
+            "kind": "probs",
+            "predictions": [[[0.7, 0.3], [0.6, 0.4]], [[0.2, 0.8], [0.4, 0.6]]],
+            "labels": [0, 1],
+        }
     )
     method: PoolMethod
     name: str = Field("", max_length=200)
-    kind: Kind = "log_probs"
-    predictions: ArrayIn
     labels: ArrayIn
-    sample_weight: list[float] | None = Field(
-        None,
-        description="optional non-negative weight per item (scikit-learn's sample_weight: an integer weight counts the item that many times)",
-    )
+    sample_weight: SampleWeight = None
     gamma: float | list[float] | str | None = Field(
         None,
         description="Rényi γ: a number (fixed), a list of values to sweep (the best is kept, the curve is returned), or 'grid' / 'learn' / 'learn_per_agent'; a fixed γ per agent goes in params.gamma",
@@ -159,13 +170,10 @@ class PoolList(BaseModel):
     next_cursor: str | None
 
 
-class PredictRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    kind: Kind = "log_probs"
-    predictions: ArrayIn
+class PredictRequest(Pooling):
+    """Pool new predictions with a stored pool."""
+
     labels: ArrayIn | None = Field(None, description="optional: also report metrics on these labels")
-    output: Kind | None = None
-    format: Format = "json"
 
 
 class PredictResponse(BaseModel):
@@ -181,35 +189,21 @@ Utilities = UtilitySpec | list[UtilitySpec]
 UTIL_DOC = "'log', 'exp' (exponential, may short-sell), or a number eta > 0 (isoelastic, γ = 1/eta); one for all agents or a list, one per agent"
 
 
-class EquilibriumRequest(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {
-                    "kind": "probs",
-                    "predictions": [[[0.7, 0.2, 0.1], [0.5, 0.3, 0.2]]],
-                    "utilities": 2.0,
-                    "wealth": [0.6, 0.4],
-                }
-            ]
-        },
+class EquilibriumRequest(Pooling):
+    """Clear a market of agents with these beliefs, utilities and wealth: its prices are the aggregate."""
+
+    model_config = examples(
+        {"kind": "probs", "predictions": [[[0.7, 0.2, 0.1], [0.5, 0.3, 0.2]]], "utilities": 2.0, "wealth": [0.6, 0.4]}
     )
-    kind: Kind = "log_probs"
-    predictions: ArrayIn
     utilities: Utilities = Field("log", description=UTIL_DOC)
     wealth: list[float] | None = Field(None, description="positive, one per agent (normalised); default equal")
     method: Literal["auto", "newton", "newton_cg", "fixed_point", "tatonnement"] = "auto"
     tol: float = Field(1e-10, gt=0, le=0.1)
     floor: float | None = 1e-9
-    output: Kind | None = None
-    format: Format = "json"
 
 
-class MarketCreate(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", json_schema_extra={"examples": [{"n_agents": 2, "utilities": "log", "name": "m"}]}
-    )
+class MarketCreate(Body):
+    model_config = examples({"n_agents": 2, "utilities": "log", "name": "m"})
     name: str = Field("", max_length=200)
     n_agents: int = Field(..., ge=2, le=100_000)
     utilities: Utilities = Field("log", description=UTIL_DOC)
@@ -223,27 +217,19 @@ class MarketCreate(BaseModel):
     floor: float | None = 1e-9
 
 
-class TrainRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    kind: Kind = "log_probs"
-    predictions: ArrayIn
+class TrainRequest(Predictions):
+    """Train a stored market on labelled predictions, from its current wealth."""
+
     labels: ArrayIn
-    sample_weight: list[float] | None = Field(
-        None,
-        description="optional non-negative weight per item (scikit-learn's sample_weight: an integer weight counts the item that many times)",
-    )
+    sample_weight: SampleWeight = None
     mode: Literal["batch", "online"] | None = None
     batch_size: int | None = Field(None, ge=1)
     max_epochs: int | None = Field(None, ge=1, le=100_000)
     background: bool | None = None
 
 
-class MarketPredict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    kind: Kind = "log_probs"
-    predictions: ArrayIn
-    output: Kind | None = None
-    format: Format = "json"
+class MarketPredict(Pooling):
+    """A stored market's prices on new predictions."""
 
 
 class MarketView(BaseModel):
@@ -316,23 +302,15 @@ class ArrayInfo(BaseModel):
 
 
 # -- solve -------------------------------------------------------------------------------------------
-class SolveRequest(BaseModel):
+class SolveRequest(Body):
     """Run solver ``method`` on problem ``problem`` built from ``data``."""
 
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {
-                    "problem": "ConditionalLogLinear.from_log_probs",
-                    "method": "auto",
-                    "data": {
-                        "log_probs": [[[-0.1, -2.4], [-0.5, -0.9]], [[-1.6, -0.2], [-0.9, -0.5]]],
-                        "labels": [0, 1],
-                    },
-                }
-            ]
-        },
+    model_config = examples(
+        {
+            "problem": "ConditionalLogLinear.from_log_probs",
+            "method": "auto",
+            "data": {"log_probs": [[[-0.1, -2.4], [-0.5, -0.9]], [[-1.6, -0.2], [-0.9, -0.5]]], "labels": [0, 1]},
+        }
     )
     problem: str = Field(..., max_length=100, description="a name from GET /v1/solve/problems")
     data: dict[str, Any] = Field(
@@ -375,8 +353,7 @@ class ProblemInfoView(BaseModel):
 
 
 # -- keys --------------------------------------------------------------------------------------------
-class KeyCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class KeyCreate(Body):
     name: str = Field("", max_length=200)
     scopes: list[Literal["stateless", "read", "write", "admin"]] = Field(..., min_length=1)
 

@@ -25,19 +25,10 @@ SKIP = frozenset({"self", "problem", "x0", "callback", "progress", "projection"}
 
 #: (lower bound, inclusive) of numeric parameters by name; ``None`` values are always allowed
 BOUNDS: dict[str, tuple[float, bool]] = {
-    "tol": (0.0, True),
-    "fixed_point_tol": (0.0, True),
-    "max_iter": (0.0, True),
-    "cv": (2.0, True),
-    "n_folds": (2.0, True),
-    "memory": (1.0, True),
-    "m": (1.0, True),
-    "k": (1.0, True),
-    "batch_size": (1.0, True),
-    "check_every": (1.0, True),
-    "step": (0.0, False),
-    "step0": (0.0, False),
-    "alpha": (0.0, True),
+    **dict.fromkeys(("tol", "fixed_point_tol", "max_iter", "alpha"), (0.0, True)),
+    **dict.fromkeys(("step", "step0"), (0.0, False)),
+    **dict.fromkeys(("memory", "m", "k", "batch_size", "check_every"), (1.0, True)),
+    **dict.fromkeys(("cv", "n_folds"), (2.0, True)),
 }
 
 

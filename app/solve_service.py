@@ -83,6 +83,18 @@ def solvers_view() -> list[dict[str, Any]]:
     return out
 
 
+def numeric_array(value: list[Any], field: str) -> np.ndarray:
+    """A posted list as a numeric array; a 422 naming ``field`` when it is ragged or not numbers."""
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError):  # ragged
+        arr = None
+    if arr is None or arr.dtype.kind not in "biuf":
+        reason = "not a rectangular numeric array"
+        raise ProblemError(422, f"{field}: {reason}", field=field, reason=reason)
+    return arr
+
+
 def build_problem(name: str, data: dict[str, Any]) -> Any:
     cat = problem_catalogue()
     if name not in cat:
@@ -96,21 +108,7 @@ def build_problem(name: str, data: dict[str, Any]) -> Any:
     fn = cat[name][1]
     kwargs = {}
     for k, v in data.items():
-        if isinstance(v, list):
-            try:
-                v = np.asarray(v)
-            except (ValueError, TypeError):
-                raise ProblemError(
-                    422,
-                    f"data.{k}: not a rectangular numeric array",
-                    field=f"data.{k}",
-                    reason="not a rectangular numeric array",
-                ) from None
-            if v.dtype.kind not in "biuf":
-                raise ProblemError(
-                    422, f"data.{k}: not a numeric array", field=f"data.{k}", reason="not a numeric array"
-                )
-        kwargs[k] = v
+        kwargs[k] = numeric_array(v, f"data.{k}") if isinstance(v, list) else v
     try:
         return fn(**kwargs)
     except InputError:

@@ -17,13 +17,22 @@ from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Intege
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db import Base
-from app.models import utcnow
+from app.models import Listed, utcnow
 
 
-class Competition(Base):
-    __tablename__ = "competitions"
-    __table_args__ = (Index("ix_competitions_created", "created_at", "id"),)
+class CompetitionPart:
+    """The columns of every row that belongs to a competition: its id, its competition (deleting
+    the competition deletes it) and its creation time."""
+
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    competition_id: Mapped[str] = mapped_column(
+        String(40), ForeignKey("competitions.id", ondelete="CASCADE"), index=True
+    )
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Competition(Listed, Base):
+    __tablename__ = "competitions"
     title: Mapped[str] = mapped_column(String(200))
     description: Mapped[str] = mapped_column(Text, default="")
     n_classes: Mapped[int] = mapped_column(Integer)
@@ -41,42 +50,27 @@ class Competition(Base):
     owner_key_id: Mapped[str] = mapped_column(String(40))
     # blobs: "item_ids" (int64, public) and "labels" (int16, HIDDEN)
     extra: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # public data links, demo notes
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
-class Participant(Base):
+class Participant(CompetitionPart, Base):
     __tablename__ = "competition_participants"
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    competition_id: Mapped[str] = mapped_column(
-        String(40), ForeignKey("competitions.id", ondelete="CASCADE"), index=True
-    )
     name: Mapped[str] = mapped_column(String(100))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True, index=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
-class Invitation(Base):
+class Invitation(CompetitionPart, Base):
     """An organiser-issued code: redeemed once, it makes one participant (``join_policy="invite"``)."""
 
     __tablename__ = "competition_invitations"
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    competition_id: Mapped[str] = mapped_column(
-        String(40), ForeignKey("competitions.id", ondelete="CASCADE"), index=True
-    )
     code_hash: Mapped[str] = mapped_column(String(64), unique=True, index=True)
     note: Mapped[str] = mapped_column(String(200), default="")
     participant_id: Mapped[str | None] = mapped_column(String(40), nullable=True)  # set when redeemed
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
-class Submission(Base):
+class Submission(CompetitionPart, Base):
     __tablename__ = "competition_submissions"
     __table_args__ = (Index("ix_submissions_comp_part", "competition_id", "participant_id", "created_at"),)
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    competition_id: Mapped[str] = mapped_column(
-        String(40), ForeignKey("competitions.id", ondelete="CASCADE"), index=True
-    )
     participant_id: Mapped[str] = mapped_column(
         String(40), ForeignKey("competition_participants.id", ondelete="CASCADE")
     )
@@ -95,17 +89,12 @@ class Submission(Base):
     status_reason: Mapped[str] = mapped_column(String(200), default="")
     warnings: Mapped[list[Any]] = mapped_column(JSON, default=list)
     # blob: "data" (float32 (n_items, K), normalised log-probabilities)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
-class AggregationRun(Base):
+class AggregationRun(CompetitionPart, Base):
     """One run of 'fit every pool on the submissions'; its result holds Table 2.3 and the credit."""
 
     __tablename__ = "competition_aggregations"
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    competition_id: Mapped[str] = mapped_column(
-        String(40), ForeignKey("competitions.id", ondelete="CASCADE"), index=True
-    )
     job_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
     state: Mapped[str] = mapped_column(
         String(20), default="queued"
@@ -115,5 +104,4 @@ class AggregationRun(Base):
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # contains private scores: HIDDEN
     error: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     stage: Mapped[str] = mapped_column(String(100), default="")  # e.g. "renyi: fit 2/4", "market: epoch 12/30"
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -109,11 +109,12 @@ class ValidationReport:
     def ok(self) -> bool:
         return not self.errors
 
-    def error(self, field_: str, code: str, reason: str, items: list | None = None, count: int | None = None):
+    def error(self, field_: str, code: str, reason: str, items: list | None = None):
+        """Record an error; ``items``: the item ids it concerns (the first ``MAX_LISTED`` are listed)."""
         e = {"field": field_, "code": code, "reason": reason}
         if items is not None:
             e["items"] = [int(i) for i in items[:MAX_LISTED]]
-            e["count"] = int(count if count is not None else len(items))
+            e["count"] = len(items)
         self.errors.append(e)
 
     def to_dict(self) -> dict:
@@ -264,30 +265,14 @@ def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind:
         ids_ok = False
     if ids_ok:
         uniq, counts = np.unique(ids, return_counts=True)
-        dup = uniq[counts > 1]
-        if dup.size:
-            report.error(
-                "ids", "duplicate_ids", f"{dup.size} item id(s) appear more than once", items=list(dup), count=dup.size
-            )
         known = np.asarray(item_ids, dtype=np.int64)
-        unknown = np.setdiff1d(uniq, known)
-        if unknown.size:
-            report.error(
-                "ids",
-                "unknown_ids",
-                f"{unknown.size} item id(s) are not test items of this competition",
-                items=list(unknown),
-                count=unknown.size,
-            )
-        missing = np.setdiff1d(known, uniq)
-        if missing.size:
-            report.error(
-                "ids",
-                "missing_ids",
-                f"{missing.size} test item(s) have no row",
-                items=list(missing),
-                count=missing.size,
-            )
+        for wrong, code, what in (
+            (uniq[counts > 1], "duplicate_ids", "item id(s) appear more than once"),
+            (np.setdiff1d(uniq, known), "unknown_ids", "item id(s) are not test items of this competition"),
+            (np.setdiff1d(known, uniq), "missing_ids", "test item(s) have no row"),
+        ):
+            if wrong.size:
+                report.error("ids", code, f"{wrong.size} {what}", items=list(wrong))
     # non-finite values (reported per item id, as the user knows them)
     row_ids = ids if ids_ok else np.arange(values.shape[0])
     for bad, code, what in (
@@ -296,9 +281,7 @@ def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind:
     ):
         rows = np.flatnonzero(bad.any(axis=1))
         if rows.size:
-            report.error(
-                "values", code, f"{rows.size} row(s) contain {what}", items=list(row_ids[rows]), count=rows.size
-            )
+            report.error("values", code, f"{rows.size} row(s) contain {what}", items=list(row_ids[rows]))
     if kind == "probs" and values.shape[1]:
         tol = sum_tolerance(values.shape[1])
         finite = np.isfinite(values).all(axis=1)
@@ -311,7 +294,7 @@ def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind:
             ),
         ):
             if rows.size:
-                report.error("values", code, f"{rows.size} row(s) {what}", items=list(row_ids[rows]), count=rows.size)
+                report.error("values", code, f"{rows.size} row(s) {what}", items=list(row_ids[rows]))
     if kind == "log_probs":
         rows = np.flatnonzero(np.isneginf(values).all(axis=1)) if values.shape[1] else np.array([], int)
         if rows.size:
@@ -320,7 +303,6 @@ def parse_submission(data: bytes, item_ids: np.ndarray, n_classes: int, *, kind:
                 "zero_row",
                 f"{rows.size} row(s) are -inf for every class (zero total probability)",
                 items=list(row_ids[rows]),
-                count=rows.size,
             )
     if not report.ok:
         raise SubmissionRejected(report)

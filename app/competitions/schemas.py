@@ -17,16 +17,15 @@ import math
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from app.models import aware
-from app.schemas import ArrayIn
+from app.schemas import ArrayIn, Body
 
 from .models import AggregationRun, Competition, Invitation, Submission
 
 
-class CompetitionCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class CompetitionCreate(Body):
     title: str = Field(..., min_length=1, max_length=200)
     description: str = Field("", max_length=5000)
     n_classes: int = Field(..., ge=2, le=1000, description="K, the number of classes")
@@ -52,46 +51,39 @@ class CompetitionCreate(BaseModel):
     )
 
 
-class CompetitionEdit(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class CompetitionEdit(Body):
     title: str | None = Field(None, min_length=1, max_length=200)
     description: str | None = Field(None, max_length=5000)
     deadline: datetime | None = Field(None, description="ISO 8601, in the future; naive times are UTC")
     daily_cap: int | None = Field(None, ge=1, le=1000)
 
 
-class JoinRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class JoinRequest(Body):
     name: str = Field(..., min_length=1, max_length=100)
     invitation: str | None = Field(
         None, max_length=100, description="an unused invitation code (required when join_policy is 'invite')"
     )
 
 
-class InviteRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class InviteRequest(Body):
     n: int = Field(1, ge=1, le=1000, description="how many single-use codes to issue")
     note: str = Field("", max_length=200, description="a note kept with the codes (e.g. who they are for)")
 
 
-class ExcludeRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ExcludeRequest(Body):
     excluded: bool = True
     reason: str = Field("", max_length=200, description="shown to the participant")
 
 
-class PinRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class PinRequest(Body):
     aggregation_id: str | None = Field(..., description="the run to pin; null unpins (latest successful run)")
 
 
-class SelectRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class SelectRequest(Body):
     selected: bool
 
 
-class AggregationCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class AggregationCreate(Body):
     etas: list[float] | None = Field(
         None, min_length=1, max_length=20, description="η = 1/γ of the Rényi sweep (each ≥ 1)"
     )

@@ -26,7 +26,7 @@ from app import estimator_store as store
 from app.arrays import load_blob, load_blob_of_each, save_blob
 from app.auth import hash_key
 from app.db import Database
-from app.errors import ProblemError
+from app.errors import ProblemError, forbidden
 from app.jobs import JobContext, handler, on_end
 from app.models import Blob, PoolRow, aware, new_id, utcnow
 from evaluation import aggregation, ladder, leaderboard
@@ -84,6 +84,12 @@ def is_closed(comp: Competition, now: datetime | None = None) -> bool:
     return (now or utcnow()) >= aware(comp.deadline)
 
 
+def _check_open(comp: Competition, settled: str, field: str, now: datetime | None = None) -> None:
+    """409 ``closed`` naming ``field`` once the deadline of ``comp`` has passed and ``settled`` is final."""
+    if is_closed(comp, now):
+        raise ProblemError(409, f"the deadline has passed; {settled}", field=field, reason="closed", code="closed")
+
+
 def create_competition(
     session: Session,
     *,
@@ -119,13 +125,7 @@ def create_competition(
     try:
         y_arr = np.asarray(labels)
     except (ValueError, TypeError):
-        raise ProblemError(
-            422,
-            "labels must be a 1-D list of integer classes",
-            field="labels",
-            reason="not a 1-D integer array",
-            code="bad-labels",
-        ) from None
+        y_arr = np.asarray(None)  # not an array at all: rejected below
     if y_arr.ndim != 1 or y_arr.dtype.kind not in "iuf" or y_arr.dtype == bool:
         raise ProblemError(
             422,
@@ -339,10 +339,7 @@ def join(session: Session, comp: Competition, name: str, invitation: str | None 
     name = (name or "").strip()
     if not 1 <= len(name) <= 100:
         raise ProblemError(422, "name must be 1..100 characters", field="name", reason="length")
-    if is_closed(comp):
-        raise ProblemError(
-            409, "the competition is closed (deadline passed)", field="competition_id", reason="closed", code="closed"
-        )
+    _check_open(comp, "the competition is closed", "competition_id")
     inv = _redeem(session, comp, invitation) if comp.join_policy == "invite" else None
     taken = session.scalar(
         select(func.count())
@@ -399,21 +396,8 @@ def submit(
     """
     now = now or utcnow()
     if participant.competition_id != comp.id:
-        raise ProblemError(
-            403,
-            "this participant token belongs to another competition",
-            field="authorization",
-            reason="wrong competition",
-            code="forbidden",
-        )
-    if is_closed(comp, now):
-        raise ProblemError(
-            409,
-            "the deadline has passed; submissions are closed",
-            field="competition_id",
-            reason="closed",
-            code="closed",
-        )
+        raise forbidden("this participant token belongs to another competition", "wrong competition")
+    _check_open(comp, "submissions are closed", "competition_id", now)
     used = submissions_today(session, participant, now)
     if used >= comp.daily_cap:
         raise ProblemError(
@@ -478,10 +462,7 @@ def withdraw(session: Session, comp: Competition, participant: Participant, sub_
     every later run, but still counts against the daily cap and the Ladder's state (else a
     withdrawal would reset either)."""
     sub = own_submission(session, comp, participant, sub_id)
-    if is_closed(comp):
-        raise ProblemError(
-            409, "the deadline has passed; submissions are final", field="submission_id", reason="closed", code="closed"
-        )
+    _check_open(comp, "submissions are final", "submission_id")
     if sub.status == "active":
         sub.status, sub.status_reason, sub.selected = "withdrawn", "withdrawn by the participant", False
         session.commit()
@@ -507,10 +488,7 @@ def set_selected(
     session: Session, comp: Competition, participant: Participant, sub_id: str, selected: bool
 ) -> Submission:
     sub = own_submission(session, comp, participant, sub_id)
-    if is_closed(comp):
-        raise ProblemError(
-            409, "the deadline has passed; the selection is final", field="selected", reason="closed", code="closed"
-        )
+    _check_open(comp, "the selection is final", "selected")
     if selected and sub.status != "active":
         raise ProblemError(
             409, f"this submission is {sub.status}", field="selected", reason=sub.status, code="not-active"
@@ -643,6 +621,23 @@ def choose_submissions(subs: list[Submission], n_classes: int) -> tuple[list[Sub
     return used, left_out
 
 
+def usable_submissions(
+    session: Session, comp: Competition, *, status: int
+) -> tuple[list[Submission], list[tuple[Submission, str]]]:
+    """:func:`choose_submissions` over the submissions of ``comp``; a ``status`` problem when fewer
+    than two are usable."""
+    subs, left_out = choose_submissions(list_submissions(session, comp), comp.n_classes)
+    if len(subs) < 2:
+        raise ProblemError(
+            status,
+            "aggregation needs at least 2 submissions better than a uniform prediction",
+            field="submissions",
+            reason="too few",
+            code="too-few-submissions",
+        )
+    return subs, left_out
+
+
 def run_aggregation(db, agg_id: str, progress=None) -> dict:
     """Fit every pool on the competition's submissions and store Table 2.3 and the credit.
 
@@ -656,15 +651,7 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
         s.commit()
         y, public = _hidden(s, comp)
         people = participants(s, comp)
-        subs, left_out = choose_submissions(list_submissions(s, comp), comp.n_classes)
-        if len(subs) < 2:
-            raise ProblemError(
-                422,
-                "aggregation needs at least 2 submissions better than a uniform prediction",
-                field="submissions",
-                reason="too few",
-                code="too-few-submissions",
-            )
+        subs, left_out = usable_submissions(s, comp, status=422)
         data = load_blob_of_each(s, "submission", [x.id for x in subs], "data")
         lp = np.stack([data[x.id].astype(np.float64) for x in subs], axis=1)  # (n_items, A, K)
         meta = [
@@ -804,7 +791,9 @@ def _aggregation_job_ended(db: Database, jid: str, spec: dict, state: str, error
 
 
 def start_aggregation(session: Session, comp: Competition, runner, params: dict | None = None):
-    """Queue an aggregation run as a background job; returns ``(run, job)``."""
+    """Queue an aggregation run as a background job; returns ``(run, job)`` (409 when fewer than
+    two submissions are usable)."""
+    usable_submissions(session, comp, status=409)
     run = new_aggregation(session, comp, params)
     job = runner.submit(
         session, JOB_KIND, {"aggregation_id": run.id}, {}, resource_type="competition", resource_id=comp.id

@@ -16,12 +16,12 @@ from ..arrays import encode, resolve
 from ..deps import require
 from ..errors import library_error
 from ..fastjson import FastRoute, json_response
-from ..schemas import AggregateRequest, AggregateResponse, ArrayRef, Problem
-from .common import array_in
+from ..schemas import AggregateRequest, AggregateResponse, ArrayRef
+from .common import array_in, problem_responses
 
 router = APIRouter(prefix="/v1", tags=["aggregate"], route_class=FastRoute)
 
-PROBLEMS = {400: {"model": Problem}, 401: {"model": Problem}, 413: {"model": Problem}, 422: {"model": Problem}}
+PROBLEMS = problem_responses(400, 401, 413, 422)
 
 
 def approx_size(x: list[Any]) -> int:

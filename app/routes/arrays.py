@@ -4,28 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Request, Response
 from sqlalchemy.orm import Session
 
 from ..arrays import check_size, delete_blobs, from_npy, save_blob
 from ..auth import Principal
-from ..deps import get_session, require
+from ..deps import DbSession, Reader, Writer
 from ..errors import ProblemError
 from ..fastjson import FastRoute
 from ..models import Blob, new_id
-from ..schemas import ArrayInfo, Problem
+from ..schemas import ArrayInfo
 from ..tenancy import check_owner
+from .common import problem_responses
 
 router = APIRouter(prefix="/v1/arrays", tags=["arrays"], route_class=FastRoute)
-P = {
-    400: {"model": Problem},
-    401: {"model": Problem},
-    403: {"model": Problem},
-    404: {"model": Problem},
-    413: {"model": Problem},
-    415: {"model": Problem},
-    422: {"model": Problem},
-}
+P = problem_responses(400, 401, 403, 404, 413, 415, 422)
 
 NPY_BODY = {
     "requestBody": {
@@ -61,7 +54,7 @@ def _info(b: Blob) -> dict[str, Any]:
 @router.post(
     "", status_code=201, response_model=ArrayInfo, responses=P, openapi_extra=NPY_BODY, summary="Upload an array (.npy)"
 )
-async def upload(request: Request, me=require("write")) -> Any:
+async def upload(request: Request, me: Writer) -> Any:
     """The body is the ``.npy`` file (``application/x-npy`` or ``application/octet-stream``) or a
     multipart form with a ``file`` part. Object arrays are refused (no pickles)."""
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -113,7 +106,7 @@ def _get(session: Session, aid: str, me: Principal) -> Blob:
 
 
 @router.get("/{array_id}", response_model=ArrayInfo, responses=P, summary="An uploaded array's dtype and shape")
-def info(array_id: str, session: Session = Depends(get_session), me=require("read")) -> Any:
+def info(array_id: str, session: DbSession, me: Reader) -> Any:
     return _info(_get(session, array_id, me))
 
 
@@ -122,12 +115,12 @@ def info(array_id: str, session: Session = Depends(get_session), me=require("rea
     responses={200: {"content": {"application/x-npy": {}}}, **P},
     summary="An uploaded array's .npy bytes",
 )
-def data(array_id: str, session: Session = Depends(get_session), me=require("read")) -> Response:
+def data(array_id: str, session: DbSession, me: Reader) -> Response:
     return Response(_get(session, array_id, me).data, media_type="application/x-npy")
 
 
 @router.delete("/{array_id}", status_code=204, responses=P, summary="Delete an uploaded array")
-def delete(array_id: str, session: Session = Depends(get_session), me=require("write")) -> Response:
+def delete(array_id: str, session: DbSession, me: Writer) -> Response:
     _get(session, array_id, me)
     delete_blobs(session, "upload", array_id)
     session.commit()

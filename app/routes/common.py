@@ -9,10 +9,20 @@ from fastapi import Request
 from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
-from aggregators.validation import as_labels, as_log_probs
+from aggregators.validation import as_labels, as_log_probs, check_sample_weight
 
 from ..arrays import resolve
+from ..auth import Principal
 from ..errors import ProblemError
+from ..fastjson import json_response
+from ..jobs import job_view
+from ..models import JobRow, StoredResource, new_id
+from ..schemas import Problem
+
+
+def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The OpenAPI ``responses`` of a router: each status answered with a :class:`Problem` body."""
+    return {status: {"model": Problem} for status in statuses}
 
 
 def array_in(request: Request, session: Session | None, value: Any, field: str) -> Any:
@@ -37,6 +47,41 @@ def labels_in(
 ) -> np.ndarray:
     raw = array_in(request, session, value, field)
     return as_labels(raw, n_items, n_classes, field=field)
+
+
+def training_inputs(
+    request: Request, session: Session, lp: np.ndarray, labels: Any, sample_weight: Any
+) -> dict[str, np.ndarray]:
+    """What a fit or a training reads: the predictions, their labels and the sample weights if any."""
+    inputs = {"predictions": lp, "labels": labels_in(request, session, labels, lp.shape[0], lp.shape[2])}
+    sw = check_sample_weight(sample_weight, lp.shape[0])
+    return inputs if sw is None else inputs | {"sample_weight": sw}
+
+
+def start_job(
+    request: Request,
+    session: Session,
+    kind: str,
+    spec: dict[str, Any],
+    inputs: dict[str, np.ndarray],
+    *,
+    row: StoredResource,
+    resource_type: str,
+    me: Principal,
+) -> Any:
+    """Queue job ``kind`` working on ``row`` (a stored pool or market) for ``me``; the answer is
+    202 with the job (``Location``: the job)."""
+    row.job_id = new_id("job")
+    job = request.app.state.jobs.submit(
+        session, kind, spec, inputs, resource_type=resource_type, resource_id=row.id, job_id=row.job_id, owner=me.owner
+    )
+    return accepted(job)
+
+
+def accepted(job: JobRow) -> Any:
+    """202 with the view of ``job`` (``Location``: the job)."""
+    view = {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in job_view(job).items()}
+    return json_response(view, 202, {"Location": f"/v1/jobs/{job.id}"})
 
 
 def run_in_background(request: Request, background: bool | None, size: int) -> bool:

@@ -9,7 +9,7 @@ no key. What each caller sees is decided in :mod:`app.competitions.schemas`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 from fastapi import APIRouter, Depends, Query, Request, Response
@@ -21,29 +21,21 @@ from ..arrays import load_blob
 from ..competitions import parsing
 from ..competitions import schemas as views
 from ..competitions import service as svc
-from ..competitions.models import AggregationRun, Participant, Submission
+from ..competitions.models import AggregationRun, Competition, Participant, Submission
 from ..competitions.parsing import SubmissionRejected
 from ..competitions.ratelimit import RateLimiter
-from ..deps import get_caller, get_session
-from ..errors import PROBLEM, ProblemError, problem_body
+from ..deps import CallerDep as Caller
+from ..deps import DbSession
+from ..errors import PROBLEM, ProblemError, forbidden, problem_body, unauthenticated
 from ..models import Blob, JobRow, aware, utcnow
-from ..schemas import Problem
-from .common import array_in
+from .common import array_in, problem_responses
 
 router = APIRouter(prefix="/v1/competitions", tags=["competitions"])
-P = {
-    401: {"model": Problem},
-    403: {"model": Problem},
-    404: {"model": Problem},
-    409: {"model": Problem},
-    413: {"model": Problem},
-    422: {"model": Problem},
-    429: {"model": Problem},
-}
+P = problem_responses(401, 403, 404, 409, 413, 422, 429)
 MAX_UPLOAD_BYTES = 256 * 1024 * 1024
 
 
-def _role(caller: svc.Caller, comp) -> str:
+def _role(caller: svc.Caller, comp: Competition) -> str:
     if caller.is_organiser(comp):
         return "organiser"
     if caller.participant_of(comp) is not None:
@@ -51,7 +43,7 @@ def _role(caller: svc.Caller, comp) -> str:
     return "visitor"
 
 
-def _reveal(caller: svc.Caller, comp) -> bool:
+def _reveal(caller: svc.Caller, comp: Competition) -> bool:
     return svc.is_closed(comp) or caller.is_organiser(comp)
 
 
@@ -74,13 +66,46 @@ def _view(session, comp, caller):
     return v
 
 
+def _need_participant(caller: svc.Caller, comp: Competition) -> Participant:
+    p = caller.participant_of(comp)
+    if p is None:
+        if caller.participant is not None:
+            raise forbidden("this participant token belongs to another competition", "wrong competition")
+        raise unauthenticated(
+            "this action needs your participant token (join the competition first)", "missing participant token"
+        )
+    return p
+
+
+def _competition(competition_id: str, session: DbSession) -> Competition:
+    return svc.get_competition(session, competition_id)
+
+
+#: the competition named in the path (404 when there is none)
+Comp = Annotated[Competition, Depends(_competition)]
+
+
+def _participant(comp: Comp, caller: Caller) -> Participant:
+    return _need_participant(caller, comp)
+
+
+def _organised(comp: Comp, caller: Caller) -> Competition:
+    if not caller.is_organiser(comp):
+        if caller.key_id is None and caller.participant is None:
+            raise unauthenticated("this action needs the organiser's API key", "missing API key")
+        raise forbidden("only the organiser of this competition may do this", "not the organiser")
+    return comp
+
+
+#: the calling participant of the competition in the path (401/403 otherwise)
+Me = Annotated[Participant, Depends(_participant)]
+#: the competition in the path, when its organiser calls (401/403 otherwise)
+Organised = Annotated[Competition, Depends(_organised)]
+
+
 @router.post("", status_code=201, responses=P, summary="Create a competition (organiser)")
 def create_competition(
-    body: views.CompetitionCreate,
-    request: Request,
-    response: Response,
-    session: Session = Depends(get_session),
-    caller: svc.Caller = Depends(get_caller),
+    body: views.CompetitionCreate, request: Request, response: Response, session: DbSession, caller: Caller
 ) -> Any:
     """Test items with hidden labels, K classes, the public share (the split itself is drawn by
     the server and never shown), a daily cap, a deadline and how many entries count at the end."""
@@ -98,79 +123,45 @@ def create_competition(
         )
     labels = array_in(request, session, body.labels, "labels")
     ids = None if body.item_ids is None else array_in(request, session, body.item_ids, "item_ids")
-    comp = svc.create_competition(
-        session,
-        owner_key_id=caller.key_id,
-        title=body.title,
-        description=body.description,
-        n_classes=body.n_classes,
-        labels=labels,
-        item_ids=ids,
-        public_fraction=body.public_fraction,
-        daily_cap=body.daily_cap,
-        n_select=body.n_select,
-        deadline=body.deadline,
-        join_policy=body.join_policy,
-        score_mechanism=body.score_mechanism,
-        score_step=body.score_step,
-    )
+    settings = body.model_dump(exclude={"labels", "item_ids"})
+    comp = svc.create_competition(session, owner_key_id=caller.key_id, labels=labels, item_ids=ids, **settings)
     response.headers["Location"] = f"/v1/competitions/{comp.id}"
     return _view(session, comp, caller)
 
 
 @router.get("", responses=P, summary="List competitions")
-def list_competitions(session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)) -> Any:
+def list_competitions(session: DbSession, caller: Caller) -> Any:
     return {"items": [_view(session, c, caller) for c in svc.list_competitions(session)]}
 
 
 @router.get("/{competition_id}", responses=P, summary="One competition (your role in it included)")
-def get_competition(
-    competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)
-) -> Any:
-    return _view(session, svc.get_competition(session, competition_id), caller)
+def get_competition(comp: Comp, session: DbSession, caller: Caller) -> Any:
+    return _view(session, comp, caller)
 
 
 @router.patch("/{competition_id}", responses=P, summary="Edit the title, description, deadline or cap (organiser)")
-def edit_competition(
-    competition_id: str,
-    body: views.CompetitionEdit,
-    session: Session = Depends(get_session),
-    caller: svc.Caller = Depends(get_caller),
-) -> Any:
-    comp = svc.get_competition(session, competition_id)
-    _need_organiser(caller, comp)
+def edit_competition(body: views.CompetitionEdit, comp: Organised, session: DbSession, caller: Caller) -> Any:
     svc.edit_competition(session, comp, body.model_dump(exclude_unset=True, exclude_none=True))
     return _view(session, comp, caller)
 
 
 @router.delete("/{competition_id}", status_code=204, responses=P, summary="Delete a competition (organiser)")
-def delete_competition(
-    competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)
-) -> Response:
+def delete_competition(comp: Organised, session: DbSession) -> Response:
     """Everything goes: participants, submissions, runs, files and the hidden labels."""
-    comp = svc.get_competition(session, competition_id)
-    _need_organiser(caller, comp)
     svc.delete_competition(session, comp)
     return Response(status_code=204)
 
 
 @router.get("/{competition_id}/split", responses=P, summary="The public/private split (organiser)")
-def get_split(
-    competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)
-) -> Any:
+def get_split(comp: Organised, session: DbSession) -> Any:
     """Which item ids score the public leaderboard; the others are private. For the organiser, so
     that every score can be checked."""
-    comp = svc.get_competition(session, competition_id)
-    _need_organiser(caller, comp)
     public = svc.public_items(session, comp)
     return {"public_item_ids": [int(i) for i in public], "n_public": len(public), "n_items": comp.n_items}
 
 
 @router.get("/{competition_id}/items", responses=P, summary="The test item ids to predict (CSV template or JSON)")
-def get_items(
-    competition_id: str, format: str = Query("json", pattern="^(json|csv)$"), session: Session = Depends(get_session)
-) -> Any:
-    comp = svc.get_competition(session, competition_id)
+def get_items(comp: Comp, session: DbSession, format: str = Query("json", pattern="^(json|csv)$")) -> Any:
     ids = svc.item_ids(session, comp)
     if format == "csv":
         head = "id," + ",".join(f"c{k}" for k in range(comp.n_classes)) + "\n"
@@ -202,36 +193,22 @@ def _limit(request: Request, action: str) -> None:
 @router.post(
     "/{competition_id}/invitations", status_code=201, responses=P, summary="Issue invitation codes (organiser)"
 )
-def invite(
-    competition_id: str,
-    body: views.InviteRequest,
-    session: Session = Depends(get_session),
-    caller: svc.Caller = Depends(get_caller),
-) -> Any:
+def invite(body: views.InviteRequest, comp: Organised, session: DbSession) -> Any:
     """Single-use codes (shown once, stored hashed); each lets one participant join a competition
     whose ``join_policy`` is ``invite``."""
-    comp = svc.get_competition(session, competition_id)
-    _need_organiser(caller, comp)
     made = svc.invite(session, comp, body.n, body.note)
     return {"items": [views.invitation_view(inv, code) for inv, code in made]}
 
 
 @router.get("/{competition_id}/invitations", responses=P, summary="Invitations and who redeemed them (organiser)")
-def list_invitations(
-    competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)
-) -> Any:
-    comp = svc.get_competition(session, competition_id)
-    _need_organiser(caller, comp)
+def list_invitations(comp: Organised, session: DbSession) -> Any:
     return {"items": [views.invitation_view(inv) for inv in svc.invitations(session, comp)]}
 
 
 @router.post(
     "/{competition_id}/participants", status_code=201, responses=P, summary="Join: get a participant token (shown once)"
 )
-def join(
-    competition_id: str, body: views.JoinRequest, request: Request, session: Session = Depends(get_session)
-) -> Any:
-    comp = svc.get_competition(session, competition_id)
+def join(body: views.JoinRequest, request: Request, comp: Comp, session: DbSession) -> Any:
     _limit(request, "join")
     p, token = svc.join(session, comp, body.name, body.invitation)
     return {
@@ -241,48 +218,6 @@ def join(
         "token": token,
         "note": "keep this token: it is shown once and identifies you in this competition",
     }
-
-
-def _need_participant(caller: svc.Caller, comp) -> Participant:
-    p = caller.participant_of(comp)
-    if p is None:
-        if caller.participant is not None:
-            raise ProblemError(
-                403,
-                "this participant token belongs to another competition",
-                field="authorization",
-                reason="wrong competition",
-                code="forbidden",
-            )
-        raise ProblemError(
-            401,
-            "this action needs your participant token (join the competition first)",
-            field="authorization",
-            reason="missing participant token",
-            code="unauthenticated",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-    return p
-
-
-def _need_organiser(caller: svc.Caller, comp) -> None:
-    if not caller.is_organiser(comp):
-        if caller.key_id is None and caller.participant is None:
-            raise ProblemError(
-                401,
-                "this action needs the organiser's API key",
-                field="authorization",
-                reason="missing API key",
-                code="unauthenticated",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
-        raise ProblemError(
-            403,
-            "only the organiser of this competition may do this",
-            field="authorization",
-            reason="not the organiser",
-            code="forbidden",
-        )
 
 
 UPLOAD_BODY = {
@@ -317,18 +252,16 @@ UPLOAD_BODY = {
     openapi_extra=UPLOAD_BODY,
 )
 async def submit(
-    competition_id: str,
     request: Request,
+    comp: Comp,
+    me: Me,
+    session: DbSession,
     kind: str = Query("log_probs", pattern="^(log_probs|probs)$"),
     description: str = Query("", max_length=500),
-    session: Session = Depends(get_session),
-    caller: svc.Caller = Depends(get_caller),
 ) -> Any:
     """The body is the file itself (CSV, ``.npy`` or ``.npz``; see docs/competitions.md) or a
     multipart form with a ``file`` field. Rejected uploads answer 422 with the validation report
     and store nothing; the public score is returned at once, the private one stays hidden."""
-    comp = svc.get_competition(session, competition_id)
-    me = _need_participant(caller, comp)
     _limit(request, "submit")
     ctype = request.headers.get("content-type", "")
     filename = ""
@@ -361,10 +294,7 @@ async def submit(
 
 
 @router.get("/{competition_id}/submissions", responses=P, summary="Your submissions (participant) or all (organiser)")
-def list_submissions(
-    competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)
-) -> Any:
-    comp = svc.get_competition(session, competition_id)
+def list_submissions(comp: Comp, session: DbSession, caller: Caller) -> Any:
     closed = svc.is_closed(comp)
     if caller.is_organiser(comp):
         people = svc.participants(session, comp)
@@ -383,13 +313,7 @@ def list_submissions(
 
 
 @router.get("/{competition_id}/submissions/{submission_id}", responses=P, summary="One of your submissions")
-def get_submission(
-    competition_id: str,
-    submission_id: str,
-    session: Session = Depends(get_session),
-    caller: svc.Caller = Depends(get_caller),
-) -> Any:
-    comp = svc.get_competition(session, competition_id)
+def get_submission(submission_id: str, comp: Comp, session: DbSession, caller: Caller) -> Any:
     sub = session.get(Submission, submission_id)
     org = caller.is_organiser(comp)
     me = None if org else _need_participant(caller, comp)
@@ -403,15 +327,7 @@ def get_submission(
     responses=P,
     summary="Select (or unselect) a submission for the final ranking",
 )
-def select_submission(
-    competition_id: str,
-    submission_id: str,
-    body: views.SelectRequest,
-    session: Session = Depends(get_session),
-    caller: svc.Caller = Depends(get_caller),
-) -> Any:
-    comp = svc.get_competition(session, competition_id)
-    me = _need_participant(caller, comp)
+def select_submission(submission_id: str, body: views.SelectRequest, comp: Comp, me: Me, session: DbSession) -> Any:
     sub = svc.set_selected(session, comp, me, submission_id, body.selected)
     return views.submission_view(sub, reveal_private=svc.is_closed(comp))
 
@@ -421,15 +337,8 @@ def select_submission(
     responses=P,
     summary="Withdraw one of your submissions before the deadline (participant)",
 )
-def withdraw_submission(
-    competition_id: str,
-    submission_id: str,
-    session: Session = Depends(get_session),
-    caller: svc.Caller = Depends(get_caller),
-) -> Any:
+def withdraw_submission(submission_id: str, comp: Comp, me: Me, session: DbSession) -> Any:
     """It leaves the leaderboard and later aggregation runs; it still counts against the daily cap."""
-    comp = svc.get_competition(session, competition_id)
-    me = _need_participant(caller, comp)
     sub = svc.withdraw(session, comp, me, submission_id)
     return views.submission_view(sub, reveal_private=svc.is_closed(comp))
 
@@ -439,30 +348,21 @@ def withdraw_submission(
     responses=P,
     summary="Exclude a submission from the leaderboard and runs, or restore it (organiser)",
 )
-def exclude_submission(
-    competition_id: str,
-    submission_id: str,
-    body: views.ExcludeRequest,
-    session: Session = Depends(get_session),
-    caller: svc.Caller = Depends(get_caller),
-) -> Any:
-    comp = svc.get_competition(session, competition_id)
-    _need_organiser(caller, comp)
+def exclude_submission(submission_id: str, body: views.ExcludeRequest, comp: Organised, session: DbSession) -> Any:
     sub = svc.set_excluded(session, comp, submission_id, body.excluded, body.reason)
     return views.submission_view(sub, reveal_private=True, exact_public=True)
 
 
 @router.get("/{competition_id}/leaderboard", responses=P, summary="Leaderboard (public; private after the deadline)")
 def get_leaderboard(
-    competition_id: str,
+    comp: Comp,
+    session: DbSession,
+    caller: Caller,
     which: str = Query("auto", pattern="^(auto|public|private)$"),
-    session: Session = Depends(get_session),
-    caller: svc.Caller = Depends(get_caller),
 ) -> Any:
     """``which=auto`` is the private leaderboard once the deadline has passed, the public one before.
     The private leaderboard before the deadline is for the organiser only. Aggregate rows come from
     the latest successful aggregation run."""
-    comp = svc.get_competition(session, competition_id)
     closed = svc.is_closed(comp)
     reveal = _reveal(caller, comp)
     private = closed if which == "auto" else which == "private"
@@ -491,16 +391,9 @@ def get_leaderboard(
 
 
 @router.put("/{competition_id}/pinned-aggregation", responses=P, summary="Pin the leaderboard's run (organiser)")
-def pin_aggregation(
-    competition_id: str,
-    body: views.PinRequest,
-    session: Session = Depends(get_session),
-    caller: svc.Caller = Depends(get_caller),
-) -> Any:
+def pin_aggregation(body: views.PinRequest, comp: Organised, session: DbSession, caller: Caller) -> Any:
     """The pinned (final) run's aggregate rows stay on the leaderboard whatever exploratory runs
     follow; ``{"aggregation_id": null}`` unpins."""
-    comp = svc.get_competition(session, competition_id)
-    _need_organiser(caller, comp)
     svc.pin_aggregation(session, comp, body.aggregation_id)
     return _view(session, comp, caller)
 
@@ -512,14 +405,8 @@ def pin_aggregation(
     summary="Fit every pool on the submissions (organiser; background job)",
 )
 def start_aggregation(
-    competition_id: str,
-    request: Request,
-    body: views.AggregationCreate | None = None,
-    session: Session = Depends(get_session),
-    caller: svc.Caller = Depends(get_caller),
+    request: Request, comp: Organised, session: DbSession, body: views.AggregationCreate | None = None
 ) -> Any:
-    comp = svc.get_competition(session, competition_id)
-    _need_organiser(caller, comp)
     params = {}
     if body is not None:
         if body.etas is not None:
@@ -530,26 +417,6 @@ def start_aggregation(
             params["methods"] = list(dict.fromkeys(body.methods))
         if body.market_max_epochs is not None:
             params["market_max_epochs"] = body.market_max_epochs
-    n_ok = (
-        session.scalar(
-            select(func.count())
-            .select_from(Submission)
-            .where(
-                Submission.competition_id == comp.id,
-                Submission.status == "active",
-                Submission.public_perplexity < svc.beats_uniform(comp.n_classes),
-            )
-        )
-        or 0
-    )
-    if n_ok < 2:
-        raise ProblemError(
-            409,
-            "aggregation needs at least 2 submissions better than a uniform prediction",
-            field="submissions",
-            reason="too few",
-            code="too-few-submissions",
-        )
     run, job = svc.start_aggregation(session, comp, request.app.state.jobs, params)
     v = views.aggregation_view(run, reveal_private=True)
     return JSONResponse(v, status_code=202, headers={"Location": f"/v1/jobs/{job.id}"})
@@ -570,10 +437,7 @@ def _job(session, run):
 @router.get(
     "/{competition_id}/aggregations", responses=P, summary="Aggregation runs (organiser; everyone after the deadline)"
 )
-def list_aggregations(
-    competition_id: str, session: Session = Depends(get_session), caller: svc.Caller = Depends(get_caller)
-) -> Any:
-    comp = svc.get_competition(session, competition_id)
+def list_aggregations(comp: Comp, session: DbSession, caller: Caller) -> Any:
     reveal = _reveal(caller, comp)
     runs = session.scalars(
         select(AggregationRun)
@@ -593,13 +457,7 @@ def list_aggregations(
     responses=P,
     summary="One aggregation run: Table 2.3, γ sweep, credit",
 )
-def get_aggregation(
-    competition_id: str,
-    aggregation_id: str,
-    session: Session = Depends(get_session),
-    caller: svc.Caller = Depends(get_caller),
-) -> Any:
-    comp = svc.get_competition(session, competition_id)
+def get_aggregation(aggregation_id: str, comp: Comp, session: DbSession, caller: Caller) -> Any:
     if aggregation_id == "latest":
         run = svc.latest_aggregation(session, comp)
         if run is None:
@@ -627,17 +485,14 @@ def _table_response(ids, log_probs, fmt: str, name: str) -> Response:
     summary="Download a run's aggregate of one method on every test item (organiser)",
 )
 def get_aggregation_predictions(
-    competition_id: str,
     aggregation_id: str,
     method: str,
+    comp: Organised,
+    session: DbSession,
     format: str = Query("npz", pattern="^(npz|csv)$"),
-    session: Session = Depends(get_session),
-    caller: svc.Caller = Depends(get_caller),
 ) -> Any:
     """The pooled forecast: normalised log-probabilities ``(n_items, K)`` by item id; the run's
     ``result.predictions`` lists the methods available (``best_single`` included)."""
-    comp = svc.get_competition(session, competition_id)
-    _need_organiser(caller, comp)
     run = svc.get_aggregation(session, comp, aggregation_id)
     lp = svc.aggregation_predictions(session, run, method)
     return _table_response(svc.item_ids(session, comp), lp, format, f"{run.id}-{method}")
@@ -649,13 +504,12 @@ def get_aggregation_predictions(
     summary="Download a submission as stored (normalised log-probabilities; organiser or its participant)",
 )
 def get_submission_data(
-    competition_id: str,
     submission_id: str,
+    comp: Comp,
+    session: DbSession,
+    caller: Caller,
     format: str = Query("npz", pattern="^(npz|csv)$"),
-    session: Session = Depends(get_session),
-    caller: svc.Caller = Depends(get_caller),
 ) -> Any:
-    comp = svc.get_competition(session, competition_id)
     org = caller.is_organiser(comp)
     me = None if org else _need_participant(caller, comp)
     sub = svc.own_submission(session, comp, me, submission_id)
@@ -664,8 +518,7 @@ def get_submission_data(
 
 
 @router.get("/{competition_id}/files", responses=P, summary="The competition's public data files")
-def list_files(competition_id: str, session: Session = Depends(get_session)) -> Any:
-    comp = svc.get_competition(session, competition_id)
+def list_files(comp: Comp, session: DbSession) -> Any:
     return {"items": svc.list_files(session, comp)}
 
 
@@ -681,16 +534,8 @@ def list_files(competition_id: str, session: Session = Depends(get_session)) -> 
         }
     },
 )
-async def put_file(
-    competition_id: str,
-    name: str,
-    request: Request,
-    session: Session = Depends(get_session),
-    caller: svc.Caller = Depends(get_caller),
-) -> Any:
+async def put_file(name: str, request: Request, comp: Organised, session: DbSession) -> Any:
     """The body is the file; anyone may download it from ``GET …/files/{name}``."""
-    comp = svc.get_competition(session, competition_id)
-    _need_organiser(caller, comp)
     data = await request.body()
     if len(data) > MAX_UPLOAD_BYTES:
         raise ProblemError(413, "file too large", field="file", reason="too large", code="too-large")
@@ -700,8 +545,7 @@ async def put_file(
 @router.get(
     "/{competition_id}/files/{name}", responses=P, summary="A public data file of the competition (e.g. training data)"
 )
-def get_file(competition_id: str, name: str, session: Session = Depends(get_session)) -> Any:
-    comp = svc.get_competition(session, competition_id)
+def get_file(name: str, comp: Comp, session: DbSession) -> Any:
     row = session.scalars(
         select(Blob).where(Blob.owner_type == "cmp_file", Blob.owner_id == comp.id, Blob.name == name)
     ).first()

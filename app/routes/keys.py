@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Response
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from ..auth import create_key, revoke_key
-from ..deps import get_session, require
+from ..deps import Admin, DbSession
 from ..fastjson import FastRoute
 from ..models import ApiKey, aware
-from ..schemas import KeyCreate, KeyView, Problem
-from .common import not_found
+from ..schemas import KeyCreate, KeyView
+from .common import not_found, problem_responses
 
 router = APIRouter(prefix="/v1/keys", tags=["keys"], route_class=FastRoute)
-P = {401: {"model": Problem}, 403: {"model": Problem}, 404: {"model": Problem}, 422: {"model": Problem}}
+P = problem_responses(401, 403, 404, 422)
 
 
 def _view(row: ApiKey, secret: str | None = None) -> dict[str, Any]:
@@ -31,18 +30,18 @@ def _view(row: ApiKey, secret: str | None = None) -> dict[str, Any]:
 
 
 @router.post("", status_code=201, response_model=KeyView, responses=P, summary="Create an API key")
-def create(body: KeyCreate, session: Session = Depends(get_session), _=require("admin")) -> Any:
+def create(body: KeyCreate, session: DbSession, _: Admin) -> Any:
     row, secret = create_key(session, body.name, list(body.scopes))
     return _view(row, secret)
 
 
 @router.get("", response_model=list[KeyView], responses=P, summary="List API keys (without secrets)")
-def list_keys(session: Session = Depends(get_session), _=require("admin")) -> Any:
+def list_keys(session: DbSession, _: Admin) -> Any:
     return [_view(r) for r in session.scalars(select(ApiKey).order_by(ApiKey.created_at)).all()]
 
 
 @router.delete("/{key_id}", status_code=204, responses=P, summary="Revoke an API key")
-def revoke(key_id: str, session: Session = Depends(get_session), _=require("admin")) -> Response:
+def revoke(key_id: str, session: DbSession, _: Admin) -> Response:
     if not revoke_key(session, key_id):
         raise not_found("key", key_id)
     return Response(status_code=204)

@@ -7,21 +7,19 @@ from typing import Any
 
 import anyio
 import numpy as np
-from fastapi import APIRouter, Depends, Query, Request, Response
-from sqlalchemy.orm import Session
+from fastapi import APIRouter, Request, Response
 
 import markets
-from aggregators.validation import check_sample_weight
 from solvers.errors import InputError
 
 from .. import market_service as svc
 from ..arrays import encode, load_blob
-from ..deps import get_session, require
+from ..deps import DbSession, Reader, Stateless, Writer
 from ..errors import library_error
 from ..fastjson import FastRoute, json_response
-from ..jobs import job_view, run_inline
+from ..jobs import run_inline
 from ..models import MarketRow, new_id
-from ..pagination import page
+from ..pagination import Paging, page
 from ..schemas import (
     EquilibriumRequest,
     Format,
@@ -30,48 +28,41 @@ from ..schemas import (
     MarketList,
     MarketPredict,
     MarketView,
+    Pooling,
     PricesResponse,
-    Problem,
     TrainRequest,
     WealthHistory,
 )
 from ..tenancy import owned_by
-from .common import labels_in, predictions_in, run_in_background
+from .common import predictions_in, problem_responses, run_in_background, start_job, training_inputs
 
 router = APIRouter(prefix="/v1/markets", tags=["markets"], route_class=FastRoute)
-P = {
-    401: {"model": Problem},
-    403: {"model": Problem},
-    404: {"model": Problem},
-    409: {"model": Problem},
-    413: {"model": Problem},
-    422: {"model": Problem},
-}
+P = problem_responses(401, 403, 404, 409, 413, 422)
 
 
-def _prices(res: Any, kind: str, out: str | None, fmt: str) -> dict[str, Any]:
-    o = out or kind
-    arr = res.prices if o == "probs" else res.log_prices
-    return {"kind": o, "prices": encode(arr, fmt, native=True), "summary": res.summary()}
+def _prices(body: Pooling, lp: np.ndarray, *agents: Any, **options: Any) -> dict[str, Any]:
+    """The equilibrium prices of ``agents`` on ``lp``, of the kind and in the format ``body`` asks
+    for (a library error is a 422)."""
+    try:
+        res = markets.equilibrium(lp, *agents, **options)
+    except (ValueError, TypeError, ArithmeticError) as exc:
+        raise library_error(exc) from None
+    kind = body.output or body.kind
+    arr = res.prices if kind == "probs" else res.log_prices
+    return {"kind": kind, "prices": encode(arr, body.format, native=True), "summary": res.summary()}
 
 
 @router.post(
     "/equilibrium", response_model=PricesResponse, responses=P, summary="Equilibrium prices of a market (stateless)"
 )
-async def equilibrium(body: EquilibriumRequest, request: Request, _=require("stateless")) -> Any:
+async def equilibrium(body: EquilibriumRequest, request: Request, _: Stateless) -> Any:
     """Clear the market of agents with these beliefs, utilities and wealth for each item; the prices
     are the aggregate (log agents: the linear pool; isoelastic: a Rényi pool, Eq. 2.36)."""
 
     def work():
         with request.app.state.db.sessions() as s:
             lp = predictions_in(request, s, body.predictions, body.kind)
-        try:
-            res = markets.equilibrium(
-                lp, body.utilities, body.wealth, method=body.method, tol=body.tol, floor=body.floor
-            )
-        except (ValueError, TypeError, ArithmeticError) as exc:
-            raise library_error(exc) from None
-        return _prices(res, body.kind, body.output, body.format)
+        return _prices(body, lp, body.utilities, body.wealth, method=body.method, tol=body.tol, floor=body.floor)
 
     return json_response(await anyio.to_thread.run_sync(work))
 
@@ -79,9 +70,7 @@ async def equilibrium(body: EquilibriumRequest, request: Request, _=require("sta
 @router.post(
     "", status_code=201, response_model=MarketView, responses=P, summary="Create a market (agents, utilities, wealth)"
 )
-def create_market(
-    body: MarketCreate, response: Response, session: Session = Depends(get_session), me=require("write")
-) -> Any:
+def create_market(body: MarketCreate, response: Response, session: DbSession, me: Writer) -> Any:
     try:
         w = svc.check_agents(body.utilities, body.wealth, body.n_agents)
     except (ValueError, TypeError) as exc:
@@ -107,26 +96,18 @@ def create_market(
 
 
 @router.get("", response_model=MarketList, responses=P, summary="List markets (newest first)")
-def list_markets(
-    request: Request,
-    limit: int = Query(None, ge=1, le=500),
-    cursor: str | None = Query(None, max_length=200),
-    session: Session = Depends(get_session),
-    me=require("read"),
-) -> Any:
-    rows, nxt = page(
-        session, MarketRow, limit or request.app.state.settings.page_size, cursor, *owned_by(me, MarketRow)
-    )
+def list_markets(paging: Paging, session: DbSession, me: Reader) -> Any:
+    rows, nxt = page(session, MarketRow, paging, *owned_by(me, MarketRow))
     return {"items": [svc.market_view(session, r) for r in rows], "next_cursor": nxt}
 
 
 @router.get("/{market_id}", response_model=MarketView, responses=P, summary="A market: agents, wealth, trainings")
-def get_market(market_id: str, session: Session = Depends(get_session), me=require("read")) -> Any:
+def get_market(market_id: str, session: DbSession, me: Reader) -> Any:
     return svc.market_view(session, svc.require_market(session.get(MarketRow, market_id), market_id, me))
 
 
 @router.delete("/{market_id}", status_code=204, responses=P, summary="Delete a market")
-def delete_market(market_id: str, session: Session = Depends(get_session), me=require("write")) -> Response:
+def delete_market(market_id: str, session: DbSession, me: Writer) -> Response:
     svc.delete_market(session, svc.require_market(session.get(MarketRow, market_id), market_id, me))
     return Response(status_code=204)
 
@@ -137,9 +118,7 @@ def delete_market(market_id: str, session: Session = Depends(get_session), me=re
     responses={**P, 202: {"model": JobView, "description": "training as a background job"}},
     summary="Train the market on labelled data (Algorithm 2.4)",
 )
-def train(
-    market_id: str, body: TrainRequest, request: Request, session: Session = Depends(get_session), me=require("write")
-) -> Any:
+def train(market_id: str, body: TrainRequest, request: Request, session: DbSession, me: Writer) -> Any:
     """Trade on each labelled item and pay the agents out, from the current wealth. The new wealth
     and the per-epoch wealth history are stored. Large trainings answer 202 with the job."""
     row = svc.require_market(session.get(MarketRow, market_id), market_id, me, idle=True)
@@ -152,36 +131,15 @@ def train(
         raise InputError(
             "predictions", f"the market trades {row.n_classes} classes; got {lp.shape[2]}", code="shape_mismatch"
         )
-    y = labels_in(request, session, body.labels, lp.shape[0], lp.shape[2])
-    inputs = {"predictions": lp, "labels": y}
-    sw = check_sample_weight(body.sample_weight, lp.shape[0])
-    if sw is not None:
-        inputs["sample_weight"] = sw
+    inputs = training_inputs(request, session, lp, body.labels, body.sample_weight)
     opts = {k: v for k, v in body.model_dump(include={"mode", "batch_size", "max_epochs"}).items() if v is not None}
     spec = {"market_id": market_id, "options": opts}
     epochs = opts.get("max_epochs", row.spec.get("options", {}).get("max_epochs", 100))
     if not row.n_classes:
         row.n_classes = int(lp.shape[2])
     if run_in_background(request, body.background, int(lp.size) * int(epochs)):
-        jid = new_id("job")
         row.status = "training"
-        row.job_id = jid
-        job = request.app.state.jobs.submit(
-            session,
-            "market_train",
-            spec,
-            inputs,
-            resource_type="market",
-            resource_id=market_id,
-            job_id=jid,
-            owner=me.owner,
-        )
-        view = job_view(job)
-        return json_response(
-            {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in view.items()},
-            202,
-            {"Location": f"/v1/jobs/{job.id}"},
-        )
+        return start_job(request, session, "market_train", spec, inputs, row=row, resource_type="market", me=me)
     session.commit()
     try:
         run_inline("market_train", spec, inputs, request.app.state.db)
@@ -197,7 +155,7 @@ def train(
     responses=P,
     summary="Equilibrium prices under the trained wealth",
 )
-async def predict(market_id: str, body: MarketPredict, request: Request, me=require("read")) -> Any:
+async def predict(market_id: str, body: MarketPredict, request: Request, me: Reader) -> Any:
     def work():
         with request.app.state.db.sessions() as s:
             row = svc.require_market(s.get(MarketRow, market_id), market_id, me)
@@ -209,23 +167,14 @@ async def predict(market_id: str, body: MarketPredict, request: Request, me=requ
                 "predictions", f"the market has {row.n_agents} agents; got {lp.shape[1]}", code="shape_mismatch"
             )
         method = "auto" if opts.get("method", "newton") == "newton" else opts["method"]
-        try:
-            res = markets.equilibrium(
-                lp,
-                svc.agents_of(utilities, wealth),
-                method=method,
-                tol=opts.get("tol", 1e-10),
-                floor=opts.get("floor", 1e-9),
-            )
-        except (ValueError, TypeError, ArithmeticError) as exc:
-            raise library_error(exc) from None
-        return _prices(res, body.kind, body.output, body.format)
+        agents = svc.agents_of(utilities, wealth)
+        return _prices(body, lp, agents, method=method, tol=opts.get("tol", 1e-10), floor=opts.get("floor", 1e-9))
 
     return json_response(await anyio.to_thread.run_sync(work))
 
 
 @router.get("/{market_id}/wealth", response_model=WealthHistory, responses=P, summary="The market's wealth history")
-def wealth(market_id: str, format: Format = "json", session: Session = Depends(get_session), me=require("read")) -> Any:
+def wealth(market_id: str, session: DbSession, me: Reader, format: Format = "json") -> Any:
     row = svc.require_market(session.get(MarketRow, market_id), market_id, me)
     hist = load_blob(session, "market", market_id, "history")
     return {

@@ -6,33 +6,33 @@ from typing import Any
 
 import anyio
 import numpy as np
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Request, Response
 from sqlalchemy.orm import Session
 
 from aggregators.registry import make_pool
-from aggregators.validation import check_sample_weight
 
 from .. import pool_service as svc
 from ..arrays import encode
-from ..deps import get_session, require
+from ..auth import Principal
+from ..deps import DbSession, Reader, Writer
 from ..errors import library_error
 from ..fastjson import FastRoute, json_response
-from ..jobs import job_view
 from ..models import PoolRow, aware, new_id
-from ..pagination import page
-from ..schemas import JobView, PoolCreate, PoolList, PoolView, PredictRequest, PredictResponse, Problem
+from ..pagination import Paging, page
+from ..schemas import JobView, PoolCreate, PoolList, PoolView, PredictRequest, PredictResponse
 from ..tenancy import check_owner, owned_by
-from .common import labels_in, not_found, predictions_in, run_in_background
+from .common import (
+    labels_in,
+    not_found,
+    predictions_in,
+    problem_responses,
+    run_in_background,
+    start_job,
+    training_inputs,
+)
 
 router = APIRouter(prefix="/v1/pools", tags=["pools"], route_class=FastRoute)
-P = {
-    401: {"model": Problem},
-    403: {"model": Problem},
-    404: {"model": Problem},
-    409: {"model": Problem},
-    413: {"model": Problem},
-    422: {"model": Problem},
-}
+P = problem_responses(401, 403, 404, 409, 413, 422)
 
 
 @router.post(
@@ -42,9 +42,7 @@ P = {
     summary="Fit a pool on validation data",
     responses={**P, 202: {"model": JobView, "description": "fit running as a background job (Location: the job)"}},
 )
-def create_pool(
-    body: PoolCreate, request: Request, response: Response, session: Session = Depends(get_session), me=require("write")
-) -> Any:
+def create_pool(body: PoolCreate, request: Request, response: Response, session: DbSession, me: Writer) -> Any:
     """Fit ``method`` on ``predictions`` and ``labels``. Small fits answer 201 with the pool; large
     ones (or ``background: true``) answer 202 with the job, whose result names the pool."""
     svc.check_params(body.method, body.solver, body.params)
@@ -54,11 +52,7 @@ def create_pool(
     except (ValueError, TypeError) as exc:
         raise library_error(exc) from None
     lp = predictions_in(request, session, body.predictions, body.kind)
-    y = labels_in(request, session, body.labels, lp.shape[0], lp.shape[2])
-    inputs = {"predictions": lp, "labels": y}
-    sw = check_sample_weight(body.sample_weight, lp.shape[0])
-    if sw is not None:
-        inputs["sample_weight"] = sw
+    inputs = training_inputs(request, session, lp, body.labels, body.sample_weight)
     pid = new_id("pool")
     spec = {"pool_id": pid, "method": body.method, "params": params, "kind": "log_probs"}
     row = PoolRow(
@@ -76,22 +70,10 @@ def create_pool(
     if run_in_background(request, body.background, svc.work_size(*lp.shape, params)):
         session.add(row)
         session.flush()
-        jid = new_id("job")
-        row.job_id = jid
-        job = request.app.state.jobs.submit(
-            session,
-            "pool_fit",
-            spec,
-            inputs,
-            resource_type="pool",
-            resource_id=pid,
-            job_id=jid,
-            owner=me.owner,
-        )
-        return json_response(_jsonable(job_view(job)), 202, {"Location": f"/v1/jobs/{job.id}"})
+        return start_job(request, session, "pool_fit", spec, inputs, row=row, resource_type="pool", me=me)
     # inline: fit first, then the ready pool (and its Idempotency-Key record) in one transaction
     try:
-        pool, values, arrays = svc.fit(spec, lp, y, sample_weight=inputs.get("sample_weight"))
+        pool, values, arrays = svc.fit(spec, lp, inputs["labels"], sample_weight=inputs.get("sample_weight"))
     except (ValueError, TypeError, ArithmeticError, np.linalg.LinAlgError) as exc:
         raise library_error(exc) from None
     session.add(row)
@@ -102,19 +84,9 @@ def create_pool(
     return svc.pool_view(session, row)
 
 
-def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in d.items()}
-
-
 @router.get("", response_model=PoolList, responses=P, summary="List pools (newest first)")
-def list_pools(
-    request: Request,
-    limit: int = Query(None, ge=1, le=500),
-    cursor: str | None = Query(None, max_length=200),
-    session: Session = Depends(get_session),
-    me=require("read"),
-) -> Any:
-    rows, nxt = page(session, PoolRow, limit or request.app.state.settings.page_size, cursor, *owned_by(me, PoolRow))
+def list_pools(paging: Paging, session: DbSession, me: Reader) -> Any:
+    rows, nxt = page(session, PoolRow, paging, *owned_by(me, PoolRow))
     items = [
         {
             "id": r.id,
@@ -131,26 +103,29 @@ def list_pools(
     return {"items": items, "next_cursor": nxt}
 
 
+def _pool(session: Session, pool_id: str, me: Principal) -> PoolRow:
+    """The pool ``pool_id`` if ``me`` may see it (404 when there is none, 403 when it is another key's)."""
+    row = session.get(PoolRow, pool_id)
+    if row is None:
+        raise not_found("pool", pool_id)
+    check_owner(me, row.owner, "pool", pool_id)
+    return row
+
+
 @router.get(
     "/{pool_id}",
     response_model=PoolView,
     responses=P,
     summary="Read a pool: weights, γ, validation curve, solver trace, metrics",
 )
-def get_pool(pool_id: str, session: Session = Depends(get_session), me=require("read")) -> Any:
-    row = session.get(PoolRow, pool_id)
-    if row is None:
-        raise not_found("pool", pool_id)
-    check_owner(me, row.owner, "pool", pool_id)
+def get_pool(pool_id: str, session: DbSession, me: Reader) -> Any:
+    row = _pool(session, pool_id, me)
     return svc.pool_view(session, row)
 
 
 @router.delete("/{pool_id}", status_code=204, responses=P, summary="Delete a pool")
-def delete_pool(pool_id: str, session: Session = Depends(get_session), me=require("write")) -> Response:
-    row = session.get(PoolRow, pool_id)
-    if row is None:
-        raise not_found("pool", pool_id)
-    check_owner(me, row.owner, "pool", pool_id)
+def delete_pool(pool_id: str, session: DbSession, me: Writer) -> Response:
+    row = _pool(session, pool_id, me)
     svc.delete_pool(session, row)
     return Response(status_code=204)
 
@@ -158,7 +133,7 @@ def delete_pool(pool_id: str, session: Session = Depends(get_session), me=requir
 @router.post(
     "/{pool_id}/predict", response_model=PredictResponse, responses=P, summary="Pool new predictions with a fitted pool"
 )
-async def predict(pool_id: str, body: PredictRequest, request: Request, me=require("read")) -> Any:
+async def predict(pool_id: str, body: PredictRequest, request: Request, me: Reader) -> Any:
     def work():
         with request.app.state.db.sessions() as session:
             row = session.get(PoolRow, pool_id)

@@ -11,26 +11,25 @@ from pydantic import BaseModel
 from solvers.errors import InputError
 
 from .. import solve_service as svc
-from ..auth import Principal
-from ..deps import require
+from ..deps import Stateless
 from ..errors import ProblemError, library_error
 from ..fastjson import FastRoute, json_response
-from ..jobs import job_view, run_inline
+from ..jobs import run_inline
 from ..models import new_id
-from ..schemas import JobView, Problem, ProblemInfoView, SolveRequest, SolveResponse, SolverInfoView
-from .common import array_in, run_in_background
+from ..schemas import JobView, ProblemInfoView, SolveRequest, SolveResponse, SolverInfoView
+from .common import accepted, array_in, problem_responses, run_in_background
 
 router = APIRouter(prefix="/v1", tags=["solve"], route_class=FastRoute)
-P = {401: {"model": Problem}, 403: {"model": Problem}, 413: {"model": Problem}, 422: {"model": Problem}}
+P = problem_responses(401, 403, 413, 422)
 
 
 @router.get("/solvers", response_model=list[SolverInfoView], summary="Registered solvers")
-def solvers(_=require("stateless")) -> Any:
+def solvers(_: Stateless) -> Any:
     return svc.solvers_view()
 
 
 @router.get("/solve/problems", response_model=list[ProblemInfoView], summary="Problems /v1/solve can build")
-def problems(_=require("stateless")) -> Any:
+def problems(_: Stateless) -> Any:
     return svc.problems_view()
 
 
@@ -40,7 +39,7 @@ def problems(_=require("stateless")) -> Any:
     responses={**P, 202: {"model": JobView, "description": "running as a background job"}},
     summary="Run a solver on a problem built from posted data",
 )
-def solve(body: SolveRequest, request: Request, p: Principal = require("stateless")) -> Any:
+def solve(body: SolveRequest, request: Request, p: Stateless) -> Any:
     """Build ``problem`` from ``data`` (its constructor's arguments), run ``method`` (``auto`` picks
     one) and return the result with its trace (objective, passes over the data, seconds). Large
     problems (or ``background: true``) run as a job, which needs scope ``write``."""
@@ -50,17 +49,7 @@ def solve(body: SolveRequest, request: Request, p: Principal = require("stateles
         for k, v in body.data.items():
             v = array_in(request, s, v, f"data.{k}") if isinstance(v, (list, dict, BaseModel)) else v
             if isinstance(v, list):
-                try:
-                    v = np.asarray(v)
-                except (ValueError, TypeError):
-                    v = None
-                if v is None or v.dtype.kind not in "biuf":
-                    raise ProblemError(
-                        422,
-                        f"data.{k}: not a rectangular numeric array",
-                        field=f"data.{k}",
-                        reason="not a rectangular numeric array",
-                    )
+                v = svc.numeric_array(v, f"data.{k}")
             (arrays if isinstance(v, np.ndarray) else scalars)[k] = v
         x0 = None
         if body.x0 is not None:
@@ -90,13 +79,7 @@ def solve(body: SolveRequest, request: Request, p: Principal = require("stateles
         # validate now so that bad input is a 422 here, not a failed job
         _check(body.problem, scalars, arrays, body.method, body.options)
         with request.app.state.db.sessions() as s:
-            job = request.app.state.jobs.submit(s, "solve", spec, inputs, job_id=new_id("job"))
-            view = job_view(job)
-        return json_response(
-            {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in view.items()},
-            202,
-            {"Location": f"/v1/jobs/{job.id}"},
-        )
+            return accepted(request.app.state.jobs.submit(s, "solve", spec, inputs, job_id=new_id("job")))
     try:
         return json_response(run_inline("solve", spec, inputs, request.app.state.db))
     except (ValueError, TypeError, ArithmeticError, np.linalg.LinAlgError) as exc:

@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -156,6 +157,20 @@ def make_settings(url: str, **kw):
     base = dict(database_url=url, admin_key=ADMIN, anonymous_scopes="stateless", job_workers=2)
     base.update(kw)
     return Settings(**base)
+
+
+def competition_body(labels, n_classes: int, *, deadline: datetime | None = None, **settings) -> dict:
+    """The body creating a competition on ``labels``: half the items public, open for three days
+    (or until ``deadline``); ``settings`` add or replace fields."""
+    deadline = deadline or datetime.now(UTC) + timedelta(days=3)
+    labels = [int(v) for v in labels]
+    return {
+        "title": "toy",
+        "n_classes": n_classes,
+        "labels": labels,
+        "public_fraction": 0.5,
+        "deadline": deadline.isoformat(),
+    } | settings
 
 
 @pytest.fixture

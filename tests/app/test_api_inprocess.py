@@ -23,6 +23,11 @@ def probs(rng, n, a, k):
     return rng.dirichlet(np.ones(k), size=(n, a))
 
 
+def labelled(rng, n, a, k):
+    """``probs(rng, n, a, k)`` and ``n`` labels drawn uniformly after them."""
+    return probs(rng, n, a, k), rng.integers(0, k, n)
+
+
 # -- errors -------------------------------------------------------------------------------------------
 def test_malformed_json_is_400_problem(client):
     r = client.post(
@@ -145,24 +150,15 @@ def test_scopes(make_client):
     c = make_client()
     anon = {"Authorization": ""}
     p = np.full((2, 2, 2), 0.5).tolist()
-    body = {"method": "average", "kind": "probs", "predictions": p, "labels": [0, 1]}
+    average = {"method": "average", "kind": "probs", "predictions": p}
+    body = {**average, "labels": [0, 1]}
     # anonymous: stateless only
-    assert (
-        c.post("/v1/aggregate", json={"method": "average", "kind": "probs", "predictions": p}, headers=anon).status_code
-        == 200
-    )
+    assert c.post("/v1/aggregate", json=average, headers=anon).status_code == 200
     r = c.post("/v1/pools", json=body, headers=anon)
     assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
     assert c.get("/v1/pools", headers=anon).status_code == 401
     # a wrong key is 401 even on a stateless endpoint
-    assert (
-        c.post(
-            "/v1/aggregate",
-            json={"method": "average", "kind": "probs", "predictions": p},
-            headers={"Authorization": "Bearer nope"},
-        ).status_code
-        == 401
-    )
+    assert c.post("/v1/aggregate", json=average, headers={"Authorization": "Bearer nope"}).status_code == 401
     # admin creates a read-only key; the secret is shown once and stored hashed
     r = c.post("/v1/keys", json={"name": "reader", "scopes": ["read"]})
     assert r.status_code == 201
@@ -186,21 +182,15 @@ def test_scopes(make_client):
 
 
 def test_anonymous_access_is_configurable(make_client):
-    p = np.full((1, 2, 2), 0.5).tolist()
+    anon = {"Authorization": ""}
+    average = {"method": "average", "kind": "probs", "predictions": np.full((1, 2, 2), 0.5).tolist()}
     closed = make_client(anonymous_scopes="")
-    assert (
-        closed.post(
-            "/v1/aggregate",
-            json={"method": "average", "kind": "probs", "predictions": p},
-            headers={"Authorization": ""},
-        ).status_code
-        == 401
-    )
+    assert closed.post("/v1/aggregate", json=average, headers=anon).status_code == 401
     open_ = make_client(anonymous_scopes="stateless,read,write")
     r = open_.post(
         "/v1/pools",
-        json={"method": "average", "kind": "probs", "predictions": np.full((2, 2, 2), 0.5).tolist(), "labels": [0, 1]},
-        headers={"Authorization": ""},
+        json={**average, "predictions": np.full((2, 2, 2), 0.5).tolist(), "labels": [0, 1]},
+        headers=anon,
     )
     assert r.status_code == 201
 
@@ -208,8 +198,7 @@ def test_anonymous_access_is_configurable(make_client):
 # -- pools, arrays, pagination, idempotency --------------------------------------------------------------
 def test_pool_roundtrip_bma_matches_direct_formula(client):
     rng = np.random.default_rng(3)
-    p = probs(rng, 30, 3, 4)
-    y = rng.integers(0, 4, 30)
+    p, y = labelled(rng, 30, 3, 4)
     r = client.post(
         "/v1/pools",
         json={"method": "bma", "kind": "probs", "predictions": p.tolist(), "labels": y.tolist(), "name": "b"},
@@ -342,8 +331,7 @@ def _wait(client, loc, states=("succeeded", "failed", "cancelled"), timeout=30.0
 def test_large_fit_becomes_a_job(make_client):
     c = make_client(job_threshold=100)
     rng = np.random.default_rng(5)
-    p = probs(rng, 20, 3, 4)
-    y = rng.integers(0, 4, 20)
+    p, y = labelled(rng, 20, 3, 4)
     r = c.post("/v1/pools", json={"method": "bma", "kind": "probs", "predictions": p.tolist(), "labels": y.tolist()})
     assert r.status_code == 202, r.text
     loc = r.headers["location"]
@@ -418,16 +406,12 @@ def test_solve_mixture_matches_scipy(client):
     from scipy.optimize import minimize as sp_min
 
     rng = np.random.default_rng(6)
-    p = probs(rng, 40, 3, 4)
-    y = rng.integers(0, 4, 40)
-    r = client.post(
-        "/v1/solve",
-        json={
-            "problem": "MixtureLikelihood.from_log_probs",
-            "method": "auto",
-            "data": {"log_probs": np.log(p).tolist(), "labels": y.tolist()},
-        },
-    )
+    p, y = labelled(rng, 40, 3, 4)
+    mixture = {
+        "problem": "MixtureLikelihood.from_log_probs",
+        "data": {"log_probs": np.log(p).tolist(), "labels": y.tolist()},
+    }
+    r = client.post("/v1/solve", json={**mixture, "method": "auto"})
     assert r.status_code == 200, r.text
     d = r.json()
     Q = p[np.arange(40), :, y]
@@ -444,14 +428,7 @@ def test_solve_mixture_matches_scipy(client):
     assert len(d["trace"]["objective"]) >= 1 and d["method"] in d["available"]
     r = client.post("/v1/solve", json={"problem": "NoSuchProblem", "data": {}})
     assert r.status_code == 422 and r.json()["errors"][0]["field"] == "problem"
-    r = client.post(
-        "/v1/solve",
-        json={
-            "problem": "MixtureLikelihood.from_log_probs",
-            "method": "no_such_solver",
-            "data": {"log_probs": np.log(p).tolist(), "labels": y.tolist()},
-        },
-    )
+    r = client.post("/v1/solve", json={**mixture, "method": "no_such_solver"})
     assert r.status_code == 422
     r = client.post("/v1/solve", json={"problem": "MixtureLikelihood", "data": {"wrong_arg": [1.0]}})
     assert r.status_code == 422 and r.json()["errors"][0]["field"] == "data"

@@ -9,27 +9,20 @@ import numpy as np
 from app.cli import main
 
 
+def _fit_bma(predictions, labels, *more: str) -> int:
+    """``agora fit --method bma --kind probs`` on the two ``.npy`` files."""
+    return main(
+        ["fit", "--method", "bma", "--kind", "probs", "--predictions", str(predictions), "--labels", str(labels), *more]
+    )
+
+
 def test_fit_locally_writes_the_pool(tmp_path, capsys):
     rng = np.random.default_rng(11)
     p = rng.dirichlet(np.ones(3), size=(50, 4))
     y = rng.integers(0, 3, 50)
     np.save(tmp_path / "val.npy", p)
     np.save(tmp_path / "y.npy", y)
-    rc = main(
-        [
-            "fit",
-            "--method",
-            "bma",
-            "--kind",
-            "probs",
-            "--predictions",
-            str(tmp_path / "val.npy"),
-            "--labels",
-            str(tmp_path / "y.npy"),
-            "--out",
-            str(tmp_path / "pool.json"),
-        ]
-    )
+    rc = _fit_bma(tmp_path / "val.npy", tmp_path / "y.npy", "--out", str(tmp_path / "pool.json"))
     assert rc == 0
     out = json.loads((tmp_path / "pool.json").read_text())
     ll = np.log(p[np.arange(50), :, y]).sum(0)
@@ -44,22 +37,7 @@ def test_fit_locally_writes_the_pool(tmp_path, capsys):
     assert "fit bma" in err  # the tqdm bar
     # bad input: a clear error and a non-zero exit, no traceback
     np.save(tmp_path / "bad.npy", np.full((5, 2, 3), 0.5))
-    assert (
-        main(
-            [
-                "fit",
-                "--method",
-                "bma",
-                "--kind",
-                "probs",
-                "--predictions",
-                str(tmp_path / "bad.npy"),
-                "--labels",
-                str(tmp_path / "y.npy"),
-            ]
-        )
-        == 2
-    )
+    assert _fit_bma(tmp_path / "bad.npy", tmp_path / "y.npy") == 2
     assert "must sum to one" in capsys.readouterr().err
 
 

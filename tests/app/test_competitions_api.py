@@ -17,6 +17,8 @@ from app.main import create_app
 from app.settings import Settings
 from evaluation.split import public_private_split
 
+from .conftest import competition_body
+
 ADMIN = "test-admin-key-competitions"
 K = 5
 N = 200
@@ -50,16 +52,7 @@ def H(key):
 
 
 def _create(client, y, deadline=None, **kw):
-    body = {
-        "title": "toy",
-        "n_classes": K,
-        "labels": [int(v) for v in y],
-        "public_fraction": 0.5,
-        "daily_cap": 3,
-        "n_select": 1,
-        "deadline": (deadline or datetime.now(UTC) + timedelta(days=3)).isoformat(),
-        **kw,
-    }
+    body = competition_body(y, K, deadline=deadline, **{"daily_cap": 3, "n_select": 1, **kw})
     r = client.post("/v1/competitions", json=body, headers=H(ADMIN))
     assert r.status_code == 201, r.text
     return r.json()

@@ -18,6 +18,8 @@ from app.main import create_app
 from app.settings import Settings
 from evaluation.split import public_private_split
 
+from .conftest import competition_body
+
 ADMIN = "test-admin-key-integrity"
 N = 100  # the attacked competition of the issue had 100 test items
 
@@ -35,15 +37,7 @@ def H(key):
 
 
 def _create(client, y, k, **kw):
-    body = {
-        "title": "probe me",
-        "n_classes": k,
-        "labels": [int(v) for v in y],
-        "public_fraction": 0.5,
-        "daily_cap": 1000,
-        "deadline": (datetime.now(UTC) + timedelta(days=3)).isoformat(),
-        **kw,
-    }
+    body = competition_body(y, k, **{"title": "probe me", "daily_cap": 1000, **kw})
     r = client.post("/v1/competitions", json=body, headers=H(ADMIN))
     assert r.status_code == 201, r.text
     return r.json()["id"]

@@ -4,15 +4,13 @@ organiser lists, reads and cancels it."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 import numpy as np
 from fastapi.testclient import TestClient
 
 from app.competitions import parsing
 from app.main import create_app
 
-from .conftest import ADMIN, make_settings
+from .conftest import ADMIN, competition_body, make_settings
 
 K, N = 4, 120
 
@@ -27,15 +25,7 @@ def test_only_the_organiser_or_an_admin_cancels_an_aggregation_job(tmp_path):
         organiser, other = keys
         rng = np.random.default_rng(0)
         y = rng.integers(0, K, N)
-        body = {
-            "title": "t",
-            "n_classes": K,
-            "labels": y.tolist(),
-            "public_fraction": 0.5,
-            "daily_cap": 3,
-            "n_select": 1,
-            "deadline": (datetime.now(UTC) + timedelta(days=3)).isoformat(),
-        }
+        body = competition_body(y, K, title="t", daily_cap=3, n_select=1)
         r = c.post("/v1/competitions", json=body, headers=H(organiser))
         assert r.status_code == 201, r.text
         cid = r.json()["id"]

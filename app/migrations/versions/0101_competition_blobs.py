@@ -18,8 +18,6 @@ from alembic import op
 
 revision = "0101_competition_blobs"
 down_revision = "0100_competitions"
-branch_labels = None
-depends_on = None
 
 MOVED = (("competitions", "competition", ("item_ids", "labels")), ("competition_submissions", "submission", ("data",)))
 """(table, blob owner type, columns moved to blobs named after the column)."""

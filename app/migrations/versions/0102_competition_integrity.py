@@ -14,10 +14,10 @@ Revises: 0101_competition_blobs
 import sqlalchemy as sa
 from alembic import op
 
+from app.migrations.tables import ID, TIME, create_competition_part, optional, required
+
 revision = "0102_competition_integrity"
 down_revision = "0101_competition_blobs"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:
@@ -34,19 +34,13 @@ def upgrade() -> None:
         "competition_submissions", sa.Column("status_reason", sa.String(200), nullable=False, server_default="")
     )
     op.add_column("competition_aggregations", sa.Column("stage", sa.String(100), nullable=False, server_default=""))
-    op.create_table(
+    create_competition_part(
         "competition_invitations",
-        sa.Column("id", sa.String(40), primary_key=True),
-        sa.Column(
-            "competition_id", sa.String(40), sa.ForeignKey("competitions.id", ondelete="CASCADE"), nullable=False
-        ),
-        sa.Column("code_hash", sa.String(64), nullable=False),
-        sa.Column("note", sa.String(200), nullable=False),
-        sa.Column("participant_id", sa.String(40), nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("used_at", sa.DateTime(timezone=True), nullable=True),
+        *required(code_hash=sa.String(64), note=sa.String(200)),
+        *optional(participant_id=ID),
+        *required(created_at=TIME),
+        *optional(used_at=TIME),
     )
-    op.create_index("ix_competition_invitations_competition_id", "competition_invitations", ["competition_id"])
     op.create_index("ix_competition_invitations_code_hash", "competition_invitations", ["code_hash"], unique=True)
 
 

@@ -15,8 +15,6 @@ from alembic import op
 
 revision = "0200_ownership"
 down_revision = "0102_competition_integrity"
-branch_labels = None
-depends_on = None
 
 OWNED = ("pools", "markets", "jobs", "blobs")
 INDEXED = ("pools", "markets", "jobs")
