@@ -17,14 +17,9 @@ vector (seed 000, Eq. 2.4-2.5 and 2.8).
 - :func:`solve_simplex_qp`: the small dense QP ``min ½ zᵀHz + cᵀz`` on Δ by a primal active-set
   method (the subproblem of projected Newton and projected quasi-Newton).
 - :func:`simplex_metric_projection`: ``argmin_{x in Δ} ½ (x - v)ᵀH(x - v)``, the projection in the
-  metric of ``H`` that bound majorization takes (the same QP with ``c = -Hv``, by the same primal
-  active-set idea; both solve their free-set KKT systems with :func:`_equality_qp`).
-
-Why two QP drivers: they differ in round-off only (``solve_simplex_qp`` adds a ``1e-13`` ridge and
-stops on a scaled multiplier test; the metric projection accepts a diagonal ``H`` and stops on the
-step norm), but swapping one for the other changes bound majorization's iterates in the last bits
-(measured: ``f`` after 30 BM iterations differs by 1-3 ulp), and this refactor changes no result.
-Merging them is a one-line change in :mod:`solvers.methods._majorizer_step` once that is accepted.
+  metric of ``H`` that bound majorization takes: the same QP with ``c = -Hv``, solved by
+  :func:`solve_simplex_qp` (one QP driver; the second active-set loop it replaced differed in
+  round-off only: bound majorization's ``f`` after 30 iterations moved by 1-3 ulp).
 
 Why two projections: :func:`project_simplex` (NumPy, vectorised over rows, checked input) and the
 compiled ``project_simplex_inplace`` of :mod:`solvers.kernels_incremental.loglinear_saga` (called per
@@ -190,49 +185,12 @@ def solve_simplex_qp(
 def simplex_metric_projection(
     H: np.ndarray, v: np.ndarray, x_start: np.ndarray | None = None, max_iter: int | None = None
 ) -> np.ndarray:
-    """``argmin_{x in simplex} 1/2 (x - v)^T H (x - v)`` by a primal active-set method.
+    """``argmin_{x in simplex} 1/2 (x - v)^T H (x - v)``: :func:`solve_simplex_qp` with ``c = -H v``.
 
     ``H`` symmetric positive (semi)definite, ``(d, d)`` or its diagonal ``(d,)``; ``x_start`` a feasible
-    warm start (default the Euclidean-nearest vertex set). Exact up to round-off (Nocedal &
-    Wright, Algorithm 16.3): each iteration solves the bordered KKT system on the free set.
+    warm start (default the barycentre).
     """
-    H = np.diag(H) if H.ndim == 1 else H
+    H = np.diag(H) if H.ndim == 1 else np.asarray(H, dtype=np.float64)
     d = len(v)
-    if x_start is None:
-        x = np.full(d, 1.0 / d)
-    else:
-        x = np.maximum(np.asarray(x_start, dtype=np.float64), 0.0)
-        x /= x.sum()
-    W = x <= 0.0
-    if W.all():
-        x[:] = 1.0 / d
-        W[:] = False
-    max_iter = max_iter or 20 * d + 100
-    for _ in range(max_iter):
-        gr = H @ (x - v)
-        F = np.flatnonzero(~W)
-        p, nu = _equality_qp(H[np.ix_(F, F)], -gr[F], 1.0, 0.0)
-        if np.linalg.norm(p) <= 1e-13 * (1.0 + np.linalg.norm(x[F])):
-            Wi = np.flatnonzero(W)
-            if len(Wi) == 0:
-                return x
-            lam_w = gr[Wi] + nu
-            j = np.argmin(lam_w)
-            if lam_w[j] >= -1e-12 * (1.0 + np.abs(gr).max()):
-                return x
-            W[Wi[j]] = False
-            continue
-        neg = p < 0
-        alpha, block = 1.0, -1
-        if neg.any():
-            ratios = -x[F][neg] / p[neg]
-            jj = np.argmin(ratios)
-            if ratios[jj] < 1.0:
-                alpha, block = max(ratios[jj], 0.0), F[np.flatnonzero(neg)[jj]]
-        x[F] += alpha * p
-        if block >= 0:
-            x[block] = 0.0
-            W[block] = True
-        x = np.maximum(x, 0.0)
-        x /= x.sum()
-    return x
+    start = np.full(d, 1.0 / d) if x_start is None else x_start
+    return solve_simplex_qp(H, -(H @ np.asarray(v, dtype=np.float64)), start, max_iter=max_iter)[0]
