@@ -18,6 +18,7 @@ it top), which is what the folds avoid.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -125,14 +126,12 @@ def _rank(scores: np.ndarray) -> np.ndarray:
     return np.argsort(-scores, kind="stable")
 
 
+@dataclass(eq=False, repr=False)
 class SimpleAverage(Pool):
     """Eq. (2.1) as an estimator: no parameters to learn. ``fit`` only records the shape and
     ``weights_`` (uniform); ``predict`` also works without ``fit``."""
 
     supervised = False
-
-    def __init__(self) -> None:
-        pass
 
     def fit(self, log_probs: Any, y: Any = None, **kw: Any) -> SimpleAverage:  # labels are optional
         return super().fit(log_probs, y, **kw)  # type: ignore[return-value]
@@ -152,6 +151,7 @@ class SimpleAverage(Pool):
         return simple_average(log_probs)
 
 
+@dataclass(eq=False, repr=False)
 class TopKAverage(Pool):
     """Average of the k agents with the best validation log-likelihood (seed 000, Table 2.2).
 
@@ -177,13 +177,10 @@ class TopKAverage(Pool):
         for each candidate k (only when k was chosen; ``None`` otherwise).
     """
 
-    def __init__(
-        self, k: int | None = None, k_grid: Sequence[int] | None = None, n_folds: int = 5, random_state: int | None = 0
-    ) -> None:
-        self.k = k
-        self.k_grid = k_grid
-        self.n_folds = n_folds
-        self.random_state = random_state
+    k: int | None = None
+    k_grid: Sequence[int] | None = None
+    n_folds: int = 5
+    random_state: int | None = 0
 
     def _grid(self, n_agents: int) -> np.ndarray:
         if self.k_grid is None:

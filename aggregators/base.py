@@ -51,7 +51,10 @@ class PredictInfo:
 
 
 class Pool:
-    """Base class of every pool. Subclasses implement ``_fit`` and ``_predict``.
+    """Base class of every pool. Subclasses implement ``_fit`` and ``_predict``, and are declared
+    ``@dataclass(eq=False, repr=False)``: each hyper-parameter is written once, as a field with its
+    type and default, and the generated ``__init__`` only stores them (the scikit-learn contract;
+    equality stays identity and ``repr`` is this class's).
 
     ``needs_positive``: pools whose math is undefined at zero probability (log, Rényi) set it, and
     inputs are then floored with ``floor`` (see :func:`aggregators.validation.apply_floor`).

@@ -26,6 +26,7 @@ is then used with the evidence of the whole validation set.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -84,6 +85,7 @@ def weighted_mixture(log_probs: np.ndarray, log_weights: np.ndarray) -> np.ndarr
     return out - logsumexp(out, axis=1, keepdims=True)
 
 
+@dataclass(eq=False, repr=False)
 class BMA(Pool):
     """Bayesian model averaging, Eq. (2.2), with the validation likelihood as model evidence.
 
@@ -92,9 +94,6 @@ class BMA(Pool):
     log_evidence_ : ``(n_agents,)`` ``Σ_n log P_j(y_n | x_n)`` on the validation set.
     weights_ : posterior weights ``softmax(log_evidence_)`` (in practice one-hot on the best agent).
     """
-
-    def __init__(self) -> None:
-        pass
 
     def _fit(
         self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None, *, sample_weight: np.ndarray | None
@@ -111,6 +110,7 @@ class BMA(Pool):
         return weighted_mixture(log_probs, self._fitted("log_weights_"))
 
 
+@dataclass(eq=False, repr=False)
 class PowerBMA(BMA):
     """Bayesian model averaging with the power heuristic, Eq. (2.3): ``w_j ∝ P(j)^α``.
 
@@ -133,17 +133,10 @@ class PowerBMA(BMA):
 
     # ``_predict`` is BMA's: the mixture with ``log_weights_``
 
-    def __init__(
-        self,
-        alpha: float | None = None,
-        alpha_grid: Sequence[float] | None = None,
-        n_folds: int = 5,
-        random_state: int | None = 0,
-    ) -> None:
-        self.alpha = alpha
-        self.alpha_grid = alpha_grid
-        self.n_folds = n_folds
-        self.random_state = random_state
+    alpha: float | None = None
+    alpha_grid: Sequence[float] | None = None
+    n_folds: int = 5
+    random_state: int | None = 0
 
     def _grid(self) -> np.ndarray:
         if self.alpha_grid is None:

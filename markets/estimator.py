@@ -11,7 +11,7 @@ storing them on the estimator.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 import numpy as np
@@ -35,6 +35,7 @@ class MarketPredictInfo(PredictInfo):
     equilibrium: EquilibriumResult | None = None
 
 
+@dataclass(eq=False, repr=False)
 class MarketPool(Pool):
     """Machine learning market aggregator (Storkey et al. 2012; seed 000 section 2.8).
 
@@ -50,28 +51,16 @@ class MarketPool(Pool):
     ``training_`` (the :class:`~markets.training.TrainingResult`), ``n_agents_``, ``n_floored_``.
     """
 
-    def __init__(
-        self,
-        utilities: Any = "log",
-        wealth: Any = None,
-        *,
-        mode: str = "batch",
-        batch_size: int | None = None,
-        max_epochs: int = 100,
-        wealth_tol: float = 1e-10,
-        tol: float = 1e-10,
-        method: str = "auto",
-        floor: float | None = DEFAULT_FLOOR,
-    ) -> None:
-        self.utilities = utilities
-        self.wealth = wealth
-        self.mode = mode
-        self.batch_size = batch_size
-        self.max_epochs = max_epochs
-        self.wealth_tol = wealth_tol
-        self.tol = tol
-        self.method = method
-        self.floor = floor
+    utilities: Any = "log"
+    wealth: Any = None
+    _: KW_ONLY
+    mode: str = "batch"
+    batch_size: int | None = None
+    max_epochs: int = 100
+    wealth_tol: float = 1e-10
+    tol: float = 1e-10
+    method: str = "auto"
+    floor: float | None = DEFAULT_FLOOR
 
     def _agents(self, n_agents: int) -> Agents:
         return make_agents(self.utilities, self.wealth, n_agents)
