@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -133,8 +133,8 @@ class SimpleAverage(Pool):
 
     supervised = False
 
-    def fit(self, log_probs: Any, y: Any = None, **kw: Any) -> SimpleAverage:  # labels are optional
-        return super().fit(log_probs, y, **kw)  # type: ignore[return-value]
+    def fit(self, log_probs: Any, y: Any = None, **kw: Any) -> Self:  # labels are optional
+        return super().fit(log_probs, y, **kw)
 
     def _fit(
         self,

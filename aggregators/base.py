@@ -21,7 +21,7 @@ default; pass ``kind="probs"`` for probability tables.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -117,7 +117,7 @@ class Pool:
         sample_weight: Any = None,
         kind: Kind = "log_probs",
         progress: ProgressFn | None = None,
-    ) -> Pool:
+    ) -> Self:
         """Learn on labelled items. ``sample_weight``: ``None`` or one non-negative weight per item
         (scikit-learn's convention: an integer weight fits as that many copies of the item, weight
         0 as leaving it out; :func:`aggregators.validation.check_sample_weight`)."""
