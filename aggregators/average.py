@@ -195,8 +195,6 @@ class TopKAverage(Pool):
     def _fit(
         self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None, *, sample_weight: np.ndarray | None
     ) -> None:
-        if y is None:
-            raise PredictionError("labels", "TopKAverage.fit needs validation labels to rank agents", code="missing")
         n_agents = log_probs.shape[1]
         G, c = weighted_label_log_probs(log_probs, y, sample_weight)
         self.agent_scores_ = (c @ G) / c.sum()

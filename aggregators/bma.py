@@ -98,8 +98,6 @@ class BMA(Pool):
     def _fit(
         self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None, *, sample_weight: np.ndarray | None
     ) -> None:
-        if y is None:
-            raise PredictionError("labels", "BMA.fit needs validation labels (the model evidence)", code="missing")
         G, c = weighted_label_log_probs(log_probs, y, sample_weight)
         self.log_evidence_ = c @ G
         self.log_weights_ = bma_log_weights(self.log_evidence_, 1.0)
@@ -152,8 +150,6 @@ class PowerBMA(BMA):
     def _fit(
         self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None, *, sample_weight: np.ndarray | None
     ) -> None:
-        if y is None:
-            raise PredictionError("labels", "PowerBMA.fit needs validation labels (the model evidence)", code="missing")
         G, c = weighted_label_log_probs(log_probs, y, sample_weight)
         n = float(c.sum())
         self.log_evidence_ = c @ G
