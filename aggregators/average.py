@@ -18,7 +18,8 @@ it top), which is what the folds avoid.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Self
 
 import numpy as np
 
@@ -125,17 +126,15 @@ def _rank(scores: np.ndarray) -> np.ndarray:
     return np.argsort(-scores, kind="stable")
 
 
+@dataclass(eq=False, repr=False)
 class SimpleAverage(Pool):
     """Eq. (2.1) as an estimator: no parameters to learn. ``fit`` only records the shape and
     ``weights_`` (uniform); ``predict`` also works without ``fit``."""
 
     supervised = False
 
-    def __init__(self) -> None:
-        pass
-
-    def fit(self, log_probs: Any, y: Any = None, **kw: Any) -> SimpleAverage:  # labels are optional
-        return super().fit(log_probs, y, **kw)  # type: ignore[return-value]
+    def fit(self, log_probs: Any, y: Any = None, **kw: Any) -> Self:  # labels are optional
+        return super().fit(log_probs, y, **kw)
 
     def _fit(
         self,
@@ -152,6 +151,7 @@ class SimpleAverage(Pool):
         return simple_average(log_probs)
 
 
+@dataclass(eq=False, repr=False)
 class TopKAverage(Pool):
     """Average of the k agents with the best validation log-likelihood (seed 000, Table 2.2).
 
@@ -177,13 +177,10 @@ class TopKAverage(Pool):
         for each candidate k (only when k was chosen; ``None`` otherwise).
     """
 
-    def __init__(
-        self, k: int | None = None, k_grid: Sequence[int] | None = None, n_folds: int = 5, random_state: int | None = 0
-    ) -> None:
-        self.k = k
-        self.k_grid = k_grid
-        self.n_folds = n_folds
-        self.random_state = random_state
+    k: int | None = None
+    k_grid: Sequence[int] | None = None
+    n_folds: int = 5
+    random_state: int | None = 0
 
     def _grid(self, n_agents: int) -> np.ndarray:
         if self.k_grid is None:
@@ -198,8 +195,6 @@ class TopKAverage(Pool):
     def _fit(
         self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None, *, sample_weight: np.ndarray | None
     ) -> None:
-        if y is None:
-            raise PredictionError("labels", "TopKAverage.fit needs validation labels to rank agents", code="missing")
         n_agents = log_probs.shape[1]
         G, c = weighted_label_log_probs(log_probs, y, sample_weight)
         self.agent_scores_ = (c @ G) / c.sum()

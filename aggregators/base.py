@@ -21,7 +21,7 @@ default; pass ``kind="probs"`` for probability tables.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -51,7 +51,10 @@ class PredictInfo:
 
 
 class Pool:
-    """Base class of every pool. Subclasses implement ``_fit`` and ``_predict``.
+    """Base class of every pool. Subclasses implement ``_fit`` and ``_predict``, and are declared
+    ``@dataclass(eq=False, repr=False)``: each hyper-parameter is written once, as a field with its
+    type and default, and the generated ``__init__`` only stores them (the scikit-learn contract;
+    equality stays identity and ``repr`` is this class's).
 
     ``needs_positive``: pools whose math is undefined at zero probability (log, Rényi) set it, and
     inputs are then floored with ``floor`` (see :func:`aggregators.validation.apply_floor`).
@@ -114,7 +117,7 @@ class Pool:
         sample_weight: Any = None,
         kind: Kind = "log_probs",
         progress: ProgressFn | None = None,
-    ) -> Pool:
+    ) -> Self:
         """Learn on labelled items. ``sample_weight``: ``None`` or one non-negative weight per item
         (scikit-learn's convention: an integer weight fits as that many copies of the item, weight
         0 as leaving it out; :func:`aggregators.validation.check_sample_weight`)."""

@@ -26,6 +26,7 @@ is then used with the evidence of the whole validation set.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -84,6 +85,7 @@ def weighted_mixture(log_probs: np.ndarray, log_weights: np.ndarray) -> np.ndarr
     return out - logsumexp(out, axis=1, keepdims=True)
 
 
+@dataclass(eq=False, repr=False)
 class BMA(Pool):
     """Bayesian model averaging, Eq. (2.2), with the validation likelihood as model evidence.
 
@@ -93,14 +95,9 @@ class BMA(Pool):
     weights_ : posterior weights ``softmax(log_evidence_)`` (in practice one-hot on the best agent).
     """
 
-    def __init__(self) -> None:
-        pass
-
     def _fit(
         self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None, *, sample_weight: np.ndarray | None
     ) -> None:
-        if y is None:
-            raise PredictionError("labels", "BMA.fit needs validation labels (the model evidence)", code="missing")
         G, c = weighted_label_log_probs(log_probs, y, sample_weight)
         self.log_evidence_ = c @ G
         self.log_weights_ = bma_log_weights(self.log_evidence_, 1.0)
@@ -111,6 +108,7 @@ class BMA(Pool):
         return weighted_mixture(log_probs, self._fitted("log_weights_"))
 
 
+@dataclass(eq=False, repr=False)
 class PowerBMA(BMA):
     """Bayesian model averaging with the power heuristic, Eq. (2.3): ``w_j ∝ P(j)^α``.
 
@@ -133,17 +131,10 @@ class PowerBMA(BMA):
 
     # ``_predict`` is BMA's: the mixture with ``log_weights_``
 
-    def __init__(
-        self,
-        alpha: float | None = None,
-        alpha_grid: Sequence[float] | None = None,
-        n_folds: int = 5,
-        random_state: int | None = 0,
-    ) -> None:
-        self.alpha = alpha
-        self.alpha_grid = alpha_grid
-        self.n_folds = n_folds
-        self.random_state = random_state
+    alpha: float | None = None
+    alpha_grid: Sequence[float] | None = None
+    n_folds: int = 5
+    random_state: int | None = 0
 
     def _grid(self) -> np.ndarray:
         if self.alpha_grid is None:
@@ -159,8 +150,6 @@ class PowerBMA(BMA):
     def _fit(
         self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None, *, sample_weight: np.ndarray | None
     ) -> None:
-        if y is None:
-            raise PredictionError("labels", "PowerBMA.fit needs validation labels (the model evidence)", code="missing")
         G, c = weighted_label_log_probs(log_probs, y, sample_weight)
         n = float(c.sum())
         self.log_evidence_ = c @ G

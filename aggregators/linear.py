@@ -10,6 +10,7 @@ simplex-constrained solver reach the same optimum.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,7 @@ def linear_pool(log_probs: Any, weights: Any) -> np.ndarray:
     return out - logsumexp(out, axis=1, keepdims=True)
 
 
+@dataclass(eq=False, repr=False)
 class LinearPool(Pool):
     """Linear opinion pool with maximum-likelihood weights (Eq. 2.4).
 
@@ -59,13 +61,10 @@ class LinearPool(Pool):
 
     needs_positive = False
 
-    def __init__(
-        self, solver: str = "em", tol: float = 1e-10, max_iter: int | None = None, solver_options: dict | None = None
-    ) -> None:
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.solver_options = solver_options
+    solver: str = "em"
+    tol: float = 1e-10
+    max_iter: int | None = None
+    solver_options: dict | None = None
 
     def _fit(
         self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None, *, sample_weight: np.ndarray | None

@@ -10,6 +10,7 @@ solved through :func:`solvers.minimize`; ``solver="auto"`` resolves to working-s
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,7 @@ def log_pool(log_probs: Any, weights: Any) -> np.ndarray:
     return s - logsumexp(s, axis=1, keepdims=True)
 
 
+@dataclass(eq=False, repr=False)
 class LogPool(Pool):
     """Log opinion pool with maximum-likelihood weights (Eq. 2.5).
 
@@ -67,21 +69,12 @@ class LogPool(Pool):
 
     needs_positive = True
 
-    def __init__(
-        self,
-        solver: str = "auto",
-        floor: float | None = DEFAULT_FLOOR,
-        tol: float = 1e-10,
-        max_iter: int | None = None,
-        dtype: str = "float64",
-        solver_options: dict | None = None,
-    ) -> None:
-        self.solver = solver
-        self.floor = floor
-        self.tol = tol
-        self.max_iter = max_iter
-        self.dtype = dtype
-        self.solver_options = solver_options
+    solver: str = "auto"
+    floor: float | None = DEFAULT_FLOOR
+    tol: float = 1e-10
+    max_iter: int | None = None
+    dtype: str = "float64"
+    solver_options: dict | None = None
 
     def _fit(
         self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None, *, sample_weight: np.ndarray | None

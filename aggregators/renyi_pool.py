@@ -29,6 +29,7 @@ With ``cv=k`` the grid is scored by k-fold held-out log-likelihood instead of th
 from __future__ import annotations
 
 import warnings
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 import numpy as np
@@ -50,6 +51,7 @@ DEFAULT_GAMMA_GRID = tuple(float(g) for g in np.logspace(-3, 0, 13))
 _GAMMA_MODES = ("grid", "learn", "learn_per_agent")
 
 
+@dataclass(eq=False, repr=False)
 class RenyiPool(Pool):
     """Weighted Rényi divergence aggregator with weights learnt on a validation set.
 
@@ -75,36 +77,20 @@ class RenyiPool(Pool):
 
     needs_positive = True
 
-    def __init__(
-        self,
-        gamma: Any = 0.1,
-        *,
-        gamma_grid: Any = None,
-        lam: Any = None,
-        learn_lam: bool = False,
-        learn_weights: bool = True,
-        weights: Any = None,
-        solver: str = "projected_gradient",
-        tol: float = 1e-8,
-        max_iter: int = 500,
-        fixed_point_tol: float = 1e-11,
-        cv: int | None = None,
-        floor: float | None = DEFAULT_FLOOR,
-        random_state: int = 0,
-    ) -> None:
-        self.gamma = gamma
-        self.gamma_grid = gamma_grid
-        self.lam = lam
-        self.learn_lam = learn_lam
-        self.learn_weights = learn_weights
-        self.weights = weights
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.fixed_point_tol = fixed_point_tol
-        self.cv = cv
-        self.floor = floor
-        self.random_state = random_state
+    gamma: Any = 0.1
+    _: KW_ONLY
+    gamma_grid: Any = None
+    lam: Any = None
+    learn_lam: bool = False
+    learn_weights: bool = True
+    weights: Any = None
+    solver: str = "projected_gradient"
+    tol: float = 1e-8
+    max_iter: int = 500
+    fixed_point_tol: float = 1e-11
+    cv: int | None = None
+    floor: float | None = DEFAULT_FLOOR
+    random_state: int = 0
 
     # -- fitting ---------------------------------------------------------------------------------
     def _grid(self) -> np.ndarray:

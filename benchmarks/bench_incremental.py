@@ -455,12 +455,7 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--budget", type=float, default=30.0, help="seconds per peer sweep")
     ap.add_argument("--only", default="", help="comma-separated problem ids to run")
-    ap.add_argument(
-        "--logpool",
-        type=int,
-        default=0,
-        help="also run the log-pool section with this many items (20000 = competition scale)",
-    )
+    ap.add_argument("--logpool", type=int, default=0, help="also run the log-pool section on this many items")
     ap.add_argument("--skip-linear", action="store_true")
     ap.add_argument("--head-to-head", type=int, default=0, help="run only the paired comparison with this many rounds")
     a = ap.parse_args(argv)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -34,6 +33,7 @@ import numpy as np  # noqa: E402
 from sklearn.linear_model import Lasso  # noqa: E402
 
 import solvers  # noqa: E402
+from benchmarks.harness import timed  # noqa: E402
 from solvers.problems.erm import ERM  # noqa: E402
 from solvers.prox import L1  # noqa: E402
 
@@ -59,15 +59,6 @@ def generate(family: str, n: int, d: int, k: int, seed: int = 0):
     return np.asfortranarray(A), b, alpha
 
 
-def time_it(fn, reps):
-    ts, out = [], None
-    for _ in range(reps):
-        t = time.perf_counter()
-        out = fn()
-        ts.append(time.perf_counter() - t)
-    return float(np.median(ts)), out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
@@ -90,7 +81,7 @@ def main() -> None:
                     A, b
                 )
 
-            t_sk, est = time_it(run_sklearn, args.reps)
+            t_sk, est = timed(run_sklearn, args.reps)
             gap_sk = pb.duality_gap(est.coef_)
             print(
                 f"| {family} | {n}, {d}, {k} | sklearn Lasso (cd) | {t_sk:.3f} | {est.n_iter_} epochs | {gap_sk:.2e} | {t_sk:.3f} | 1.00 |"
@@ -101,7 +92,7 @@ def main() -> None:
                     opts.update(m=100, max_iter=300)
                 if method == "admm":
                     opts.update(rho=float(alpha) * 10)
-                t, r = time_it(lambda method=method, opts=opts: solvers.minimize(pb, method, **opts), args.reps)
+                t, r = timed(lambda method=method, opts=opts: solvers.minimize(pb, method, **opts), args.reps)
                 gap = pb.duality_gap(r.x)
                 flag = "" if gap <= TARGET * (1 + 1e-9) else " (target not reached)"
                 print(

@@ -23,13 +23,13 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-from scipy.optimize import minimize as sp_minimize  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import solvers  # noqa: E402
 from benchmarks.competition_data import make_competition_predictions  # noqa: E402
 from solvers.problems.mixture import MixtureLikelihood  # noqa: E402
+from tests.references import slsqp_simplex  # noqa: E402
 
 
 def ours(pb, method, **opts):
@@ -41,20 +41,9 @@ def ours(pb, method, **opts):
 
 
 def slsqp(pb):
-    A = pb.dim
     stamps = []
     t0 = time.perf_counter()
-    cons = ({"type": "eq", "fun": lambda w: w.sum() - 1, "jac": lambda w: np.ones(A)},)
-    r = sp_minimize(
-        pb.value_and_grad,
-        np.full(A, 1 / A),
-        jac=True,
-        method="SLSQP",
-        bounds=[(0, 1)] * A,
-        constraints=cons,
-        callback=lambda x: stamps.append((time.perf_counter() - t0, x.copy())),
-        options={"ftol": 1e-15, "maxiter": 1000},
-    )
+    r = slsqp_simplex(pb.value_and_grad, pb.dim, callback=lambda x: stamps.append((time.perf_counter() - t0, x.copy())))
     secs = time.perf_counter() - t0
     x = np.clip(r.x, 0, None)
     x /= x.sum()

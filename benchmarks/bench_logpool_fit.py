@@ -43,7 +43,6 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import scipy  # noqa: E402
-from scipy.optimize import minimize as sp_minimize  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -52,6 +51,7 @@ from aggregators.logpool import LogPool  # noqa: E402
 from aggregators.validation import as_floored_log_probs  # noqa: E402
 from benchmarks.logpool_families import FAMILIES, make_family  # noqa: E402
 from solvers.problems.loglinear import ConditionalLogLinear  # noqa: E402
+from tests.references import slsqp_simplex  # noqa: E402
 
 
 def bandwidth_gbs() -> float:
@@ -86,7 +86,6 @@ class NumpyLogPool:
 
 
 def run_slsqp(peer: NumpyLogPool, evaluate, ftol: float = 1e-12, maxiter: int = 500):
-    A = peer.A
     times, xs = [], []
     pause = [0.0]
     t0 = time.perf_counter()
@@ -95,19 +94,9 @@ def run_slsqp(peer: NumpyLogPool, evaluate, ftol: float = 1e-12, maxiter: int = 
         times.append(time.perf_counter() - t0 - pause[0])
         xs.append(np.array(xk))
 
-    cons = ({"type": "eq", "fun": lambda w: w.sum() - 1.0, "jac": lambda w: np.ones(A)},)
     peer.n_eval = 0
     t_cpu = time.process_time()
-    res = sp_minimize(
-        peer.fg,
-        np.full(A, 1.0 / A),
-        jac=True,
-        method="SLSQP",
-        bounds=[(0.0, 1.0)] * A,
-        constraints=cons,
-        callback=cb,
-        options={"ftol": ftol, "maxiter": maxiter},
-    )
+    res = slsqp_simplex(peer.fg, peer.A, ftol=ftol, maxiter=maxiter, callback=cb)
     total = time.perf_counter() - t0
     cpu = time.process_time() - t_cpu
     fs = [evaluate(np.clip(x, 0, None) / np.clip(x, 0, None).sum()) for x in xs]  # off the clock

@@ -185,14 +185,7 @@ def multinomial(reps: int, lam: float, budget: float):
 
     n, d, K = 100_000, 50, 10
     X, y = make_classification(
-        n_samples=n,
-        n_features=d,
-        n_informative=30,
-        n_redundant=10,
-        n_classes=K,
-        n_clusters_per_class=1,
-        class_sep=1.0,
-        random_state=0,
+        n_samples=n, n_features=d, n_informative=30, n_redundant=10, n_classes=K, n_clusters_per_class=1, random_state=0
     )
     X = (X - X.mean(0)) / X.std(0)
     ours = MultinomialLogLinear(X, y, K, lam=lam)

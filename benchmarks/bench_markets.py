@@ -32,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.bench_renyi_fixed_point import timed  # noqa: E402  (one timing protocol for both)
+from benchmarks.harness import timed  # noqa: E402
 from markets import equilibrium, train_market  # noqa: E402
 
 
@@ -144,12 +144,7 @@ def main(argv=None):
     p.add_argument("--epoch-items", type=int, default=20_000)
     p.add_argument("--epoch-agents", type=int, default=269)
     p.add_argument("--epoch-goods", type=int, default=64)
-    p.add_argument(
-        "--epoch-slow-items",
-        type=int,
-        default=2000,
-        help="items for the slow (plain fixed point) methods in the epoch benchmark",
-    )
+    p.add_argument("--epoch-slow-items", type=int, default=2000, help="items of the plain fixed points' epoch")
     p.add_argument("--skip-equilibrium", action="store_true")
     p.add_argument("--skip-epoch", action="store_true")
     args = p.parse_args(argv)

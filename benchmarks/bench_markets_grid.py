@@ -34,7 +34,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from aggregators.validation import as_log_probs  # noqa: E402
-from benchmarks.bench_renyi_fixed_point import timed  # noqa: E402  (one timing protocol)
+from benchmarks.harness import timed  # noqa: E402
 from markets import equilibrium  # noqa: E402
 
 

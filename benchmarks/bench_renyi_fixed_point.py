@@ -35,22 +35,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from aggregators.renyi_fixed_point import solve_fixed_point  # noqa: E402
+from benchmarks.harness import timed  # noqa: E402
 
 
 def data(n_items: int, n_agents: int, n_classes: int, seed: int):
     from benchmarks.competition_data import make_competition_predictions
 
     return make_competition_predictions(n_items, n_agents, n_classes, seed)
-
-
-def timed(fn, reps: int):
-    """Median seconds of ``reps`` calls of ``fn`` and the last result (also used by bench_markets)."""
-    times, out = [], None
-    for _ in range(reps):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times)), out
 
 
 def main(argv=None) -> None:
@@ -63,12 +54,7 @@ def main(argv=None) -> None:
     ap.add_argument("--plain-cap", type=int, default=400, help="sweeps per item allowed to the plain iteration")
     ap.add_argument("--reps", type=int, default=3, help="repetitions of the Newton solve (median reported)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument(
-        "--sub-items",
-        type=int,
-        default=500,
-        help="items of the uncapped plain run that measures the sweeps plain really needs",
-    )
+    ap.add_argument("--sub-items", type=int, default=500, help="items of the uncapped plain run (sweeps it needs)")
     args = ap.parse_args(argv)
 
     import numba

@@ -275,35 +275,17 @@ def solve_prices(
     nneg = np.zeros(n, np.int64)
     rest = np.flatnonzero(~ok)
     if rest.size:  # e.g. a good nobody believes in: the general path decides (and reports) it
-        Ur = U[rest]
+        Ur, lp_r = U[rest], np.ascontiguousarray(lp[rest])
         if pay:
             assert payouts is not None and labels is not None  # pay: labels were given, and payouts
             Pr = np.empty((rest.size, A))
             it_r, conv_r, res_r = kernels.batch_payouts(
-                np.ascontiguousarray(lp[rest]),
-                labels[rest],
-                agents.kind,
-                agents.inv_eta,
-                W,
-                tol,
-                max_iter,
-                code,
-                Ur,
-                warm,
-                Pr,
+                lp_r, labels[rest], agents.kind, agents.inv_eta, W, tol, max_iter, code, Ur, warm, Pr
             )
             payouts[rest] = Pr
         else:
             it_r, conv_r, res_r, nneg_r = kernels.solve_items(
-                np.ascontiguousarray(lp[rest]),
-                agents.kind,
-                agents.inv_eta,
-                W,
-                tol,
-                max_iter,
-                code,
-                Ur,
-                warm,
+                lp_r, agents.kind, agents.inv_eta, W, tol, max_iter, code, Ur, warm
             )
             nneg[rest] = nneg_r
         U[rest], iters[rest], conv[rest], res[rest] = Ur, it_r, conv_r, res_r

@@ -11,13 +11,13 @@ storing them on the estimator.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 import numpy as np
 
 from aggregators.base import Pool, PredictInfo
-from aggregators.validation import DEFAULT_FLOOR, Kind, as_log_probs
+from aggregators.validation import DEFAULT_FLOOR, Kind
 from solvers.errors import InputError
 from solvers.progress import ProgressFn
 
@@ -35,6 +35,7 @@ class MarketPredictInfo(PredictInfo):
     equilibrium: EquilibriumResult | None = None
 
 
+@dataclass(eq=False, repr=False)
 class MarketPool(Pool):
     """Machine learning market aggregator (Storkey et al. 2012; seed 000 section 2.8).
 
@@ -50,61 +51,30 @@ class MarketPool(Pool):
     ``training_`` (the :class:`~markets.training.TrainingResult`), ``n_agents_``, ``n_floored_``.
     """
 
-    def __init__(
-        self,
-        utilities: Any = "log",
-        wealth: Any = None,
-        *,
-        mode: str = "batch",
-        batch_size: int | None = None,
-        max_epochs: int = 100,
-        wealth_tol: float = 1e-10,
-        tol: float = 1e-10,
-        method: str = "auto",
-        floor: float | None = DEFAULT_FLOOR,
-    ) -> None:
-        self.utilities = utilities
-        self.wealth = wealth
-        self.mode = mode
-        self.batch_size = batch_size
-        self.max_epochs = max_epochs
-        self.wealth_tol = wealth_tol
-        self.tol = tol
-        self.method = method
-        self.floor = floor
+    utilities: Any = "log"
+    wealth: Any = None
+    _: KW_ONLY
+    mode: str = "batch"
+    batch_size: int | None = None
+    max_epochs: int = 100
+    wealth_tol: float = 1e-10
+    tol: float = 1e-10
+    method: str = "auto"
+    floor: float | None = DEFAULT_FLOOR
 
     def _agents(self, n_agents: int) -> Agents:
         return make_agents(self.utilities, self.wealth, n_agents)
 
-    def fit(
-        self,
-        log_probs: Any,
-        y: Any,
-        *,
-        sample_weight: Any = None,
-        kind: Kind = "log_probs",
-        progress: ProgressFn | None = None,
-    ) -> MarketPool:
+    def _fit(
+        self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None, *, sample_weight: np.ndarray | None
+    ) -> None:
         """Train the wealth on labelled items (:func:`markets.training.train_market`, which documents
-        ``sample_weight``)."""
-        preds = as_log_probs(log_probs, kind=kind)  # shape errors first, naming the argument
-        if preds.n_agents < 2:
+        ``sample_weight``); every hyper-parameter but the agents' is a training option of the same name."""
+        if log_probs.shape[1] < 2:
             raise InputError("predictions", "a market needs at least two agents; got 1", code="one_agent")
-        agents = self._agents(preds.n_agents)
-        res = train_market(
-            preds,
-            y,
-            agents,
-            mode=self.mode,
-            batch_size=self.batch_size,
-            max_epochs=self.max_epochs,
-            wealth_tol=self.wealth_tol,
-            tol=self.tol,
-            method=self.method,
-            floor=self.floor,
-            progress=progress,
-            sample_weight=sample_weight,
-        )
+        agents = self._agents(log_probs.shape[1])
+        options = {k: v for k, v in self.get_params().items() if k not in ("utilities", "wealth")}
+        res = train_market(log_probs, y, agents, **options, progress=progress, sample_weight=sample_weight)
         # An agent that lost everything (wealth exactly 0: it gave zero probability to the labels)
         # spends nothing, so it cannot move a price; it is kept in the test-phase market with the
         # smallest positive wealth (its spending is below rounding) because markets need W > 0.
@@ -117,9 +87,7 @@ class MarketPool(Pool):
         self.n_epochs_ = res.n_epochs
         self.converged_ = res.converged
         self.training_ = res
-        self.n_agents_ = agents.n_agents
         self.n_floored_ = res.n_floored
-        return self
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "wealth_"):

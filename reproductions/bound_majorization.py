@@ -47,15 +47,7 @@ K = 4
 
 def make_data(seed: int = 0):
     X, y = make_classification(
-        n_samples=5000,
-        n_features=20,
-        n_informative=10,
-        n_redundant=4,
-        n_classes=K,
-        n_clusters_per_class=2,
-        class_sep=1.0,
-        flip_y=0.05,
-        random_state=seed,
+        n_samples=5000, n_features=20, n_informative=10, n_redundant=4, n_classes=K, flip_y=0.05, random_state=seed
     )
     Xtr, Xte, ytr, yte = train_test_split(X, y, train_size=4000, stratify=y, random_state=seed)
     m, s = Xtr.mean(0), Xtr.std(0)

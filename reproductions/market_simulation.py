@@ -542,18 +542,11 @@ def main(argv=None, *, short=None):
         records = saved["records"]
     else:
         records, plot_hist = [], None
+        options = dict(max_epochs=args.max_epochs, wealth_tol=args.wealth_tol, exp_epochs=exp_epochs, with_pools=pools)
         for ds in args.datasets:
             for beta in args.betas:
                 for seed in range(args.seeds):
-                    rec, hist = run_one(
-                        ds,
-                        beta,
-                        seed,
-                        max_epochs=args.max_epochs,
-                        wealth_tol=args.wealth_tol,
-                        exp_epochs=exp_epochs,
-                        with_pools=pools,
-                    )
+                    rec, hist = run_one(ds, beta, seed, **options)
                     records.append(rec)
                     print(
                         f"{ds} beta={beta:g} seed={seed}: {rec['info']['seconds']:.1f} s", file=sys.stderr, flush=True

@@ -16,6 +16,15 @@ from .potential import evaluate, init_prices, newton_direction, powers
 
 
 @njit(cache=True, error_model="numpy")
+def fixed_point_prices(u, T, Wsum):
+    """The seed's update (Storkey et al. 2012) in log space: ``u <- log(T / sum_i W_i)``,
+    normalised, where ``T`` is the total spending on each good at the current prices."""
+    for k in range(u.shape[0]):
+        u[k] = np.log(T[k] / Wsum)
+    normalise_log(u)
+
+
+@njit(cache=True, error_model="numpy")
 def _iso_begin(Pg, g, W, Wsum, u, warm, z, s, T, cp):
     """The power-mean start (unless ``warm``) and the first pass at it: the clearing residual, or
     ``inf`` if the lean path cannot take this item (a start that is not finite)."""
@@ -152,9 +161,7 @@ def _iso_fixed_point_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
     it = 0
     while res > tol and it < max_iter:
         it += 1
-        for k in range(K):
-            u[k] = np.log(T[k] / Wsum)
-        normalise_log(u)
+        fixed_point_prices(u, T, Wsum)
         phi, res = iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, False)
     return True, it, res <= tol, res
 
@@ -323,13 +330,10 @@ def _fixed_point_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, 
     path from the evaluated start ``u``. For fixed positions ``r`` the minimiser of
     ``KL(c || sum_i r_i)`` over the simplex is the normalised total spending, so this is
     alternating minimisation of that KL. Isoelastic and logarithmic agents only."""
-    K = u.shape[0]
     it = 0
     while res > tol and it < max_iter:
         it += 1
-        for k in range(K):
-            u[k] = np.log(T[k] / Wsum)
-        normalise_log(u)
+        fixed_point_prices(u, T, Wsum)
         phi, res, nneg = evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
     return it, res <= tol, res, nneg
 

@@ -42,6 +42,22 @@ class Model(Protocol):
     def in_support(self, theta: np.ndarray) -> bool: ...
 
 
+class GaussianPrior:
+    """The prior ``N(0, prior_var I)`` on all of R^D (so every ``theta`` is in the support), for the
+    models that inherit it and set ``prior_var``."""
+
+    prior_var: float
+
+    def in_support(self, theta: np.ndarray) -> bool:
+        return True
+
+    def log_prior(self, theta: np.ndarray) -> float:
+        return float(-0.5 * (theta @ theta) / self.prior_var)
+
+    def grad_log_prior(self, theta: np.ndarray) -> np.ndarray:
+        return -theta / self.prior_var
+
+
 def minibatch_grad(model: Model, theta: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(grad U~(theta), G)``: the mini-batch potential gradient of Eq. (4.27) and the per-example
     likelihood gradients ``G`` (``(n, D)``) it was built from."""

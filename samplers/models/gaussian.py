@@ -14,8 +14,10 @@ import numpy as np
 
 from solvers.errors import InputError
 
+from .base import GaussianPrior
 
-class Gaussian:
+
+class Gaussian(GaussianPrior):
     def __init__(self, x: np.ndarray, *, s: float = 1.0, tau: float = 10.0) -> None:
         x = np.asarray(x, dtype=float)
         if x.ndim != 2 or x.shape[0] < 2:
@@ -24,7 +26,7 @@ class Gaussian:
             raise InputError("x", "must be finite", code="nan")
         if not (s > 0 and tau > 0):
             raise InputError("s", f"s and tau must be > 0; got {s}, {tau}")
-        self.x, self.s2, self.tau2 = x, float(s) ** 2, float(tau) ** 2
+        self.x, self.s2, self.prior_var = x, float(s) ** 2, float(tau) ** 2
         self.n_data, self.dim = x.shape
         self._xsum = x.sum(axis=0)
 
@@ -38,15 +40,6 @@ class Gaussian:
         z = np.linalg.solve(np.linalg.cholesky(z.T @ z / n), z.T).T
         return cls(z + rng.normal(0.0, 2.0, dim), **kw)
 
-    def in_support(self, theta: np.ndarray) -> bool:
-        return True
-
-    def log_prior(self, theta: np.ndarray) -> float:
-        return float(-0.5 * (theta @ theta) / self.tau2)
-
-    def grad_log_prior(self, theta: np.ndarray) -> np.ndarray:
-        return -theta / self.tau2
-
     def loglik_grads(self, theta: np.ndarray, idx: np.ndarray) -> np.ndarray:
         return (self.x[idx] - theta) / self.s2
 
@@ -55,10 +48,10 @@ class Gaussian:
         return self.log_prior(theta) - 0.5 * float((r * r).sum()) / self.s2
 
     def grad_log_post(self, theta: np.ndarray) -> np.ndarray:
-        return -theta / self.tau2 + (self._xsum - self.n_data * theta) / self.s2
+        return self.grad_log_prior(theta) + (self._xsum - self.n_data * theta) / self.s2
 
     def posterior_mean_var(self) -> tuple[np.ndarray, np.ndarray]:
-        v = 1.0 / (1.0 / self.tau2 + self.n_data / self.s2)
+        v = 1.0 / (1.0 / self.prior_var + self.n_data / self.s2)
         return v * self._xsum / self.s2, np.full(self.dim, v)
 
     def gradient_noise_cov(self, batch: int) -> np.ndarray:

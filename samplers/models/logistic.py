@@ -9,8 +9,10 @@ from scipy.special import expit, log_expit
 
 from solvers.errors import InputError
 
+from .base import GaussianPrior
 
-class LogisticRegression:
+
+class LogisticRegression(GaussianPrior):
     def __init__(self, X: np.ndarray, y: np.ndarray, *, prior_std: float = 1.0) -> None:
         X = np.asarray(X, dtype=float)
         y = np.asarray(y, dtype=float)
@@ -34,15 +36,6 @@ class LogisticRegression:
         w = rng.standard_normal(dim)
         y = np.where(rng.random(n) < expit(X @ w), 1.0, -1.0)
         return cls(X, y, **kw)
-
-    def in_support(self, theta: np.ndarray) -> bool:
-        return True
-
-    def log_prior(self, theta: np.ndarray) -> float:
-        return float(-0.5 * (theta @ theta) / self.prior_var)
-
-    def grad_log_prior(self, theta: np.ndarray) -> np.ndarray:
-        return -theta / self.prior_var
 
     def loglik_grads(self, theta: np.ndarray, idx: np.ndarray) -> np.ndarray:
         yX = self._yX[idx]

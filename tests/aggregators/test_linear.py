@@ -2,12 +2,12 @@
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize as sp_minimize
 
 from aggregators.linear import LinearPool, linear_pool
 from aggregators.validation import PredictionError
 from solvers import SolveResult
 from solvers.problems.mixture import MixtureLikelihood
+from tests.references import slsqp_simplex
 
 
 def _agents(seed=0, N=400, A=5, K=4):
@@ -43,16 +43,7 @@ def test_em_newton_lbfgs_slsqp_and_cvxpy_agree():
     fits = {s: LinearPool(solver=s, tol=1e-12).fit(lp, y) for s in ("em", "newton", "lbfgs")}
     pb = MixtureLikelihood.from_log_probs(lp, y)
     A = pb.dim
-    cons = ({"type": "eq", "fun": lambda w: w.sum() - 1, "jac": lambda w: np.ones(A)},)
-    sl = sp_minimize(
-        pb.value_and_grad,
-        np.full(A, 1 / A),
-        jac=True,
-        method="SLSQP",
-        bounds=[(0, 1)] * A,
-        constraints=cons,
-        options={"ftol": 1e-15, "maxiter": 1000},
-    )
+    sl = slsqp_simplex(pb.value_and_grad, A)
     Q = np.exp(lp[np.arange(len(y)), :, y])
     w = cp.Variable(A)
     prob = cp.Problem(cp.Maximize(cp.sum(cp.log(Q @ w)) / len(y)), [w >= 0, cp.sum(w) == 1])

@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize as sp_minimize
 
 from aggregators.logpool import LogPool, log_pool
 from aggregators.validation import PredictionError
 from solvers.problems.loglinear import ConditionalLogLinear
+from tests.references import slsqp_simplex
 
 
 def _agents(seed=0, N=300, A=6, K=5):
@@ -39,16 +39,7 @@ def test_fit_matches_slsqp_and_cvxpy():
     pool = LogPool(tol=1e-12).fit(lp, y)
     pb = ConditionalLogLinear.from_log_probs(lp, y)
     A = pb.dim
-    cons = ({"type": "eq", "fun": lambda w: w.sum() - 1, "jac": lambda w: np.ones(A)},)
-    sl = sp_minimize(
-        pb.value_and_grad,
-        np.full(A, 1 / A),
-        jac=True,
-        method="SLSQP",
-        bounds=[(0, 1)] * A,
-        constraints=cons,
-        options={"ftol": 1e-15, "maxiter": 1000},
-    )
+    sl = slsqp_simplex(pb.value_and_grad, A)
     np.testing.assert_allclose(pool.weights_, sl.x, atol=1e-6)
     N, _, K = lp.shape
     w = cp.Variable(A)

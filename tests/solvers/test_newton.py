@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize as sp_minimize
 
 import solvers
 from solvers.problems.loglinear import ConditionalLogLinear
 from solvers.problems.mixture import MixtureLikelihood
+from tests.references import lbfgsb, slsqp_simplex
 
 
 def _log_pool_problem(seed=0, N=300, A=6, K=5, dtype=np.float64):
@@ -20,18 +20,9 @@ def _log_pool_problem(seed=0, N=300, A=6, K=5, dtype=np.float64):
     return ConditionalLogLinear.from_log_probs(lp, y, dtype=dtype), lp, y
 
 
-def slsqp_simplex(pb):
-    d = pb.dim
-    cons = ({"type": "eq", "fun": lambda w: w.sum() - 1, "jac": lambda w: np.ones(d)},)
-    r = sp_minimize(
-        pb.value_and_grad,
-        np.full(d, 1 / d),
-        jac=True,
-        method="SLSQP",
-        bounds=[(0, 1)] * d,
-        constraints=cons,
-        options={"ftol": 1e-15, "maxiter": 2000},
-    )
+def slsqp_on(pb):
+    """The SLSQP reference's minimiser and minimum for ``pb`` on the simplex."""
+    r = slsqp_simplex(pb.value_and_grad, pb.dim, maxiter=2000)
     return r.x, r.fun
 
 
@@ -40,7 +31,7 @@ def test_simplex_newton_matches_slsqp_and_cvxpy_on_the_log_pool():
     pb, lp, y = _log_pool_problem()
     res = solvers.minimize(pb, "newton", tol=1e-12)
     assert res.converged and res.method == "newton"
-    x_s, f_s = slsqp_simplex(pb)
+    x_s, f_s = slsqp_on(pb)
     assert res.fun <= f_s + 1e-12
     np.testing.assert_allclose(res.x, x_s, atol=1e-6)
     # cvxpy: mean over items of logsumexp(S_n w) - s_n(y_n) w
@@ -92,13 +83,7 @@ def softmax_regression_problem(seed, N, p, K):
 def test_unconstrained_newton_converges_quadratically():
     pb = softmax_regression_problem(3, 400, 5, 4)
     res = solvers.minimize(pb, "newton", tol=1e-14)
-    ref = sp_minimize(
-        pb.value_and_grad,
-        np.zeros(pb.dim),
-        jac=True,
-        method="L-BFGS-B",
-        options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 5000},
-    )
+    ref = lbfgsb(pb.value_and_grad, np.zeros(pb.dim), ftol=1e-15)
     assert res.converged and res.fun <= ref.fun + 1e-12
     gaps = np.array(res.trace.extra["gap"])
     # quadratic phase: once below 1e-2 the estimated gap (λ²/2) at least squares (up to a constant)
@@ -113,7 +98,7 @@ def test_newton_on_the_mixture_and_progress_reaches_one():
     pb = MixtureLikelihood(Q)
     seen = []
     res = solvers.minimize(pb, "newton", tol=1e-12, progress=seen.append)
-    x_s, f_s = slsqp_simplex(pb)
+    x_s, f_s = slsqp_on(pb)
     assert res.fun <= f_s + 1e-12
     np.testing.assert_allclose(res.x, x_s, atol=1e-6)
     assert seen and seen[-1] == 1.0 and all(0 <= s <= 1 for s in seen)

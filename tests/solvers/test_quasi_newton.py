@@ -6,20 +6,15 @@ from scipy.optimize import minimize as sp_minimize
 
 import solvers
 from solvers.problems.mixture import MixtureLikelihood
+from tests.references import lbfgsb
 
-from .test_newton import _log_pool_problem, slsqp_simplex, softmax_regression_problem
+from .test_newton import _log_pool_problem, slsqp_on, softmax_regression_problem
 
 
 def test_lbfgs_unconstrained_matches_scipy():
     pb = softmax_regression_problem(0, 300, 6, 3)
     res = solvers.minimize(pb, "lbfgs", tol=1e-10)
-    ref = sp_minimize(
-        pb.value_and_grad,
-        np.zeros(pb.dim),
-        jac=True,
-        method="L-BFGS-B",
-        options={"ftol": 1e-16, "gtol": 1e-12, "maxiter": 5000},
-    )
+    ref = lbfgsb(pb.value_and_grad, np.zeros(pb.dim), ftol=1e-16)
     assert res.converged
     assert abs(res.fun - ref.fun) < 1e-12
     np.testing.assert_allclose(res.x, ref.x, atol=1e-6)
@@ -28,7 +23,7 @@ def test_lbfgs_unconstrained_matches_scipy():
 def test_projected_bfgs_on_the_log_pool_matches_slsqp():
     pb, _, _ = _log_pool_problem(seed=1, A=8)
     res = solvers.minimize(pb, "lbfgs", tol=1e-9, max_iter=500)
-    x_s, f_s = slsqp_simplex(pb)
+    x_s, f_s = slsqp_on(pb)
     assert res.converged
     assert res.fun <= f_s + 1e-10
     np.testing.assert_allclose(res.x, x_s, atol=1e-5)

@@ -51,30 +51,11 @@ def test_saga_scaled_matches_closed_form_and_dense(loss_name, loss, theta_kind, 
     pw, geo = geometric_tables(1 - step * l2, n)
     work = np.empty((d, 3))
     Xd = X.toarray()
+    rows = (loss, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing)  # what both sparse kernels take first
     for _ in range(3):
         idx = rng.integers(0, n, size=n)
-        saga_sparse_epoch_scaled(
-            loss, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, xa, ta, ga, step, l2, theta, work
-        )
-        saga_sparse_epoch(
-            loss,
-            lt.data,
-            lt.indices,
-            lt.indptr,
-            lt.y,
-            lt.smoothing,
-            idx,
-            xb,
-            tb,
-            gb,
-            step,
-            l2,
-            0.0,
-            theta,
-            last,
-            pw,
-            geo,
-        )
+        saga_sparse_epoch_scaled(*rows, idx, xa, ta, ga, step, l2, theta, work)
+        saga_sparse_epoch(*rows, idx, xb, tb, gb, step, l2, 0.0, theta, last, pw, geo)
         saga_dense_epoch(loss, Xd, lt.y, lt.smoothing, idx, xc, tc, gc, step, l2, 0.0, theta)
     scale = np.abs(xc).max()
     assert np.abs(xa - xb).max() <= 1e-10 * scale
@@ -101,12 +82,9 @@ def test_svrg_scaled_matches_closed_form(l2, step_scale):
     pw, geo = geometric_tables(1 - step * l2, 2 * n)
     work = np.empty((d, 2))
     idx = rng.integers(0, n, size=2 * n)
-    svrg_sparse_inner_scaled(
-        LOGISTIC, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, xa, s_snap, g, step, l2, work
-    )
-    svrg_sparse_inner(
-        LOGISTIC, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing, idx, xb, s_snap, g, step, l2, 0.0, last, pw, geo
-    )
+    rows = (LOGISTIC, lt.data, lt.indices, lt.indptr, lt.y, lt.smoothing)
+    svrg_sparse_inner_scaled(*rows, idx, xa, s_snap, g, step, l2, work)
+    svrg_sparse_inner(*rows, idx, xb, s_snap, g, step, l2, 0.0, last, pw, geo)
     assert np.abs(xa - xb).max() <= 1e-10 * np.abs(xb).max()
 
 
