@@ -113,3 +113,21 @@ def test_bad_eta_and_bad_graph():
     with pytest.raises(InputError) as e:
         threshold(np.eye(3), np.nan)
     assert e.value.field == "t"
+
+
+def test_walk_summable_generator():
+    """Seed 001 §8.3.1: pairwise normalisable, so walk-summable: the spectral radius of |R| < 1, R the
+    partial correlations; the sample covariance converges to the inverse precision."""
+    from graphical.walk_summable import random_graph, sample, walk_summable_precision
+
+    rng = np.random.default_rng(0)
+    for kind in ("ba", "er"):
+        A = random_graph(kind, 60, 120, rng)
+        assert abs(A.sum() / 2 - 120) < 40
+        Theta = walk_summable_precision(A, rng)
+        assert ((Theta != 0) == (A | np.eye(60, dtype=bool))).all()
+        d = 1 / np.sqrt(np.diag(Theta))
+        R = np.abs(Theta * d[:, None] * d[None, :] - np.eye(60))
+        assert np.max(np.abs(np.linalg.eigvalsh(R))) < 1
+        X = sample(Theta, 30_000, rng)
+        np.testing.assert_allclose(np.cov(X.T), np.linalg.inv(Theta), atol=0.05 * np.abs(np.linalg.inv(Theta)).max())
