@@ -167,7 +167,9 @@ def bethe_ml_item_field(
 
     def fg(x: np.ndarray) -> tuple[float, np.ndarray]:
         fit = Fit(E, x[:m], x[m:], 0, True, 0.0)
-        bp = gaussian_bp(fit.precision(), tol=bp_tol, max_iter=5000, messages=state["msg"], edges=E)
+        bp = gaussian_bp(fit.precision(), tol=bp_tol, max_iter=100_000, messages=state["msg"], edges=E)
+        if not bp.converged and state["msg"] is not None:  # a warm start can leave a cavity non-positive
+            bp = gaussian_bp(fit.precision(), tol=bp_tol, max_iter=100_000, edges=E)
         if not bp.converged:
             return np.inf, np.zeros_like(x)
         state["msg"] = bp.messages
