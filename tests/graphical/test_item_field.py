@@ -6,15 +6,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
+from graphical import item_field as itf
 from graphical.gaussian_bp import Edges
-from graphical.item_field import (
-    ItemField,
-    bethe_ml_item_field,
-    conditional_mean,
-    knn_graph,
-    max_entropy_item_field,
-    pseudo_moment_precision,
-)
 from solvers.errors import InputError
 
 
@@ -45,7 +38,7 @@ def test_eq93_is_the_argmin_of_the_bethe_free_energy():
     T = nx.to_numpy_array(nx.random_labeled_tree(p, seed=1)) > 0
     Theta0 = nx.laplacian_matrix(nx.from_numpy_array(T.astype(float))).toarray() + 0.3 * np.eye(p)
     S = np.linalg.inv(Theta0)
-    td, te, E = pseudo_moment_precision(S, T)
+    td, te, E = itf.pseudo_moment_precision(S, T)
     m = E.i.size
 
     def f(x):
@@ -62,7 +55,7 @@ def test_eq93_is_the_argmin_of_the_bethe_free_energy():
     np.testing.assert_allclose(te, Theta0[E.i, E.j], rtol=1e-10)
     # loopy: Eq 9.3 is the gradient of H_B at Σ (pseudo-moment matching), by central differences
     S, A, _ = item_field_covariance(8, 1)
-    td, te, E = pseudo_moment_precision(S, A)
+    td, te, E = itf.pseudo_moment_precision(S, A)
     eps = 1e-7
     for e in range(E.i.size):
         dp, dm = S[E.i, E.j].copy(), S[E.i, E.j].copy()
@@ -80,7 +73,7 @@ def test_eq93_is_the_argmin_of_the_bethe_free_energy():
 
 def test_alg91_reaches_the_numerical_maximum_of_the_constrained_bethe_entropy():
     S, A, _ = item_field_covariance(12, 3)
-    fit = max_entropy_item_field(S, A, max_iter=100000, tol=1e-9)
+    fit = itf.max_entropy_item_field(S, A, max_iter=100000, tol=1e-9)
     assert fit.converged
     E = fit.edges
     sd, ce0 = np.diag(S), S[E.i, E.j]
@@ -105,7 +98,7 @@ def test_alg91_reaches_the_numerical_maximum_of_the_constrained_bethe_entropy():
 
 def test_alg91_entropy_increases_and_recovers_the_true_field():
     S, A, W = item_field_covariance(40, 5)
-    fit = max_entropy_item_field(S, A, max_iter=20000, tol=1e-7)
+    fit = itf.max_entropy_item_field(S, A, max_iter=20000, tol=1e-7)
     assert fit.converged
     assert np.all(np.diff(fit.history) > -1e-9)
     E = fit.edges
@@ -116,8 +109,8 @@ def test_bethe_ml_baseline_agrees_with_max_entropy():
     """Bethe ML (GaBP + L-BFGS-B) and Bethe ME are dual views of the same approximation: as the
     baseline's diagonal slack d_min -> 0 its weights approach Alg 9.1's."""
     S, A, _ = item_field_covariance(30, 6)
-    me = max_entropy_item_field(S, A, max_iter=50000, tol=1e-9)
-    ml = bethe_ml_item_field(S, A, d_min=1e-6, tol=1e-10, max_iter=2000)
+    me = itf.max_entropy_item_field(S, A, max_iter=50000, tol=1e-9)
+    ml = itf.bethe_ml_item_field(S, A, d_min=1e-6, tol=1e-10, max_iter=2000)
     assert me.converged and ml.converged
     np.testing.assert_allclose(ml.w, me.w, rtol=2e-2, atol=2e-3)
     assert np.all(ml.d <= 1e-3)
@@ -125,7 +118,7 @@ def test_bethe_ml_baseline_agrees_with_max_entropy():
 
 def test_bethe_ml_gradient_by_finite_differences():
     S, A, _ = item_field_covariance(10, 7)
-    fit = bethe_ml_item_field(S, A, max_iter=3)
+    fit = itf.bethe_ml_item_field(S, A, max_iter=3)
     E = fit.edges
     from graphical.gaussian_bp import bethe_log_det, gaussian_bp
 
@@ -153,14 +146,13 @@ def test_prediction_rule():
     A[0, 4] = A[4, 0] = True
     w = rng.uniform(0.5, 2, p + 1)
     E = Edges.of(A)
-    from graphical.item_field import Fit
 
-    Theta = Fit(E, w, np.zeros(p), 0, True, 0.0).precision()
+    Theta = itf.Fit(E, w, np.zeros(p), 0, True, 0.0).precision()
     mu = rng.uniform(2, 4, p)
     r = np.full((2, p), np.nan)
     r[0, [1, 3, 5, 8]] = [1, 5, 4, 2]
     r[1, [0, 2, 8]] = [5, 3, 1]  # node 1's whole neighbourhood is {0, 2}: the classical weighted average
-    P = conditional_mean(Theta, mu, r)
+    P = itf.conditional_mean(Theta, mu, r)
     T = Theta.toarray()
     K, U = [1, 3, 5, 8], [0, 2, 4, 6, 7]
     ref = mu[U] - np.linalg.solve(T[np.ix_(U, U)], T[np.ix_(U, K)] @ (r[0, K] - mu[K]))
@@ -169,7 +161,7 @@ def test_prediction_rule():
     w01, w12 = -T[0, 1], -T[1, 2]
     assert P[1, 1] == pytest.approx(mu[1] + (w01 * (5 - mu[0]) + w12 * (3 - mu[2])) / (w01 + w12), rel=1e-10)
     # a user with no rating gets the means
-    np.testing.assert_allclose(conditional_mean(Theta, mu, np.full((1, p), np.nan))[0], mu)
+    np.testing.assert_allclose(itf.conditional_mean(Theta, mu, np.full((1, p), np.nan))[0], mu)
 
 
 def test_item_field_estimator_on_generated_ratings():
@@ -183,7 +175,7 @@ def test_item_field_estimator_on_generated_ratings():
     )
     mask = rng.random(full.shape) < 0.5
     train = np.where(mask, full, np.nan)
-    model = ItemField(n_neighbours=5).fit(train)
+    model = itf.ItemField(n_neighbours=5).fit(train)
     P = model.predict(train)
     mae = np.mean(np.abs(P[~mask] - full[~mask]))
     mae_means = np.mean(np.abs(np.clip(np.broadcast_to(model.mu_, full.shape)[~mask], 1, 5) - full[~mask]))
@@ -193,29 +185,29 @@ def test_item_field_estimator_on_generated_ratings():
 
 def test_knn_graph_and_bad_input():
     R = np.corrcoef(np.random.default_rng(0).standard_normal((50, 6)).T)
-    G = knn_graph(R, 2)
+    G = itf.knn_graph(R, 2)
     assert (G == G.T).all() and not G.diagonal().any() and (G.sum(1) >= 2).all()
     with pytest.raises(InputError) as e:
-        knn_graph(R, 6)
+        itf.knn_graph(R, 6)
     assert e.value.field == "n_neighbours"
     S, A, _ = item_field_covariance(8, 0)
     B = A.copy()
     B[2, 2] = True
     with pytest.raises(InputError) as e:
-        max_entropy_item_field(S, B)
+        itf.max_entropy_item_field(S, B)
     assert e.value.field == "graph" and e.value.code == "self_loop"
     with pytest.raises(InputError) as e:
-        max_entropy_item_field(S + np.triu(np.ones((8, 8)), 1), A)
+        itf.max_entropy_item_field(S + np.triu(np.ones((8, 8)), 1), A)
     assert e.value.field == "Sigma" and e.value.code == "not_symmetric"
     with pytest.raises(InputError) as e:
-        bethe_ml_item_field(-S, A)
+        itf.bethe_ml_item_field(-S, A)
     assert e.value.field == "Sigma" and e.value.code == "not_psd"
     with pytest.raises(InputError) as e:
-        ItemField().fit(np.array([[1.0, np.inf], [2.0, 3.0]]))
+        itf.ItemField().fit(np.array([[1.0, np.inf], [2.0, 3.0]]))
     assert e.value.field == "ratings"
     with pytest.raises(InputError) as e:
-        ItemField().fit(np.array([[1.0, np.nan], [2.0, np.nan]]))
+        itf.ItemField().fit(np.array([[1.0, np.nan], [2.0, np.nan]]))
     assert e.value.code == "empty"
     with pytest.raises(InputError) as e:
-        ItemField(n_neighbours=1, method="exact").fit(np.array([[1.0, 2.0, 3.0], [2.0, 3.0, 1.0]]))
+        itf.ItemField(n_neighbours=1, method="exact").fit(np.array([[1.0, 2.0, 3.0], [2.0, 3.0, 1.0]]))
     assert e.value.field == "method"
