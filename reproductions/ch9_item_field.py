@@ -93,7 +93,7 @@ def precompute(train: np.ndarray, k: int) -> dict:
     R = Sigma / np.outer(sd, sd)
     nrm = np.linalg.norm(Z, axis=0) + 1e-12
     cos = Z.T @ Z / np.outer(nrm, nrm)
-    return {"mu": mu, "Z": Z, "Sigma": Sigma, "graph": knn_graph(R, k), "cos": cos}
+    return {"mu": mu, "Z": Z, "Sigma": Sigma, "R": R, "graph": knn_graph(R, k), "cos": cos}
 
 
 def neighbour_lists(S: np.ndarray, k: int) -> np.ndarray:
@@ -115,7 +115,7 @@ def cosine_predict(pre: dict, train: np.ndarray, k: int) -> np.ndarray:
 
 def least_squares_fit(pre: dict, train: np.ndarray, k: int, ridge: float = 5.0) -> tuple[np.ndarray, np.ndarray]:
     mu = pre["mu"]
-    nb = neighbour_lists(np.corrcoef(pre["Z"].T), k)
+    nb = neighbour_lists(pre["R"], k)
     rated = ~np.isnan(train)
     dev = np.where(rated, train - mu, 0.0)
     W = np.zeros(nb.shape)
