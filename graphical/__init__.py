@@ -1,0 +1,1 @@
+"""Gaussian graphical models: structure learning and parameter learning (seed 001, chapters 6-9)."""
