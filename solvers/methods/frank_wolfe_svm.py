@@ -55,9 +55,9 @@ _LO, _HI = 1e-150, 1e150
 class WorkingSet:
     """The state of SFW/MSFW: the working set ``S``, ``g`` on ``S``, the scaled ``alpha = c a`` and ``q``."""
 
-    def __init__(self, problem: CVMDual, p0: int, *, cached: bool) -> None:
-        n = problem.n_terms
-        self.problem = problem
+    def __init__(self, kern: CVMDual, p0: int, *, cached: bool) -> None:
+        n = kern.n_terms
+        self.kern = kern
         self.cached = cached
         self.idx = np.empty(n, dtype=np.int64)
         self.pos = np.full(n, -1, dtype=np.int64)
@@ -65,7 +65,7 @@ class WorkingSet:
         self.a = np.zeros(n)
         self.m = 0
         self.c = 1.0
-        self.App = problem.diag
+        self.App = kern.diag
         self._add(p0, -2.0 * self.App)
         self.a[0] = 1.0
         self.q = self.App  # q^(1) = A_p0p0 (Alg. 4 line 1)
@@ -78,11 +78,11 @@ class WorkingSet:
     def _row(self, p: int) -> np.ndarray:
         """``A[p, S]``: from the cached column, or computed (O(d |S|))."""
         S = self.idx[: self.m]
-        return self.problem.column(p)[S] if self.cached else self.problem.entries(p, S)
+        return self.kern.column(p)[S] if self.cached else self.kern.entries(p, S)
 
     def alpha(self) -> np.ndarray:
         """The explicit ``alpha`` (length ``n``)."""
-        out = np.zeros(self.problem.n_terms)
+        out = np.zeros(self.kern.n_terms)
         out[self.idx[: self.m]] = self.c * self.a[: self.m]
         return out
 
@@ -91,7 +91,7 @@ class WorkingSet:
         if self.pos[k] >= 0:
             return
         S = self.idx[: self.m]
-        gk = -2.0 * self.c * float(self.problem.entries(k, S) @ self.a[: self.m])
+        gk = -2.0 * self.c * float(self.kern.entries(k, S) @ self.a[: self.m])
         if gk >= self.g[: self.m].max():
             self._add(k, gk)
 
@@ -202,24 +202,22 @@ def _stochastic_fw(problem: Any, name: str, away: bool, *, tol, max_iter, callba
     )
 
 
-@register("sfw", needs=("cvm_kernel",), constraints=("simplex",))
-def sfw(problem, x0=None, *, tol: float = 0.0, max_iter: int = 1, callback=None, progress=None, seed=0):
-    """SFW (Ouyang Alg. 4-5) on the CVM SVM dual; ``max_iter`` epochs over the samples."""
-    if x0 is not None:
-        raise InputError("x0", "SFW starts from a random vertex e(p0) (Alg. 4); it takes no x0")
-    return _stochastic_fw(
-        problem, "sfw", False, tol=tol, max_iter=max_iter, callback=callback, progress=progress, seed=seed
-    )
+def _fw_solver(name: str, away: bool, doc: str):
+    """Register ``name`` as :func:`_stochastic_fw` with or without away steps (one driver, two names)."""
+
+    def solver(problem, x0=None, *, tol: float = 0.0, max_iter: int = 1, callback=None, progress=None, seed=0):
+        if x0 is not None:
+            raise InputError("x0", f"{name} starts from a random vertex e(p0) (Alg. 4); it takes no x0")
+        kw = dict(tol=tol, max_iter=max_iter, callback=callback, progress=progress, seed=seed)
+        return _stochastic_fw(problem, name, away, **kw)
+
+    solver.__name__ = solver.__qualname__ = name
+    solver.__doc__ = doc
+    return register(name, needs=("cvm_kernel",), constraints=("simplex",))(solver)
 
 
-@register("msfw", needs=("cvm_kernel",), constraints=("simplex",))
-def msfw(problem, x0=None, *, tol: float = 0.0, max_iter: int = 1, callback=None, progress=None, seed=0):
-    """MSFW (Ouyang Alg. 4, 6, 7): SFW with DECIDESTEP and AWAY steps; ``max_iter`` epochs."""
-    if x0 is not None:
-        raise InputError("x0", "MSFW starts from a random vertex e(p0) (Alg. 4); it takes no x0")
-    return _stochastic_fw(
-        problem, "msfw", True, tol=tol, max_iter=max_iter, callback=callback, progress=progress, seed=seed
-    )
+sfw = _fw_solver("sfw", False, "SFW (Ouyang Alg. 4-5) on the CVM SVM dual; ``max_iter`` epochs over the samples.")
+msfw = _fw_solver("msfw", True, "MSFW (Ouyang Alg. 4, 6, 7): SFW with DECIDESTEP and AWAY steps; ``max_iter`` epochs.")
 
 
 class FrankWolfeSVC:
