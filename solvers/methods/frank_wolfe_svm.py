@@ -63,6 +63,8 @@ class WorkingSet:
         self.pos = np.full(n, -1, dtype=np.int64)
         self.g = np.empty(n)
         self.a = np.zeros(n)
+        self.XS = np.empty_like(kern.X)  # the points of S, contiguous (no gather per step)
+        self.yS = np.empty(n)
         self.m = 0
         self.c = 1.0
         self.App = kern.diag
@@ -73,12 +75,16 @@ class WorkingSet:
 
     def _add(self, k: int, gk: float) -> None:
         self.idx[self.m], self.pos[k], self.g[self.m], self.a[self.m] = k, self.m, gk, 0.0
+        self.XS[self.m], self.yS[self.m] = self.kern.X[k], self.kern.y[k]
         self.m += 1
 
     def _row(self, p: int) -> np.ndarray:
         """``A[p, S]``: from the cached column, or computed (O(d |S|))."""
         S = self.idx[: self.m]
-        return self.kern.column(p)[S] if self.cached else self.kern.entries(p, S)
+        return self.kern.column(p)[S] if self.cached else self.kern.entries(p, S, self._rows())
+
+    def _rows(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.XS[: self.m], self.yS[: self.m]
 
     def alpha(self) -> np.ndarray:
         """The explicit ``alpha`` (length ``n``)."""
@@ -91,7 +97,7 @@ class WorkingSet:
         if self.pos[k] >= 0:
             return
         S = self.idx[: self.m]
-        gk = -2.0 * self.c * float(self.kern.entries(k, S) @ self.a[: self.m])
+        gk = -2.0 * self.c * float(self.kern.entries(k, S, self._rows()) @ self.a[: self.m])
         if gk >= self.g[: self.m].max():
             self._add(k, gk)
 

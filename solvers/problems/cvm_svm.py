@@ -88,11 +88,13 @@ class CVMDual:
         """``A_pp = 2 + 1/2C`` (the RBF kernel has ``k_pp = 1``)."""
         return 2.0 + 0.5 / self.C
 
-    def entries(self, p: int, idx: np.ndarray) -> np.ndarray:
-        """``A[p, idx]`` computed from the kernel (``len(idx)`` kernel evaluations)."""
+    def entries(self, p: int, idx: np.ndarray, rows: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+        """``A[p, idx]`` computed from the kernel (``len(idx)`` kernel evaluations); ``rows``: the
+        points ``X[idx]`` and labels ``y[idx]`` already gathered (a working set keeps them contiguous)."""
         self.kernel_evals += len(idx)
-        k = rbf(self.X[p : p + 1], self.X[idx], self.sigma, self.sq[p : p + 1])[0]
-        a = self.y[p] * self.y[idx] * (k + 1.0)
+        Xi, yi = (self.X[idx], self.y[idx]) if rows is None else rows
+        k = rbf(self.X[p : p + 1], Xi, self.sigma, self.sq[p : p + 1])[0]
+        a = self.y[p] * yi * (k + 1.0)
         a[idx == p] += 0.5 / self.C
         return a
 
