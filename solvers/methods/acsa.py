@@ -26,12 +26,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..checks import check_positive
+from ..checks import check_count, check_positive
 from ..errors import InputError
 from ..problem import capability, constant
-from ..registry import register
 from ._incremental_common import start
-from ._stochastic_approximation import run_steps
+from ._stochastic_approximation import DEFAULT_EPOCHS, run_steps, sa_method
 
 
 class ACSAState(NamedTuple):
@@ -52,22 +51,18 @@ def acsa_step(state: ACSAState, grad, *, mu: float, c: float) -> ACSAState:
     return ACSAState(xn, a * xn + (1 - a) * xag, t)
 
 
-@register("acsa", needs=("term_grad",))
+@sa_method("acsa", needs=("term_grad",))
 def acsa(
     problem,
     x0=None,
     *,
-    tol: float = 0.0,
-    max_iter: int = 50,
-    callback=None,
-    progress=None,
     omega: float | None = None,
     strongly_convex: bool | None = None,
     L: float | None = None,
-    order: str = "random",
-    seed=0,
+    **common,
 ):
-    """AC-SA (Lan 2012; Ghadimi-Lan 2012 Prop. 9 when strongly convex); ``max_iter`` epochs."""
+    """AC-SA (Lan 2012; Ghadimi-Lan 2012 Prop. 9 when strongly convex); ``common``: the options of
+    :func:`~solvers.methods._stochastic_approximation.run_steps` (``max_iter`` epochs fixes the horizon)."""
     sm = capability(problem, "nesterov_smoothing")
     if L is None:
         L = sm.L_g if sm is not None else constant(problem, "L")
@@ -77,7 +72,7 @@ def acsa(
     sc = mu > 0 if strongly_convex is None else bool(strongly_convex)
     if sc and not mu > 0:
         raise InputError("strongly_convex", f"needs mu > 0; the problem has mu = {mu}")
-    N = int(max_iter) * problem.n_terms
+    N = int(check_count(common.get("max_iter", DEFAULT_EPOCHS), field="max_iter")) * problem.n_terms
     if sc:
         om = check_positive(L if omega is None else omega, field="omega")
 
@@ -101,11 +96,6 @@ def acsa(
         ACSAState(x, x.copy(), 0),
         lambda s, j: acsa_step(s, lambda z: tg(j, z), mu=m, c=weight(s.t + 1)),
         lambda s: s.x_ag,
-        tol=tol,
-        max_iter=max_iter,
-        callback=callback,
-        progress=progress,
-        order=order,
-        seed=seed,
+        **common,
     )
     return mon.result(state.x_ag, epochs, omega=om, strongly_convex=sc, L=L)

@@ -40,10 +40,9 @@ import numpy as np
 
 from ..checks import check_choice, check_positive
 from ..errors import InputError
-from ..registry import register
 from ..smoothing import SmoothingConstants
 from ._incremental_common import start
-from ._stochastic_approximation import run_steps
+from ._stochastic_approximation import run_steps, sa_method
 
 SCHEDULES = ("convex", "strongly_convex", "practical")
 
@@ -109,21 +108,11 @@ def ansgd_step(
     return ANSGDState(y - eta * G, (theta * v + mu * y - G) / (mu + theta), t + 1)
 
 
-@register("ansgd", needs=("smoothed_term_grad", "nesterov_smoothing"))
-def ansgd(
-    problem,
-    x0=None,
-    *,
-    tol: float = 0.0,
-    max_iter: int = 50,
-    callback=None,
-    progress=None,
-    schedule: str | None = None,
-    omega: float | None = None,
-    order: str = "random",
-    seed=0,
-):
-    """ANSGD (Ouyang Alg. 1): ``schedule`` "convex" | "strongly_convex" | "practical"; ``max_iter`` epochs."""
+@sa_method("ansgd", needs=("smoothed_term_grad", "nesterov_smoothing"))
+def ansgd(problem, x0=None, *, schedule: str | None = None, omega: float | None = None, **common):
+    """ANSGD (Ouyang Alg. 1): ``schedule`` "convex" | "strongly_convex" | "practical"; ``common``: the
+    options of :func:`~solvers.methods._stochastic_approximation.run_steps` (``max_iter`` epochs, ``tol``,
+    ``callback``, ``progress``, ``order``, ``seed``)."""
     c: SmoothingConstants = problem.nesterov_smoothing
     kind = schedule if schedule is not None else ("strongly_convex" if c.mu > 0 else "convex")
     sched = make_schedule(kind, c, omega)
@@ -134,11 +123,6 @@ def ansgd(
         ansgd_init(start(problem, x0)),
         lambda s, j: ansgd_step(s, lambda y, gam: sg(j, y, gam), sched),
         lambda s: s.x,
-        tol=tol,
-        max_iter=max_iter,
-        callback=callback,
-        progress=progress,
-        order=order,
-        seed=seed,
+        **common,
     )
     return mon.result(state.x, epochs, schedule=kind, omega=sched.omega, mean_sq_norm=c.mean_sq_norm, steps=state.t)

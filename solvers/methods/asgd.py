@@ -21,9 +21,8 @@ import math
 from ..checks import check_positive
 from ..errors import InputError
 from ..problem import constant, prox_of
-from ..registry import register
 from ._incremental_common import start
-from ._stochastic_approximation import run_steps
+from ._stochastic_approximation import run_steps, sa_method
 from .sgd import sgd_init, sgd_step
 
 
@@ -32,21 +31,10 @@ def asgd_step_size(t: int, omega: float, mu: float) -> float:
     return omega / math.sqrt(t) if mu == 0 else 1.0 / (omega * (1.0 + mu * t / omega) ** 0.75)
 
 
-@register("asgd", needs=("term_grad",), constraints=("none", "simplex", "box"))
-def asgd(
-    problem,
-    x0=None,
-    *,
-    tol: float = 0.0,
-    max_iter: int = 50,
-    callback=None,
-    progress=None,
-    omega: float = 1.0,
-    strongly_convex: bool | None = None,
-    order: str = "random",
-    seed=0,
-):
-    """Averaged SGD (seed 002 L1016-1026): Bach-Moulines ``Omega/sqrt t`` or Xu's step when strongly convex."""
+@sa_method("asgd", needs=("term_grad",), constraints=("none", "simplex", "box"))
+def asgd(problem, x0=None, *, omega: float = 1.0, strongly_convex: bool | None = None, **common):
+    """Averaged SGD (seed 002 L1016-1026): Bach-Moulines ``Omega/sqrt t`` or Xu's step when strongly convex;
+    ``common``: the options of :func:`~solvers.methods._stochastic_approximation.run_steps`."""
     check_positive(omega, field="omega")
     mu = constant(problem, "mu", 0.0) or 0.0
     sc = mu > 0 if strongly_convex is None else bool(strongly_convex)
@@ -66,11 +54,6 @@ def asgd(
         sgd_init(start(problem, x0), average=True),
         step,
         lambda s: s.xavg if s.k else s.x,
-        tol=tol,
-        max_iter=max_iter,
-        callback=callback,
-        progress=progress,
-        order=order,
-        seed=seed,
+        **common,
     )
     return mon.result(state.xavg.copy() if state.k else state.x, epochs, omega=omega, strongly_convex=sc)

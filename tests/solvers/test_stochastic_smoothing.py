@@ -205,3 +205,21 @@ def test_bad_input():
     with pytest.raises(InputError) as e:
         solvers.minimize(lin, "ansgd")
     assert e.value.field == "method"
+
+
+def test_signatures_declare_every_option_for_the_service():
+    import inspect
+
+    from app.signatures import check_kwargs
+    from solvers.registry import info
+
+    for name, own in (("ansgd", {"schedule", "omega"}), ("asgd", {"omega", "strongly_convex"}), ("acsa", {"omega", "L"})):
+        fn = info(name).fn
+        params = set(inspect.signature(fn).parameters)
+        assert own | {"tol", "max_iter", "callback", "progress", "order", "seed", "problem", "x0"} <= params
+        check_kwargs(fn, {"max_iter": 3, "order": "permuted", "seed": 1}, "options", name)
+        with pytest.raises(InputError) as e:
+            check_kwargs(fn, {"stepsize": 1.0}, "options", name)
+        assert e.value.field == "options.stepsize"
+        with pytest.raises(TypeError):
+            fn(SmoothableLinearModel(*_data("hinge", n=20), "hinge", l2=0.1), stepsize=1.0)
