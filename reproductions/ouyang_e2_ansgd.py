@@ -30,6 +30,7 @@ Writes ``reproductions/ouyang_e2.md`` (``ouyang_e2_quick.md`` with ``--quick``) 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -206,8 +207,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default=None, help="one data set (breast_cancer, synthetic, diabetes)")
+    ap.add_argument("--epochs", type=int, default=None, help="default 20 (8 with --quick)")
+    ap.add_argument("--seeds", type=int, default=None, help="default 10, the seed's count (3 with --quick)")
     a = ap.parse_args(argv)
-    epochs, seeds = (8, 3) if a.quick else (20, 10)
+    epochs = a.epochs or (8 if a.quick else 20)
+    seeds = a.seeds or (3 if a.quick else 10)
     t0 = time.time()
     results = compute(a.quick, epochs, seeds, a.only)
     suffix = "_quick" if a.quick else ""
@@ -215,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     md = HERE / f"ouyang_e2{suffix}.md"
     md.write_text(
         f"# E2 (seed 002 ch. II): ANSGD vs SGD, averaged SGD, AC-SA\n\n"
-        f"`python reproductions/ouyang_e2_ansgd.py{' --quick' if a.quick else ''}`: {epochs} epochs, "
+        f"`python reproductions/ouyang_e2_ansgd.py {' '.join(argv if argv is not None else sys.argv[1:])}`: {epochs} epochs, "
         f"{seeds} seeds, lambda = {LAM}; {time.time() - t0:.0f} s. Figure: `figures/ouyang_e2{suffix}.png`.\n\n"
         + table(results)
         + "\n"

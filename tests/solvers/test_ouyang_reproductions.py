@@ -72,5 +72,5 @@ def test_e2_full_breast_cancer_ansgd_lowest_test_objective():
 
 @pytest.mark.slow
 def test_table5_full_msfw_two_epochs_within_1p5_points_of_svc_everywhere():
-    for name, (_, r) in t5.compute(False).items():
+    for name, (_, r) in t5.compute(False, max_train=10000).items():  # the recorded run's sizes
         assert r["MSFW 2ep"]["acc"] >= r["SVC (SMO-wss2)"]["acc"] - 0.015, name
