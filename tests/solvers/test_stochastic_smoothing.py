@@ -213,7 +213,11 @@ def test_signatures_declare_every_option_for_the_service():
     from app.signatures import check_kwargs
     from solvers.registry import info
 
-    for name, own in (("ansgd", {"schedule", "omega"}), ("asgd", {"omega", "strongly_convex"}), ("acsa", {"omega", "L"})):
+    for name, own in (
+        ("ansgd", {"schedule", "omega"}),
+        ("asgd", {"omega", "strongly_convex"}),
+        ("acsa", {"omega", "L"}),
+    ):
         fn = info(name).fn
         params = set(inspect.signature(fn).parameters)
         assert own | {"tol", "max_iter", "callback", "progress", "order", "seed", "problem", "x0"} <= params
