@@ -227,3 +227,16 @@ def test_signatures_declare_every_option_for_the_service():
         assert e.value.field == "options.stepsize"
         with pytest.raises(TypeError):
             fn(SmoothableLinearModel(*_data("hinge", n=20), "hinge", l2=0.1), stepsize=1.0)
+
+
+@pytest.mark.parametrize("method", ["ansgd", "asgd", "acsa"])
+def test_callback_stops_and_trace_has_one_record_per_epoch(method):
+    X, y = _data("hinge", n=50)
+    p = SmoothableLinearModel(X, y, "hinge", l2=0.1)
+    seen: list[np.ndarray] = []
+    r = solvers.minimize(p, method, max_iter=10, callback=lambda x: seen.append(x.copy()) or len(seen) == 3)
+    assert r.message == "stopped by callback" and not r.converged
+    assert len(r.trace) == 3 and r.trace.passes == [0.0, 1.0, 2.0]
+    np.testing.assert_array_equal(seen[-1], r.x)  # the callback sees the method's output point
+    full = solvers.minimize(p, method, max_iter=4, order="permuted", seed=3)
+    assert len(full.trace) == 5 and full.n_iter == 4
