@@ -103,6 +103,10 @@ residual :: (x) -> float :: the constraint residual of a constrained problem (RP
 phi :: solvers.prox.Loss :: the per-term loss of an ERM problem, with its conjugate and the conjugate's prox :: spdc, adaspdc (needs)
 reg :: a regulariser of solvers.prox (value, prox, strong_convexity) :: the regulariser r(x) of an ERM problem :: spdc, adaspdc (needs)
 scale :: float :: the weight s of an ERM problem's loss sum (1/N: the mean) :: spdc, adaspdc
+-- stochastic smoothing (seed 002 ch. II) and the kernel SVM of chapter IV --
+smoothed_term_grad :: (i, x, gamma) -> (dim,) array :: gradient of the Nesterov-smoothed term f_gamma(x, xi_i) + g(x) (seed 002 eq. 23); gamma = 0 gives a subgradient :: ansgd (needs)
+nesterov_smoothing :: solvers.smoothing.SmoothingConstants :: L_g, mu of g, D_U, zeta of omega and the estimate of E|A_xi|^2 (seed 002 Table 1, L986) :: ansgd (needs), acsa (L of the smooth part)
+cvm_kernel :: solvers.problems.cvm_svm.CVMDual :: the CVM-form L2-SVM dual (seed 002 eq. 116): entries A_pq = y_p y_q (k_pq + 1) + delta_pq / 2C computed on demand, with an optional column cache :: sfw, msfw (needs)
 """
 """The declaration of every optional member, one row each: ``name :: type :: meaning :: solvers that read it``."""
 

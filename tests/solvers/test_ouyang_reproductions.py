@@ -1,0 +1,83 @@
+"""The reproductions of seed 002's experiments (reproductions/ouyang_*.py): short cells in the normal
+suite, the full runs under ``make reproduce`` (``slow``). Each assertion is a claim of the seed that
+holds on these data, or a sanity bound; the claims that do not hold here are in docs/stochastic-methods.md."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2] / "reproductions"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+e1 = _load("ouyang_e1_least_squares")
+e2 = _load("ouyang_e2_ansgd")
+t5 = _load("ouyang_table5_sfw")
+
+
+def test_e1_short_sgd_beats_one_gd_iteration_when_noisy_and_ties_after_epochs():
+    sig = 1e-1
+    gd, sgd = np.mean([e1.test_error(2000, sig, 1, s) for s in range(3)], axis=0)
+    assert sgd < gd / 10  # "SGD beats GD for all N > 500 in the noisy case"
+    assert sgd < 1.5 * sig**2  # one epoch reaches the noise floor
+    gd, sgd = np.mean([e1.test_error(2000, 1e-3, 20, s) for s in range(3)], axis=0)
+    assert 0.5 < gd / sgd < 2  # "at sigma = 1e-3 and >= 10 epochs, GD and SGD are close"
+
+
+def _ansgd_gap_to_best(r: dict) -> float:
+    """ANSGD's final training objective over the best of the four methods' (1 = the best)."""
+    final = {k: v["train"][:, -1].mean() for k, v in r.items()}
+    return final["ANSGD"] / min(final.values())
+
+
+def test_e2_short_breast_cancer_ansgd_within_10_percent_of_the_best_method():
+    # the seed's "ANSGD's objective falls faster everywhere" does NOT hold here (docs/stochastic-methods.md);
+    # what holds on the classification sets: ANSGD is within 10 % of the best tuned baseline
+    data = e2.datasets(quick=True)["breast_cancer"]
+    for mode in ("convex", "strongly_convex"):
+        r = e2.run("breast_cancer", data, mode, epochs=8, seeds=3)
+        assert _ansgd_gap_to_best(r) < 1.10, mode
+        assert all(v["acc"][:, -1].mean() > 0.93 for v in r.values())
+
+
+def test_table5_short_sfw_and_msfw_match_svc_accuracy():
+    sets = t5.datasets(quick=True)
+    for name in ("breast_cancer", "digits (<5 vs >=5)"):
+        r = t5.run_set(*sets[name])
+        svc = r["SVC (SMO-wss2)"]["acc"]
+        for k in ("SFW 2ep", "MSFW 1ep", "MSFW 2ep"):
+            assert r[k]["acc"] >= svc - 0.015, (name, k, r[k]["acc"], svc)
+        assert r["MSFW 2ep"]["acc"] > r["SGD-linear"]["acc"]
+
+
+@pytest.mark.slow
+def test_e1_full_sgd_beats_gd_for_every_noisy_n_above_500():
+    res = e1.run(e1.NS, 10)
+    for fig in ("Fig 4 (sigma 1e-3)", "Fig 4 (sigma 1e-1)"):
+        e = res[(fig, 1)]
+        big = np.array(e1.NS) > 500
+        assert np.all(e[big, 1] < e[big, 0]), fig
+
+
+@pytest.mark.slow
+def test_e2_full_classification_ansgd_within_10_percent_of_the_best_method():
+    res = e2.compute(False, 10, 5)  # the recorded run: --epochs 10 --seeds 5
+    for key, r in res.items():
+        if not key.startswith("diabetes"):
+            assert _ansgd_gap_to_best(r) < 1.10, key
+
+
+@pytest.mark.slow
+def test_table5_full_msfw_two_epochs_within_1p5_points_of_svc_everywhere():
+    for name, (_, r) in t5.compute(False, max_train=10000).items():  # the recorded run's sizes
+        assert r["MSFW 2ep"]["acc"] >= r["SVC (SMO-wss2)"]["acc"] - 0.015, name
