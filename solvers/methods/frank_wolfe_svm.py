@@ -38,13 +38,13 @@ Cost per sample: O(d |S|) for ``g_k``, O(d |S|) (O(|S|) cached) for the column u
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
-from ..checks import check_count, check_tol
+from ..checks import check_count
 from ..errors import InputError
-from ..monitor import Run
+from ..monitor import Run, Stop
 from ..problems.cvm_svm import CVMDual
 from ..progress import report
 from ..registry import register
@@ -161,12 +161,12 @@ class WorkingSet:
         return float(self.g[: self.m].max()) + 2.0 * self.q
 
 
-def _stochastic_fw(problem: Any, name: str, away: bool, *, tol, max_iter, callback, progress, seed) -> Any:
+def _stochastic_fw(problem: Any, name: str, away: bool, *, seed: Any, **stop: Unpack[Stop]) -> Any:
+    tol, max_iter = stop["tol"], stop["max_iter"]
     check_count(max_iter, field="max_iter", minimum=1)
-    check_tol(tol)
     kern: CVMDual = problem.cvm_kernel
     rng = np.random.default_rng(seed)
-    run = Run(name, callback=callback, progress=progress)
+    run = Run(name, **stop)
     n = kern.n_terms
     order = rng.permutation(n)
     ws = WorkingSet(kern, int(order[0]), cached=kern.cache_columns > 0)
@@ -182,7 +182,7 @@ def _stochastic_fw(problem: Any, name: str, away: bool, *, tol, max_iter, callba
         run.passes = float(epoch)
         gap = ws.gap
         run.record(ws.q, measure=gap, working_set=ws.m)
-        report(progress, epoch / max_iter)
+        report(run.progress, epoch / max_iter)
         if gap <= tol:
             converged, message = True, f"converged: working-set FW gap {gap:.3g} <= tol {tol:.3g}"
             break
@@ -191,7 +191,6 @@ def _stochastic_fw(problem: Any, name: str, away: bool, *, tol, max_iter, callba
             break
         order = rng.permutation(n)
     alpha = ws.alpha()
-    run.done(converged)
     return run.result(
         alpha,
         float(ws.q),
@@ -211,15 +210,14 @@ def _stochastic_fw(problem: Any, name: str, away: bool, *, tol, max_iter, callba
 def _fw_solver(name: str, away: bool, doc: str):
     """Register ``name`` as :func:`_stochastic_fw` with or without away steps (one driver, two names)."""
 
-    def solver(problem, x0=None, *, tol: float = 0.0, max_iter: int = 1, callback=None, progress=None, seed=0):
+    def solver(problem, x0=None, *, seed=0, **stop: Unpack[Stop]):
         if x0 is not None:
             raise InputError("x0", f"{name} starts from a random vertex e(p0) (Alg. 4); it takes no x0")
-        kw = dict(tol=tol, max_iter=max_iter, callback=callback, progress=progress, seed=seed)
-        return _stochastic_fw(problem, name, away, **kw)
+        return _stochastic_fw(problem, name, away, seed=seed, **stop)
 
     solver.__name__ = solver.__qualname__ = name
     solver.__doc__ = doc
-    return register(name, needs=("cvm_kernel",), constraints=("simplex",))(solver)
+    return register(name, needs=("cvm_kernel",), constraints=("simplex",), tol=0.0, max_iter=1)(solver)
 
 
 sfw = _fw_solver("sfw", False, "SFW (Ouyang Alg. 4-5) on the CVM SVM dual; ``max_iter`` epochs over the samples.")
