@@ -132,10 +132,9 @@ def _admm(C, penalty, rho, tol, max_iter, adaptive_rho, relax, warm_start, callb
             done = r < tol and dz < tol
         run.record(fx, **extra)
         report(progress, k / max_iter)
-        if done:
-            converged, message = True, "converged: " + ("duality gap <= tol" if has_gap else "|X - Z| and |dZ| < tol")
-            break
-        why = stop_reason(run, Z, fx)
+        converged = done
+        why = ("converged: " + ("duality gap <= tol" if has_gap else "|X - Z| and |dZ| < tol")) if done else None
+        why = why or stop_reason(run, Z, fx)
         if why:
             message = why
             break

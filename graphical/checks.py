@@ -14,6 +14,17 @@ import numpy as np
 from solvers.errors import InputError
 
 
+def _square(X: Any, field: str, what: str) -> np.ndarray:
+    """``X`` as a float64 square 2-D array (a copy), or an InputError naming ``field``."""
+    try:
+        A = np.array(X, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(field, f"must be {what}", code="bad_shape") from None
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise InputError(field, f"must be {what} (square, 2-D); got shape {A.shape}", code="bad_shape")
+    return A
+
+
 def as_covariance(C: Any, *, field: str = "covariance", psd_tol: float = 1e-8) -> np.ndarray:
     """A sample covariance: a finite, square, symmetric, positive semi-definite ``(p, p)`` array, ``p >= 2``.
 
@@ -21,12 +32,7 @@ def as_covariance(C: Any, *, field: str = "covariance", psd_tol: float = 1e-8) -
     positive semi-definiteness to ``-psd_tol`` times the largest eigenvalue (seed 001 l.2487: only PSD
     ``C`` is considered). Returns a fresh float64 array.
     """
-    try:
-        A = np.array(C, dtype=float)
-    except (TypeError, ValueError):
-        raise InputError(field, "must be a square array of numbers", code="bad_shape") from None
-    if A.ndim != 2 or A.shape[0] != A.shape[1]:
-        raise InputError(field, f"must be a square 2-D array; got shape {A.shape}", code="bad_shape")
+    A = _square(C, field, "a square array of numbers")
     p = A.shape[0]
     if p < 2:
         raise InputError(
@@ -65,12 +71,7 @@ def as_adjacency(G: Any, *, field: str = "graph", p: int | None = None) -> np.nd
         for u, v in G.edges():
             A[u, v] = A[v, u] = True
     else:
-        try:
-            M = np.asarray(G, dtype=float)
-        except (TypeError, ValueError):
-            raise InputError(field, "must be an adjacency array or a NetworkX graph", code="bad_shape") from None
-        if M.ndim != 2 or M.shape[0] != M.shape[1]:
-            raise InputError(field, f"must be a square adjacency matrix; got shape {M.shape}", code="bad_shape")
+        M = _square(G, field, "an adjacency matrix or a NetworkX graph")
         if not np.isfinite(M).all():
             raise InputError(field, "has a non-finite entry", code="nan")
         A = M != 0
