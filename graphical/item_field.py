@@ -43,8 +43,8 @@ from scipy.optimize import minimize
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import splu
 
+from graphical.checks import as_adjacency, as_covariance
 from graphical.gaussian_bp import Edges, bethe_log_det, gaussian_bp
-from graphical.inputs import as_adjacency, as_covariance
 from solvers.checks import check_count, check_positive, check_tol
 from solvers.errors import InputError
 
@@ -54,7 +54,7 @@ def pseudo_moment_precision(Sigma: Any, graph: Any) -> tuple[np.ndarray, np.ndar
 
     Returns ``(theta_diag, theta_edge, edges)``; ``theta_edge[e]`` is ``Θ_ij = Θ_ji`` of edge ``e``.
     """
-    S = as_covariance(Sigma, field="Sigma")
+    S = as_covariance(Sigma, field="Sigma", nonzero_variance=True)
     E = Edges.of(as_adjacency(graph, field="graph", p=S.shape[0]))
     td, te = _eq93(np.diag(S).copy(), S[E.i, E.j], E)
     return td, te, E
@@ -104,7 +104,7 @@ def max_entropy_item_field(
     (active diagonal dominance reached). ``history`` holds ``H_B(C)`` per sweep.
     """
     t0 = time.perf_counter()
-    S = as_covariance(Sigma, field="Sigma")
+    S = as_covariance(Sigma, field="Sigma", nonzero_variance=True)
     E = Edges.of(as_adjacency(graph, field="graph", p=S.shape[0]))
     check_count(max_iter, field="max_iter", minimum=1)
     check_tol(tol)
@@ -152,7 +152,7 @@ def bethe_ml_item_field(
     defaults to ``1e-3 / median(Σ_ii)``. ``history`` holds the objective per evaluation.
     """
     t0 = time.perf_counter()
-    S = as_covariance(Sigma, field="Sigma")
+    S = as_covariance(Sigma, field="Sigma", nonzero_variance=True)
     E = Edges.of(as_adjacency(graph, field="graph", p=S.shape[0]))
     check_count(max_iter, field="max_iter", minimum=1)
     sd = np.diag(S).copy()

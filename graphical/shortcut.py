@@ -32,7 +32,7 @@ from typing import Any
 import numba as nb
 import numpy as np
 
-from graphical.inputs import as_covariance
+from graphical.checks import as_covariance
 from graphical.thresholding import threshold
 
 
@@ -154,7 +154,7 @@ def shortcut(C: Any, t: float | None = None, *, field: str = "covariance") -> Sh
 
     ``C`` is a covariance or a correlation matrix (checked: symmetric, PSD, finite, ``p >= 2``).
     """
-    A = as_covariance(C, field=field)
+    A = as_covariance(C, field=field, nonzero_variance=True)
     sd = np.sqrt(np.diag(A))
     R = A / sd[:, None] / sd[None, :]
     np.fill_diagonal(R, 0.0)  # the kernel reads list membership off the sign of an entry

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from graphical.inputs import as_adjacency, as_covariance
+from graphical.checks import as_adjacency, as_covariance
 from solvers.checks import check_count, check_tol
 
 
@@ -24,7 +24,7 @@ def fit_on_graph(S: Any, graph: Any, *, tol: float = 1e-10, max_iter: int = 500)
 
     ``S`` must make the problem bounded (e.g. positive definite, or the graph a forest).
     """
-    C = as_covariance(S, field="S")
+    C = as_covariance(S, field="S", nonzero_variance=True)
     A = as_adjacency(graph, field="graph", p=C.shape[0])
     check_tol(tol)
     check_count(max_iter, field="max_iter", minimum=1)

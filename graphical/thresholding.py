@@ -1,7 +1,7 @@
 """Structure by thresholding a covariance: correlation, mutual information and conditional covariance.
 
 Seed 001 §6.3.3-6.3.4 (l.2521-2555). Every function takes a covariance ``C`` (``(p, p)``, checked by
-:func:`graphical.inputs.as_covariance`) and returns a symmetric ``(p, p)`` weight matrix ``W`` with a
+:func:`graphical.checks.as_covariance`) and returns a symmetric ``(p, p)`` weight matrix ``W`` with a
 zero diagonal; an edge ``(i, j)`` is kept when ``W_ij >= t`` (:func:`threshold`) or when it is among
 the ``m`` largest weights (:func:`top_edges`). The seed's experiments pass the correlation matrix
 (l.3001: "covariance variants ... performed worse"); :func:`correlation` gives it.
@@ -21,14 +21,14 @@ from typing import Any
 import numba as nb
 import numpy as np
 
-from graphical.inputs import as_covariance
+from graphical.checks import as_covariance
 from solvers.checks import check_choice, check_count
 from solvers.errors import InputError
 
 
 def correlation(C: Any, *, field: str = "covariance") -> np.ndarray:
     """The Pearson correlation matrix ``C̄_ij = C_ij / sqrt(C_ii C_jj)`` of a covariance (seed l.2918)."""
-    A = as_covariance(C, field=field)
+    A = as_covariance(C, field=field, nonzero_variance=True)
     s = 1.0 / np.sqrt(np.diag(A))
     R = A * s[:, None] * s[None, :]
     np.fill_diagonal(R, 1.0)
@@ -106,7 +106,7 @@ def cct_weights(C: Any, eta: int = 1, *, field: str = "covariance") -> np.ndarra
     covariance are those of its correlation times ``sqrt(C_ii C_jj)``).
     """
     check_choice(eta, (1, 2), field="eta")
-    A = as_covariance(C, field=field)
+    A = as_covariance(C, field=field, nonzero_variance=True)
     return _cct1_kernel(A) if eta == 1 else _cct2(A)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
-from graphical.inputs import as_adjacency
+from graphical.checks import as_adjacency
 from solvers.checks import check_choice, check_count, check_positive
 
 

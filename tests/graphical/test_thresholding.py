@@ -6,7 +6,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from graphical.inputs import as_adjacency
+from graphical.checks import as_adjacency
 from graphical.thresholding import (
     cct_weights,
     correlation,

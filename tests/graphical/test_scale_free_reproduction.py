@@ -1,0 +1,43 @@
+"""The Ch 7 reproduction (reproductions/scale_free_prior.py): the short version in the normal suite,
+the full one (30 graphs per family) marked slow."""
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "reproductions", "scale_free_prior.py")
+_spec = importlib.util.spec_from_file_location("scale_free_prior", _PATH)
+sfp = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(sfp)
+
+
+def check(out, tmp_path, min_auc):
+    assert (tmp_path / "sfp.md").read_text().startswith("# Scale-free prior reproduction")
+    assert (tmp_path / "sfp.png").stat().st_size > 10_000
+    for kind, cur in out["curves"].items():
+        for m in sfp.METHODS:
+            fpr, tpr = cur[m][:, 0], cur[m][:, 1]
+            assert fpr[0] <= 0.01, (kind, m)  # the strongest strength: (almost) no false edge
+            assert tpr[-1] >= 0.8, (kind, m)  # the weakest: most true edges found
+            assert sfp.auc(cur[m]) >= min_auc, (kind, m)
+    conv = out["conv"]
+    # Fig 7.3: dual decomposition converges, the subgradient method far more slowly
+    assert conv["dd"][49] < 1e-6
+    assert conv["sg"][49] > 1e3 * conv["dd"][49]
+    for _sec, edges, s in out["runtime"].values():
+        assert edges > 0 and s in sfp.GRID
+
+
+def test_short_reproduction(tmp_path):
+    out = sfp.main(["--short", "--out", str(tmp_path / "sfp")])
+    check(out, tmp_path, min_auc=0.85)
+
+
+@pytest.mark.slow
+def test_full_reproduction(tmp_path):
+    out = sfp.main(["--out", str(tmp_path / "sfp")])
+    check(out, tmp_path, min_auc=0.9)
+    assert all(len(v) == len(sfp.GRID) for cur in out["curves"].values() for v in cur.values())
+    assert np.isfinite([v[0] for v in out["runtime"].values()]).all()
