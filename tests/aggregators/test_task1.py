@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,16 +18,13 @@ from aggregators.synthetic import (
     make_biased_agents_task,
 )
 from aggregators.validation import apply_floor, as_log_probs
+from tests.reproduction_scripts import load_reproduction
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location("task1_bias", ROOT / "reproductions" / "task1_bias.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["task1_bias"] = mod  # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
+    return load_reproduction("task1_bias")
 
 
 SMALL = dict(n_agents=5, n_classes=16, n_validation=60, mean=8.0, sd=16 / 7, n_accept=2000)

@@ -10,22 +10,12 @@ from graphical.generators import precision_from_graph
 from graphical.glasso import graphical_lasso
 from graphical.reweighted import reweighted_l1
 from solvers.errors import InputError
+from tests.graphical.cases import BAD_COVARIANCES
 
 GOOD = np.array([[1.0, 0.3, 0.1], [0.3, 1.0, 0.2], [0.1, 0.2, 1.0]])
 
 
-@pytest.mark.parametrize(
-    "C,code",
-    [
-        (np.array([[1.0, 0.3], [0.2, 1.0]]), "not_symmetric"),
-        (np.array([[1.0, 2.0], [2.0, 1.0]]), "not_psd"),
-        (np.array([[1.0]]), "bad_shape"),
-        (np.array([[1.0, np.nan], [np.nan, 1.0]]), "nan"),
-        (np.array([[1.0, np.inf], [np.inf, 1.0]]), "nan"),
-        (np.ones((2, 3)), "bad_shape"),
-        ("covariance", "bad_shape"),
-    ],
-)
+@pytest.mark.parametrize("C,code", BAD_COVARIANCES)
 @pytest.mark.parametrize("fit", [graphical_lasso, reweighted_l1, scale_free_precision])
 def test_bad_covariance_is_named(C, code, fit):
     with pytest.raises(InputError) as e:

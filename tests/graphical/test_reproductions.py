@@ -1,24 +1,13 @@
 """Seed 001 chapters 8 and 9 reproductions (reproductions/ch8_shortcut_roc.py, ch9_item_field.py):
 short versions in the normal suite, the full ones under ``make reproduce``."""
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2] / "reproductions"
+from tests.reproduction_scripts import load_reproduction
 
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-ch8 = load("ch8_shortcut_roc")
-ch9 = load("ch9_item_field")
+ch8 = load_reproduction("ch8_shortcut_roc")
+ch9 = load_reproduction("ch9_item_field")
 
 
 def test_ch8_short_roc_shortcut_tracks_cct_and_beats_chance():

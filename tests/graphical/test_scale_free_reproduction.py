@@ -1,16 +1,12 @@
 """The Ch 7 reproduction (reproductions/scale_free_prior.py): the short version in the normal suite,
 the full one (30 graphs per family) marked slow."""
 
-import importlib.util
-import os
-
 import numpy as np
 import pytest
 
-_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "reproductions", "scale_free_prior.py")
-_spec = importlib.util.spec_from_file_location("scale_free_prior", _PATH)
-sfp = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(sfp)
+from tests.reproduction_scripts import load_reproduction
+
+sfp = load_reproduction("scale_free_prior")
 
 
 def check(out, tmp_path, min_auc):

@@ -16,6 +16,7 @@ from graphical.thresholding import (
     top_edges,
 )
 from solvers.errors import InputError
+from tests.graphical.cases import BAD_COVARIANCES
 
 
 def sample_cov(p, n, seed):
@@ -79,17 +80,7 @@ def test_top_edges_keeps_the_largest():
     assert E[0, 1] and E[1, 2] and not E[0, 2] and (E == E.T).all()
 
 
-@pytest.mark.parametrize(
-    "C, code",
-    [
-        (np.array([[1.0, 0.5], [0.4, 1.0]]), "not_symmetric"),
-        (np.array([[1.0, 2.0], [2.0, 1.0]]), "not_psd"),
-        (np.array([[1.0]]), "bad_shape"),
-        (np.array([[1.0, np.nan], [np.nan, 1.0]]), "nan"),
-        (np.array([[1.0, np.inf], [np.inf, 1.0]]), "nan"),
-        (np.zeros((3, 2)), "bad_shape"),
-    ],
-)
+@pytest.mark.parametrize("C, code", BAD_COVARIANCES)
 @pytest.mark.parametrize("fn", [correlation, mutual_information, lambda C, field: cct_weights(C, 1, field=field)])
 def test_bad_covariance_is_an_input_error_naming_the_argument(C, code, fn):
     with pytest.raises(InputError) as e:

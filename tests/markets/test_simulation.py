@@ -1,18 +1,15 @@
 """The market simulation with real, biased classifiers (reproductions/market_simulation.py)."""
 
-import importlib.util
 import itertools
 import json
-import os
 
 import numpy as np
 import pytest
 from scipy import stats
 
-_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "reproductions", "market_simulation.py")
-_spec = importlib.util.spec_from_file_location("market_simulation", _PATH)
-sim = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(sim)
+from tests.reproduction_scripts import load_reproduction
+
+sim = load_reproduction("market_simulation")
 
 
 def test_biased_subset_is_annealed_rejection():

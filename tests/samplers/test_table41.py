@@ -1,17 +1,12 @@
 """Table 4.1 of seed 000 (reproductions/samplers_table41.py): a short cell in the normal suite, the
 full table (10^6 samples per cell) under ``make reproduce``."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from samplers import NormalGamma
+from tests.reproduction_scripts import load_reproduction
 
-PATH = Path(__file__).resolve().parents[2] / "reproductions" / "samplers_table41.py"
-spec = importlib.util.spec_from_file_location("samplers_table41", PATH)
-table41 = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(table41)
+table41 = load_reproduction("samplers_table41")
 
 
 def test_short_cell_h001_a1_ccadl_beats_sghmc():

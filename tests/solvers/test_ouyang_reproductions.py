@@ -4,25 +4,14 @@ holds on these data, or a sanity bound; the claims that do not hold here are in 
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2] / "reproductions"
+from tests.reproduction_scripts import load_reproduction
 
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-e1 = _load("ouyang_e1_least_squares")
-e2 = _load("ouyang_e2_ansgd")
-t5 = _load("ouyang_table5_sfw")
+e1 = load_reproduction("ouyang_e1_least_squares")
+e2 = load_reproduction("ouyang_e2_ansgd")
+t5 = load_reproduction("ouyang_table5_sfw")
 
 
 def test_e1_short_sgd_beats_one_gd_iteration_when_noisy_and_ties_after_epochs():
