@@ -35,7 +35,7 @@ from solvers.problems.loglinear import ConditionalLogLinear
 from solvers.progress import ProgressFn
 from solvers.simplex import project_simplex
 
-from .connect import connect
+from .connect import connected
 
 __all__ = ["ChunkedLogLinear", "fit_log_pool", "BLOCK_BYTES"]
 
@@ -281,14 +281,15 @@ def fit_log_pool(
     """
     from solvers.checks import as_labels
 
-    c = None if client is None else connect(client, timeout=timeout)
     path, (N, A, K) = _source_shape(log_probs)
     labels = as_labels(np.asarray(y.compute() if hasattr(y, "compute") else y), N, K, field="y")
-    blocks = _blocks(log_probs, path, (N, A, K), labels, c, floor, chunk_items)
-    problem = ChunkedLogLinear(blocks, N, A, K, client=c, floor=floor)
-    _, n_floored = problem.setup()
-    pool = LogPool(solver=solver, floor=floor, tol=tol, max_iter=max_iter)
-    pool.n_agents_, pool.n_classes_, pool.n_floored_ = A, K, n_floored
-    pool._fit_simplex_weights(problem, progress)
+    with connected(client, timeout=timeout) as c:
+        problem = ChunkedLogLinear(
+            _blocks(log_probs, path, (N, A, K), labels, c, floor, chunk_items), N, A, K, client=c, floor=floor
+        )
+        _, n_floored = problem.setup()
+        pool = LogPool(solver=solver, floor=floor, tol=tol, max_iter=max_iter)
+        pool.n_agents_, pool.n_classes_, pool.n_floored_ = A, K, n_floored
+        pool._fit_simplex_weights(problem, progress)
     pool.fit_result_.extra["passes_on_workers"] = problem.passes[0]
     return pool

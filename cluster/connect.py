@@ -7,11 +7,13 @@ client is passed as it is. An address that cannot be reached within ``timeout`` 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from solvers.errors import InputError
 
-__all__ = ["connect", "worker_addresses"]
+__all__ = ["connect", "connected", "worker_addresses"]
 
 DEFAULT_TIMEOUT = 10.0
 """Seconds to wait for a scheduler before giving up."""
@@ -36,6 +38,21 @@ def connect(client: Any, *, timeout: float = DEFAULT_TIMEOUT, field: str = "clie
             "start one with `dask scheduler` or check the address",
             code="unreachable",
         ) from exc
+
+
+@contextmanager
+def connected(client: Any, *, timeout: float = DEFAULT_TIMEOUT, field: str = "client") -> Iterator[Any]:
+    """:func:`connect` for one piece of work: a client made here from an address is closed at the end
+    (``None`` stays ``None``: the in-process path)."""
+    if client is None:
+        yield None
+        return
+    c = connect(client, timeout=timeout, field=field)
+    try:
+        yield c
+    finally:
+        if c is not client:
+            c.close()
 
 
 def worker_addresses(client: Any) -> list[str]:

@@ -52,7 +52,7 @@ from solvers.monitor import Run
 from solvers.progress import ProgressFn
 from solvers.result import SolveResult
 
-from .connect import connect, worker_addresses
+from .connect import connected, worker_addresses
 from .graphs import WorkerGraph
 
 __all__ = ["Shard", "consensus_admm", "beta_grid", "BETA_RULES"]
@@ -361,7 +361,22 @@ def consensus_admm(
     if order == "right-first":  # the same graph with its sides swapped (lambda changes sign, x and y do not)
         graph = WorkerGraph(graph.n_nodes, graph.right, graph.left, tuple((n, p) for p, n in graph.edges), graph.name)
 
-    ex: Any = _InProcess() if client is None else _OnDask(connect(client, timeout=timeout), graph.n_nodes)
+    with connected(client, timeout=timeout) as c:
+        ex: Any = _InProcess() if c is None else _OnDask(c, graph.n_nodes)
+        return _rounds(ex, graph, data, beta, max_rounds, tol, q_th, progress)
+
+
+def _rounds(
+    ex: Any,
+    graph: WorkerGraph,
+    data: list[Shard],
+    beta: Any,
+    max_rounds: int,
+    tol: float,
+    q_th: float,
+    progress: ProgressFn | None,
+) -> SolveResult:
+    """The BSP rounds of Alg. 9 on the executor ``ex`` (in-process or Dask)."""
     run_id = uuid.uuid4().hex
     nb = {v: graph.neighbours(v) for v in range(graph.n_nodes)}
     try:

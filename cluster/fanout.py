@@ -22,7 +22,7 @@ from aggregators.registry import make_pool
 from evaluation.aggregation import DEFAULT_ETAS, RENYI_OPTIONS
 from solvers.errors import InputError
 
-from .connect import connect
+from .connect import connected
 
 __all__ = ["gamma_sweep", "leave_one_out"]
 
@@ -46,11 +46,11 @@ def _loo_point(val_lp: np.ndarray, val_y: np.ndarray, test_lp: np.ndarray, test_
 
 
 def _fan_out(client: Any, fn: Callable, data: tuple, points: Sequence[Any]) -> list:
-    if client is None:
-        return [fn(*data, p) for p in points]
-    c = connect(client)
-    shared = [c.scatter(x, broadcast=True) for x in data]
-    return c.gather([c.submit(fn, *shared, p, pure=False) for p in points])
+    with connected(client) as c:
+        if c is None:
+            return [fn(*data, p) for p in points]
+        shared = [c.scatter(x, broadcast=True) for x in data]
+        return c.gather([c.submit(fn, *shared, p, pure=False) for p in points])
 
 
 def gamma_sweep(

@@ -134,3 +134,9 @@ def test_gamma_sweep_and_leave_one_out_fan_out_as_dask_tasks(client):
         np.testing.assert_allclose(a["weights"], b["weights"], atol=1e-12)
         assert a["private_perplexity"] == pytest.approx(b["private_perplexity"], rel=1e-12)
     np.testing.assert_allclose(leave_one_out(*args, client=client), leave_one_out(*args), atol=1e-12)
+    # the competition aggregation sends its leave-one-out refits to the cluster (AGORA_DASK_SCHEDULER)
+    from evaluation.aggregation import aggregate_submissions
+
+    serial = aggregate_submissions(*args, methods=("log",))
+    on = aggregate_submissions(*args, methods=("log",), client=client)
+    np.testing.assert_allclose([c["loo_gain"] for c in on["credit"]], [c["loo_gain"] for c in serial["credit"]])
