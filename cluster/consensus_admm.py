@@ -74,7 +74,7 @@ class Shard:
     l: np.ndarray
     loss: str = "squares"
     ridge: float = 0.0
-    _factors: dict[float, Any] = field(default_factory=dict, repr=False)
+    _factors: dict[Any, Any] = field(default_factory=dict, repr=False)  # Cholesky by rho, and 2 S^T l
 
     @property
     def n_samples(self) -> int:
@@ -106,9 +106,11 @@ class Shard:
             fac = self._factors.get(rho)
             if fac is None:
                 if len(self._factors) > 4:  # an adaptive penalty changes rho: keep a few
-                    self._factors.clear()
+                    self._factors = {k: v for k, v in self._factors.items() if k == "rhs"}
                 fac = self._factors[rho] = cho_factor(2.0 * self.S.T @ self.S + (self.ridge + rho) * np.eye(D))
-            return cho_solve(fac, 2.0 * self.S.T @ self.l + c)
+            if "rhs" not in self._factors:
+                self._factors["rhs"] = 2.0 * self.S.T @ self.l
+            return cho_solve(fac, self._factors["rhs"] + c)
         z = z0.copy()
         for _ in range(100):
             m = self.S @ z
