@@ -56,6 +56,31 @@ def local_cluster(n_workers: int):
     return lc, Client(lc)
 
 
+def over_workers(warm, work, check, reps: int) -> dict[int, float]:
+    """Time ``work(client)`` on a LocalCluster of 1 and of 2 workers (after ``warm(client)``, which
+    loads the kernels in the workers); print a row per size with ``check(result)`` = (error, passes)."""
+    print("| workers | seconds (median) | runs | passes | max abs difference to the reference | load |")
+    print("|---|---|---|---|---|---|")
+    times = {}
+    for w in (1, 2):
+        lc, c = local_cluster(w)
+        try:
+            warm(c)
+            runs = []
+            for _ in range(reps):
+                t = time.perf_counter()
+                out = work(c)
+                runs.append(time.perf_counter() - t)
+            times[w] = float(np.median(runs))
+            err, passes = check(out)
+            print(f"| {w} | {times[w]:.2f} | {', '.join(f'{r:.2f}' for r in runs)} | {passes} | {err:.1e} | {load()} |")
+        finally:
+            c.close()
+            lc.close()
+    print(f"speed-up 1 -> 2 workers: {times[1] / times[2]:.2f}x (target 1.6x)")
+    return times
+
+
 def write_store(path: str, lp: np.ndarray, block: int) -> None:
     import zarr
 
@@ -75,30 +100,13 @@ def logpool_scaling(args: argparse.Namespace, workdir: str) -> None:
     ref = LogPool().fit(lp, y)
     t_mem = time.perf_counter() - t
     print(f"in-memory LogPool().fit (this process): {t_mem:.2f} s, {ref.n_iter_} iterations  [{load()}]")
-    print("| workers | seconds (median) | runs | passes | max abs(w - w_in_memory) | load |")
-    print("|---|---|---|---|---|---|")
-    times = {}
-    for w in (1, 2):
-        lc, c = local_cluster(w)
-        try:
-            fit_log_pool(path, y[:], client=c, chunk_items=args.block, max_iter=1)  # warm the workers' kernels
-            runs = []
-            for _ in range(args.reps):
-                t = time.perf_counter()
-                pool = fit_log_pool(path, y, client=c, chunk_items=args.block)
-                runs.append(time.perf_counter() - t)
-            times[w] = float(np.median(runs))
-            err = float(np.abs(pool.weights_ - ref.weights_).max())
-            passes = pool.fit_result_.extra["passes_on_workers"]
-            runs_s = ", ".join(f"{r:.2f}" for r in runs)
-            print(f"| {w} | {times[w]:.2f} | {runs_s} | {passes} | {err:.1e} | {load()} |")
-        finally:
-            c.close()
-            lc.close()
-    print(
-        f"speed-up 1 -> 2 workers: {times[1] / times[2]:.2f}x (target 1.6x); 1 worker vs in-memory: "
-        f"{times[1] / t_mem:.2f}x the time"
+    times = over_workers(
+        lambda c: fit_log_pool(lp[:400], y[:400], client=c, chunk_items=100),  # loads the kernels in the workers
+        lambda c: fit_log_pool(path, y, client=c, chunk_items=args.block),
+        lambda pool: (float(np.abs(pool.weights_ - ref.weights_).max()), pool.fit_result_.extra["passes_on_workers"]),
+        args.reps,
     )
+    print(f"1 worker vs in-memory: {times[1] / t_mem:.2f}x the time")
     per_chunk(lp, y, args.block, args.n_agents)
 
 
@@ -146,22 +154,12 @@ def sweep_scaling(args: argparse.Namespace) -> None:
     ref = gamma_sweep(*data, etas)
     t_in = time.perf_counter() - t
     print(f"in this process: {t_in:.2f} s  [{load()}]")
-    print("| workers | seconds | max abs(w - in-process) | load |")
-    print("|---|---|---|---|")
-    times = {}
-    for w in (1, 2):
-        lc, c = local_cluster(w)
-        try:
-            gamma_sweep(lp[:100], y[:100], lp[100:200], y[100:200], (2.0, 5.0), client=c)  # warm the workers
-            t = time.perf_counter()
-            out = gamma_sweep(*data, etas, client=c)
-            times[w] = time.perf_counter() - t
-            err = max(float(np.abs(np.subtract(a["weights"], b["weights"])).max()) for a, b in zip(out, ref))
-            print(f"| {w} | {times[w]:.2f} | {err:.1e} | {load()} |")
-        finally:
-            c.close()
-            lc.close()
-    print(f"speed-up 1 -> 2 workers: {times[1] / times[2]:.2f}x (target 1.6x)")
+    over_workers(
+        lambda c: gamma_sweep(lp[:100], y[:100], lp[100:200], y[100:200], (2.0, 5.0), client=c),
+        lambda c: gamma_sweep(*data, etas, client=c),
+        lambda out: (max(float(np.abs(np.subtract(a["weights"], b["weights"])).max()) for a, b in zip(out, ref)), "-"),
+        1,
+    )
 
 
 def communication(args: argparse.Namespace) -> None:

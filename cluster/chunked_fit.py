@@ -89,6 +89,8 @@ def _block_pass(
         return n * f, n * g
     if op == "hvp":
         return n * P.hvp(args[0], args[1])
+    if len(args) > 1:  # a subsampled Hessian: this block's items of the sample
+        return args[1].size * P.hessian(args[0], items=args[1])
     return n * P.hessian(args[0])
 
 
@@ -127,13 +129,16 @@ class ChunkedLogLinear:
         self.prox = lambda x, step=1.0: project_simplex(x)
         self.passes = [0]  # shared with the restricted problems: every pass over the blocks
 
-    def _map(self, op: str, *args: Any) -> list:
+    def _map(self, op: str, *args: Any, per_block: list | None = None) -> list:
+        """``op`` on every block (``per_block``: one extra argument per block, ``None`` skips it)."""
         self.passes[0] += 1
+        extra = per_block or [()] * len(self.blocks)
+        todo = [(b, e) for b, e in zip(self.blocks, extra) if e is not None]
         if self.client is None:
-            return [_block_pass(s, lab, st, self.floor, self.cols, op, *args) for s, lab, st in self.blocks]
+            return [_block_pass(s, lab, st, self.floor, self.cols, op, *args, *e) for (s, lab, st), e in todo]
         futs = [
-            self.client.submit(_block_pass, s, lab, st, self.floor, self.cols, op, *args, pure=False)
-            for s, lab, st in self.blocks
+            self.client.submit(_block_pass, s, lab, st, self.floor, self.cols, op, *args, *e, pure=False)
+            for (s, lab, st), e in todo
         ]
         return self.client.gather(futs)
 
@@ -160,8 +165,17 @@ class ChunkedLogLinear:
         v = np.ascontiguousarray(v, dtype=np.float64)
         return sum(self._map("hvp", self._w(x), v)) / self.n_terms
 
-    def hessian(self, x: np.ndarray) -> np.ndarray:
-        H = sum(self._map("hessian", self._w(x))) / self.n_terms
+    def hessian(self, x: np.ndarray, *, items: np.ndarray | None = None) -> np.ndarray:
+        """The exact Hessian, or (``items``) the mean over those items only: the subsampled Hessian the
+        Newton solver uses above 8,000 items, as the in-memory problem offers it, so both take the
+        same path."""
+        if items is None:
+            H = sum(self._map("hessian", self._w(x))) / self.n_terms
+        else:
+            its = np.asarray(items, dtype=np.int64)
+            starts = [st for _, _, st in self.blocks] + [self.n_terms]
+            local = [its[(its >= a) & (its < b)] - a for a, b in zip(starts[:-1], starts[1:])]
+            H = sum(self._map("hessian", self._w(x), per_block=[(i,) if i.size else None for i in local])) / its.size
         return 0.5 * (H + H.T)
 
     def setup(self) -> tuple[np.ndarray, int]:
