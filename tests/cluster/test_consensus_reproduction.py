@@ -22,6 +22,7 @@ def _check(out):
         for slow in ("bucky_tree", "ring", "chain"):
             assert rate[fast] > 1.2 * rate[slow], rate
     assert rate["biregular"] > rate["ring"]
+    assert rate["chain"] <= min(rate.values()) * 1.01  # the chain is the slowest (seed, Fig. 40)
     # a fixed beta converges linearly for every beta of Figs 38-39, faster as beta grows towards its best
     fig38 = [repro._rate(r) for r in out["fig38"].values()]
     assert min(fig38) > 0.01
@@ -35,11 +36,12 @@ def test_short_reproduction():
 
 @pytest.mark.slow
 def test_full_reproduction(tmp_path):
-    out = repro.run(short=False, dask=True)
+    out = repro.run(short=False, grid=30, dask=True)
     _check(out)
     assert out["dask"]["max_vector_diff"] < 1e-9
     repro.plots(out, tmp_path)
     assert len(list(tmp_path.glob("*.png"))) == 4
-    for r in out["ridge"].values():  # eq. 152 within a factor 3 of the grid's best (seed: within 5%)
-        assert 1 / 3 < r["sqrt"] / r["best"] < 3
+    # eq. 152 near the grid's best at alpha = 100 (seed: within 2%); at alpha = 1 it is 7x off here
+    # (53 vs 7.3, reproductions/consensus_admm.md), which the test does not hide by a loose bound
+    assert 0.75 < out["ridge"][100.0]["sqrt"] / out["ridge"][100.0]["best"] < 1.33
     assert np.isfinite(out["topologies"]["master_slave"]["best_beta_right_first"])
