@@ -94,7 +94,10 @@ def logpool_scaling(args: argparse.Namespace, workdir: str) -> None:
     lp, y = make_competition_predictions(N, A, K, seed=0)
     path = os.path.join(workdir, "lp.zarr")
     write_store(path, lp, args.block)
-    print(f"\n## 1. log-pool fit, {N} x {A} x {K} ({lp.nbytes / 2**30:.2f} GiB), Zarr blocks of {args.block} items")
+    print(
+        f"\n## 1. log-pool fit, {N} x {A} x {K} ({lp.nbytes / 2**30:.2f} GiB), Zarr blocks of {args.block} items, "
+        f"{args.zarr_mode}"
+    )
     LogPool().fit(lp[:200], y[:200])  # compile the kernels off the clock
     t = time.perf_counter()
     ref = LogPool().fit(lp, y)
@@ -102,7 +105,7 @@ def logpool_scaling(args: argparse.Namespace, workdir: str) -> None:
     print(f"in-memory LogPool().fit (this process): {t_mem:.2f} s, {ref.n_iter_} iterations  [{load()}]")
     times = over_workers(
         lambda c: fit_log_pool(lp[:400], y[:400], client=c, chunk_items=100),  # loads the kernels in the workers
-        lambda c: fit_log_pool(path, y, client=c, chunk_items=args.block),
+        lambda c: fit_log_pool(path, y, client=c, chunk_items=args.block, persist=args.zarr_mode == "kept"),
         lambda pool: (float(np.abs(pool.weights_ - ref.weights_).max()), pool.fit_result_.extra["passes_on_workers"]),
         args.reps,
     )
@@ -207,6 +210,12 @@ def main() -> None:
     p.add_argument("--n-classes", type=int, default=64)
     p.add_argument("--block", type=int, default=1_000, help="items per Zarr block / task")
     p.add_argument("--reps", type=int, default=2)
+    p.add_argument(
+        "--zarr-mode",
+        default="kept",
+        choices=("kept", "read-per-pass"),
+        help="blocks floored once and kept on the workers, or read from the store at every pass",
+    )
     p.add_argument("--sweep-items", type=int, default=2_000)
     p.add_argument("--admm-rounds", type=int, default=20)
     p.add_argument("--skip", nargs="*", default=(), choices=("logpool", "sweep", "admm"))

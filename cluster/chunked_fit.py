@@ -11,10 +11,12 @@ as :class:`aggregators.LogPool` on it; only D-vectors and D x D matrices cross t
 
 Sources (:func:`fit_log_pool`'s ``log_probs``):
 
-- a Zarr array, or the path of a Zarr store on disk: every pass reads each block from the store on
-  the worker (nothing is kept in memory), so the data may be many times the workers' memory;
+- a Zarr array, or the path of a Zarr store on disk: when it is more than half the workers' memory
+  (or ``persist=False``) every pass reads each block from the store on the worker and keeps
+  nothing, so the data may be many times the workers' memory; otherwise each block is read, floored
+  once and kept on its worker;
 - a ``dask.array`` (or a NumPy array): the floored blocks are computed once and kept in the
-  workers' memory (``client.persist``), each pass reads them there.
+  workers' memory, each pass reads them there.
 
 ``client=None`` runs the same blocks in this process, one after the other (Zarr stores larger than
 this machine's memory fit this way too).
@@ -237,10 +239,14 @@ def _blocks(
     client: Any,
     floor: float | None,
     chunk_items: int | None,
+    persist: bool | None,
 ) -> list:
-    """``(source, labels, start)`` per block: Zarr blocks by path (read at every pass), other arrays
-    floored once and kept (persisted on the workers, or in this process)."""
+    """``(source, labels, start)`` per block: blocks floored once and kept (on the workers, or in this
+    process), or Zarr blocks by path, read at every pass (``persist=False``; the default for a Zarr
+    store unless twice its size fits in the workers' memory limits)."""
     N, A, K = shape
+    if persist is None:
+        persist = path is None or (client is not None and 2 * N * A * K * 8 < _cluster_memory(client))
     if chunk_items is not None:
         if not (isinstance(chunk_items, (int, np.integer)) and chunk_items >= 1):
             raise InputError("chunk_items", f"must be an integer >= 1; got {chunk_items!r}")
@@ -256,13 +262,20 @@ def _blocks(
     out: list[tuple[Any, Any, int]] = []
     for a, b in ((int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a):
         lab = labels[a:b]
-        if path is not None:
-            out.append((ZarrBlock(path, a, b), lab if client is None else client.scatter(lab), a))
+        block = ZarrBlock(path, a, b) if path is not None else log_probs[a:b]
+        if not persist:
+            out.append((block, lab if client is None else client.scatter(lab), a))
         elif client is None:
-            out.append((_build(np.asarray(log_probs[a:b]), lab, a, floor), lab, a))
-        else:  # a dask array's block is computed on a worker and floored there, once
-            out.append((client.submit(_build, log_probs[a:b], lab, a, floor, pure=False), None, a))
+            out.append((_build(block if path is not None else np.asarray(block), lab, a, floor), lab, a))
+        else:  # read (or computed) on a worker, floored there once, and kept there
+            out.append((client.submit(_build, block, lab, a, floor, pure=False), None, a))
     return out
+
+
+def _cluster_memory(client: Any) -> float:
+    """The sum of the workers' memory limits (infinite when a worker has none)."""
+    limits = [w.get("memory_limit") or 0 for w in client.scheduler_info(n_workers=-1)["workers"].values()]
+    return float("inf") if not limits or 0 in limits else float(sum(limits))
 
 
 def fit_log_pool(
@@ -275,6 +288,7 @@ def fit_log_pool(
     tol: float = 1e-10,
     max_iter: int | None = None,
     chunk_items: int | None = None,
+    persist: bool | None = None,
     timeout: float = 10.0,
     progress: ProgressFn | None = None,
 ) -> LogPool:
@@ -289,6 +303,9 @@ def fit_log_pool(
     client : ``None`` (the blocks in this process), a ``distributed.Client`` or a scheduler address.
     floor, solver, tol, max_iter : as :class:`LogPool`.
     chunk_items : items per block (default: the dask array's chunks, else about 64 MiB per block).
+    persist : keep the floored blocks in the workers' memory (one read) instead of reading a Zarr
+        store at every pass; default: kept, except a Zarr store more than half the workers' memory
+        (and any Zarr store in-process).
     timeout : seconds to wait for a scheduler given by address.
 
     The pool's ``fit_result_.extra["passes_on_workers"]`` counts the passes over the blocks.
@@ -299,7 +316,7 @@ def fit_log_pool(
     labels = as_labels(np.asarray(y.compute() if hasattr(y, "compute") else y), N, K, field="y")
     with connected(client, timeout=timeout) as c:
         problem = ChunkedLogLinear(
-            _blocks(log_probs, path, (N, A, K), labels, c, floor, chunk_items), N, A, K, client=c, floor=floor
+            _blocks(log_probs, path, (N, A, K), labels, c, floor, chunk_items, persist), N, A, K, client=c, floor=floor
         )
         _, n_floored = problem.setup()
         pool = LogPool(solver=solver, floor=floor, tol=tol, max_iter=max_iter)

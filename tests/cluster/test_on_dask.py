@@ -85,8 +85,9 @@ def test_chunked_log_pool_fit_equals_the_in_memory_fit(client, tmp_path):
     on_dask = fit_log_pool(da.from_array(lp, chunks=(900, 30, 8)), y, client=client)
     z = zarr.create_array(str(tmp_path / "lp.zarr"), shape=lp.shape, chunks=(1000, 30, 8), dtype="f8")
     z[:] = lp
-    on_zarr = fit_log_pool(str(tmp_path / "lp.zarr"), y, client=client, chunk_items=1500)
-    for pool in (on_dask, on_zarr):
+    on_zarr = fit_log_pool(str(tmp_path / "lp.zarr"), y, client=client, chunk_items=1500)  # kept on the workers
+    streamed = fit_log_pool(z, y, client=client, chunk_items=1500, persist=False)  # read at every pass
+    for pool in (on_dask, on_zarr, streamed):
         np.testing.assert_allclose(pool.weights_, ref.weights_, atol=1e-10)
         assert pool.n_floored_ == ref.n_floored_ > 0
         assert pool.fit_result_.converged
@@ -113,7 +114,7 @@ def test_a_zarr_store_larger_than_the_workers_memory_limit_fits(client, times):
             x = sharp[None, :, None] * (t[:, None, :] + rng.normal(size=(b - a, A, K)))
             z[a:b] = x - np.log(np.exp(x).sum(axis=2, keepdims=True))
         assert z.nbytes >= times * MEMORY_LIMIT - A * K * 8
-        pool = fit_log_pool(path, y, client=client, chunk_items=block, solver="newton")
+        pool = fit_log_pool(path, y, client=client, chunk_items=block, solver="newton", persist=False)
     assert pool.fit_result_.converged
     assert pool.weights_.sum() == pytest.approx(1.0) and pool.weights_[-1] > pool.weights_[0]
     limits = client.run(lambda dask_worker: dask_worker.memory_manager.memory_limit)
