@@ -31,7 +31,7 @@ system-deps:
 SCHEMA_TESTS := tests/app/test_schemathesis.py tests/app/test_competitions_schema.py
 
 ## the linter, the formatter's check and the type checker on the library packages
-LIBRARY := solvers aggregators markets samplers evaluation graphical
+LIBRARY := solvers aggregators markets samplers evaluation graphical cluster
 lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .

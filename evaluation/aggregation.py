@@ -122,6 +122,7 @@ def aggregate_submissions(
     progress: ProgressFn | None = None,
     predict_lp: np.ndarray | None = None,
     market_max_epochs: int = MARKET_MAX_EPOCHS,
+    client: Any = None,
 ) -> dict[str, Any]:
     """Fit every pool on ``(val_lp, val_y)`` and score it on ``(test_lp, test_y)``.
 
@@ -131,6 +132,8 @@ def aggregate_submissions(
         (submissions) are the same columns in both.
     val_y, test_y : integer labels.
     seed : fixes the 10 private subsets.
+    client : ``None``, or a Dask client or scheduler address: the leave-one-out refits then run as
+        Dask tasks (:func:`cluster.fanout.leave_one_out`).
 
     Returns a JSON-ready dict: ``rows`` (Table 2.3: one per method plus the best single entry, with
     ``public_perplexity`` on the validation part, ``private_perplexity`` on the whole private
@@ -268,7 +271,13 @@ def aggregate_submissions(
         w_all = np.asarray(fitted["log"].weights_, dtype=float)
         keep_all = np.ones(n_agents, dtype=bool)
         try:
-            for a in range(n_agents):
+            if refit and client is not None:  # the refits are independent: one Dask task each
+                from cluster.fanout import leave_one_out
+
+                gains = leave_one_out(val_lp, val_y, test_lp, test_y, client=client)
+                for a in range(n_agents):
+                    credit[a]["loo_gain"] = gains[a]
+            for a in range(n_agents if client is None or not refit else 0):
                 keep = keep_all.copy()
                 keep[a] = False
                 if refit:

@@ -29,6 +29,7 @@ from app.db import Database
 from app.errors import ProblemError, forbidden
 from app.jobs import JobContext, handler, on_end
 from app.models import Blob, PoolRow, aware, new_id, utcnow
+from app.settings import get_settings
 from evaluation import aggregation, ladder, leaderboard
 from evaluation.split import public_private_split
 from solvers.errors import InputError
@@ -687,6 +688,7 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
         progress=progress,
         predict_lp=lp,
         market_max_epochs=max_epochs,
+        client=get_settings().dask_scheduler,
     )
     predictions = result.pop("predictions")
     models = result.pop("models")

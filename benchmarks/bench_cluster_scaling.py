@@ -1,0 +1,234 @@
+"""Agora on Dask: strong scaling 1 -> 2 workers, communication per round, per-chunk costs (issue 18 §4).
+
+Tables printed (all from this run; the machine's load is printed beside them):
+
+1. Log-pool fit on a Zarr store (default 20,000 x 269 x 64, float64, uncompressed, read by the
+   workers at every pass): in-memory ``LogPool().fit`` in this process, then
+   :func:`cluster.chunked_fit.fit_log_pool` on a ``LocalCluster`` of 1 and of 2 worker processes
+   (one thread each); speed-up = t(1 worker) / t(2 workers); the weights of every run against the
+   in-memory fit.
+2. The competition's gamma sweep (:func:`cluster.fanout.gamma_sweep`, 4 etas, one Rényi fit per
+   task) on 1 and 2 workers, and in this process.
+3. Communication per round of consensus ADMM (:func:`cluster.consensus_admm.consensus_admm`) on
+   each E6 topology (24 nodes, D = 50): floats along edges per round (2D per edge) against the seed's
+   3D per edge, and the bytes Dask actually moved between the worker processes per round.
+4. Per-chunk costs of one pass (value+gradient, Hessian) on one block, the figures the 1e8-item plan
+   in ``benchmarks/results/cluster.md`` is built from.
+
+    OMP_NUM_THREADS=1 NUMBA_CACHE_DIR=.numba_cache .venv/bin/python benchmarks/bench_cluster_scaling.py
+    ... --n-items 5000 --sweep-items 2000   # a quick run
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from aggregators import LogPool  # noqa: E402
+from benchmarks.competition_data import make_competition_predictions  # noqa: E402
+from cluster import graphs  # noqa: E402
+from cluster.chunked_fit import _block_pass, _build, fit_log_pool  # noqa: E402
+from cluster.consensus_admm import consensus_admm  # noqa: E402
+from cluster.fanout import gamma_sweep  # noqa: E402
+
+
+def load() -> str:
+    return "load " + " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def local_cluster(n_workers: int):
+    from distributed import Client, LocalCluster
+
+    lc = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    return lc, Client(lc)
+
+
+def over_workers(warm, work, check, reps: int) -> dict[int, float]:
+    """Time ``work(client)`` on a LocalCluster of 1 and of 2 workers (after ``warm(client)``, which
+    loads the kernels in the workers); print a row per size with ``check(result)`` = (error, passes)."""
+    print("| workers | seconds (median) | runs | passes | max abs difference to the reference | load |")
+    print("|---|---|---|---|---|---|")
+    times = {}
+    for w in (1, 2):
+        lc, c = local_cluster(w)
+        try:
+            warm(c)
+            runs = []
+            for _ in range(reps):
+                t = time.perf_counter()
+                out = work(c)
+                runs.append(time.perf_counter() - t)
+            times[w] = float(np.median(runs))
+            err, passes = check(out)
+            print(f"| {w} | {times[w]:.2f} | {', '.join(f'{r:.2f}' for r in runs)} | {passes} | {err:.1e} | {load()} |")
+        finally:
+            c.close()
+            lc.close()
+    print(f"speed-up 1 -> 2 workers: {times[1] / times[2]:.2f}x (target 1.6x)")
+    return times
+
+
+def write_store(path: str, lp: np.ndarray, block: int) -> None:
+    import zarr
+
+    z = zarr.create_array(path, shape=lp.shape, chunks=(block, *lp.shape[1:]), dtype="f8", compressors=None)
+    for a in range(0, lp.shape[0], block):
+        z[a : a + block] = lp[a : a + block]
+
+
+def logpool_scaling(args: argparse.Namespace, workdir: str) -> None:
+    N, A, K = args.n_items, args.n_agents, args.n_classes
+    lp, y = make_competition_predictions(N, A, K, seed=0)
+    path = os.path.join(workdir, "lp.zarr")
+    write_store(path, lp, args.block)
+    print(
+        f"\n## 1. log-pool fit, {N} x {A} x {K} ({lp.nbytes / 2**30:.2f} GiB), Zarr blocks of {args.block} items, "
+        f"{args.zarr_mode}"
+    )
+    LogPool().fit(lp[:200], y[:200])  # compile the kernels off the clock
+    t = time.perf_counter()
+    ref = LogPool().fit(lp, y)
+    t_mem = time.perf_counter() - t
+    print(f"in-memory LogPool().fit (this process): {t_mem:.2f} s, {ref.n_iter_} iterations  [{load()}]")
+    times = over_workers(
+        lambda c: fit_log_pool(lp[:400], y[:400], client=c, chunk_items=100),  # loads the kernels in the workers
+        lambda c: fit_log_pool(path, y, client=c, chunk_items=args.block, persist=args.zarr_mode == "kept"),
+        lambda pool: (float(np.abs(pool.weights_ - ref.weights_).max()), pool.fit_result_.extra["passes_on_workers"]),
+        args.reps,
+    )
+    print(f"1 worker vs in-memory: {times[1] / t_mem:.2f}x the time")
+    per_chunk(lp, y, args.block, args.n_agents)
+
+
+def per_chunk(lp: np.ndarray, y: np.ndarray, block: int, A: int) -> None:
+    print(f"\n## 4. per-chunk costs, one block of {block} items x {lp.shape[1]} x {lp.shape[2]} (this process)")
+    import zarr
+
+    d = tempfile.mkdtemp()
+    z = zarr.create_array(os.path.join(d, "b.zarr"), shape=(block, *lp.shape[1:]), dtype="f8", compressors=None)
+    z[:] = lp[:block]
+    w = np.full(A, 1.0 / A)
+    rows = []
+    t = time.perf_counter()
+    for _ in range(3):
+        zarr.open_array(os.path.join(d, "b.zarr"), mode="r")[:]
+    rows.append(("read the block from the Zarr store (page cache)", (time.perf_counter() - t) / 3))
+    t = time.perf_counter()
+    for _ in range(3):
+        P, _ = _build(lp[:block], y[:block], 0, 1e-9)
+    rows.append(("floor + build the block's problem", (time.perf_counter() - t) / 3))
+    src = (P, 0)
+    _block_pass(src, y[:block], 0, 1e-9, None, "value_and_grad", w)
+    for op, cols in (("value_and_grad", None), ("hessian", None), ("hessian", np.arange(min(50, A)))):
+        t = time.perf_counter()
+        for _ in range(3):
+            _block_pass(src, y[:block], 0, 1e-9, cols, op, w if cols is None else np.full(cols.size, 1.0 / cols.size))
+        name = op + ("" if cols is None else f" on a working set of {cols.size} agents")
+        rows.append((name, (time.perf_counter() - t) / 3))
+    print("| step | seconds per block | ns per item x agent x class |")
+    print("|---|---|---|")
+    n_vals = block * lp.shape[1] * lp.shape[2]
+    for name, s in rows:
+        print(f"| {name} | {s:.4f} | {1e9 * s / n_vals:.2f} |")
+    print(f"[{load()}]")
+
+
+def sweep_scaling(args: argparse.Namespace) -> None:
+    N, A, K = args.sweep_items, args.n_agents, args.n_classes
+    lp, y = make_competition_predictions(2 * N, A, K, seed=1)
+    data = (lp[:N], y[:N], lp[N:], y[N:])
+    etas = (2.0, 5.0, 10.0, 30.0)
+    print(f"\n## 2. gamma sweep, 4 etas {etas}, {N} public + {N} private items x {A} x {K}")
+    gamma_sweep(lp[:100], y[:100], lp[100:200], y[100:200], (2.0,))  # compile off the clock
+    t = time.perf_counter()
+    ref = gamma_sweep(*data, etas)
+    t_in = time.perf_counter() - t
+    print(f"in this process: {t_in:.2f} s  [{load()}]")
+    over_workers(
+        lambda c: gamma_sweep(lp[:100], y[:100], lp[100:200], y[100:200], (2.0, 5.0), client=c),
+        lambda c: gamma_sweep(*data, etas, client=c),
+        lambda out: (max(float(np.abs(np.subtract(a["weights"], b["weights"])).max()) for a, b in zip(out, ref)), "-"),
+        1,
+    )
+
+
+def communication(args: argparse.Namespace) -> None:
+    rng = np.random.default_rng(0)
+    D, n, m = 50, 24, 200
+    xt = rng.normal(size=D)
+    shards = []
+    for _ in range(n):
+        S = rng.normal(size=(m, D))
+        shards.append((S, S @ xt + 1e-2 * rng.normal(size=m)))
+    rounds = args.admm_rounds
+    print(f"\n## 3. consensus ADMM communication per round, 24 nodes on 2 worker processes, D = {D}, {rounds} rounds")
+    print(
+        "| topology | edges | floats/round along edges (2D/edge) | seed's 3D/edge | bytes between processes/round "
+        "(Dask) | in-process s/round | Dask s/round |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    lc, c = local_cluster(2)
+    try:
+
+        def sent(dask_worker) -> int:
+            return int(dask_worker.transfer_outgoing_bytes_total)
+
+        for name in graphs.TOPOLOGIES:
+            G = graphs.topology(name, n)
+            ref = consensus_admm(G, shards, beta=1.0, max_rounds=rounds)
+            before = sum(c.run(sent).values())
+            res = consensus_admm(G, shards, beta=1.0, max_rounds=rounds, client=c)
+            moved = (sum(c.run(sent).values()) - before) / rounds
+            assert np.allclose(res.extra["node_values"], ref.extra["node_values"], atol=1e-10)
+            print(
+                f"| {G.name} | {G.n_edges} | {res.extra['floats_per_round']} | {3 * D * G.n_edges} | {moved:,.0f} "
+                f"| {np.mean(ref.extra['round_seconds']):.4f} | {np.mean(res.extra['round_seconds']):.4f} |"
+            )
+    finally:
+        c.close()
+        lc.close()
+    print(f"[{load()}]")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--n-items", type=int, default=20_000)
+    p.add_argument("--n-agents", type=int, default=269)
+    p.add_argument("--n-classes", type=int, default=64)
+    p.add_argument("--block", type=int, default=1_000, help="items per Zarr block / task")
+    p.add_argument("--reps", type=int, default=2)
+    p.add_argument(
+        "--zarr-mode",
+        default="kept",
+        choices=("kept", "read-per-pass"),
+        help="blocks floored once and kept on the workers, or read from the store at every pass",
+    )
+    p.add_argument("--sweep-items", type=int, default=2_000)
+    p.add_argument("--admm-rounds", type=int, default=20)
+    p.add_argument("--skip", nargs="*", default=(), choices=("logpool", "sweep", "admm"))
+    args = p.parse_args()
+    print(f"# bench_cluster_scaling  [{load()}, {os.cpu_count()} cores]")
+    with tempfile.TemporaryDirectory() as d:
+        if "logpool" not in args.skip:
+            logpool_scaling(args, d)
+    if "sweep" not in args.skip:
+        sweep_scaling(args)
+    if "admm" not in args.skip:
+        communication(args)
+
+
+if __name__ == "__main__":
+    main()

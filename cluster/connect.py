@@ -1,0 +1,63 @@
+"""One way to get a Dask ``distributed.Client``: from a client, a scheduler address, or nothing.
+
+``Client(address)`` is how Agora reaches a real cluster (``tcp://host:8786``); a ``LocalCluster``'s
+client is passed as it is. An address that cannot be reached within ``timeout`` seconds is an
+:class:`~solvers.errors.InputError` naming the argument and the address, never a hang.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from solvers.errors import InputError
+
+__all__ = ["connect", "connected", "worker_addresses"]
+
+DEFAULT_TIMEOUT = 10.0
+"""Seconds to wait for a scheduler before giving up."""
+
+
+def connect(client: Any, *, timeout: float = DEFAULT_TIMEOUT, field: str = "client") -> Any:
+    """A ``distributed.Client``: ``client`` itself when it is one, else a new client connected to the
+    scheduler address ``client`` (``"tcp://host:8786"``). Raises :class:`InputError` naming ``field``
+    when the scheduler cannot be reached within ``timeout`` seconds."""
+    from distributed import Client
+
+    if isinstance(client, Client):
+        return client
+    if not isinstance(client, str) or not client.strip():
+        raise InputError(field, f"must be a distributed.Client or a scheduler address; got {client!r}")
+    try:
+        return Client(client, timeout=timeout)
+    except (OSError, TimeoutError) as exc:
+        raise InputError(
+            field,
+            f"cannot reach the Dask scheduler at {client!r} within {timeout:g} s ({type(exc).__name__}); "
+            "start one with `dask scheduler` or check the address",
+            code="unreachable",
+        ) from exc
+
+
+@contextmanager
+def connected(client: Any, *, timeout: float = DEFAULT_TIMEOUT, field: str = "client") -> Iterator[Any]:
+    """:func:`connect` for one piece of work: a client made here from an address is closed at the end
+    (``None`` stays ``None``: the in-process path)."""
+    if client is None:
+        yield None
+        return
+    c = connect(client, timeout=timeout, field=field)
+    try:
+        yield c
+    finally:
+        if c is not client:
+            c.close()
+
+
+def worker_addresses(client: Any) -> list[str]:
+    """The addresses of the client's workers, sorted (a fixed placement order); at least one."""
+    workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+    if not workers:
+        raise InputError("client", "the Dask cluster has no workers")
+    return workers

@@ -1,0 +1,143 @@
+"""The cluster package on a real multi-process Dask ``LocalCluster`` (no mocks): 2 worker processes,
+one thread each, one cluster for the whole module.
+
+Consensus ADMM's Dask rounds equal the in-process rounds and reach the centralized optimum; a
+data-less worker in a role that needs data and an unreachable scheduler are clear errors; the log
+pool's chunked fit (dask.array, Zarr) equals the in-memory fit, and a Zarr store larger than the
+workers' memory limit fits.
+"""
+
+import os
+import tempfile
+
+import numpy as np
+import pytest
+
+dask = pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+zarr = pytest.importorskip("zarr")
+
+import dask.array as da  # noqa: E402
+
+from aggregators import LogPool  # noqa: E402
+from cluster import graphs as g  # noqa: E402
+from cluster.chunked_fit import fit_log_pool  # noqa: E402
+from cluster.consensus_admm import consensus_admm  # noqa: E402
+from cluster.fanout import gamma_sweep  # noqa: E402
+from solvers.errors import InputError  # noqa: E402
+
+from .test_consensus_admm import _least_squares  # noqa: E402
+
+MEMORY_LIMIT = 400 * 2**20
+
+
+@pytest.fixture(scope="module")
+def client():
+    # pausing at 80% of the limit is for workers that hold data; these tasks read a block and drop it
+    with dask.config.set({"distributed.worker.memory.pause": False}):
+        with (
+            distributed.LocalCluster(
+                n_workers=2, processes=True, threads_per_worker=1, memory_limit=MEMORY_LIMIT, dashboard_address=None
+            ) as lc,
+            distributed.Client(lc) as c,
+        ):
+            yield c
+
+
+def test_consensus_rounds_on_dask_equal_the_in_process_rounds_and_the_optimum(client):
+    shards, x_star = _least_squares(n_nodes=6)
+    G = g.topology("biregular", 6)
+    ref = consensus_admm(G, shards, beta="adaptive", max_rounds=40)
+    on = consensus_admm(G, shards, beta="adaptive", max_rounds=40, client=client)
+    # the same rounds to rounding (BLAS may sum in another order in another process): 1e-14 of the start
+    np.testing.assert_allclose(on.extra["r"], ref.extra["r"], rtol=1e-8, atol=1e-14 * ref.extra["r"][0])
+    np.testing.assert_allclose(on.extra["s"], ref.extra["s"], rtol=1e-8, atol=1e-14 * ref.extra["s"][0])
+    np.testing.assert_allclose(on.extra["beta"], ref.extra["beta"], rtol=1e-12)
+    np.testing.assert_allclose(on.extra["node_values"], ref.extra["node_values"], atol=1e-12)
+    np.testing.assert_allclose(on.x, x_star, atol=1e-6)
+    # the node states were dropped from the workers at the end
+    from cluster import consensus_admm as mod
+
+    assert all(n == 0 for n in client.run(lambda: len(mod._NODES)).values())
+
+
+def test_dask_errors_are_clear(client):
+    shards, _ = _least_squares(n_nodes=4)
+    shards[1] = (np.zeros((0, 5)), np.zeros(0))  # a right node of the ring without data
+    with pytest.raises(InputError) as e:
+        consensus_admm(g.ring(4), shards, beta="adaptive", client=client)
+    assert e.value.field == "shards[1]" and "f ≡ 0" in e.value.reason
+    with pytest.raises(InputError) as e:
+        consensus_admm(g.ring(4), shards, beta=1.0, client="tcp://127.0.0.1:9", timeout=1.0)
+    assert e.value.field == "client" and "tcp://127.0.0.1:9" in e.value.reason
+    with pytest.raises(InputError) as e:
+        fit_log_pool(np.zeros((4, 2, 3)), [0, 1, 2, 0], client="tcp://127.0.0.1:9", timeout=1.0)
+    assert e.value.field == "client"
+
+
+def test_chunked_log_pool_fit_equals_the_in_memory_fit(client, tmp_path):
+    from benchmarks.logpool_families import make_family
+
+    lp, y = make_family("gaussian-logit", 4000, 30, 8, seed=2)
+    lp[5, 3, :] = -np.inf  # a zero probability: floored on the worker exactly as in memory
+    lp[5, 3, 0] = 0.0
+    ref = LogPool().fit(lp, y)
+    on_dask = fit_log_pool(da.from_array(lp, chunks=(900, 30, 8)), y, client=client)
+    z = zarr.create_array(str(tmp_path / "lp.zarr"), shape=lp.shape, chunks=(1000, 30, 8), dtype="f8")
+    z[:] = lp
+    on_zarr = fit_log_pool(str(tmp_path / "lp.zarr"), y, client=client, chunk_items=1500)  # kept on the workers
+    streamed = fit_log_pool(z, y, client=client, chunk_items=1500, persist=False)  # read at every pass
+    for pool in (on_dask, on_zarr, streamed):
+        np.testing.assert_allclose(pool.weights_, ref.weights_, atol=1e-10)
+        assert pool.n_floored_ == ref.n_floored_ > 0
+        assert pool.fit_result_.converged
+    np.testing.assert_allclose(on_zarr.predict(lp[:50]), ref.predict(lp[:50]), atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "times", [pytest.param(1.25, id="short"), pytest.param(4.0, id="full", marks=pytest.mark.slow)]
+)
+def test_a_zarr_store_larger_than_the_workers_memory_limit_fits(client, times):
+    A, K, block = 8, 8, 16_384
+    N = int(times * MEMORY_LIMIT // (A * K * 8))  # the store is `times` times one worker's memory limit
+    before = set(client.scheduler_info(n_workers=-1)["workers"])
+    rng = np.random.default_rng(0)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "big.zarr")
+        z = zarr.create_array(path, shape=(N, A, K), chunks=(block, A, K), dtype="f8", compressors=None)
+        y = np.empty(N, dtype=np.int64)
+        sharp = np.linspace(0.3, 2.0, A)
+        for a in range(0, N, block):
+            b = min(N, a + block)
+            t = rng.normal(size=(b - a, K))
+            y[a:b] = t.argmax(axis=1)
+            x = sharp[None, :, None] * (t[:, None, :] + rng.normal(size=(b - a, A, K)))
+            z[a:b] = x - np.log(np.exp(x).sum(axis=2, keepdims=True))
+        assert z.nbytes >= times * MEMORY_LIMIT - A * K * 8
+        pool = fit_log_pool(path, y, client=client, chunk_items=block, solver="newton", persist=False)
+    assert pool.fit_result_.converged
+    assert pool.weights_.sum() == pytest.approx(1.0) and pool.weights_[-1] > pool.weights_[0]
+    limits = client.run(lambda dask_worker: dask_worker.memory_manager.memory_limit)
+    assert set(limits.values()) == {MEMORY_LIMIT}
+    assert set(client.scheduler_info(n_workers=-1)["workers"]) == before  # no worker was killed and replaced
+
+
+def test_gamma_sweep_and_leave_one_out_fan_out_as_dask_tasks(client):
+    from benchmarks.logpool_families import make_family
+    from cluster.fanout import leave_one_out
+
+    lp, y = make_family("gaussian-logit", 600, 5, 6, seed=3)
+    args = (lp[:300], y[:300], lp[300:], y[300:])
+    on = gamma_sweep(*args, (2.0, 10.0), client=client)
+    ref = gamma_sweep(*args, (2.0, 10.0))
+    for a, b in zip(on, ref):
+        assert a["eta"] == b["eta"]
+        np.testing.assert_allclose(a["weights"], b["weights"], atol=1e-12)
+        assert a["private_perplexity"] == pytest.approx(b["private_perplexity"], rel=1e-12)
+    np.testing.assert_allclose(leave_one_out(*args, client=client), leave_one_out(*args), atol=1e-12)
+    # the competition aggregation sends its leave-one-out refits to the cluster (AGORA_DASK_SCHEDULER)
+    from evaluation.aggregation import aggregate_submissions
+
+    serial = aggregate_submissions(*args, methods=("log",))
+    on = aggregate_submissions(*args, methods=("log",), client=client)
+    np.testing.assert_allclose([c["loo_gain"] for c in on["credit"]], [c["loo_gain"] for c in serial["credit"]])
