@@ -117,6 +117,18 @@ def _agent(y, strength, seed):
     return s
 
 
+#: a fresh clone compiles the numba kernels on the server's first requests (measured: the competition
+#: test takes 35 s alone with a cold cache, 8 s warm; more while the other test worker compiles too),
+#: so the competition's pages wait up to two minutes for an element instead of Playwright's 30 s
+COLD_START_MS = 120_000
+
+
+def wide_page(browser):
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    page.set_default_timeout(COLD_START_MS)
+    return page
+
+
 def test_organiser_and_participants_run_a_competition(server, browser, tmp_path):
     base, _ = server
     y = np.random.default_rng(0).integers(0, K, N)
@@ -125,7 +137,7 @@ def test_organiser_and_participants_run_a_competition(server, browser, tmp_path)
     ids = np.arange(N) + 1000
 
     # -- the organiser creates the competition in the browser
-    org = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    org = wide_page(browser)
     org.goto(base + "/")
     org.fill("#apikey", ADMIN)
     org.click("#savekey")
@@ -141,7 +153,7 @@ def test_organiser_and_participants_run_a_competition(server, browser, tmp_path)
     # -- participants join and upload, each in their own browser context
     strengths = {"alice": 2.0, "bob": 1.2, "carol": 0.8}
     for i, (name, st) in enumerate(strengths.items()):
-        page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+        page = wide_page(browser)
         page.goto(f"{base}/#/c/{cid}/submit")
         page.fill("#joinform input[name=name]", name)
         page.click("#joinbtn")
@@ -211,7 +223,7 @@ def test_organiser_and_participants_run_a_competition(server, browser, tmp_path)
 
 def test_playground_pools_side_by_side(server, browser):
     base, _ = server
-    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    page = wide_page(browser)
     page.goto(base + "/#/playground")
     page.wait_for_selector("#pooltable tbody tr >> nth=3")
     text = page.inner_text("#pooltable")
