@@ -5,7 +5,11 @@ Run it on two trees to compare them (issue 12's "nothing changes a result or a s
 ``NUMBA_NUM_THREADS=1 NUMBA_CACHE_DIR=/tmp/nc_x PYTHONPATH=<tree> python benchmarks/ab_multinomial_epochs.py``.
 """
 
-import time, numpy as np, scipy.sparse as sp
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
 import solvers
 from solvers.problems.softmax_regression import MultinomialLogistic
 
