@@ -9,9 +9,9 @@ import pytest
 from sklearn.datasets import make_classification
 
 import solvers
-from solvers.errors import InputError
 from solvers.methods.frank_wolfe_svm import FrankWolfeSVC, WorkingSet
 from solvers.problems.cvm_svm import CVMDual
+from tests.input_errors import assert_names
 
 
 @pytest.fixture(scope="module")
@@ -108,27 +108,11 @@ def test_bad_input(small):
     p = small[0]
     X, y = p.X, p.y
     for kw, field in [({"C": 0.0}, "C"), ({"sigma": -1.0}, "sigma"), ({"cache_columns": -2}, "cache_columns")]:
-        with pytest.raises(InputError) as e:
-            CVMDual(X, y, **kw)
-        assert e.value.field == field
-    with pytest.raises(InputError) as e:
-        CVMDual(X, y[:10])
-    assert e.value.field == "y"
-    with pytest.raises(InputError) as e:
-        CVMDual(X, np.arange(len(y)) % 3)
-    assert e.value.field == "y"
-    with pytest.raises(InputError) as e:
-        solvers.minimize(p, "sfw", max_iter=0)
-    assert e.value.field == "max_iter"
-    with pytest.raises(InputError) as e:
-        solvers.minimize(p, "msfw", x0=np.ones(300) / 300)
-    assert e.value.field == "x0"
-    with pytest.raises(InputError) as e:
-        p.decision_function(np.ones(5), X)
-    assert e.value.field == "alpha"
-    with pytest.raises(InputError) as e:
-        p.decision_function(np.ones(300) / 300, X[:, :2])
-    assert e.value.field == "X"
-    with pytest.raises(InputError) as e:
-        FrankWolfeSVC(method="smo").fit(X, y)
-    assert e.value.field == "method"
+        assert_names(field, CVMDual, X, y, **kw)
+    assert_names("y", CVMDual, X, y[:10])
+    assert_names("y", CVMDual, X, np.arange(len(y)) % 3)
+    assert_names("max_iter", solvers.minimize, p, "sfw", max_iter=0)
+    assert_names("x0", solvers.minimize, p, "msfw", x0=np.ones(300) / 300)
+    assert_names("alpha", p.decision_function, np.ones(5), X)
+    assert_names("X", p.decision_function, np.ones(300) / 300, X[:, :2])
+    assert_names("method", FrankWolfeSVC(method="smo").fit, X, y)
