@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip >/dev/null
 	$(PY) -m pip install -e ".[test]"
+	$(PY) -m app.cli warmup
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import sys
+import time
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         load_demo(db, settings=settings)
         print("agora: demo data loaded", file=sys.stderr)
     db.dispose()
+    if not args.no_warmup:
+        t0 = time.perf_counter()
+        from .warmup import warm
+
+        warm()
+        print(f"agora: kernels warm ({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
     os.environ["AGORA_MIGRATE_ON_STARTUP"] = "false"  # done once above, not again in every worker
     print(
         f"agora: serving on http://{args.host}:{args.port} (docs at /docs), database {settings.database_url}",
@@ -55,6 +62,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
         access_log=args.access_log,
     )
     return 0
+
+
+def cmd_warmup(args: argparse.Namespace) -> int:
+    """Compile (or load from ``NUMBA_CACHE_DIR``) every kernel the service's routes call, with a
+    progress bar; ``make install`` runs it so that a new process never compiles."""
+    from tqdm import tqdm
+
+    from .warmup import _calls, warm
+
+    bar = tqdm(total=sum(1 for _ in _calls()), desc="agora warmup", unit="call", file=sys.stderr)
+    times = warm(lambda name, seconds: (bar.set_postfix_str(name[:40]), bar.update()))
+    bar.close()
+    failed = sorted(name for name, t in times.items() if t < 0)
+    total = sum(t for t in times.values() if t > 0)
+    print(f"agora: {len(times)} warm-up calls in {total:.1f} s; failed: {failed or 'none'}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _load_array(path: str) -> np.ndarray:
@@ -208,7 +231,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
     s.add_argument("--demo", action="store_true", help="load the demo data (app.demo) before serving")
     s.add_argument("--access-log", action="store_true", help="log every request")
+    s.add_argument("--no-warmup", action="store_true", help="do not compile the kernels before serving")
     s.set_defaults(fn=cmd_serve)
+    w = sub.add_parser("warmup", help="compile the numba kernels the service calls (into NUMBA_CACHE_DIR)")
+    w.set_defaults(fn=cmd_warmup)
     f = sub.add_parser("fit", help="fit a pool on validation predictions (.npy/.npz/.json) with a progress bar")
     f.add_argument("--method", required=True, choices=["average", "topk", "bma", "power_bma", "linear", "log", "renyi"])
     f.add_argument("--predictions", required=True, help="(n_items, n_agents, n_classes) array file")

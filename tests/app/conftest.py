@@ -210,7 +210,7 @@ class Server:
         self.env = {**os.environ, "DATABASE_URL": db_url, "AGORA_ADMIN_KEY": ADMIN, "AGORA_LOG_LEVEL": "warning", **env}
         self.proc: subprocess.Popen | None = None
 
-    def start(self, timeout: float = 60.0) -> Server:
+    def start(self, timeout: float = 180.0) -> Server:  # serve warms the kernels first (~2 s warm, ~60 s cold)
         self.log = open(self.workdir / f"server-{self.port}.log", "ab")
         self.proc = subprocess.Popen(
             [PY, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)],

@@ -1,0 +1,83 @@
+"""Compile ahead of time what the service's first requests run (issue 13 §5, "the first call").
+
+The numba kernels are compiled on their first call and cached on disk (``cache=True``) in
+``NUMBA_CACHE_DIR`` (``make`` sets it to ``.numba_cache`` in the checkout; without it numba writes to
+the ``__pycache__`` folders beside the sources, and where neither is writable it compiles again in
+every new process). :func:`warm` calls every pool method's aggregate (log-probabilities and
+probabilities), every learnt pool's fit and predict, and the market equilibrium with log and
+isoelastic agents by every equilibrium method, on tiny arrays of the dtypes the routes pass, so
+that:
+
+- ``make install`` (``agora warmup``) leaves the cache warm: a new process then loads each kernel
+  from disk instead of compiling it;
+- ``agora serve`` runs it before it binds its port, so the first request of a started service
+  never compiles (with a warm cache this takes the time of loading the kernels).
+
+It lives in ``app/`` because what it warms is what the service's routes call; it only calls the
+library.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+import markets
+from aggregators.registry import POOL_METHODS, aggregate, make_pool
+from markets.equilibrium import METHODS as EQUILIBRIUM_METHODS
+
+#: the learnt pools whose fit runs solvers (the others only aggregate)
+LEARNT = ("linear", "log", "renyi", "bma", "power_bma", "topk")
+#: the parameters a stateless aggregate needs for the methods that have no default
+PARAMS: dict[str, dict[str, Any]] = {
+    "topk": {"agents": [0, 1]},
+    "bma": {"log_evidence": [-3.0, -2.0, -4.0]},
+    "power_bma": {"log_evidence": [-3.0, -2.0, -4.0], "alpha": 0.5},
+    "renyi": {"gamma": 0.5},
+}
+#: log agents (the linear pool) and isoelastic agents with a common and with mixed eta
+UTILITIES: tuple[Any, ...] = ("log", 2.0, [0.5, 2.0, 10.0])
+
+
+def _calls() -> Iterator[tuple[str, Callable[[], Any]]]:
+    rng = np.random.default_rng(0)
+    probs = rng.dirichlet(np.ones(4), size=(8, 3))  # 8 items, 3 agents, 4 classes
+    log_probs = np.log(probs)
+    labels = rng.integers(0, 4, 8)
+    for method in POOL_METHODS:
+        kw = PARAMS.get(method, {})
+        yield f"aggregate {method}", lambda m=method, kw=kw: aggregate(m, log_probs, kind="log_probs", **kw)
+        yield f"aggregate {method} (probs)", lambda m=method, kw=kw: aggregate(m, probs, kind="probs", **kw)
+    for method in LEARNT:
+        if method in POOL_METHODS:
+            yield f"fit {method}", lambda m=method: make_pool(m).fit(probs, labels).predict(probs)
+    for utility in UTILITIES:
+        for method in EQUILIBRIUM_METHODS:
+            if method == "closed_form" and utility != "log":
+                continue
+            yield (
+                f"equilibrium {method} {utility}",
+                lambda m=method, u=utility: markets.equilibrium(log_probs, u, method=m, check=False),
+            )
+
+
+def warm(report: Callable[[str, float], None] | None = None) -> dict[str, float]:
+    """Run every warm-up call; returns the seconds each took (``report(name, seconds)`` after each).
+
+    A call that fails is reported with a negative time and does not stop the others: warming is an
+    optimisation, never a reason for the service not to start.
+    """
+    times: dict[str, float] = {}
+    for name, call in _calls():
+        t0 = time.perf_counter()
+        try:
+            call()
+            times[name] = time.perf_counter() - t0
+        except Exception:  # noqa: BLE001 - last-resort boundary: warming must not stop a start
+            times[name] = -1.0
+        if report is not None:
+            report(name, times[name])
+    return times

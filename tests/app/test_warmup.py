@@ -1,0 +1,28 @@
+"""The first call (issue 13 §5): after ``agora warmup`` a new process compiles no kernel for its first
+aggregate and its first equilibrium (each kernel is loaded from ``NUMBA_CACHE_DIR``); the warm-up
+covers every pool method, learnt pool and equilibrium method without failing."""
+
+import json
+import os
+import subprocess
+import sys
+
+from app.warmup import warm
+
+
+def _run(cache, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    return subprocess.run([sys.executable, *args], env=env, check=True, capture_output=True, text=True)
+
+
+def test_after_the_warmup_a_new_process_compiles_nothing_for_its_first_calls(tmp_path):
+    """From an empty cache (a fresh install): the warm-up compiles (about a minute), then a new
+    process's first aggregate and first equilibrium load every kernel they need."""
+    _run(tmp_path, "-m", "app.cli", "warmup")
+    first = json.loads(_run(tmp_path, "-m", "app.first_calls").stdout)
+    assert first["compilations"] == 0, first
+
+
+def test_every_warmup_call_succeeds():
+    times = warm()
+    assert len(times) >= 30 and all(t >= 0 for t in times.values()), {k: t for k, t in times.items() if t < 0}
