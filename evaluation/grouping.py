@@ -24,7 +24,7 @@ from aggregators.metrics import log_loss
 from aggregators.registry import make_pool
 from aggregators.validation import as_floored_log_probs
 
-from .submission_map import submission_map
+from .submission_map import MIN_PARTIAL, submission_map
 
 
 def planted_competition(
@@ -44,7 +44,8 @@ def planted_competition(
     z = spread * rng.standard_normal((n_items, n_classes))
     p = np.exp(log_softmax(z, axis=1))
     y = (rng.random((n_items, 1)) > np.cumsum(p, axis=1)).sum(axis=1).clip(0, n_classes - 1)
-    agents, families = [], []
+    agents: list[np.ndarray] = []
+    families: list[list[int]] = []
     for size in [*family_sizes, *([1] * n_lone)]:
         base = z + base_noise * rng.standard_normal(z.shape)
         families.append(list(range(len(agents), len(agents) + size)))
@@ -61,13 +62,19 @@ def group_families(log_probs: Any, families: Sequence[Sequence[int]]) -> np.ndar
 
 
 def grouping_effect(
-    log_probs: Any, y: Any, public: np.ndarray, *, methods: Sequence[str] = ("linear", "log")
+    log_probs: Any,
+    y: Any,
+    public: np.ndarray,
+    *,
+    methods: Sequence[str] = ("linear", "log"),
+    min_partial: float = MIN_PARTIAL,
 ) -> dict[str, Any]:
     """Private log loss of each pool fitted on the public part with every submission and with one
-    agent per family (the families found by :func:`submission_map` on the public part)."""
+    agent per family (the families found by :func:`submission_map` on the public part, joined by
+    partial correlations ``>= min_partial``)."""
     lp = as_floored_log_probs(log_probs, field="log_probs").log_probs
     y = np.asarray(y)
-    families = submission_map(lp[public], y[public])["families"]
+    families = submission_map(lp[public], y[public], min_partial=min_partial)["families"]
     grouped = group_families(lp, families)
     rows = []
     for method in methods:
