@@ -356,7 +356,6 @@ async function tabLab(c, el, org) {
 async function showSubmissionMap(c) {
   const box = document.getElementById("submap");
   const r = await api(`/v1/competitions/${c.id}/submission-map`);
-  if (!box.isConnected) return;
   const head = `<h3>Submission map</h3><p class="muted">Which submissions err on the same public items: edges are partial
     correlations of their log-loss residuals (graphical lasso), colours the families they form.</p>`;
   if (!r.ok) { box.innerHTML = head + `<p class="muted">${esc(problemText(r.data))}</p>`; return; }
@@ -372,11 +371,19 @@ async function showSubmissionMap(c) {
   }).join("");
   const nodes = m.nodes.map((v, i) => `<g class="node"><circle cx="${xy[i][0]}" cy="${xy[i][1]}" r="9" fill="${colour(i)}"><title>${esc(v.participant)} · ${esc(v.submission_id)}</title></circle>
     <text x="${xy[i][0]}" y="${xy[i][1] + 4}" text-anchor="middle" font-size="9" fill="#fff">${i + 1}</text></g>`).join("");
+  // the log-pool weight of each node, from the latest finished aggregation (when it used the submission)
+  const latest = await api(`/v1/competitions/${c.id}/aggregations/latest`);
+  const credit = latest.ok && latest.data.result && latest.data.result.credit ? latest.data.result.credit : [];
+  const weight = Object.fromEntries(credit.map((x) => [x.submission_id, x.weight_log]));
+  const weights = `<table id="submapnodes"><thead><tr><th>#</th><th>Participant</th><th>Family</th><th class="num">Log-pool weight</th></tr></thead><tbody>
+    ${m.nodes.map((v, i) => `<tr><td>${i + 1}</td><td>${esc(v.participant)}</td><td><span style="color:${colour(i)}">●</span> ${family[i] + 1}</td>
+    <td class="num">${fmt(weight[v.submission_id])}</td></tr>`).join("")}</tbody></table>`;
   const rows = m.edges.map((e) => `<tr><td>${e.pair[0] + 1} · ${esc(m.nodes[e.pair[0]].participant)}</td><td>${e.pair[1] + 1} · ${esc(m.nodes[e.pair[1]].participant)}</td>
     <td class="num">${fmt(e.weight)}</td></tr>`).join("");
+  if (!box.isConnected) return;
   const nfam = m.families.filter((f) => f.length > 1).length;
   box.innerHTML = head + `<div class="grid2"><svg id="submapsvg" viewBox="0 0 ${W} ${W}" width="${W}" height="${W}">${edges}${nodes}</svg>
-    <table id="submapedges"><thead><tr><th>Submission</th><th>Submission</th><th class="num">Partial correlation</th></tr></thead><tbody>${rows}</tbody></table></div>
+    <table id="submapedges"><thead><tr><th>Submission</th><th>Submission</th><th class="num">Partial correlation</th></tr></thead><tbody>${rows}</tbody></table></div>${weights}
     <p class="muted">${n} submissions, ${nfam} ${nfam === 1 ? "family" : "families"} of near-copies, λ = ${fmt(m.lam, 4)} on ${m.n_items} public items.</p>`;
 }
 
@@ -403,6 +410,7 @@ async function runAggregation(c) {
   btn.disabled = false;
   clearCharts();
   await showAggregation(c, true);
+  await showSubmissionMap(c);  // the new run's weights beside the map
 }
 
 async function showAggregation(c, org) {

@@ -210,6 +210,12 @@ def test_organiser_and_participants_run_a_competition(server, browser, tmp_path)
         org.evaluate("Object.values(Chart.instances).map(c => c.canvas.id).sort().join()")
         == "loochart,sweepchart,wealthchart,weightchart"
     )
+    # the submission map shows each submission's log-pool weight from this run
+    org.wait_for_function(
+        "[...document.querySelectorAll('#submapnodes td.num')].filter(td => td.textContent !== '—').length === 3"
+    )
+    assert all(float(w) >= 0 for w in org.locator("#submapnodes td.num").all_inner_texts())
+    assert org.locator("#submapsvg g.node").count() == 3
     _shot(org, "aggregation-lab")
     org.goto(f"{base}/#/c/{cid}/leaderboard")
     org.wait_for_selector("#aggregates")
@@ -257,6 +263,7 @@ def test_lab_draws_the_submission_map(server, browser):
     page.wait_for_selector("#submapsvg")
     assert page.locator("#submapsvg g.node").count() == 4
     assert page.locator("#submapedges tbody tr").count() == page.locator("#submapsvg line.edge").count() >= 1
+    assert page.locator("#submapnodes tbody tr").count() == 4  # beside each node its pool weight (none yet)
     assert "1 family of near-copies" in page.inner_text("#submap")
     _shot(page, "submission-map")
 
