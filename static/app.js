@@ -345,9 +345,46 @@ async function tabLab(c, el, org) {
       <label class="muted">Rényi sweep, η = 1/γ: <input type="text" id="etas" value="2, 5, 10, 30" size="16"></label>
       <button id="runagg">Run aggregation</button>
       <div id="jobbox" style="display:none"><div class="progress"><div id="jobbar"></div></div><span id="jobtext" class="muted"></span></div></div>` : ""}
-    <div id="labresult"><p class="muted">Loading the latest aggregation…</p></div>`;
+    <div id="labresult"><p class="muted">Loading the latest aggregation…</p></div>
+    ${org ? `<div class="card" id="submap"><h3>Submission map</h3><p class="muted">Loading…</p></div>` : ""}`;
   if (org) document.getElementById("runagg").addEventListener("click", () => runAggregation(c));
+  if (org) showSubmissionMap(c);
   await showAggregation(c, org);
+}
+
+// the submission map: a sparse Gaussian graphical model over the submissions' public log-loss residuals
+async function showSubmissionMap(c) {
+  const box = document.getElementById("submap");
+  const r = await api(`/v1/competitions/${c.id}/submission-map`);
+  const head = `<h3>Submission map</h3><p class="muted">Which submissions err on the same public items: edges are partial
+    correlations of their log-loss residuals (graphical lasso), colours the families they form.</p>`;
+  if (!r.ok) { box.innerHTML = head + `<p class="muted">${esc(problemText(r.data))}</p>`; return; }
+  const m = r.data, n = m.nodes.length, R = 120, W = 2 * R + 60;
+  const family = new Array(n).fill(0);
+  m.families.forEach((f, k) => f.forEach((i) => { family[i] = k; }));
+  const colour = (i) => m.families[family[i]].length > 1 ? COLORS[family[i] % COLORS.length] : "#a0aec0";
+  const xy = m.nodes.map((_, i) => [W / 2 + R * Math.cos((2 * Math.PI * i) / n), W / 2 + R * Math.sin((2 * Math.PI * i) / n)]);
+  const edges = m.edges.map((e) => {
+    const [a, b] = e.pair;
+    return `<line class="edge" x1="${xy[a][0]}" y1="${xy[a][1]}" x2="${xy[b][0]}" y2="${xy[b][1]}" stroke="${e.weight > 0 ? "#2d3748" : "#e53e3e"}"
+      stroke-width="${(0.5 + 8 * Math.abs(e.weight)).toFixed(2)}" opacity="0.6"><title>${e.weight.toFixed(3)}</title></line>`;
+  }).join("");
+  const nodes = m.nodes.map((v, i) => `<g class="node"><circle cx="${xy[i][0]}" cy="${xy[i][1]}" r="9" fill="${colour(i)}"><title>${esc(v.participant)} · ${esc(v.submission_id)}</title></circle>
+    <text x="${xy[i][0]}" y="${xy[i][1] + 4}" text-anchor="middle" font-size="9" fill="#fff">${i + 1}</text></g>`).join("");
+  // the log-pool weight of each node, from the latest finished aggregation (when it used the submission)
+  const latest = await api(`/v1/competitions/${c.id}/aggregations/latest`);
+  const credit = latest.ok && latest.data.result && latest.data.result.credit ? latest.data.result.credit : [];
+  const weight = Object.fromEntries(credit.map((x) => [x.submission_id, x.weight_log]));
+  const weights = `<table id="submapnodes"><thead><tr><th>#</th><th>Participant</th><th>Family</th><th class="num">Log-pool weight</th></tr></thead><tbody>
+    ${m.nodes.map((v, i) => `<tr><td>${i + 1}</td><td>${esc(v.participant)}</td><td><span style="color:${colour(i)}">●</span> ${family[i] + 1}</td>
+    <td class="num">${fmt(weight[v.submission_id])}</td></tr>`).join("")}</tbody></table>`;
+  const rows = m.edges.map((e) => `<tr><td>${e.pair[0] + 1} · ${esc(m.nodes[e.pair[0]].participant)}</td><td>${e.pair[1] + 1} · ${esc(m.nodes[e.pair[1]].participant)}</td>
+    <td class="num">${fmt(e.weight)}</td></tr>`).join("");
+  if (!box.isConnected) return;
+  const nfam = m.families.filter((f) => f.length > 1).length;
+  box.innerHTML = head + `<div class="grid2"><svg id="submapsvg" viewBox="0 0 ${W} ${W}" width="${W}" height="${W}">${edges}${nodes}</svg>
+    <table id="submapedges"><thead><tr><th>Submission</th><th>Submission</th><th class="num">Partial correlation</th></tr></thead><tbody>${rows}</tbody></table></div>${weights}
+    <p class="muted">${n} submissions, ${nfam} ${nfam === 1 ? "family" : "families"} of near-copies, λ = ${fmt(m.lam, 4)} on ${m.n_items} public items.</p>`;
 }
 
 async function runAggregation(c) {
@@ -373,6 +410,7 @@ async function runAggregation(c) {
   btn.disabled = false;
   clearCharts();
   await showAggregation(c, true);
+  await showSubmissionMap(c);  // the new run's weights beside the map
 }
 
 async function showAggregation(c, org) {

@@ -32,6 +32,7 @@ from app.models import Blob, PoolRow, aware, new_id, utcnow
 from app.settings import get_settings
 from evaluation import aggregation, ladder, leaderboard
 from evaluation.split import public_private_split
+from evaluation.submission_map import submission_map as evaluation_submission_map
 from solvers.errors import InputError
 
 from .models import AggregationRun, Competition, Invitation, Participant, Submission
@@ -623,20 +624,33 @@ def choose_submissions(subs: list[Submission], n_classes: int) -> tuple[list[Sub
 
 
 def usable_submissions(
-    session: Session, comp: Competition, *, status: int
+    session: Session, comp: Competition, *, status: int, minimum: int = 2, what: str = "aggregation"
 ) -> tuple[list[Submission], list[tuple[Submission, str]]]:
     """:func:`choose_submissions` over the submissions of ``comp``; a ``status`` problem when fewer
-    than two are usable."""
+    than ``minimum`` are usable."""
     subs, left_out = choose_submissions(list_submissions(session, comp), comp.n_classes)
-    if len(subs) < 2:
+    if len(subs) < minimum:
         raise ProblemError(
             status,
-            "aggregation needs at least 2 submissions better than a uniform prediction",
+            f"{what} needs at least {minimum} submissions better than a uniform prediction",
             field="submissions",
             reason="too few",
             code="too-few-submissions",
         )
     return subs, left_out
+
+
+def submission_map(session: Session, comp: Competition) -> dict[str, Any]:
+    """The map of the usable submissions on the public part (:mod:`evaluation.submission_map`):
+    ``nodes`` (submission id, participant), ``edges`` (node-index pair, partial correlation) and
+    ``families`` (lists of node indices); a 409 problem when fewer than 3 are usable."""
+    y, public = _hidden(session, comp)
+    people = participants(session, comp)
+    subs, _ = usable_submissions(session, comp, status=409, minimum=3, what="the submission map")
+    data = load_blob_of_each(session, "submission", [x.id for x in subs], "data")
+    lp = np.stack([data[x.id][public].astype(np.float64) for x in subs], axis=1)
+    nodes = [{"submission_id": x.id, "participant": people[x.participant_id].name} for x in subs]
+    return {"nodes": nodes, **evaluation_submission_map(lp, y[public])}
 
 
 def run_aggregation(db, agg_id: str, progress=None) -> dict:

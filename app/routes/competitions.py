@@ -160,6 +160,14 @@ def get_split(comp: Organised, session: DbSession) -> Any:
     return {"public_item_ids": [int(i) for i in public], "n_public": len(public), "n_items": comp.n_items}
 
 
+@router.get("/{competition_id}/submission-map", responses=P, summary="Which submissions are alike (organiser)")
+def get_submission_map(comp: Organised, session: DbSession) -> Any:
+    """A sparse Gaussian graphical model over the usable submissions' log-loss residuals on the public
+    part: ``nodes`` (submission id, participant), ``edges`` (``pair`` of node indices, ``weight`` the
+    partial correlation) and ``families`` (lists of node indices). 409 with fewer than 3 submissions."""
+    return svc.submission_map(session, comp)
+
+
 @router.get("/{competition_id}/items", responses=P, summary="The test item ids to predict (CSV template or JSON)")
 def get_items(comp: Comp, session: DbSession, format: str = Query("json", pattern="^(json|csv)$")) -> Any:
     ids = svc.item_ids(session, comp)

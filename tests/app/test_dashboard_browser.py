@@ -20,6 +20,8 @@ import pytest
 
 from app.competitions import parsing
 
+from .conftest import competition_body
+
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[2]
@@ -208,6 +210,12 @@ def test_organiser_and_participants_run_a_competition(server, browser, tmp_path)
         org.evaluate("Object.values(Chart.instances).map(c => c.canvas.id).sort().join()")
         == "loochart,sweepchart,wealthchart,weightchart"
     )
+    # the submission map shows each submission's log-pool weight from this run
+    org.wait_for_function(
+        "[...document.querySelectorAll('#submapnodes td.num')].filter(td => td.textContent !== '—').length === 3"
+    )
+    assert all(float(w) >= 0 for w in org.locator("#submapnodes td.num").all_inner_texts())
+    assert org.locator("#submapsvg g.node").count() == 3
     _shot(org, "aggregation-lab")
     org.goto(f"{base}/#/c/{cid}/leaderboard")
     org.wait_for_selector("#aggregates")
@@ -219,6 +227,45 @@ def test_organiser_and_participants_run_a_competition(server, browser, tmp_path)
     anon.wait_for_selector("#aggregates")
     assert "Private" not in anon.inner_text("#aggregates thead")
     assert anon.locator("a[data-tab=lab]").count() == 0
+
+
+def _api_competition(base, y, predictions):
+    """A competition made over the API: one participant per row of ``predictions`` (each a
+    ``(N, K)`` array of log-probabilities), each with one submission; returns its id."""
+    auth = {"Authorization": f"Bearer {ADMIN}"}
+    r = httpx.post(f"{base}/v1/competitions", json=competition_body(y, K, daily_cap=5), headers=auth, timeout=60)
+    assert r.status_code == 201, r.text
+    cid = r.json()["id"]
+    for i, lp in enumerate(predictions):
+        r = httpx.post(f"{base}/v1/competitions/{cid}/participants", json={"name": f"p{i}"}, timeout=60)
+        token = {"Authorization": f"Bearer {r.json()['token']}"}
+        r = httpx.post(
+            f"{base}/v1/competitions/{cid}/submissions",
+            content=parsing.to_npy(np.arange(N), lp),
+            headers=token,
+            timeout=COLD_START_MS / 1000,
+        )
+        assert r.status_code == 201, r.text
+    return cid
+
+
+def test_lab_draws_the_submission_map(server, browser):
+    base, _ = server
+    y = np.random.default_rng(1).integers(0, K, N)
+    base_lp = _agent(y, 1.5, 20)
+    copies = [base_lp + 0.1 * np.random.default_rng(30 + i).normal(size=base_lp.shape) for i in range(2)]
+    cid = _api_competition(base, y, [*copies, _agent(y, 1.5, 21), _agent(y, 1.5, 22)])
+    page = wide_page(browser)
+    page.goto(base + "/")
+    page.fill("#apikey", ADMIN)
+    page.click("#savekey")
+    page.goto(f"{base}/#/c/{cid}/lab")
+    page.wait_for_selector("#submapsvg")
+    assert page.locator("#submapsvg g.node").count() == 4
+    assert page.locator("#submapedges tbody tr").count() == page.locator("#submapsvg line.edge").count() >= 1
+    assert page.locator("#submapnodes tbody tr").count() == 4  # beside each node its pool weight (none yet)
+    assert "1 family of near-copies" in page.inner_text("#submap")
+    _shot(page, "submission-map")
 
 
 def test_playground_pools_side_by_side(server, browser):
