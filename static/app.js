@@ -95,7 +95,9 @@ function initKeyForm() {
 // ---------------------------------------------------------------------------------------------
 // competitions list + create
 async function viewList() {
+  const at = location.hash;
   const r = await api("/v1/competitions");
+  if (location.hash !== at) return;  // the user moved on while this page loaded: never overwrite the newer page
   if (!r.ok) { main.innerHTML = `<div class="card error">${esc(problemText(r.data))}</div>`; return; }
   const items = r.data.items;
   const rows = items.map((c) => `
@@ -178,7 +180,9 @@ function parseLabels(text) {
 function authFor(cid) { return store.token(cid) ? "token:" + cid : "key"; }
 
 async function viewCompetition(cid, tab) {
+  const at = location.hash;
   const r = await api(`/v1/competitions/${cid}`, { auth: authFor(cid) });
+  if (location.hash !== at) return;  // a newer page was asked for while this one loaded
   if (r.status === 401 && store.token(cid)) { store.dropToken(cid); return viewCompetition(cid, tab); }
   if (!r.ok) { main.innerHTML = `<div class="card error">${esc(problemText(r.data))}</div>`; return; }
   const c = r.data;
