@@ -71,8 +71,9 @@ def cmd_warmup(args: argparse.Namespace) -> int:
 
     from .warmup import _calls, warm
 
-    bar = tqdm(total=sum(1 for _ in _calls()), desc="agora warmup", unit="call", file=sys.stderr)
-    times = warm(lambda name, seconds: (bar.set_postfix_str(name[:40]), bar.update()))
+    calls = list(_calls())
+    bar = tqdm(total=len(calls), desc="agora warmup", unit="call", file=sys.stderr)
+    times = warm(lambda name, seconds: (bar.set_postfix_str(name[:40]), bar.update()), calls)
     bar.close()
     failed = sorted(name for name, t in times.items() if t < 0)
     total = sum(t for t in times.values() if t > 0)

@@ -1,5 +1,6 @@
-"""The first aggregate and the first equilibrium of a new process, timed, with the numba compilations
-they caused (run as ``python -m app.first_calls``; prints one JSON object). Used by the cold-start
+"""The first aggregate and the first equilibria of a new process, timed, with the numba compilations
+they caused (run as ``python -m app.first_calls [n_items n_agents n_classes]``, default 200 10 10;
+prints one JSON object). Used by the cold-start
 test and ``benchmarks/bench_cold_start.py`` (issue 13 §5)."""
 
 from __future__ import annotations
@@ -32,14 +33,18 @@ def main() -> None:
     from aggregators.registry import aggregate
 
     out: dict[str, float] = {"import_s": time.perf_counter() - t0}
+    n, A, K = (int(v) for v in sys.argv[1:4]) if len(sys.argv) >= 4 else (200, 10, 10)
     rng = np.random.default_rng(1)
-    lp = np.log(rng.dirichlet(np.ones(10), size=(200, 10)))  # 200 items, 10 agents, 10 classes
+    lp = np.log(rng.dirichlet(np.ones(K), size=(n, A)))  # items, agents, classes
     t = time.perf_counter()
     aggregate("renyi", lp, kind="log_probs", gamma=0.5)
     out["renyi_aggregate_s"] = time.perf_counter() - t
     t = time.perf_counter()
     markets.equilibrium(lp, 2.0)
     out["equilibrium_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    markets.equilibrium(lp, [0.5 + (i % 3) for i in range(A)])  # mixed eta
+    out["equilibrium_mixed_s"] = time.perf_counter() - t
     out["compilations"] = compilations()
     print(json.dumps(out))
 

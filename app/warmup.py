@@ -5,7 +5,8 @@ The numba kernels are compiled on their first call and cached on disk (``cache=T
 the ``__pycache__`` folders beside the sources, and where neither is writable it compiles again in
 every new process). :func:`warm` calls every pool method's aggregate (log-probabilities and
 probabilities), every learnt pool's fit and predict, and the market equilibrium with log and
-isoelastic agents by every equilibrium method, on tiny arrays of the dtypes the routes pass, so
+isoelastic agents by every equilibrium method, on small arrays of the dtypes the routes pass (some
+large enough to take the compiled validation pass and the parallel Rényi kernels), so
 that:
 
 - ``make install`` (``agora warmup``) leaves the cache warm: a new process then loads each kernel
@@ -47,6 +48,17 @@ def _calls() -> Iterator[tuple[str, Callable[[], Any]]]:
     probs = rng.dirichlet(np.ones(4), size=(8, 3))  # 8 items, 3 agents, 4 classes
     log_probs = np.log(probs)
     labels = rng.integers(0, 4, 8)
+    # arrays of at least aggregators.validation.FAST_PATH_MIN_SIZE numbers take the compiled
+    # validation pass, and a log pool over more than 40 agents Newton's working set: warm them too
+    big = rng.dirichlet(np.ones(16), size=(6, 700))  # 6 items, 700 agents, 16 classes = 67,200 numbers
+    big_labels = rng.integers(0, 16, 6)
+    for kind, arr in (("log_probs", np.log(big)), ("probs", big)):
+        yield f"aggregate log ({kind}, large)", lambda k=kind, a=arr: aggregate("log", a, kind=k)
+    yield "fit log (many agents)", lambda: make_pool("log").fit(big, big_labels).predict(big)
+    # the Rényi fixed point and its adjoint run in parallel from renyi_kernels.PARALLEL_MIN_WORK numbers on
+    huge = np.log(rng.dirichlet(np.ones(2048), size=(2, 1000)))  # 2 items, 1000 agents, 2048 classes = 4,096,000
+    yield "aggregate renyi (parallel)", lambda: aggregate("renyi", huge, kind="log_probs", gamma=0.5)
+    yield "fit renyi (parallel)", lambda: make_pool("renyi", gamma=0.5).fit(huge, [0, 1], kind="log_probs")
     for method in POOL_METHODS:
         kw = PARAMS.get(method, {})
         yield f"aggregate {method}", lambda m=method, kw=kw: aggregate(m, log_probs, kind="log_probs", **kw)
@@ -64,14 +76,17 @@ def _calls() -> Iterator[tuple[str, Callable[[], Any]]]:
             )
 
 
-def warm(report: Callable[[str, float], None] | None = None) -> dict[str, float]:
-    """Run every warm-up call; returns the seconds each took (``report(name, seconds)`` after each).
+def warm(
+    report: Callable[[str, float], None] | None = None, calls: list[tuple[str, Callable[[], Any]]] | None = None
+) -> dict[str, float]:
+    """Run every warm-up call (``calls``: those of :func:`_calls`, built here unless given); returns the
+    seconds each took (``report(name, seconds)`` after each).
 
     A call that fails is reported with a negative time and does not stop the others: warming is an
     optimisation, never a reason for the service not to start.
     """
     times: dict[str, float] = {}
-    for name, call in _calls():
+    for name, call in calls if calls is not None else _calls():
         t0 = time.perf_counter()
         try:
             call()

@@ -19,8 +19,9 @@ def test_after_the_warmup_a_new_process_compiles_nothing_for_its_first_calls(tmp
     """From an empty cache (a fresh install): the warm-up compiles (about a minute), then a new
     process's first aggregate and first equilibrium load every kernel they need."""
     _run(tmp_path, "-m", "app.cli", "warmup")
-    first = json.loads(_run(tmp_path, "-m", "app.first_calls").stdout)
-    assert first["compilations"] == 0, first
+    for shape in ((), ("20", "1000", "10"), ("3", "1000", "4096")):  # also many agents, many classes
+        first = json.loads(_run(tmp_path, "-m", "app.first_calls", *shape).stdout)
+        assert first["compilations"] == 0, (shape, first)
 
 
 def test_every_warmup_call_succeeds():
