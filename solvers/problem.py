@@ -98,10 +98,11 @@ responsibilities :: (x) -> (n_items, dim) array :: EM's E-step w_i Q_ni / (Qw)_n
 -- the primal-dual and splitting forms (seed 000 ch. 3, seed 003 section 6.7) --
 saddle_point :: () -> solvers.problems.saddle_point.SaddlePoint :: the Sep-CCSP form min_x max_y f(x) + <x, K y> - g*(y) (seed 000 Eq. 3.19-3.28) :: pdcp (needs)
 splitting :: () -> QuadraticSplit | ConsensusSplit (solvers.problems.admm_form) :: the two-block form min f(x) + g(z) s.t. A x - z = 0 :: admm (needs)
+multi_block :: () -> ConsensusSplit (solvers.problems.admm_form) :: the q-block form min sum_j f_j(X_j) s.t. sum_j X_j = B (seed 000 Eq. 3.24, every A_j = I), block by block :: gauss_seidel_admm (needs)
 duality_gap :: (x) -> float :: a duality gap at x (an upper bound on value(x) - min) :: ista, fista, admm (stopping test and trace)
 residual :: (x) -> float :: the constraint residual of a constrained problem (RPCA: the Frobenius norm of X_1 + X_2 + X_3 - B) :: pdcp, admm (trace)
-phi :: solvers.prox.Loss :: the per-term loss of an ERM problem, with its conjugate and the conjugate's prox :: spdc, adaspdc (needs)
-reg :: a regulariser of solvers.prox (value, prox, strong_convexity) :: the regulariser r(x) of an ERM problem :: spdc, adaspdc (needs)
+phi :: solvers.prox.Loss :: the per-term loss of an ERM problem, with its conjugate and the conjugate's prox :: spdc, adaspdc, stochastic_admm, online_admm, fobos (needs)
+reg :: a regulariser of solvers.prox (value, prox, strong_convexity) :: the regulariser r(x) of an ERM problem :: spdc, adaspdc, stochastic_admm, online_admm, fobos (needs)
 scale :: float :: the weight s of an ERM problem's loss sum (1/N: the mean) :: spdc, adaspdc
 -- stochastic smoothing (seed 002 ch. II) and the kernel SVM of chapter IV --
 smoothed_term_grad :: (i, x, gamma) -> (dim,) array :: gradient of the Nesterov-smoothed term f_gamma(x, xi_i) + g(x) (seed 002 eq. 23); gamma = 0 gives a subgradient :: ansgd (needs)

@@ -378,14 +378,15 @@ class Loss:
         g = self.gamma
         return np.where(m >= 1, 0.0, np.where(m <= 1 - g, 1 - m - g / 2, (1 - m) ** 2 / (2 * g)))
 
-    def derivs(self, z: np.ndarray) -> np.ndarray:
-        """``phi'(z)`` per term."""
+    def derivs(self, z: Any, idx: Any = None) -> Any:
+        """``phi'(z)`` per term (of the terms ``idx``: an index or index array, when given)."""
+        b = self.b if idx is None else self.b[idx]
         if self.kind == "squared":
-            return z - self.b
-        m = self.b * z
+            return z - b
+        m = b * z
         if self.kind == "logistic":
-            return -self.b * np.exp(-np.logaddexp(0.0, m))
-        return -self.b * np.clip((1 - m) / self.gamma, 0.0, 1.0)
+            return -b * np.exp(-np.logaddexp(0.0, m))
+        return -b * np.clip((1 - m) / self.gamma, 0.0, 1.0)
 
     def conj_values(self, y: np.ndarray) -> np.ndarray:
         if self.kind == "squared":

@@ -56,6 +56,7 @@ def run_steps(
     *,
     order: str = "random",
     seed: Any = 0,
+    extra: Callable[[S], dict[str, float]] | None = None,
     **stop: Unpack[Stop],
 ) -> tuple[S, Monitor, int]:
     """Run ``max_iter`` epochs of ``n_terms`` steps (fewer when the monitor stops); returns the final
@@ -63,11 +64,12 @@ def run_steps(
 
     The keywords are the options every method here shares (each method passes its ``**common`` on):
     ``tol`` (on the monitor's measure), ``max_iter`` (epochs), ``callback``, ``progress``, ``order``
-    ("random" | "permuted" | "cyclic") and ``seed``."""
+    ("random" | "permuted" | "cyclic") and ``seed``; ``extra(state)``: more trace columns (a method's
+    own, e.g. stochastic ADMM's constraint residual)."""
     draw = IndexDraws(order, seed, problem.n_terms)
     mon = Monitor(problem, method, **stop)
     epoch = 0
-    while not mon.check(point(state), epoch):
+    while not mon.check(point(state), epoch, value_grad=None, measure=None, **(extra(state) if extra else {})):
         for j in draw():
             state = step(state, int(j))
         mon.passes += 1

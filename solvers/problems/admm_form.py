@@ -11,7 +11,9 @@ split offers the two minimisations of the scaled-form ADMM,
 the products ``A x`` and ``A^T z``, the objective ``f(x) + g(A x)`` of the original problem and,
 when the original problem is itself constrained, its residual. Two splits are here:
 :class:`QuadraticSplit` (``f = (s/2)|M x - b|^2``: lasso with ``A = I``, generalised lasso with
-``A = D``) and :class:`ConsensusSplit` (``f = sum_j f_j(X_j)`` with ``sum_j Z_j = B``: RPCA, Eq. 3.60).
+``A = D``) and :class:`ConsensusSplit` (``f = sum_j f_j(X_j)`` with ``sum_j Z_j = B``: RPCA, Eq. 3.60),
+which is also the q-block form ``min sum_j f_j(X_j)`` s.t. ``sum_j X_j = B`` (Eq. 3.24 with every
+``A_j = I``) that Gauss-Seidel ADMM sweeps block by block (``block_step``; the ``multi_block`` capability).
 """
 
 from __future__ import annotations
@@ -103,6 +105,15 @@ class ConsensusSplit:
 
     def x_step(self, v: np.ndarray, rho: float) -> np.ndarray:
         return self.f.prox(v, 1.0 / rho)
+
+    def block_step(self, j: int, v: np.ndarray, rho: float) -> np.ndarray:
+        """``argmin_{X_j} f_j(X_j) + (rho/2)|X_j - V|^2 = prox_{f_j/rho}(V)`` of block ``j`` (flat ``v``):
+        the block minimisation of multi-block (Gauss-Seidel) ADMM, where every ``A_j = I``."""
+        return np.ravel(self.f.parts[j].prox(v.reshape(self.f.shapes[j]), 1.0 / rho))
+
+    def blocks(self, x: np.ndarray) -> np.ndarray:
+        """``x`` as a ``(q, size of B)`` array, one row per block (a view)."""
+        return x.reshape(self.q, -1)
 
     def z_step(self, w: np.ndarray, rho: float) -> np.ndarray:
         excess = (self.total(w) - self.B.ravel()) / self.q

@@ -53,6 +53,10 @@ class RPCA:
     def splitting(self) -> ConsensusSplit:
         return ConsensusSplit(self.f, self.B)
 
+    def multi_block(self) -> ConsensusSplit:
+        """The three-block form of Eq. 3.60-3.61 (every ``A_j = I``), for Gauss-Seidel ADMM."""
+        return ConsensusSplit(self.f, self.B)
+
     def saddle_point(self) -> SaddlePoint:
         m = self.B.size
         K = sp.vstack([sp.identity(m, format="csr")] * 3, format="csr")  # K y = (Y, Y, Y), K^T x = sum_j X_j
