@@ -105,11 +105,22 @@ def _stochastic(
     A, b, phi, reg = problem.A, problem.phi.b, problem.phi, problem.reg
     c = problem.scale * problem.n_terms  # theta_1(x, i) = c phi_i(a_i^T x)
     dense = not sp.issparse(A)
+    if not dense:
+        A = sp.csr_matrix(A)
+        indptr, indices, data = A.indptr, A.indices, A.data
+
+    def row(i: int) -> np.ndarray:
+        if dense:
+            return A[i]
+        a = np.zeros(A.shape[1])
+        a[indices[indptr[i] : indptr[i + 1]]] = data[indptr[i] : indptr[i + 1]]
+        return a
+
     sq = np.asarray(A.multiply(A).sum(axis=1)).ravel() if not dense else np.einsum("ij,ij->i", A, A)  # |a_i|^2
     shifted = schedule != "smooth"  # eq. 75: x averaged over x_0..x_{t-1}; eq. 93: over x_1..x_t
 
     def step(s: SAState, i: int) -> SAState:
-        a = A[i] if dense else A.getrow(i).toarray().ravel()
+        a = row(i)
         e = eta(s.k + 1)
         g = c * float(phi.derivs(float(a @ s.x), i))  # theta_1'(x_k, i) = g a
         if method == "fobos":
