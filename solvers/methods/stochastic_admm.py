@@ -31,8 +31,9 @@ Output: the ergodic average (eq. 75) ``x_bar_t = (1/t) sum_{i=0}^{t-1} x_i``, ``
 average is the output of the comparators (``average=False``: the last iterate). The theorems bound
 ``theta(u_bar_t) - theta(u_*) + rho |x_bar_t - y_bar_t|``: ``O(1/sqrt t)``, ``O(log t / t)``,
 ``O(1/sqrt t)``. The trace (once per epoch of ``n_terms`` iterations,
-:func:`~solvers.methods._stochastic_approximation.run_steps`) holds ``J(x_bar)`` and the constraint
-residual ``|x_bar - y_bar|``; ``max_iter`` counts epochs.
+:func:`~solvers.methods._stochastic_approximation.run_steps`) holds ``J(x_bar)``, and for the two ADMMs
+``theta = theta_1(x_bar) + theta_2(y_bar)`` and the constraint residual ``|x_bar - y_bar|`` (the two
+parts of the theorems' measure); ``max_iter`` counts epochs.
 """
 
 from __future__ import annotations
@@ -141,16 +142,17 @@ def _stochastic(
     def point(s: SAState) -> np.ndarray:
         return s.x_sum / s.k if (average and s.k) else s.x
 
-    def residual(s: SAState) -> dict[str, float]:
-        if not s.k or method == "fobos":
+    def split_columns(s: SAState) -> dict[str, float]:
+        """Ouyang's measures at ``u_bar = (x_bar, y_bar)``: ``theta_1(x_bar) + theta_2(y_bar)`` and ``|x_bar - y_bar|``."""
+        if method == "fobos":
             return {}
-        yb = s.y_sum / s.k if average else s.y
-        return {"residual": float(np.linalg.norm(point(s) - yb))}
+        xb, yb = point(s), (s.y_sum / s.k if (average and s.k) else s.y)
+        return {"theta": problem.smooth_value(xb) + reg.value(yb), "residual": float(np.linalg.norm(xb - yb))}
 
     x = start_point(problem, x0)
     zeros = np.zeros_like(x)
     state0 = SAState(0, x, x.copy(), zeros, zeros, zeros)
-    state, mon, epochs = run_steps(problem, method, state0, step, point, extra=residual, **common)
+    state, mon, epochs = run_steps(problem, method, state0, step, point, extra=split_columns, **common)
     y_out = state.y_sum / state.k if (average and state.k) else state.y
     return mon.result(point(state).copy(), epochs, y=y_out, x_last=state.x, schedule=schedule, beta=beta)
 

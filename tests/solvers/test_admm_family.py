@@ -69,6 +69,13 @@ def test_stochastic_ergodic_iterate_approaches_the_cvxpy_optimum(method):
     assert sub[-1] < 1.5e-3  # O(1/sqrt t) from ~2e-2 at pass 1 (eta_k = 1/sqrt k)
     assert sub[-1] < sub[1] / 8
     assert np.linalg.norm(r.x - x_ref) < 0.1 * np.linalg.norm(x_ref)
+    if method != "fobos":  # Ouyang's measure: theta(u_bar) and |x_bar - y_bar|, one entry per record
+        theta, res = (np.asarray(r.trace.extra[k]) for k in ("theta", "residual"))
+        assert len(theta) == len(res) == len(r.trace)
+        assert res[0] == 0.0 and res[-1] < 1e-3
+        # |r(x_bar) - r(y_bar)| <= gamma |x_bar - y_bar|_1 <= gamma sqrt(d) |x_bar - y_bar|
+        gap = np.abs(np.asarray(r.trace.objective) - theta)
+        assert np.all(gap <= 0.02 * np.sqrt(20) * res * (1 + 1e-9) + 1e-12)
 
 
 def test_stochastic_admm_rates_of_thms_7_to_9():
