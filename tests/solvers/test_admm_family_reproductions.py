@@ -47,6 +47,12 @@ def test_e3_short_diabetes():
     # not hold: FOBOS's larger effective step is ahead)
     assert max(end.values()) < 1.5 * min(end.values())
     assert end["fobos"] <= end["stochastic_admm"]
+    # Thm 8's eta_k = 1/(mu k) with the data's small mu: FOBOS's first steps overflow, the ADMMs' are damped
+    rates = e3.schedule_rates(data["diabetes |a_i| <= 1"], 8, 1)
+    assert rates[("fobos", "strong")][0] == np.inf
+    for m in ("stochastic_admm", "online_admm"):
+        assert rates[(m, "strong")][0] < 0.02
+        assert rates[(m, "convex")][1] < -0.5  # the 1/sqrt(k) rule's average decays at least at Thm 7's rate
 
 
 @pytest.mark.slow
