@@ -81,8 +81,8 @@ def setups(short: bool) -> list[Setup]:
     gen = LogisticRegression(g[0], g[1])
     dig = LogisticRegression(d[0], d[1])
     return [
-        Setup("generated", gen, g[2], g[3], 500, (0.005, 0.02), *((30, 100) if short else (200, 1000))),
-        Setup("digits", dig, d[2], d[3], 100, (0.002, 0.005), *((100, 300) if short else (1000, 5000))),
+        Setup("generated", gen, g[2], g[3], 500, (0.005, 0.02), *((30, 100) if short else (100, 300))),
+        Setup("digits", dig, d[2], d[3], 100, (0.002, 0.005), *((100, 300) if short else (300, 1500))),
     ]
 
 
@@ -267,7 +267,7 @@ def main(short: bool = False) -> int:
     load = open("/proc/loadavg").read().split()[0] if os.path.exists("/proc/loadavg") else "?"
     results = {}
     for setup in setups(short):
-        res = run_setup(setup, 2_000 if short else 10_000)
+        res = run_setup(setup, 2_000 if short else 4_000)
         results[setup.name] = (setup, res)
         (HERE / "figures").mkdir(exist_ok=True)
         plot(setup, res, HERE / "figures" / f"samplers_blr_{setup.name}{'_short' if short else ''}.png")

@@ -55,7 +55,7 @@ def data(name: str, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
 
 
 STEPS = {"digits": (0.02, 0.05, 0.08), "generated": (0.002, 0.005, 0.01)}
-PASSES = {"digits": 100, "generated": 50}  # --short: a tenth
+PASSES = {"digits": 50, "generated": 30}  # --short: a tenth
 
 
 def yardstick(Xa: np.ndarray, ya: np.ndarray, Xb: np.ndarray, yb: np.ndarray) -> float:
@@ -135,7 +135,12 @@ def _cell(c: dict) -> str:
     return f"{err:.3f}, T {c['T']:.2f}" + (f", xi {c['xi']:.2f}" if c["xi"] is not None else "") + stop
 
 
-def write(results: dict[str, dict], path: Path, short: bool, seconds: float, load: str) -> None:
+def write(results: dict[str, dict], short: bool, seconds: float, load: str) -> Path:
+    """Write ``samplers_drbm[_short].md`` and its figures; returns the report's path."""
+    suffix = "_short" if short else ""
+    (HERE / "figures").mkdir(exist_ok=True)
+    for name, res in results.items():
+        plot(name, res, HERE / "figures" / f"samplers_drbm_{name}{suffix}.png")
     lines = [
         "# DRBM (seed 000 section 4.6.3, Fig. 4.4)" + (" -- SHORT RUN" if short else ""),
         "",
@@ -159,8 +164,10 @@ def write(results: dict[str, dict], path: Path, short: bool, seconds: float, loa
         for method in METHODS:
             cells = [_cell(res["cells"][method, h, A]) for h in STEPS[name] for A in FRICTIONS]
             lines.append(f"| {method} | " + " | ".join(cells) + " |")
-        lines += ["", f"![{name}](figures/samplers_drbm_{name}{'_short' if short else ''}.png)", ""]
+        lines += ["", f"![{name}](figures/samplers_drbm_{name}{suffix}.png)", ""]
+    path = HERE / f"samplers_drbm{suffix}.md"
     path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 def main(short: bool = False) -> int:
@@ -169,14 +176,8 @@ def main(short: bool = False) -> int:
     threadpool_limits(1)
     t = time.perf_counter()
     load = open("/proc/loadavg").read().split()[0] if os.path.exists("/proc/loadavg") else "?"
-    results = {}
-    (HERE / "figures").mkdir(exist_ok=True)
-    for name in ("digits", "generated"):
-        results[name] = run_dataset(name, PASSES[name] / (10 if short else 1))
-        plot(name, results[name], HERE / "figures" / f"samplers_drbm_{name}{'_short' if short else ''}.png")
-    out = HERE / ("samplers_drbm_short.md" if short else "samplers_drbm.md")
-    write(results, out, short, time.perf_counter() - t, load)
-    print(out.read_text())
+    results = {name: run_dataset(name, PASSES[name] / (10 if short else 1)) for name in ("digits", "generated")}
+    print(write(results, short, time.perf_counter() - t, load).read_text())
     return 0
 
 
