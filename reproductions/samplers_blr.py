@@ -11,7 +11,7 @@ Model (Eq. 4.51-4.52): likelihood ``prod_i sigma(y_i w^T x_i)``, prior ``N(0, I)
   leaves 359 images: too few for mini-batches.
 
 Mini-batches of ``n = 500`` (generated, the seed's) and ``n = 100`` (digits). The seed's grid of
-``(h, A)`` is not stated; here ``h`` in ``H`` and ``A`` in {1, 10}. SGLD has no friction: it runs
+``(h, A)`` is not stated; here two steps ``h`` per set (``setups``) and ``A`` in {1, 10}. SGLD has no friction: it runs
 at ``h / A``, the time step of SGHMC's overdamped limit (``dtheta = -(1/A) grad U dt +
 sqrt(2/A) dW``). All chains start at 0.
 
