@@ -5,7 +5,17 @@ Sits beside ``aggregators`` and ``markets`` above ``solvers``, and imports ``sol
 ("mh", "mala", "hmc", "sgld", "sghmc", "sgnht", "ccadl") and returns a :class:`SampleResult`.
 """
 
-from .models import Gaussian, LogisticRegression, Model, NormalGamma
+from .models import DRBM, Gaussian, LogisticRegression, Model, NormalGamma, TapeGradients
 from .run import SAMPLERS, SampleResult, sample
 
-__all__ = ["Gaussian", "LogisticRegression", "Model", "NormalGamma", "SAMPLERS", "SampleResult", "sample"]
+__all__ = [
+    "DRBM",
+    "Gaussian",
+    "LogisticRegression",
+    "Model",
+    "NormalGamma",
+    "SAMPLERS",
+    "SampleResult",
+    "TapeGradients",
+    "sample",
+]

@@ -4,9 +4,12 @@ likelihood ``prod_i 1/(1 + exp(-y_i w^T x_i))``, prior ``N(0, sigma0^2 I)`` (the
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy.special import expit, log_expit
 
+from solvers import autodiff as ad
 from solvers.errors import InputError
 
 from .base import GaussianPrior
@@ -40,6 +43,11 @@ class LogisticRegression(GaussianPrior):
     def loglik_grads(self, theta: np.ndarray, idx: np.ndarray) -> np.ndarray:
         yX = self._yX[idx]
         return yX * expit(-(yX @ theta))[:, None]
+
+    def loglik_terms(self, theta: Any, idx: Any) -> Any:
+        """``log sigma(y_i w^T x_i)`` for the items ``idx`` (Eq. 4.51), written with the tape's
+        primitives (:class:`~samplers.models.tape.TapeGradients`); ``theta`` ``(D,)`` or one row per item."""
+        return ad.log_sigmoid(self.y[idx] * ad.sum(self.X[idx] * theta, axis=-1))
 
     def log_post(self, theta: np.ndarray) -> float:
         return self.log_prior(theta) + float(log_expit(self._yX @ theta).sum())
