@@ -102,7 +102,7 @@ def test_progress_plan_and_stage_name_the_step_a_fraction_falls_in():
 
 
 def test_the_stage_label_reports_the_renyi_fit_and_the_market_epoch():
-    from app.competitions.service import _stage_label
+    from app.competitions.runs import _stage_label
 
     kw = {"n_etas": 4, "max_epochs": 30, "n_agents": 8}
     assert _stage_label("renyi", 0.5, **kw) == "renyi: fit 3/4"
