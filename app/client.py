@@ -533,16 +533,14 @@ class AgoraClient:
         *,
         methods: list[str] | None = None,
         etas: list[float] | None = None,
+        market_max_epochs: int | None = None,
         wait: bool = True,
         timeout: float = 3600.0,
     ) -> dict[str, Any]:
         """Fit every pool on the submissions (organiser): a background job; with ``wait`` the
         finished run (Table 2.3 rows, γ sweep, credit, used and left-out submissions)."""
-        body: dict[str, Any] = {}
-        if methods is not None:
-            body["methods"] = methods
-        if etas is not None:
-            body["etas"] = etas
+        given = {"methods": methods, "etas": etas, "market_max_epochs": market_max_epochs}
+        body: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
         run = self._request("POST", f"/v1/competitions/{competition_id}/aggregations", json=body).json()
         if not wait:
             return run

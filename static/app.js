@@ -346,12 +346,22 @@ async function tabLab(c, el, org) {
     ${org ? `<div class="card"><h2>Aggregate the submissions</h2>
       <p class="muted">Fits top-k average, power BMA, linear, log and Rényi pools (γ sweep) and a market when available on the
       public (validation) part, then scores them on the private part split in 10 subsets (Table 2.3).</p>
-      <label class="muted">Rényi sweep, η = 1/γ: <input type="text" id="etas" value="2, 5, 10, 30" size="16"></label>
+      <label class="muted">Rényi sweep, η = 1/γ: <input type="text" id="etas" value="1.5, 3.02, 6.08, 12.2, 24.7, 49.7, 100" size="40"></label>
+      <span class="muted">or log-spaced from <input type="number" id="etamin" value="1.5" min="1" step="any" style="width:5em">
+      to <input type="number" id="etamax" value="100" min="1" step="any" style="width:5em">,
+      <input type="number" id="etan" value="7" min="2" max="20" style="width:4em"> points <button type="button" id="etafill">fill</button></span>
       <button id="runagg">Run aggregation</button>
-      <div id="jobbox" style="display:none"><div class="progress"><div id="jobbar"></div></div><span id="jobtext" class="muted"></span></div></div>` : ""}
+      <div id="jobbox" style="display:none"><div class="progress"><div id="jobbar"></div></div><span id="jobtext" class="muted"></span>
+      <div id="jobstage" class="muted"></div></div></div>` : ""}
     <div id="labresult"><p class="muted">Loading the latest aggregation…</p></div>
     ${org ? `<div class="card" id="submap"><h3>Submission map</h3><p class="muted">Loading…</p></div>` : ""}`;
   if (org) document.getElementById("runagg").addEventListener("click", () => runAggregation(c));
+  if (org) document.getElementById("etafill").addEventListener("click", () => {
+    const lo = Number(document.getElementById("etamin").value), hi = Number(document.getElementById("etamax").value);
+    const n = Math.round(Number(document.getElementById("etan").value));
+    if (!(lo >= 1 && hi > lo && n >= 2)) return;
+    document.getElementById("etas").value = [...Array(n).keys()].map((i) => Number((lo * (hi / lo) ** (i / (n - 1))).toPrecision(3))).join(", ");
+  });
   if (org) showSubmissionMap(c);
   await showAggregation(c, org);
 }
@@ -399,12 +409,14 @@ async function runAggregation(c) {
   const box = document.getElementById("jobbox"), bar = document.getElementById("jobbar"), txt = document.getElementById("jobtext");
   box.style.display = "block";
   if (!r.ok) { txt.className = "error"; txt.textContent = problemText(r.data); btn.disabled = false; return; }
-  const job = r.headers.get("Location");
+  const job = r.headers.get("Location"), run = `/v1/competitions/${c.id}/aggregations/${r.data.id}`;
+  const stage = document.getElementById("jobstage");
   for (;;) {
-    const j = await api(job);
+    const [j, a] = await Promise.all([api(job), api(run)]);
     if (!j.ok) { txt.textContent = problemText(j.data); break; }
     bar.style.width = `${j.data.percent}%`;
     txt.textContent = `${j.data.state} · ${j.data.percent.toFixed(0)}%` + (j.data.eta_seconds ? ` · about ${Math.ceil(j.data.eta_seconds)} s left` : "");
+    if (a.ok && a.data.stage) stage.textContent = `now: ${a.data.stage}`;
     if (["succeeded", "failed", "cancelled"].includes(j.data.state)) {
       if (j.data.state !== "succeeded") txt.className = "error", txt.textContent += j.data.error ? ` — ${j.data.error.detail}` : "";
       break;
@@ -426,7 +438,8 @@ async function showAggregation(c, org) {
   if (a.state === "queued" || a.state === "running") {
     // follow the run's job (its progress is mirrored on the aggregation resource)
     out.innerHTML = `<div class="card"><h3>Aggregation ${esc(a.state)}…</h3><div class="progress"><div id="runbar" style="width:${(100 * (a.progress || 0)).toFixed(0)}%"></div></div>
-      <span id="runtext" class="muted">${(100 * (a.progress || 0)).toFixed(0)}%</span></div>`;
+      <span id="runtext" class="muted">${(100 * (a.progress || 0)).toFixed(0)}%${a.eta_seconds ? ` · about ${Math.ceil(a.eta_seconds)} s left` : ""}</span>
+      <div id="runstage" class="muted">${a.stage ? `now: ${esc(a.stage)}` : ""}</div></div>`;
     await new Promise((res) => setTimeout(res, 1500));
     if (document.getElementById("labresult") === out) return showAggregation(c, org);
     return;

@@ -229,13 +229,15 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
 
 
 def _stage_label(name: str, g: float, *, n_etas: int, max_epochs: int, n_agents: int) -> str:
+    """What a run is doing, from its step ``name`` and the fraction ``g`` of that step done: the
+    Rényi fit of the sweep, the market epoch, the leave-one-out refit, else the step's percent."""
     if name == "renyi":
         return f"renyi: fit {min(n_etas, int(g * n_etas) + 1)}/{n_etas}"
     if name == "market":
         return f"market: epoch {min(max_epochs, int(g * max_epochs))}/{max_epochs}"
     if name == "loo":
         return f"leave-one-out: {min(n_agents, int(g * n_agents))}/{n_agents}"
-    return name
+    return f"{name}: {min(100, int(100 * g))}%"
 
 
 def _staged(db, agg_id: str, plan, progress, *, n_etas: int, max_epochs: int, n_agents: int):

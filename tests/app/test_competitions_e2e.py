@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -90,3 +91,41 @@ def test_the_competition_example_runs_against_the_server(server):
     assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-3000:])
     out = r.stdout
     assert "joining without an invitation: 403" in out and "Simple average" in out and "rank 1" in out
+
+
+def test_a_run_reports_progress_that_moves(server):
+    """Issue 14 §4: progress sat at 22% for 29 s. Poll the job and the run on the live server while
+    every method runs: the fraction never goes back, takes many values, and the run's stage names
+    the Rényi fit of the sweep, the market epoch and the leave-one-out refit as they happen."""
+    rng = np.random.default_rng(4)
+    n, k, n_agents = 4000, 8, 10
+    y = rng.integers(0, k, n)
+    deadline = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+    with AgoraClient(server.url, api_key=ADMIN) as org:
+        cid = org.create_competition("progress", k, y, deadline)["id"]
+        for a in range(n_agents):
+            token = org.join(cid, f"m{a}")["token"]
+            s = rng.normal(scale=1.0 + 0.1 * a, size=(n, k))
+            s[np.arange(n), y] += 1.5 + 0.1 * a
+            with AgoraClient(server.url, api_key=token) as me:
+                me.submit(cid, np.arange(n), s)
+        run = org.aggregate_competition(cid, market_max_epochs=200, wait=False)  # every method, 7-point sweep
+        seen = []
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 900:
+            job = org.get_job(run["job_id"])
+            stage = org.get_competition_aggregation(cid, run["id"])["stage"]
+            seen.append((job["progress"], job["eta_seconds"], stage, job["state"]))
+            if job["state"] in ("succeeded", "failed", "cancelled"):
+                break
+            time.sleep(0.05)
+    assert seen[-1][3] == "succeeded", seen[-1]
+    progress = [p for p, _, _, _ in seen]
+    assert all(b >= a for a, b in zip(progress, progress[1:], strict=False)), "progress went back"
+    assert progress[-1] == 1.0 and len(set(progress)) >= 15, sorted(set(progress))
+    stages = [s for _, _, s, _ in seen]
+    for prefix in ("renyi: fit", "market: epoch", "leave-one-out"):
+        assert any(s.startswith(prefix) for s in stages), (prefix, sorted(set(stages)))
+    assert len({s for s in stages if s.startswith("renyi: fit")}) >= 3  # several sweep points seen
+    assert any(eta is not None and eta > 0 for p, eta, _, st in seen if st == "running" and p < 1)
+    assert stages[-1] == "done"

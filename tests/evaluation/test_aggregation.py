@@ -108,4 +108,4 @@ def test_the_stage_label_reports_the_renyi_fit_and_the_market_epoch():
     assert _stage_label("renyi", 0.5, **kw) == "renyi: fit 3/4"
     assert _stage_label("market", 0.4, **kw) == "market: epoch 12/30"
     assert _stage_label("loo", 1.0, **kw) == "leave-one-out: 8/8"
-    assert _stage_label("topk", 0.3, **kw) == "topk"
+    assert _stage_label("topk", 0.3, **kw) == "topk: 30%"
