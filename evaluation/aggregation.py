@@ -321,7 +321,8 @@ def aggregate_submissions(
     if "market" in fitted:
         out["market"] = {k: v for k, v in fitted["market"].items() if k in ("wealth_history", "params")}
     if predict_lp is not None:
-        out["models"] = {k: m for k, m in fitted.items() if not isinstance(m, dict)}  # the fitted pools
+        # the fitted pools, the market's estimator included
+        out["models"] = {k: m.get("model") if isinstance(m, dict) else m for k, m in fitted.items()}
         out["predictions"] = {"best_single": np.ascontiguousarray(predict_lp[:, best])}
         for key, model in fitted.items():
             model = model.get("model") if isinstance(model, dict) else model

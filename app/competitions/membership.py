@@ -49,6 +49,24 @@ def invitations(session: Session, comp: Competition) -> list[Invitation]:
     return list(session.scalars(q.order_by(Invitation.created_at, Invitation.id)))
 
 
+def revoke(session: Session, comp: Competition, invitation_id: str) -> None:
+    """Delete an unused invitation (its code no longer admits anyone); 409 once it was redeemed: the
+    participant exists, exclude their submissions instead."""
+    inv = session.get(Invitation, invitation_id)
+    if inv is None or inv.competition_id != comp.id:
+        raise ProblemError(404, f"no invitation {invitation_id!r}", field="invitation_id", reason="not found")
+    if inv.participant_id is not None:
+        raise ProblemError(
+            409,
+            "this invitation was already used; exclude the participant's submissions instead",
+            field="invitation_id",
+            reason="already used",
+            code="invitation-used",
+        )
+    session.delete(inv)
+    session.commit()
+
+
 def _redeem(session: Session, comp: Competition, code: str | None) -> Invitation:
     inv = None
     if code:

@@ -180,7 +180,7 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
             for x in subs
         ]
         params = dict(run.params or {})
-        seed, comp_id, comp_k = comp.split_seed, comp.id, comp.n_classes
+        seed, comp_id, comp_k, owner = comp.split_seed, comp.id, comp.n_classes, comp.owner_key_id
     etas = params.get("etas") or aggregation.DEFAULT_ETAS
     methods = params.get("methods") or aggregation.METHODS
     max_epochs = int(params.get("market_max_epochs") or aggregation.MARKET_MAX_EPOCHS)
@@ -223,7 +223,7 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
         run.submission_ids = [m["submission_id"] for m in meta]
         for method, arr in predictions.items():
             save_blob(s, "aggregation", agg_id, method, arr)
-        run.result = {**result, "pools": _export_pools(s, agg_id, models, lp.shape[0])}
+        run.result = {**result, "pools": _export_pools(s, agg_id, models, lp.shape[0], owner)}
         s.commit()
     return {"aggregation_id": agg_id, "competition_id": comp_id}
 
@@ -262,9 +262,10 @@ def _staged(db, agg_id: str, plan, progress, *, n_etas: int, max_epochs: int, n_
     return cb
 
 
-def _export_pools(session: Session, agg_id: str, models: dict[str, Any], n_items: int) -> dict[str, str]:
-    """Every fitted pool of a run as a ``/v1/pools`` resource (ready to predict on new items);
-    returns ``{method: pool id}``. A pool whose state cannot be stored is skipped (and logged)."""
+def _export_pools(session: Session, agg_id: str, models: dict[str, Any], n_items: int, owner: str) -> dict[str, str]:
+    """Every fitted pool of a run, the market included, as a ``/v1/pools`` resource owned by the
+    organiser's key (ready to predict on new items); returns ``{method: pool id}``. A pool whose
+    state cannot be stored is skipped (and logged)."""
     out = {}
     for method, pool in models.items():
         try:
@@ -286,6 +287,7 @@ def _export_pools(session: Session, agg_id: str, models: dict[str, Any], n_items
             state=state,
             metrics={},
             fit={},
+            owner=owner,
             created_at=utcnow(),
         )
         session.add(row)

@@ -177,13 +177,15 @@ def submission_view(
     return d
 
 
-def invitation_view(inv: Invitation, code: str | None = None) -> dict[str, Any]:
-    """An invitation; ``code`` only at issue (it is stored hashed)."""
+def invitation_view(inv: Invitation, code: str | None = None, participant: str | None = None) -> dict[str, Any]:
+    """An invitation; ``code`` only at issue (it is stored hashed); ``participant``: the name of
+    who redeemed it."""
     d: dict[str, Any] = {
         "id": inv.id,
         "note": inv.note,
         "used": inv.participant_id is not None,
         "participant_id": inv.participant_id,
+        "participant": participant,
         "created_at": iso(inv.created_at),
         "used_at": iso(inv.used_at),
     }

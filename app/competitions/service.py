@@ -42,6 +42,7 @@ from .membership import (  # noqa: F401 - re-exported
     invite,
     join,
     participants,
+    revoke,
 )
 from .runs import (  # noqa: F401 - re-exported
     JOB_KIND,

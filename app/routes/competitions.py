@@ -245,7 +245,24 @@ def invite(body: views.InviteRequest, comp: Organised, session: DbSession) -> An
 
 @router.get("/{competition_id}/invitations", responses=P, summary="Invitations and who redeemed them (organiser)")
 def list_invitations(comp: Organised, session: DbSession) -> Any:
-    return {"items": [views.invitation_view(inv) for inv in svc.invitations(session, comp)]}
+    people = svc.participants(session, comp)
+    return {
+        "items": [
+            views.invitation_view(inv, participant=people[inv.participant_id].name if inv.participant_id else None)
+            for inv in svc.invitations(session, comp)
+        ]
+    }
+
+
+@router.delete(
+    "/{competition_id}/invitations/{invitation_id}",
+    status_code=204,
+    responses=P,
+    summary="Revoke an unused invitation (organiser)",
+)
+def revoke_invitation(invitation_id: str, comp: Organised, session: DbSession) -> Response:
+    svc.revoke(session, comp, invitation_id)
+    return Response(status_code=204)
 
 
 @router.post(

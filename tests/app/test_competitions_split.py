@@ -103,3 +103,20 @@ def test_the_split_can_be_redefined_until_the_first_submission(client):  # noqa:
     _upload(client, cid, tok, np.full((40, 2), 0.5))
     r = client.put(f"/v1/competitions/{cid}/split", json={"split": "random"}, headers=H(ADMIN))
     assert r.status_code == 409 and r.json()["type"].endswith("split-fixed")
+
+
+def test_revoking_invitations(client):  # noqa: F811
+    y = [0, 1] * 10
+    cid = _post(client, y, 2, join_policy="invite").json()["id"]
+    items = client.post(f"/v1/competitions/{cid}/invitations", json={"n": 2}, headers=H(ADMIN)).json()["items"]
+    used, spare = items
+    assert _join(client, cid, "ann", used["code"]).status_code == 201
+    url = f"/v1/competitions/{cid}/invitations"
+    r = client.delete(f"{url}/{used['id']}", headers=H(ADMIN))
+    assert r.status_code == 409 and r.json()["type"].endswith("invitation-used")
+    assert client.delete(f"{url}/{spare['id']}").status_code == 401  # the organiser only
+    assert client.delete(f"{url}/{spare['id']}", headers=H(ADMIN)).status_code == 204
+    assert client.delete(f"{url}/{spare['id']}", headers=H(ADMIN)).status_code == 404
+    assert _join(client, cid, "bob", spare["code"]).status_code == 403  # a revoked code admits no one
+    listed = client.get(url, headers=H(ADMIN)).json()["items"]
+    assert [(x["id"], x["participant"]) for x in listed] == [(used["id"], "ann")]
