@@ -155,13 +155,8 @@ def set_selected(
     if selected and not sub.selected:
         n = sum(1 for s in list_submissions(session, comp, participant.id) if s.selected)
         if n >= comp.n_select:
-            raise ProblemError(
-                409,
-                f"at most {comp.n_select} submissions may be selected; unselect one first",
-                field="selected",
-                reason="too many selected",
-                code="too-many-selected",
-            )
+            detail = f"at most {comp.n_select} submissions may be selected; unselect one first"
+            raise ProblemError(409, detail, field="selected", reason="too many selected", code="too-many-selected")
     sub.selected = bool(selected)
     session.commit()
     return sub

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import time
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -17,7 +16,7 @@ from app.main import create_app
 from app.settings import Settings
 from evaluation.split import public_private_split
 
-from .conftest import competition_body
+from .conftest import competition_body, finished_job
 
 ADMIN = "test-admin-key-competitions"
 K = 5
@@ -196,14 +195,8 @@ def test_aggregation_job_and_views(client):
         },
         headers=H(ADMIN),
     )
-    assert r.status_code == 202, r.text
-    job_url = r.headers["Location"]
     agg_id = r.json()["id"]
-    for _ in range(600):
-        j = client.get(job_url, headers=H(ADMIN)).json()
-        if j["state"] in ("succeeded", "failed", "cancelled"):
-            break
-        time.sleep(0.1)
+    j = finished_job(client, r, ADMIN)
     assert j["state"] == "succeeded", j
     assert set(j["result"]) == {"aggregation_id", "competition_id"}  # the job resource holds no scores
     full = client.get(f"/v1/competitions/{cid}/aggregations/{agg_id}", headers=H(ADMIN)).json()
@@ -350,12 +343,7 @@ def test_the_run_pools_belong_to_the_organiser_key(client):
         )
         assert r.status_code == 201, r.text
     r = client.post(f"/v1/competitions/{cid}/aggregations", json={"methods": ["linear", "market"]}, headers=H(org))
-    assert r.status_code == 202, r.text
-    for _ in range(600):
-        j = client.get(r.headers["Location"], headers=H(org)).json()
-        if j["state"] in ("succeeded", "failed", "cancelled"):
-            break
-        time.sleep(0.1)
+    j = finished_job(client, r, org)
     assert j["state"] == "succeeded", j
     res = client.get(f"/v1/competitions/{cid}/aggregations/{r.json()['id']}", headers=H(org)).json()["result"]
     assert set(res["pools"]) == {"linear", "market"}

@@ -21,7 +21,8 @@ from .conftest import ADMIN, REPO, Server
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     d = tmp_path_factory.mktemp("e2e-comp")
-    s = Server(f"sqlite:///{d}/agora.db", d).start()
+    # several tests join from this one address: a budget that they do not exhaust together
+    s = Server(f"sqlite:///{d}/agora.db", d, AGORA_COMPETITION_JOINS_PER_HOUR="1000").start()
     s.db_file = d / "agora.db"
     yield s
     s.stop()
@@ -129,3 +130,39 @@ def test_a_run_reports_progress_that_moves(server):
     assert len({s for s in stages if s.startswith("renyi: fit")}) >= 3  # several sweep points seen
     assert any(eta is not None and eta > 0 for p, eta, _, st in seen if st == "running" and p < 1)
     assert stages[-1] == "done"
+
+
+def test_client_split_and_invitations(server):
+    """The typed client's organiser methods against the live server: a grouped split made from a
+    column of strings, redrawn stratified before the first submission; invitations listed and revoked."""
+    rng = np.random.default_rng(5)
+    n = 90
+    y = rng.integers(0, 3, n)
+    photos = np.repeat([f"photo{i}" for i in range(9)], 10)
+    deadline = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+    with AgoraClient(server.url, api_key=ADMIN) as org:
+        cid = org.create_competition("split", 3, y, deadline, split="grouped", groups=photos, join_policy="invite")[
+            "id"
+        ]
+        s = org.competition_split(cid)
+        public = np.isin(np.arange(n), s["public_item_ids"])
+        assert s["split"] == "grouped" and s["n_public"] % 10 == 0
+        assert all(len(set(public[photos == p])) == 1 for p in set(photos))
+        s = org.define_split(cid, "stratified", public_fraction=0.4)
+        public = np.isin(np.arange(n), s["public_item_ids"])
+        assert s["split"] == "stratified" and s["n_public"] == 36
+        assert all(abs(public[y == c].sum() - 0.4 * (y == c).sum()) < 1 for c in range(3))
+        codes = org.invite(cid, 2, note="lab")
+        listed = org.invitations(cid)
+        assert [x["used"] for x in listed] == [False, False] and all("code" not in x for x in listed)
+        org.revoke_invitation(cid, listed[0]["id"])
+        assert [x["id"] for x in org.invitations(cid)] == [listed[1]["id"]]
+        with pytest.raises(AgoraError) as e:  # the first code was revoked (codes come in issue order)
+            org.join(cid, "eve", invitation=codes[0])
+        assert e.value.status == 403
+        token = org.join(cid, "ann", invitation=codes[1])["token"]
+        with AgoraClient(server.url, api_key=token) as me:
+            me.submit(cid, np.arange(n), rng.normal(size=(n, 3)))
+        with pytest.raises(AgoraError) as e:
+            org.define_split(cid, "random")
+        assert e.value.status == 409

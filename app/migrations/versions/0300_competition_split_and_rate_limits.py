@@ -5,6 +5,9 @@ part's size when a stratified or grouped split makes it differ from ``round(publ
 to competitions, and the ``competition_rate_counters`` table: events per rate-limit key (action and
 client address) and window, so that several server processes share one budget.
 
+ALTER TABLE ADD COLUMN, as 0102 (a batch copy of a parent table would cascade-delete its children on
+SQLite).
+
 Revision ID: 0300_competition_split
 Revises: 0200_ownership
 """
@@ -17,15 +20,14 @@ down_revision = "0200_ownership"
 
 
 def upgrade() -> None:
-    # plain ALTER TABLE (no batch copy: on SQLite a copied parent table would cascade-delete its children)
-    op.add_column("competitions", sa.Column("split_kind", sa.String(12), nullable=False, server_default="random"))
-    op.add_column("competitions", sa.Column("n_public", sa.Integer(), nullable=True))
     op.create_table(
         "competition_rate_counters",
         sa.Column("key", sa.String(200), primary_key=True),
         sa.Column("window_start", sa.BigInteger(), primary_key=True),
         sa.Column("count", sa.Integer(), nullable=False),
     )
+    op.add_column("competitions", sa.Column("split_kind", sa.String(12), nullable=False, server_default="random"))
+    op.add_column("competitions", sa.Column("n_public", sa.Integer(), nullable=True))
 
 
 def downgrade() -> None:
