@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import httpx
-import pytest
 
 from app.competitions.ratelimit import RateLimiter
 from app.db import Database
