@@ -60,5 +60,3 @@ def test_two_server_processes_share_one_budget(tmp_path):
     finally:
         a.stop()
         b.stop()
-
-
