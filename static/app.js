@@ -159,8 +159,10 @@ async function viewList() {
     };
     if (groups) body.groups = groups;
     if (f.score_mechanism.value !== "exact") body.score_step = Number(f.score_step.value);
-    if (ids) body.item_ids = ids;
-    const r2 = await api("/v1/competitions", { method: "POST", body });
+    // the item ids go into the JSON as written (exact 64-bit integers), not through JavaScript numbers
+    const json = JSON.stringify(body);
+    const payload = ids ? json.slice(0, -1) + `,"item_ids":[${ids.join(",")}]}` : json;
+    const r2 = await api("/v1/competitions", { method: "POST", body: payload, raw: true, headers: { "Content-Type": "application/json" } });
     if (!r2.ok) { msg.className = "error"; msg.textContent = problemText(r2.data); return; }
     location.hash = `#/c/${r2.data.id}`;
   });
@@ -190,7 +192,11 @@ function parseLabels(text, groupColumn = "") {
     const v = Number(parts[col.label]);
     if (!Number.isInteger(v)) throw new Error(`not an integer label: ${l.slice(0, 30)}`);
     labels.push(v);
-    if (ids) ids.push(Number(parts[col.id]));
+    if (ids) {
+      const id = parts[col.id];
+      if (!/^-?\d{1,19}$/.test(id)) throw new Error(`not an integer item id: ${id.slice(0, 30)}`);
+      ids.push(id);  // kept as text: ids above 2^53 would be rounded by a JavaScript number
+    }
     if (groups) groups.push(parts[col.group] ?? "");
   }
   return { ids, labels, groups };

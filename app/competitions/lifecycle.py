@@ -171,7 +171,10 @@ def _draw_split(comp: Competition, kind: str, y: np.ndarray, groups: Any | None)
     if kind == "grouped":
         if groups is None:
             raise InputError("groups", "a grouped split needs one group value per test item", code="missing")
-        arr = np.asarray(groups)
+        try:
+            arr = np.asarray(groups)
+        except (ValueError, TypeError):  # ragged or mixed nesting
+            raise InputError("groups", "needs one group value per test item (a flat list)") from None
         if arr.ndim != 1 or arr.shape[0] != comp.n_items:
             raise InputError("groups", f"needs one value per test item ({comp.n_items}); got shape {arr.shape}")
         if arr.dtype.kind not in "iuU" and not (arr.dtype.kind == "f" and np.all(np.isfinite(arr))):

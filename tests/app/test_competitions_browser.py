@@ -106,7 +106,8 @@ def test_the_organiser_pages_in_the_browser(server, browser, tmp_path):  # noqa:
     images = np.repeat([f"cam{i}" for i in range(6)], n // 6)
     y = rng.integers(0, 3, n)
     labels = tmp_path / "labels.csv"
-    labels.write_text("id,label,image\n" + "".join(f"{i},{v},{g}\n" for i, (v, g) in enumerate(zip(y, images))))
+    ids = [2**60 + 7 * i + 1 for i in range(n)]  # above 2^53: a JavaScript number would round them
+    labels.write_text("id,label,image\n" + "".join(f"{i},{v},{g}\n" for i, v, g in zip(ids, y, images)))
 
     org = browser.new_context(viewport={"width": 1280, "height": 900}, timezone_id="UTC", accept_downloads=True)
     page = org.new_page()
@@ -129,8 +130,9 @@ def test_the_organiser_pages_in_the_browser(server, browser, tmp_path):  # noqa:
     cid = page.url.split("#/c/")[1].split("/")[0]
     comp = httpx.get(f"{base}/v1/competitions/{cid}").json()
     assert comp["join_policy"] == "invite" and comp["split"] == "grouped"
+    assert httpx.get(f"{base}/v1/competitions/{cid}/items").json()["item_ids"] == ids  # exact
     split = httpx.get(f"{base}/v1/competitions/{cid}/split", headers=hdr).json()
-    public = np.isin(np.arange(n), split["public_item_ids"])
+    public = np.isin(ids, split["public_item_ids"])
     assert all(public[images == g].all() or not public[images == g].any() for g in set(images))
     assert "grouped" in page.inner_text(".kpi")
 
@@ -166,6 +168,7 @@ def test_the_organiser_pages_in_the_browser(server, browser, tmp_path):  # noqa:
     rows = open(dl.value.path()).read().strip().split("\n")
     assert rows[0] == "id,part" and len(rows) == n + 1
     assert [r.endswith(",public") for r in rows[1:]] == public.tolist()
+    assert [int(r.split(",")[0]) for r in rows[1:]] == ids
 
     # -- two submissions, then a run with the default 7-point sweep: 8 points on the curve
     for i, tok in enumerate(tokens):
@@ -173,7 +176,7 @@ def test_the_organiser_pages_in_the_browser(server, browser, tmp_path):  # noqa:
         s[np.arange(n), y] += 1.0 + i
         r = httpx.post(
             f"{base}/v1/competitions/{cid}/submissions",
-            content=parsing.to_csv(np.arange(n), s),
+            content=parsing.to_csv(np.array(ids, dtype=np.int64), s),
             headers={"Authorization": f"Bearer {tok}"},
         )
         assert r.status_code == 201, r.text

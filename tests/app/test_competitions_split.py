@@ -70,6 +70,8 @@ def test_grouped_split_keeps_each_group_on_one_side_and_scores_follow_it(client)
         ({"split": "grouped"}, "groups"),  # no group column
         ({"split": "grouped", "groups": [1, 2, 3]}, "groups"),  # not one per item
         ({"split": "grouped", "groups": [5] * 20}, "groups"),  # a single group: nothing to split
+        ({"split": "grouped", "groups": [[1], [1, 2]] * 10}, "groups"),  # ragged
+        ({"split": "grouped", "groups": [True, False] * 10}, "groups"),  # not integers or strings
         ({"split": "by-date"}, "split"),  # an unknown kind
         ({"split": "stratified", "labels": [1]}, "labels"),  # too few items
     ],
