@@ -1,5 +1,6 @@
 """The per-address rate limit is kept in the database: two real server processes on one SQLite
-file share one budget, and the sliding window counts the previous window's events."""
+file share one budget, and the sliding window counts the previous window's events (on SQLite and
+PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from app.db import Database
 from .conftest import ADMIN, Server
 
 
-def test_the_window_slides_and_names_when_to_retry(tmp_path):
-    db = Database.from_url(f"sqlite:///{tmp_path}/rl.db")
+def test_the_window_slides_and_names_when_to_retry(db_url):
+    db = Database.from_url(db_url)  # SQLite, and PostgreSQL when installed
     db.migrate()
     lim = RateLimiter(db, "join", 4, window=100)
     t = 10_000.0  # the start of a window
@@ -60,3 +61,17 @@ def test_two_server_processes_share_one_budget(tmp_path):
     finally:
         a.stop()
         b.stop()
+
+
+def test_concurrent_events_never_exceed_the_budget(db_url):
+    """Eight threads, each with its own connection, race for one key's window (the first events
+    race to open it): exactly ``limit`` events are let through."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    db = Database.from_url(db_url)
+    db.migrate()
+    lim = RateLimiter(db, "submit", 25, window=3600)
+    now = 7200.0 + 5.0
+    with ThreadPoolExecutor(8) as ex:
+        allowed = list(ex.map(lambda _: lim.allow("9.9.9.9", now), range(80)))
+    assert sum(allowed) == 25
