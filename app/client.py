@@ -449,7 +449,10 @@ class AgoraClient:
     ) -> dict[str, Any]:
         """Create a competition (organiser key). ``labels`` stay hidden; ``item_ids`` are exact
         64-bit integers (default ``0..n-1``); ``options``: ``description``, ``public_fraction``,
-        ``daily_cap``, ``n_select``, ``join_policy``, ``score_mechanism``, ``score_step``."""
+        ``daily_cap``, ``n_select``, ``join_policy``, ``score_mechanism``, ``score_step``, ``split``
+        (``random``, ``stratified``, ``grouped``) and ``groups`` (one value per item, for ``grouped``)."""
+        if options.get("groups") is not None:
+            options["groups"] = np.asarray(options["groups"]).tolist()
         body: dict[str, Any] = {
             "title": title,
             "n_classes": n_classes,
@@ -474,6 +477,30 @@ class AgoraClient:
         """``n`` single-use invitation codes (organiser); each is shown only here."""
         r = self._request("POST", f"/v1/competitions/{competition_id}/invitations", json={"n": n, "note": note})
         return [x["code"] for x in r.json()["items"]]
+
+    def invitations(self, competition_id: str) -> list[dict[str, Any]]:
+        """The invitations issued (organiser): note, whether used and by whom; never the codes."""
+        return self._request("GET", f"/v1/competitions/{competition_id}/invitations").json()["items"]
+
+    def revoke_invitation(self, competition_id: str, invitation_id: str) -> None:
+        """Revoke an unused invitation (organiser); 409 once it was used."""
+        self._request("DELETE", f"/v1/competitions/{competition_id}/invitations/{invitation_id}")
+
+    def competition_split(self, competition_id: str) -> dict[str, Any]:
+        """The public/private split (organiser): ``split`` (its kind), ``public_item_ids``, ``n_public``."""
+        return self._request("GET", f"/v1/competitions/{competition_id}/split").json()
+
+    def define_split(
+        self, competition_id: str, split: str, *, public_fraction: float | None = None, groups: Any = None
+    ) -> dict[str, Any]:
+        """Draw the split again before the first submission (organiser): ``random``, ``stratified`` by
+        label or ``grouped`` by ``groups`` (one value per item)."""
+        body: dict[str, Any] = {"split": split}
+        if public_fraction is not None:
+            body["public_fraction"] = public_fraction
+        if groups is not None:
+            body["groups"] = np.asarray(groups).tolist()
+        return self._request("PUT", f"/v1/competitions/{competition_id}/split", json=body).json()
 
     def join(self, competition_id: str, name: str, invitation: str | None = None) -> dict[str, Any]:
         """Join; the answer's ``token`` (shown once) is the participant's credential: use it as
@@ -533,16 +560,14 @@ class AgoraClient:
         *,
         methods: list[str] | None = None,
         etas: list[float] | None = None,
+        market_max_epochs: int | None = None,
         wait: bool = True,
         timeout: float = 3600.0,
     ) -> dict[str, Any]:
         """Fit every pool on the submissions (organiser): a background job; with ``wait`` the
         finished run (Table 2.3 rows, γ sweep, credit, used and left-out submissions)."""
-        body: dict[str, Any] = {}
-        if methods is not None:
-            body["methods"] = methods
-        if etas is not None:
-            body["etas"] = etas
+        given = {"methods": methods, "etas": etas, "market_max_epochs": market_max_epochs}
+        body: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
         run = self._request("POST", f"/v1/competitions/{competition_id}/aggregations", json=body).json()
         if not wait:
             return run

@@ -18,6 +18,7 @@ from aggregators.registry import make_pool, pool_class
 from aggregators.renyi_pool import DEFAULT_GAMMA_GRID
 from aggregators.validation import as_labels
 from evaluation.metrics import metrics_of
+from markets.estimator import MarketPool
 from solvers.errors import InputError
 from solvers.registry import available, info
 
@@ -172,13 +173,21 @@ def cache_drop(pid: str) -> None:
         _CACHE.pop(pid, None)
 
 
+def _estimator(method: str, params: dict[str, Any]) -> Any:
+    """An unfitted estimator of ``method``: a pool of the registry, or ``"market"`` (the isoelastic
+    market a competition run stores; not a method ``POST /v1/pools`` fits)."""
+    return MarketPool(**params) if method == "market" else make_pool(method, **params)
+
+
 def restore_pool(session: Session, row: PoolRow) -> Any:
     with _CACHE_LOCK:
         hit = _CACHE.get(row.id)
     if hit is not None:
         return hit
-    pool = make_pool(row.method, **(row.params or {}))
+    pool = _estimator(row.method, row.params or {})
     store.restore(pool, row.state or {}, load_blobs(session, "pool", row.id))
+    if isinstance(pool, MarketPool):
+        pool.rebuild_agents()  # its agents are not stored: they follow from the trained wealth
     _cache_put(row.id, pool)
     return pool
 

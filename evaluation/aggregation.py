@@ -31,6 +31,7 @@ import numpy as np
 
 from aggregators.metrics import log_loss, perplexity
 from aggregators.registry import aggregate, make_pool
+from solvers.errors import InputError
 from solvers.progress import ProgressFn, report
 
 from .market import MAX_EPOCHS as MARKET_MAX_EPOCHS
@@ -38,9 +39,20 @@ from .market import fit_market
 from .split import private_subsets
 from .table import subset_log_losses, table_row
 
-DEFAULT_ETAS: tuple[float, ...] = (2.0, 5.0, 10.0, 30.0)
-"""η = 1/γ of the Rényi sweep (Fig. 2.5a plots perplexity against η). η = 1 is the linear pool and
-η → ∞ the log pool, both fitted anyway: the sweep adds the linear pool's point at η = 1."""
+
+def eta_grid(eta_min: float = 1.5, eta_max: float = 100.0, n_points: int = 7) -> tuple[float, ...]:
+    """``n_points`` values of η = 1/γ spaced evenly in log η from ``eta_min`` to ``eta_max`` (3
+    significant digits): the axis of Fig. 2.5a (seed 000), where perplexity is plotted against η.
+    η = 1 is the linear pool (Eq. 2.34 with γ = 1) and η → ∞ approaches the log pool."""
+    if not 1.0 <= eta_min < eta_max or int(n_points) < 2:
+        raise InputError("etas", f"need 1 <= eta_min < eta_max and n_points >= 2; got {eta_min}, {eta_max}, {n_points}")
+    return tuple(float(f"{e:.3g}") for e in np.geomspace(eta_min, eta_max, int(n_points)))
+
+
+DEFAULT_ETAS: tuple[float, ...] = eta_grid()
+"""η = 1/γ of the Rényi sweep: 7 log-spaced points from 1.5 to 100, enough to draw Fig. 2.5a's curve.
+η = 1 is the linear pool and η → ∞ the log pool, both fitted anyway: the sweep adds the linear
+pool's point at η = 1 (8 points in all)."""
 RENYI_OPTIONS = {"tol": 1e-5, "max_iter": 40, "fixed_point_tol": 1e-9}
 """Solver settings of the sweep's Rényi fits (each warm-started from the previous γ's weights)."""
 
@@ -150,18 +162,23 @@ def aggregate_submissions(
     steps = progress_plan(methods, len(etas), n_agents, loo=loo, loo_refit=loo_refit)
     total = sum(w for _, w in steps) or 1.0
     done = [0.0]
+    high = [0.0]  # the progress reported so far: it never goes back, whatever a step's own callback does
+
+    def emit(fraction: float) -> None:
+        high[0] = max(high[0], fraction)
+        report(progress, high[0])
 
     def sub(weight: float) -> Callable[[float], None]:
         start = done[0] / total
 
         def cb(f: float) -> None:
-            report(progress, start + weight / total * min(1.0, max(0.0, f)))
+            emit(start + weight / total * min(1.0, max(0.0, f)))
 
         return cb
 
     def finish(weight: float) -> None:
         done[0] += weight
-        report(progress, done[0] / total)
+        emit(done[0] / total)
 
     results: dict[str, dict] = {}
     test_preds: dict[str, np.ndarray] = {}
@@ -304,7 +321,8 @@ def aggregate_submissions(
     if "market" in fitted:
         out["market"] = {k: v for k, v in fitted["market"].items() if k in ("wealth_history", "params")}
     if predict_lp is not None:
-        out["models"] = {k: m for k, m in fitted.items() if not isinstance(m, dict)}  # the fitted pools
+        # the fitted pools, the market's estimator included
+        out["models"] = {k: m.get("model") if isinstance(m, dict) else m for k, m in fitted.items()}
         out["predictions"] = {"best_single": np.ascontiguousarray(predict_lp[:, best])}
         for key, model in fitted.items():
             model = model.get("model") if isinstance(model, dict) else model

@@ -79,15 +79,21 @@ class MarketPool(Pool):
         # spends nothing, so it cannot move a price; it is kept in the test-phase market with the
         # smallest positive wealth (its spending is below rounding) because markets need W > 0.
         # ``wealth_`` reports the trained wealth as it is.
-        W = np.asarray(res.wealth, dtype=np.float64)
-        keep = (agents.kind != EXPONENTIAL) & (W <= 0.0)
-        self.agents_ = agents.with_wealth(np.where(keep, np.finfo(np.float64).tiny, W))
         self.wealth_ = res.wealth
+        self.rebuild_agents()
         self.wealth_history_ = res.wealth_history
         self.n_epochs_ = res.n_epochs
         self.converged_ = res.converged
         self.training_ = res
         self.n_floored_ = res.n_floored
+
+    def rebuild_agents(self) -> None:
+        """Set ``agents_``, the test-phase market, from the trained ``wealth_`` (called by ``fit``, and
+        after restoring a stored market whose agents were not stored)."""
+        W = np.asarray(self.wealth_, dtype=np.float64)
+        agents = self._agents(W.shape[0])
+        keep = (agents.kind != EXPONENTIAL) & (W <= 0.0)
+        self.agents_ = agents.with_wealth(np.where(keep, np.finfo(np.float64).tiny, W))
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "wealth_"):

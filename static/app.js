@@ -117,7 +117,9 @@ async function viewList() {
       <tbody>${rows || `<tr><td colspan="6" class="muted">No competitions yet.</td></tr>`}</tbody></table></div>
     <div class="card"><h2>Create a competition</h2>
       <p class="muted">Needs an API key with the <code>write</code> scope (top right). Labels file: one integer class per line,
-      or a CSV with header <code>id,label</code>. The public/private split is drawn by the server and never shown.</p>
+      or a CSV with a header naming its columns: <code>label</code>, optionally <code>id</code> and a group column
+      (e.g. <code>id,label,image</code>). The server draws the public/private split as you choose; only you can see
+      and download it.</p>
       <form id="createform" class="stack">
         <label>Title <input type="text" name="title" required maxlength="200"></label>
         <label>Description <textarea name="description" rows="2"></textarea></label>
@@ -128,7 +130,9 @@ async function viewList() {
           <label>Daily cap <input type="number" name="daily_cap" min="1" value="5"></label>
           <label>Selected entries for the final ranking <input type="number" name="n_select" min="1" value="2"></label>
           <label>Deadline <input type="datetime-local" name="deadline" required></label>
-          <label>Who may join <select name="join_policy"><option value="open">anyone</option><option value="invite">invitation codes only (issue them with POST …/invitations)</option></select></label>
+          <label>Who may join <select name="join_policy"><option value="invite" selected>invitation codes only (issue them on the Invitations tab)</option><option value="open">anyone (fresh identities can probe the public score)</option></select></label>
+          <label>Public/private split <select name="split"><option value="random">random</option><option value="stratified">stratified by label</option><option value="grouped">grouped by a column of the labels file</option></select></label>
+          <label>Group column (for a grouped split) <input type="text" name="group_column" placeholder="e.g. image"></label>
           <label>Public score shown <select name="score_mechanism"><option value="exact">exact (probing can recover the public labels)</option><option value="ladder">Ladder (changes only on a real improvement)</option><option value="round">rounded</option></select></label>
           <label>Score step (Ladder margin / rounding) <input type="number" name="score_step" min="0.0001" step="any" value="0.01"></label>
         </div>
@@ -141,38 +145,61 @@ async function viewList() {
     ev.preventDefault();
     const msg = document.getElementById("createmsg");
     msg.className = ""; msg.textContent = "creating…";
-    let labels, ids;
-    try { [ids, labels] = parseLabels(await f.labels.files[0].text()); } catch (e) { msg.className = "error"; msg.textContent = e.message; return; }
+    let labels, ids, groups;
+    const groupColumn = f.split.value === "grouped" ? f.group_column.value.trim() : "";
+    try {
+      if (f.split.value === "grouped" && !groupColumn) throw new Error("a grouped split needs the name of the group column");
+      ({ ids, labels, groups } = parseLabels(await f.labels.files[0].text(), groupColumn));
+    } catch (e) { msg.className = "error"; msg.textContent = e.message; return; }
     const body = {
       title: f.title.value, description: f.description.value, n_classes: Number(f.n_classes.value), labels,
       public_fraction: Number(f.public_fraction.value), daily_cap: Number(f.daily_cap.value), n_select: Number(f.n_select.value),
       deadline: new Date(f.deadline.value).toISOString(),
-      join_policy: f.join_policy.value, score_mechanism: f.score_mechanism.value,
+      join_policy: f.join_policy.value, score_mechanism: f.score_mechanism.value, split: f.split.value,
     };
+    if (groups) body.groups = groups;
     if (f.score_mechanism.value !== "exact") body.score_step = Number(f.score_step.value);
-    if (ids) body.item_ids = ids;
-    const r2 = await api("/v1/competitions", { method: "POST", body });
+    // the item ids go into the JSON as written (exact 64-bit integers), not through JavaScript numbers
+    const json = JSON.stringify(body);
+    const payload = ids ? json.slice(0, -1) + `,"item_ids":[${ids.join(",")}]}` : json;
+    const r2 = await api("/v1/competitions", { method: "POST", body: payload, raw: true, headers: { "Content-Type": "application/json" } });
     if (!r2.ok) { msg.className = "error"; msg.textContent = problemText(r2.data); return; }
     location.hash = `#/c/${r2.data.id}`;
   });
 }
 
-function parseLabels(text) {
+// a labels file: one integer per line, or a CSV whose header names its columns ("label", optionally "id" and
+// the group column); without a header, the last column is the label and the first (of two or more) the id
+function parseLabels(text, groupColumn = "") {
   const lines = text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
   if (!lines.length) throw new Error("the labels file is empty");
-  let ids = null; const labels = [];
-  const first = lines[0].split(",");
-  const header = Number.isNaN(Number(first[first.length - 1]));
+  const first = lines[0].split(",").map((v) => v.trim());
+  const header = first.some((v) => Number.isNaN(Number(v)));
   const body = header ? lines.slice(1) : lines;
-  if (body[0].includes(",")) ids = [];
+  if (!body.length) throw new Error("the labels file has a header and no rows");
+  const width = body[0].split(",").length;
+  let col = { label: width - 1, id: width > 1 ? 0 : -1, group: -1 };
+  if (header) {
+    const at = (name) => first.indexOf(name);
+    col = { label: at("label") >= 0 ? at("label") : width - 1, id: at("id"), group: groupColumn ? at(groupColumn) : -1 };
+    if (col.id < 0 && width > 1 && col.label !== 0 && !groupColumn) col.id = 0;
+  }
+  if (groupColumn && col.group < 0)
+    throw new Error(`unknown group column "${groupColumn}": the labels file ${header ? `has the columns ${first.join(", ")}` : "has no header naming its columns"}`);
+  const labels = [], ids = col.id >= 0 ? [] : null, groups = col.group >= 0 ? [] : null;
   for (const l of body) {
-    const parts = l.split(",");
-    const v = Number(parts[parts.length - 1]);
+    const parts = l.split(",").map((v) => v.trim());
+    const v = Number(parts[col.label]);
     if (!Number.isInteger(v)) throw new Error(`not an integer label: ${l.slice(0, 30)}`);
     labels.push(v);
-    if (ids) ids.push(Number(parts[0]));
+    if (ids) {
+      const id = parts[col.id];
+      if (!/^-?\d{1,19}$/.test(id)) throw new Error(`not an integer item id: ${id.slice(0, 30)}`);
+      ids.push(id);  // kept as text: ids above 2^53 would be rounded by a JavaScript number
+    }
+    if (groups) groups.push(parts[col.group] ?? "");
   }
-  return [ids, labels];
+  return { ids, labels, groups };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -193,6 +220,7 @@ async function viewCompetition(cid, tab) {
     org = r2.ok && r2.data.role === "organiser";
   }
   const tabs = [["leaderboard", "Leaderboard"], ["submit", "Join & submit"], ["mine", "My submissions"], ["data", "Data"]];
+  if (org) tabs.push(["invitations", "Invitations"]);
   if (org || c.closed) tabs.push(["lab", "Aggregation lab"]);
   main.innerHTML = `
     <p><a href="#/">← competitions</a></p>
@@ -208,6 +236,7 @@ async function viewCompetition(cid, tab) {
       <div><span class="muted">daily cap</span><b>${c.daily_cap}</b></div>
       <div><span class="muted">public score</span><b>${c.score_mechanism === "exact" ? "exact" : `${esc(c.score_mechanism)} (step ${c.score_step})`}</b></div>
       <div><span class="muted">joining</span><b>${c.join_policy === "invite" ? "by invitation" : "open"}</b></div>
+      <div><span class="muted">split</span><b>${esc(SPLIT_NAMES[c.split] || c.split || "random")}</b></div>
       <div><span class="muted">deadline</span><b style="font-size:1rem">${when(c.deadline)}</b></div>
     </div>
     <nav class="tabs">${tabs.map(([t, l]) => `<a href="#/c/${cid}/${t}" class="${t === tab ? "active" : ""}" data-tab="${t}">${l}</a>`).join("")}</nav>
@@ -216,7 +245,8 @@ async function viewCompetition(cid, tab) {
   if (tab === "leaderboard") return tabLeaderboard(c, el, org);
   if (tab === "submit") return tabSubmit(c, el);
   if (tab === "mine") return tabMine(c, el, org);
-  if (tab === "data") return tabData(c, el);
+  if (tab === "data") return tabData(c, el, org);
+  if (tab === "invitations" && org) return tabInvitations(c, el);
   if (tab === "lab") return tabLab(c, el, org);
 }
 
@@ -331,12 +361,86 @@ async function tabMine(c, el, org) {
   }));
 }
 
-function tabData(c, el) {
+const SPLIT_NAMES = { random: "random", stratified: "stratified by label", grouped: "grouped" };
+
+function tabData(c, el, org) {
   const files = (c.extra && c.extra.files) || [];
   el.innerHTML = `<div class="card"><h2>Data</h2><ul>
     <li><a href="/v1/competitions/${c.id}/items?format=csv">Submission template</a> (the ${c.n_items} test item ids, CSV)</li>
     ${files.map((f) => `<li><a href="/v1/competitions/${c.id}/files/${encodeURIComponent(f)}">${esc(f)}</a></li>`).join("")}
-    </ul>${c.extra && c.extra.task ? `<p class="muted">Task: ${esc(c.extra.task)}</p>` : ""}</div>`;
+    </ul>${c.extra && c.extra.task ? `<p class="muted">Task: ${esc(c.extra.task)}</p>` : ""}</div>
+    ${org ? `<div class="card" id="splitcard"><h2>The public/private split</h2>
+      <p>${c.n_public} of ${c.n_items} items are public, drawn <b id="splitkind">${esc(SPLIT_NAMES[c.split] || c.split)}</b>; the others are private.
+      Only you see which: <button id="splitdl">Download the split (CSV: id, part)</button></p>
+      ${c.n_submissions === 0 && !c.closed ? `<form id="splitform" class="stack"><p class="muted">Until the first submission you may draw it again
+        (a grouped split needs one group per item: create the competition from a labels file with a group column).</p>
+        <div class="grid2"><label>Split <select name="split"><option value="random">random</option><option value="stratified">stratified by label</option></select></label>
+        <label>Public fraction <input type="number" name="public_fraction" min="0.05" max="0.95" step="0.05" value="${c.public_fraction}"></label></div>
+        <div><button type="submit" id="splitbtn">Draw again</button> <span id="splitmsg"></span></div></form>` : ""}</div>` : ""}`;
+  if (!org) return;
+  document.getElementById("splitdl").addEventListener("click", async () => {
+    const r = await fetch(`/v1/competitions/${c.id}/split?format=csv`, { headers: { Authorization: "Bearer " + store.key } });
+    const a = document.createElement("a");
+    a.href = URL.createObjectURL(await r.blob());
+    a.download = `${c.id}-split.csv`;
+    document.body.appendChild(a); a.click(); a.remove();
+  });
+  const f = document.getElementById("splitform");
+  if (f) f.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const msg = document.getElementById("splitmsg");
+    const r = await api(`/v1/competitions/${c.id}/split`, { method: "PUT", body: { split: f.split.value, public_fraction: Number(f.public_fraction.value) } });
+    if (!r.ok) { msg.className = "error"; msg.textContent = problemText(r.data); return; }
+    msg.className = "good"; msg.textContent = `drawn: ${r.data.n_public} public items, ${SPLIT_NAMES[r.data.split]}`;
+    document.getElementById("splitkind").textContent = SPLIT_NAMES[r.data.split];
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// invitations (organiser)
+async function tabInvitations(c, el) {
+  el.innerHTML = `<div class="card"><h2>Issue invitations</h2>
+      <p class="muted">${c.join_policy === "invite" ? "Only holders of a code may join." : "This competition is open: anyone may join, codes are not needed."}
+      Each code admits one participant and is shown only once: send each to one person.</p>
+      <form id="inviteform" class="stack"><div class="grid2">
+        <label>How many codes <input type="number" name="n" min="1" max="1000" value="1" required></label>
+        <label>Note (who they are for) <input type="text" name="note" maxlength="200"></label></div>
+        <div><button type="submit" id="invitebtn">Issue</button> <span id="invitemsg"></span></div></form>
+      <div id="newcodes"></div></div>
+    <div class="card"><h2>Invitations</h2><div id="invitelist"><p class="muted">Loading…</p></div></div>`;
+  const f = document.getElementById("inviteform");
+  f.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const msg = document.getElementById("invitemsg");
+    const r = await api(`/v1/competitions/${c.id}/invitations`, { method: "POST", body: { n: Number(f.n.value), note: f.note.value } });
+    if (!r.ok) { msg.className = "error"; msg.textContent = problemText(r.data); return; }
+    msg.className = ""; msg.textContent = "";
+    document.getElementById("newcodes").innerHTML = `<p class="good">New codes (copy them now: they are not shown again):</p>
+      <ul id="codes">${r.data.items.map((x) => `<li><code>${esc(x.code)}</code>${x.note ? ` <span class="muted">${esc(x.note)}</span>` : ""}</li>`).join("")}</ul>`;
+    listInvitations(c);
+  });
+  await listInvitations(c);
+}
+
+async function listInvitations(c) {
+  const box = document.getElementById("invitelist");
+  const r = await api(`/v1/competitions/${c.id}/invitations`);
+  if (!box.isConnected) return;
+  if (!r.ok) { box.innerHTML = `<p class="error">${esc(problemText(r.data))}</p>`; return; }
+  const items = r.data.items;
+  const used = items.filter((x) => x.used).length;
+  box.innerHTML = items.length ? `<p class="muted">${items.length} issued, ${used} used, ${items.length - used} unused.</p>
+    <table id="invitations"><thead><tr><th>Issued</th><th>Note</th><th>Status</th><th></th></tr></thead><tbody>
+    ${items.map((x) => `<tr data-id="${esc(x.id)}"><td>${when(x.created_at)}</td><td>${esc(x.note)}</td>
+      <td>${x.used ? `used by <b>${esc(x.participant || x.participant_id)}</b> on ${when(x.used_at)}` : `<span class="muted">unused</span>`}</td>
+      <td>${x.used ? "" : `<button class="revoke" data-id="${esc(x.id)}">Revoke</button>`}</td></tr>`).join("")}</tbody></table>`
+    : `<p class="muted">No invitations yet.</p>`;
+  box.querySelectorAll("button.revoke").forEach((b) => b.addEventListener("click", async () => {
+    b.disabled = true;
+    const d = await api(`/v1/competitions/${c.id}/invitations/${b.dataset.id}`, { method: "DELETE" });
+    if (!d.ok) { b.disabled = false; b.insertAdjacentHTML("afterend", ` <span class="error">${esc(problemText(d.data))}</span>`); return; }
+    listInvitations(c);
+  }));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -346,12 +450,22 @@ async function tabLab(c, el, org) {
     ${org ? `<div class="card"><h2>Aggregate the submissions</h2>
       <p class="muted">Fits top-k average, power BMA, linear, log and Rényi pools (γ sweep) and a market when available on the
       public (validation) part, then scores them on the private part split in 10 subsets (Table 2.3).</p>
-      <label class="muted">Rényi sweep, η = 1/γ: <input type="text" id="etas" value="2, 5, 10, 30" size="16"></label>
+      <label class="muted">Rényi sweep, η = 1/γ: <input type="text" id="etas" value="1.5, 3.02, 6.08, 12.2, 24.7, 49.7, 100" size="40"></label>
+      <span class="muted">or log-spaced from <input type="number" id="etamin" value="1.5" min="1" step="any" style="width:5em">
+      to <input type="number" id="etamax" value="100" min="1" step="any" style="width:5em">,
+      <input type="number" id="etan" value="7" min="2" max="20" style="width:4em"> points <button type="button" id="etafill">fill</button></span>
       <button id="runagg">Run aggregation</button>
-      <div id="jobbox" style="display:none"><div class="progress"><div id="jobbar"></div></div><span id="jobtext" class="muted"></span></div></div>` : ""}
+      <div id="jobbox" style="display:none"><div class="progress"><div id="jobbar"></div></div><span id="jobtext" class="muted"></span>
+      <div id="jobstage" class="muted"></div></div></div>` : ""}
     <div id="labresult"><p class="muted">Loading the latest aggregation…</p></div>
     ${org ? `<div class="card" id="submap"><h3>Submission map</h3><p class="muted">Loading…</p></div>` : ""}`;
   if (org) document.getElementById("runagg").addEventListener("click", () => runAggregation(c));
+  if (org) document.getElementById("etafill").addEventListener("click", () => {
+    const lo = Number(document.getElementById("etamin").value), hi = Number(document.getElementById("etamax").value);
+    const n = Math.round(Number(document.getElementById("etan").value));
+    if (!(lo >= 1 && hi > lo && n >= 2)) return;
+    document.getElementById("etas").value = [...Array(n).keys()].map((i) => Number((lo * (hi / lo) ** (i / (n - 1))).toPrecision(3))).join(", ");
+  });
   if (org) showSubmissionMap(c);
   await showAggregation(c, org);
 }
@@ -399,12 +513,14 @@ async function runAggregation(c) {
   const box = document.getElementById("jobbox"), bar = document.getElementById("jobbar"), txt = document.getElementById("jobtext");
   box.style.display = "block";
   if (!r.ok) { txt.className = "error"; txt.textContent = problemText(r.data); btn.disabled = false; return; }
-  const job = r.headers.get("Location");
+  const job = r.headers.get("Location"), run = `/v1/competitions/${c.id}/aggregations/${r.data.id}`;
+  const stage = document.getElementById("jobstage");
   for (;;) {
-    const j = await api(job);
+    const [j, a] = await Promise.all([api(job), api(run)]);
     if (!j.ok) { txt.textContent = problemText(j.data); break; }
     bar.style.width = `${j.data.percent}%`;
     txt.textContent = `${j.data.state} · ${j.data.percent.toFixed(0)}%` + (j.data.eta_seconds ? ` · about ${Math.ceil(j.data.eta_seconds)} s left` : "");
+    if (a.ok && a.data.stage) stage.textContent = `now: ${a.data.stage}`;
     if (["succeeded", "failed", "cancelled"].includes(j.data.state)) {
       if (j.data.state !== "succeeded") txt.className = "error", txt.textContent += j.data.error ? ` — ${j.data.error.detail}` : "";
       break;
@@ -426,7 +542,8 @@ async function showAggregation(c, org) {
   if (a.state === "queued" || a.state === "running") {
     // follow the run's job (its progress is mirrored on the aggregation resource)
     out.innerHTML = `<div class="card"><h3>Aggregation ${esc(a.state)}…</h3><div class="progress"><div id="runbar" style="width:${(100 * (a.progress || 0)).toFixed(0)}%"></div></div>
-      <span id="runtext" class="muted">${(100 * (a.progress || 0)).toFixed(0)}%</span></div>`;
+      <span id="runtext" class="muted">${(100 * (a.progress || 0)).toFixed(0)}%${a.eta_seconds ? ` · about ${Math.ceil(a.eta_seconds)} s left` : ""}</span>
+      <div id="runstage" class="muted">${a.stage ? `now: ${esc(a.stage)}` : ""}</div></div>`;
     await new Promise((res) => setTimeout(res, 1500));
     if (document.getElementById("labresult") === out) return showAggregation(c, org);
     return;

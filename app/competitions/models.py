@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db import Base
@@ -39,6 +39,9 @@ class Competition(Listed, Base):
     n_items: Mapped[int] = mapped_column(Integer)
     public_fraction: Mapped[float] = mapped_column(Float, default=0.5)
     split_seed: Mapped[int] = mapped_column(Integer)  # hidden: it fixes which items are public
+    # how the public part is drawn (evaluation.split.SPLIT_KINDS); "grouped" reads the "groups" blob
+    split_kind: Mapped[str] = mapped_column(String(12), default="random")
+    n_public: Mapped[int | None] = mapped_column(Integer, nullable=True)  # None: round(public_fraction * n)
     daily_cap: Mapped[int] = mapped_column(Integer, default=5)
     n_select: Mapped[int] = mapped_column(Integer, default=2)
     deadline: Mapped[datetime] = mapped_column(DateTime(timezone=True))
@@ -48,7 +51,7 @@ class Competition(Listed, Base):
     # the run whose aggregate rows the leaderboard shows (None: the latest successful run)
     pinned_aggregation_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
     owner_key_id: Mapped[str] = mapped_column(String(40))
-    # blobs: "item_ids" (int64, public) and "labels" (int16, HIDDEN)
+    # blobs: "item_ids" (int64, public), "labels" (int16, HIDDEN), "groups" (int64 codes, HIDDEN; grouped split)
     extra: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # public data links, demo notes
 
 
@@ -105,3 +108,13 @@ class AggregationRun(CompetitionPart, Base):
     error: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     stage: Mapped[str] = mapped_column(String(100), default="")  # e.g. "renyi: fit 2/4", "market: epoch 12/30"
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class RateCounter(Base):
+    """Events of one rate-limit key (action and client address) in one window, shared by every
+    server process through the database (:class:`app.competitions.ratelimit.RateLimiter`)."""
+
+    __tablename__ = "competition_rate_counters"
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    window_start: Mapped[int] = mapped_column(BigInteger, primary_key=True)  # Unix seconds
+    count: Mapped[int] = mapped_column(Integer, default=0)

@@ -24,6 +24,13 @@ from app.schemas import ArrayIn, Body
 
 from .models import AggregationRun, Competition, Invitation, Submission
 
+SplitKind = Literal["random", "stratified", "grouped"]
+SPLIT_HELP = (
+    "how the server draws the public part: 'random', 'stratified' (each label keeps its share within one "
+    "item) or 'grouped' (whole groups on one side; needs 'groups')"
+)
+GROUPS_HELP = "one group value per test item (integers or strings, e.g. the image of a pixel) for split 'grouped'"
+
 
 class CompetitionCreate(Body):
     title: str = Field(..., min_length=1, max_length=200)
@@ -49,6 +56,14 @@ class CompetitionCreate(Body):
     score_step: float | None = Field(
         None, description="rounding step / Ladder margin in perplexity units (required unless 'exact')"
     )
+    split: SplitKind = Field("random", description=SPLIT_HELP)
+    groups: ArrayIn | None = Field(None, description=GROUPS_HELP)
+
+
+class SplitRequest(Body):
+    split: SplitKind = Field(..., description=SPLIT_HELP)
+    public_fraction: float | None = Field(None, gt=0.0, lt=1.0, description="a new public share (default: unchanged)")
+    groups: ArrayIn | None = Field(None, description=GROUPS_HELP)
 
 
 class CompetitionEdit(Body):
@@ -107,7 +122,8 @@ def competition_view(
         "description": comp.description,
         "n_classes": comp.n_classes,
         "n_items": comp.n_items,
-        "n_public": int(round(comp.public_fraction * comp.n_items)),
+        "n_public": comp.n_public if comp.n_public is not None else int(round(comp.public_fraction * comp.n_items)),
+        "split": comp.split_kind or "random",
         "public_fraction": comp.public_fraction,
         "daily_cap": comp.daily_cap,
         "n_select": comp.n_select,
@@ -161,13 +177,15 @@ def submission_view(
     return d
 
 
-def invitation_view(inv: Invitation, code: str | None = None) -> dict[str, Any]:
-    """An invitation; ``code`` only at issue (it is stored hashed)."""
+def invitation_view(inv: Invitation, code: str | None = None, participant: str | None = None) -> dict[str, Any]:
+    """An invitation; ``code`` only at issue (it is stored hashed); ``participant``: the name of
+    who redeemed it."""
     d: dict[str, Any] = {
         "id": inv.id,
         "note": inv.note,
         "used": inv.participant_id is not None,
         "participant_id": inv.participant_id,
+        "participant": participant,
         "created_at": iso(inv.created_at),
         "used_at": iso(inv.used_at),
     }

@@ -123,8 +123,11 @@ def create_competition(
         )
     labels = array_in(request, session, body.labels, "labels")
     ids = None if body.item_ids is None else array_in(request, session, body.item_ids, "item_ids")
-    settings = body.model_dump(exclude={"labels", "item_ids"})
-    comp = svc.create_competition(session, owner_key_id=caller.key_id, labels=labels, item_ids=ids, **settings)
+    groups = _groups(request, session, body.groups)
+    settings = body.model_dump(exclude={"labels", "item_ids", "groups"})
+    comp = svc.create_competition(
+        session, owner_key_id=caller.key_id, labels=labels, item_ids=ids, groups=groups, **settings
+    )
     response.headers["Location"] = f"/v1/competitions/{comp.id}"
     return _view(session, comp, caller)
 
@@ -152,12 +155,47 @@ def delete_competition(comp: Organised, session: DbSession) -> Response:
     return Response(status_code=204)
 
 
+def _groups(request: Request, session: Session, value: Any) -> Any:
+    """The group column of a grouped split: a JSON list may hold strings (image names), other
+    array forms are resolved like every array of the API."""
+    if value is None or isinstance(value, list):
+        return value
+    return array_in(request, session, value, "groups")
+
+
+def _split_view(session: Session, comp: Competition, fmt: str) -> Any:
+    public = svc.hidden_part(session, comp)[1]
+    ids = svc.item_ids(session, comp)
+    if fmt == "csv":
+        rows = "".join(f"{int(i)},{'public' if p else 'private'}\n" for i, p in zip(ids, public, strict=True))
+        return PlainTextResponse(
+            "id,part\n" + rows,
+            media_type="text/csv",
+            headers={"Content-Disposition": f'attachment; filename="{comp.id}-split.csv"'},
+        )
+    return {
+        "split": comp.split_kind or "random",
+        "public_fraction": comp.public_fraction,
+        "public_item_ids": [int(i) for i in ids[public]],
+        "n_public": int(public.sum()),
+        "n_items": comp.n_items,
+    }
+
+
 @router.get("/{competition_id}/split", responses=P, summary="The public/private split (organiser)")
-def get_split(comp: Organised, session: DbSession) -> Any:
+def get_split(comp: Organised, session: DbSession, format: str = Query("json", pattern="^(json|csv)$")) -> Any:
     """Which item ids score the public leaderboard; the others are private. For the organiser, so
-    that every score can be checked."""
-    public = svc.public_items(session, comp)
-    return {"public_item_ids": [int(i) for i in public], "n_public": len(public), "n_items": comp.n_items}
+    that every score can be checked: JSON (the public ids) or CSV (``id,part`` for every item)."""
+    return _split_view(session, comp, format)
+
+
+@router.put("/{competition_id}/split", responses=P, summary="Define the split before the first submission (organiser)")
+def put_split(body: views.SplitRequest, request: Request, comp: Organised, session: DbSession) -> Any:
+    """Draw the public part again: ``random``, ``stratified`` by label or ``grouped`` by ``groups``
+    (one value per item), optionally with a new ``public_fraction``; 409 once a submission exists."""
+    groups = _groups(request, session, body.groups)
+    svc.redefine_split(session, comp, body.split, public_fraction=body.public_fraction, groups=groups)
+    return _split_view(session, comp, "json")
 
 
 @router.get("/{competition_id}/submission-map", responses=P, summary="Which submissions are alike (organiser)")
@@ -178,23 +216,20 @@ def get_items(comp: Comp, session: DbSession, format: str = Query("json", patter
 
 
 def _limit(request: Request, action: str) -> None:
-    """429 when this client address has used up its hourly ``action`` budget (join or submit)."""
-    limiters = getattr(request.app.state, "competition_limiters", None)
-    if limiters is None:
-        st = request.app.state.settings
-        limiters = request.app.state.competition_limiters = {
-            "join": RateLimiter(st.competition_joins_per_hour),
-            "submit": RateLimiter(st.competition_submissions_per_hour),
-        }
+    """429 when this client address has used up its hourly ``action`` budget (join or submit),
+    counted in the database so that every server process shares it."""
+    st = request.app.state.settings
+    per_hour = st.competition_joins_per_hour if action == "join" else st.competition_submissions_per_hour
+    limiter = RateLimiter(request.app.state.db, action, per_hour)
     key = request.client.host if request.client else "unknown"
-    if not limiters[action].allow(key):
+    if not limiter.allow(key):
         raise ProblemError(
             429,
             f"too many competition {action} requests from this address; try again later",
             field="client",
             reason=f"{action} rate limit per client address",
             code="rate-limited",
-            headers={"Retry-After": str(limiters[action].retry_after(key))},
+            headers={"Retry-After": str(limiter.retry_after(key))},
         )
 
 
@@ -210,7 +245,24 @@ def invite(body: views.InviteRequest, comp: Organised, session: DbSession) -> An
 
 @router.get("/{competition_id}/invitations", responses=P, summary="Invitations and who redeemed them (organiser)")
 def list_invitations(comp: Organised, session: DbSession) -> Any:
-    return {"items": [views.invitation_view(inv) for inv in svc.invitations(session, comp)]}
+    people = svc.participants(session, comp)
+    return {
+        "items": [
+            views.invitation_view(inv, participant=people[inv.participant_id].name if inv.participant_id else None)
+            for inv in svc.invitations(session, comp)
+        ]
+    }
+
+
+@router.delete(
+    "/{competition_id}/invitations/{invitation_id}",
+    status_code=204,
+    responses=P,
+    summary="Revoke an unused invitation (organiser)",
+)
+def revoke_invitation(invitation_id: str, comp: Organised, session: DbSession) -> Response:
+    svc.revoke(session, comp, invitation_id)
+    return Response(status_code=204)
 
 
 @router.post(

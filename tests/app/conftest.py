@@ -159,6 +159,17 @@ def make_settings(url: str, **kw):
     return Settings(**base)
 
 
+def finished_job(client, response, key: str, *, poll: float = 0.1, tries: int = 600) -> dict:
+    """Poll the job a 202 ``response`` points to (``Location``) until it ends; returns the job."""
+    assert response.status_code == 202, response.text
+    for _ in range(tries):
+        job = client.get(response.headers["Location"], headers={"Authorization": f"Bearer {key}"}).json()
+        if job["state"] in ("succeeded", "failed", "cancelled"):
+            break
+        time.sleep(poll)
+    return job
+
+
 def competition_body(labels, n_classes: int, *, deadline: datetime | None = None, **settings) -> dict:
     """The body creating a competition on ``labels``: half the items public, open for three days
     (or until ``deadline``); ``settings`` add or replace fields."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import time
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -17,7 +16,7 @@ from app.main import create_app
 from app.settings import Settings
 from evaluation.split import public_private_split
 
-from .conftest import competition_body
+from .conftest import competition_body, finished_job
 
 ADMIN = "test-admin-key-competitions"
 K = 5
@@ -196,14 +195,8 @@ def test_aggregation_job_and_views(client):
         },
         headers=H(ADMIN),
     )
-    assert r.status_code == 202, r.text
-    job_url = r.headers["Location"]
     agg_id = r.json()["id"]
-    for _ in range(600):
-        j = client.get(job_url, headers=H(ADMIN)).json()
-        if j["state"] in ("succeeded", "failed", "cancelled"):
-            break
-        time.sleep(0.1)
+    j = finished_job(client, r, ADMIN)
     assert j["state"] == "succeeded", j
     assert set(j["result"]) == {"aggregation_id", "competition_id"}  # the job resource holds no scores
     full = client.get(f"/v1/competitions/{cid}/aggregations/{agg_id}", headers=H(ADMIN)).json()
@@ -224,13 +217,31 @@ def test_aggregation_job_and_views(client):
     market = rows["market"]["params"]  # the organiser's epoch cap, reported with the convergence
     assert market["max_epochs"] == 3 and market["epochs"] <= 3 and isinstance(market["converged"], bool)
     assert full["stage"] == "done"
-    # every fitted pool is a /v1/pools resource (the market is a dict of results here, not stored)
-    assert set(res["pools"]) == {"topk", "power_bma", "linear", "log", "renyi"}
+    # every fitted pool is a /v1/pools resource, the market included
+    assert set(res["pools"]) == {"topk", "power_bma", "linear", "log", "renyi", "market"}
     # every method's aggregate on every item is downloadable, the market's included
     assert set(res["predictions"]) == {"best_single", "topk", "power_bma", "linear", "log", "renyi", "market"}
     r = client.get(f"/v1/competitions/{cid}/aggregations/{agg_id}/predictions/market?format=csv", headers=H(ADMIN))
     table = np.loadtxt(io.StringIO(r.text), delimiter=",", skiprows=1)
     assert table.shape == (N, K + 1) and np.allclose(np.exp(table[:, 1:]).sum(axis=1), 1.0, atol=1e-9)
+    # the stored market predicts new items: on the first 9 test items it gives the run's aggregate
+    stored = [
+        np.load(
+            io.BytesIO(
+                client.get(f"/v1/competitions/{cid}/submissions/{u['submission_id']}/data", headers=H(ADMIN)).content
+            )
+        )["log_probs"]
+        for u in res["used"]
+    ]
+    market_pool = client.get(f"/v1/pools/{res['pools']['market']}", headers=H(ADMIN)).json()
+    assert market_pool["method"] == "market" and market_pool["n_agents"] == len(res["used"])
+    r = client.post(
+        f"/v1/pools/{res['pools']['market']}/predict",
+        json={"predictions": np.stack(stored, axis=1)[:9].tolist()},
+        headers=H(ADMIN),
+    )
+    assert r.status_code == 200, r.text
+    np.testing.assert_allclose(np.asarray(r.json()["aggregate"]), table[:9, 1:], atol=1e-8)
     # the linear row, recomputed by hand from the credited weights: log sum_i w_i p_i on the private part
     priv = ~_split(client, cid)
     w = np.array([c["weight_linear"] for c in res["credit"]])
@@ -308,3 +319,41 @@ def test_create_validation_errors(client):
     assert r.status_code == 409 and r.json()["errors"][0]["field"] == "submissions"
     r = client.post(f"/v1/competitions/{cid}/aggregations", json={"etas": [0.5]}, headers=H(ADMIN))
     assert r.status_code == 422
+
+
+def test_the_run_pools_belong_to_the_organiser_key(client):
+    """A run's pools (the market's included) are the organiser's resources: its own ``write`` key
+    reads them and predicts with them; another key gets 403."""
+    from app.auth import create_key
+
+    with client.app_ref.state.db.sessions() as s:
+        _, org = create_key(s, "organiser", ["read", "write"])
+        _, other = create_key(s, "someone else", ["read", "write"])
+    y = _data(3)
+    r = client.post("/v1/competitions", json=competition_body(y, K), headers=H(org))
+    assert r.status_code == 201, r.text
+    cid = r.json()["id"]
+    lps = []
+    for i, st in enumerate((2.5, 2.0, 1.5)):
+        lps.append(_agent(y, st, 40 + i, unnormalised=False))
+        r = client.post(
+            f"/v1/competitions/{cid}/submissions",
+            content=parsing.to_npy(np.arange(N), lps[-1]),
+            headers=H(_join(client, cid, f"p{i}")),
+        )
+        assert r.status_code == 201, r.text
+    r = client.post(f"/v1/competitions/{cid}/aggregations", json={"methods": ["linear", "market"]}, headers=H(org))
+    j = finished_job(client, r, org)
+    assert j["state"] == "succeeded", j
+    res = client.get(f"/v1/competitions/{cid}/aggregations/{r.json()['id']}", headers=H(org)).json()["result"]
+    assert set(res["pools"]) == {"linear", "market"}
+    used = {u["submission_id"]: i for i, u in enumerate(res["used"])}
+    assert len(used) == 3
+    new = np.random.default_rng(9).dirichlet(np.ones(K), size=(4, 3))
+    for method, pid in res["pools"].items():
+        assert client.get(f"/v1/pools/{pid}", headers=H(org)).status_code == 200, method
+        assert client.get(f"/v1/pools/{pid}", headers=H(other)).status_code == 403, method
+        p = client.post(f"/v1/pools/{pid}/predict", json={"predictions": new.tolist(), "kind": "probs"}, headers=H(org))
+        assert p.status_code == 200, p.text
+        agg = np.asarray(p.json()["aggregate"])  # probabilities, as the input's kind
+        assert agg.shape == (4, K) and np.allclose(agg.sum(axis=1), 1.0, atol=1e-9) and (agg > 0).all()

@@ -93,3 +93,107 @@ def test_invitation_only_ladder_competition_in_the_browser(server, browser, tmp_
     assert "Simple average" in org.inner_text("#table23") and "-0.000" not in org.inner_text("body")
     labels = org.evaluate("Object.values(Chart.instances).find(c => c.canvas.id === 'weightchart').data.labels")
     assert labels == ["1. ann", "2. bob"]  # ranked by public perplexity: ann's entry is the sharper
+
+
+def test_the_organiser_pages_in_the_browser(server, browser, tmp_path):  # noqa: F811
+    """The create form defaults to invitation-only joins and draws a grouped split from a column of
+    the labels file (an unknown column is named); the invitations page issues, lists and revokes
+    codes; the data tab downloads the split; the lab runs a 7-point sweep and shows its stage."""
+    base, _ = server
+    hdr = {"Authorization": f"Bearer {ADMIN}"}
+    rng = np.random.default_rng(2)
+    n = 72
+    images = np.repeat([f"cam{i}" for i in range(6)], n // 6)
+    y = rng.integers(0, 3, n)
+    labels = tmp_path / "labels.csv"
+    ids = [2**60 + 7 * i + 1 for i in range(n)]  # above 2^53: a JavaScript number would round them
+    labels.write_text("id,label,image\n" + "".join(f"{i},{v},{g}\n" for i, v, g in zip(ids, y, images)))
+
+    org = browser.new_context(viewport={"width": 1280, "height": 900}, timezone_id="UTC", accept_downloads=True)
+    page = org.new_page()
+    page.goto(base + "/")
+    page.fill("#apikey", ADMIN)
+    page.click("#savekey")
+    page.wait_for_selector("#createform")
+    assert page.input_value("#createform select[name=join_policy]") == "invite"  # the safe default
+    page.fill("#createform input[name=title]", "Pixel split cup")
+    page.fill("#createform input[name=n_classes]", "3")
+    page.set_input_files("#createform input[name=labels]", str(labels))
+    page.select_option("#createform select[name=split]", "grouped")
+    page.fill("#createform input[name=group_column]", "img")
+    page.click("#createbtn")
+    page.wait_for_selector("#createmsg.error")
+    assert 'unknown group column "img"' in page.inner_text("#createmsg") and "image" in page.inner_text("#createmsg")
+    page.fill("#createform input[name=group_column]", "image")
+    page.click("#createbtn")
+    page.wait_for_selector("#comptitle")
+    cid = page.url.split("#/c/")[1].split("/")[0]
+    comp = httpx.get(f"{base}/v1/competitions/{cid}").json()
+    assert comp["join_policy"] == "invite" and comp["split"] == "grouped"
+    assert httpx.get(f"{base}/v1/competitions/{cid}/items").json()["item_ids"] == ids  # exact
+    split = httpx.get(f"{base}/v1/competitions/{cid}/split", headers=hdr).json()
+    public = np.isin(ids, split["public_item_ids"])
+    assert all(public[images == g].all() or not public[images == g].any() for g in set(images))
+    assert "grouped" in page.inner_text(".kpi")
+
+    # -- invitations: issue three, revoke one, a participant redeems one
+    page.click("a[data-tab=invitations]")
+    page.wait_for_selector("#inviteform")
+    page.fill("#inviteform input[name=n]", "3")
+    page.fill("#inviteform input[name=note]", "cohort A")
+    page.click("#invitebtn")
+    page.wait_for_selector("#codes li >> nth=2")
+    codes = [c.strip() for c in page.locator("#codes code").all_inner_texts()]
+    assert len(codes) == 3 and all(c.startswith("agi_") for c in codes)
+    page.wait_for_selector("#invitations tbody tr >> nth=2")
+    page.locator("#invitations button.revoke").first.click()
+    page.wait_for_function("document.querySelectorAll('#invitations tbody tr').length === 2")
+    statuses = [
+        httpx.post(f"{base}/v1/competitions/{cid}/participants", json={"name": f"p{i}", "invitation": c})
+        for i, c in enumerate(codes)
+    ]
+    assert sorted(r.status_code for r in statuses) == [201, 201, 403]  # the revoked code admits no one
+    tokens = [r.json()["token"] for r in statuses if r.status_code == 201]
+    page.click("a[data-tab=leaderboard]")
+    page.click("a[data-tab=invitations]")
+    page.wait_for_selector("#invitations")
+    text = page.inner_text("#invitations")
+    assert text.count("used by") == 2 and "Revoke" not in text
+
+    # -- the data tab downloads the split the server uses
+    page.click("a[data-tab=data]")
+    page.wait_for_selector("#splitdl")
+    with page.expect_download() as dl:
+        page.click("#splitdl")
+    rows = open(dl.value.path()).read().strip().split("\n")
+    assert rows[0] == "id,part" and len(rows) == n + 1
+    assert [r.endswith(",public") for r in rows[1:]] == public.tolist()
+    assert [int(r.split(",")[0]) for r in rows[1:]] == ids
+
+    # -- two submissions, then a run with the default 7-point sweep: 8 points on the curve
+    for i, tok in enumerate(tokens):
+        s = rng.normal(size=(n, 3))
+        s[np.arange(n), y] += 1.0 + i
+        r = httpx.post(
+            f"{base}/v1/competitions/{cid}/submissions",
+            content=parsing.to_csv(np.array(ids, dtype=np.int64), s),
+            headers={"Authorization": f"Bearer {tok}"},
+        )
+        assert r.status_code == 201, r.text
+    page.click("a[data-tab=lab]")
+    page.wait_for_selector("#runagg")
+    page.fill("#etas", "")
+    page.fill("#etamin", "2")
+    page.fill("#etamax", "128")
+    page.click("#etafill")
+    assert page.input_value("#etas") == "2, 4, 8, 16, 32, 64, 128"
+    page.click("#runagg")
+    page.wait_for_selector("#table23", timeout=150_000)
+    assert page.inner_text("#jobstage").startswith("now: ")
+    n_points = page.evaluate(
+        "Object.values(Chart.instances).find(c => c.canvas.id === 'sweepchart').data.datasets[0].data.length"
+    )
+    assert n_points == 8  # η = 1 (the linear pool) and the 7 of the sweep
+    run = httpx.get(f"{base}/v1/competitions/{cid}/aggregations/latest", headers=hdr).json()
+    assert [p["eta"] for p in run["result"]["gamma_sweep"]] == [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0]
+    assert run["stage"] == "done"

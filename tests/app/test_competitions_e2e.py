@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -20,7 +21,8 @@ from .conftest import ADMIN, REPO, Server
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     d = tmp_path_factory.mktemp("e2e-comp")
-    s = Server(f"sqlite:///{d}/agora.db", d).start()
+    # several tests join from this one address: a budget that they do not exhaust together
+    s = Server(f"sqlite:///{d}/agora.db", d, AGORA_COMPETITION_JOINS_PER_HOUR="1000").start()
     s.db_file = d / "agora.db"
     yield s
     s.stop()
@@ -90,3 +92,77 @@ def test_the_competition_example_runs_against_the_server(server):
     assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-3000:])
     out = r.stdout
     assert "joining without an invitation: 403" in out and "Simple average" in out and "rank 1" in out
+
+
+def test_a_run_reports_progress_that_moves(server):
+    """Issue 14 §4: progress sat at 22% for 29 s. Poll the job and the run on the live server while
+    every method runs: the fraction never goes back, takes many values, and the run's stage names
+    the Rényi fit of the sweep, the market epoch and the leave-one-out refit as they happen."""
+    rng = np.random.default_rng(4)
+    n, k, n_agents = 4000, 8, 10
+    y = rng.integers(0, k, n)
+    deadline = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+    with AgoraClient(server.url, api_key=ADMIN) as org:
+        cid = org.create_competition("progress", k, y, deadline)["id"]
+        for a in range(n_agents):
+            token = org.join(cid, f"m{a}")["token"]
+            s = rng.normal(scale=1.0 + 0.1 * a, size=(n, k))
+            s[np.arange(n), y] += 1.5 + 0.1 * a
+            with AgoraClient(server.url, api_key=token) as me:
+                me.submit(cid, np.arange(n), s)
+        run = org.aggregate_competition(cid, market_max_epochs=200, wait=False)  # every method, 7-point sweep
+        seen = []
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 900:
+            job = org.get_job(run["job_id"])
+            stage = org.get_competition_aggregation(cid, run["id"])["stage"]
+            seen.append((job["progress"], job["eta_seconds"], stage, job["state"]))
+            if job["state"] in ("succeeded", "failed", "cancelled"):
+                break
+            time.sleep(0.05)
+    assert seen[-1][3] == "succeeded", seen[-1]
+    progress = [p for p, _, _, _ in seen]
+    assert all(b >= a for a, b in zip(progress, progress[1:], strict=False)), "progress went back"
+    assert progress[-1] == 1.0 and len(set(progress)) >= 15, sorted(set(progress))
+    stages = [s for _, _, s, _ in seen]
+    for prefix in ("renyi: fit", "market: epoch", "leave-one-out"):
+        assert any(s.startswith(prefix) for s in stages), (prefix, sorted(set(stages)))
+    assert len({s for s in stages if s.startswith("renyi: fit")}) >= 3  # several sweep points seen
+    assert any(eta is not None and eta > 0 for p, eta, _, st in seen if st == "running" and p < 1)
+    assert stages[-1] == "done"
+
+
+def test_client_split_and_invitations(server):
+    """The typed client's organiser methods against the live server: a grouped split made from a
+    column of strings, redrawn stratified before the first submission; invitations listed and revoked."""
+    rng = np.random.default_rng(5)
+    n = 90
+    y = rng.integers(0, 3, n)
+    photos = np.repeat([f"photo{i}" for i in range(9)], 10)
+    deadline = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+    with AgoraClient(server.url, api_key=ADMIN) as org:
+        cid = org.create_competition("split", 3, y, deadline, split="grouped", groups=photos, join_policy="invite")[
+            "id"
+        ]
+        s = org.competition_split(cid)
+        public = np.isin(np.arange(n), s["public_item_ids"])
+        assert s["split"] == "grouped" and s["n_public"] % 10 == 0
+        assert all(len(set(public[photos == p])) == 1 for p in set(photos))
+        s = org.define_split(cid, "stratified", public_fraction=0.4)
+        public = np.isin(np.arange(n), s["public_item_ids"])
+        assert s["split"] == "stratified" and s["n_public"] == 36
+        assert all(abs(public[y == c].sum() - 0.4 * (y == c).sum()) < 1 for c in range(3))
+        codes = org.invite(cid, 2, note="lab")
+        listed = org.invitations(cid)
+        assert [x["used"] for x in listed] == [False, False] and all("code" not in x for x in listed)
+        org.revoke_invitation(cid, listed[0]["id"])
+        assert [x["id"] for x in org.invitations(cid)] == [listed[1]["id"]]
+        with pytest.raises(AgoraError) as e:  # the first code was revoked (codes come in issue order)
+            org.join(cid, "eve", invitation=codes[0])
+        assert e.value.status == 403
+        token = org.join(cid, "ann", invitation=codes[1])["token"]
+        with AgoraClient(server.url, api_key=token) as me:
+            me.submit(cid, np.arange(n), rng.normal(size=(n, 3)))
+        with pytest.raises(AgoraError) as e:
+            org.define_split(cid, "random")
+        assert e.value.status == 409

@@ -4,7 +4,6 @@ the Ladder against the score-oracle attack of issue 14, and the zero-probability
 from __future__ import annotations
 
 import io
-import time
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -18,7 +17,7 @@ from app.main import create_app
 from app.settings import Settings
 from evaluation.split import public_private_split
 
-from .conftest import competition_body
+from .conftest import competition_body, finished_job
 
 ADMIN = "test-admin-key-integrity"
 N = 100  # the attacked competition of the issue had 100 test items
@@ -343,12 +342,7 @@ def test_a_run_leaves_out_withdrawn_and_excluded_entries_with_the_reason():
 
 def _run(client, cid, methods):
     r = client.post(f"/v1/competitions/{cid}/aggregations", json={"methods": methods}, headers=H(ADMIN))
-    assert r.status_code == 202, r.text
-    for _ in range(600):
-        j = client.get(r.headers["Location"], headers=H(ADMIN)).json()
-        if j["state"] in ("succeeded", "failed", "cancelled"):
-            break
-        time.sleep(0.05)
+    j = finished_job(client, r, ADMIN, poll=0.05)
     assert j["state"] == "succeeded", j
     return r.json()["id"]
 

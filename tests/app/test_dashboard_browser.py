@@ -147,6 +147,7 @@ def test_organiser_and_participants_run_a_competition(server, browser, tmp_path)
     org.fill("#createform input[name=n_classes]", str(K))
     org.set_input_files("#createform input[name=labels]", str(labels))
     org.fill("#createform input[name=daily_cap]", "10")
+    org.select_option("#createform select[name=join_policy]", "open")  # the form defaults to invitations only
     org.click("#createbtn")
     org.wait_for_selector("#comptitle")
     assert "Browser cup" in org.inner_text("#comptitle") and "organiser" in org.inner_text("#comptitle")

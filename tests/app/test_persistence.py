@@ -206,7 +206,7 @@ def test_competition_arrays_move_to_blobs_and_back(db_url):
     with db.sessions() as s:
         comp = svc.get_competition(s, "cmp_old")
         np.testing.assert_array_equal(svc.item_ids(s, comp), ids)
-        labels, public = svc._hidden(s, comp)
+        labels, public = svc.hidden_part(s, comp)
         np.testing.assert_array_equal(labels, y)
         sub = s.scalars(select(Blob).where(Blob.owner_type == "submission", Blob.owner_id == "sub_old")).one()
         assert sub.data == to_npy(lp) and sub.shape == [6, 3] and sub.dtype == "float32"

@@ -102,10 +102,10 @@ def test_progress_plan_and_stage_name_the_step_a_fraction_falls_in():
 
 
 def test_the_stage_label_reports_the_renyi_fit_and_the_market_epoch():
-    from app.competitions.service import _stage_label
+    from app.competitions.runs import _stage_label
 
     kw = {"n_etas": 4, "max_epochs": 30, "n_agents": 8}
     assert _stage_label("renyi", 0.5, **kw) == "renyi: fit 3/4"
     assert _stage_label("market", 0.4, **kw) == "market: epoch 12/30"
     assert _stage_label("loo", 1.0, **kw) == "leave-one-out: 8/8"
-    assert _stage_label("topk", 0.3, **kw) == "topk"
+    assert _stage_label("topk", 0.3, **kw) == "topk: 30%"
