@@ -33,7 +33,8 @@ honours `Idempotency-Key`. Large work answers 202 with `Location: /v1/jobs/{id}`
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
-    """Build the application (one database engine and one job runner per app)."""
+    """Build the application (one database engine per app; its job runner runs jobs in this process
+    only with ``Settings.run_jobs``, else it only queues them for the job worker processes)."""
     settings = settings or get_settings()
     db = Database.from_url(settings.database_url)
 
@@ -42,7 +43,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.migrate_on_startup:
             db.migrate()
         reap_orphans(db)
-        runner.start()
+        if settings.run_jobs:  # else job worker processes run them (agora serve, agora worker: app.worker)
+            runner.start()
         try:
             yield
         finally:
@@ -58,7 +60,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url="/redoc",
         openapi_url="/openapi.json",
     )
-    runner = JobRunner(db, settings.job_workers)
+    runner = JobRunner(db, settings.job_workers, settings.job_poll_seconds, settings.job_lease_seconds)
     app.state.settings = settings
     app.state.db = db
     app.state.jobs = runner

@@ -138,6 +138,7 @@ class JobRow(Listed, Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     heartbeat: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     owner: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)  # app.tenancy
+    worker: Mapped[str | None] = mapped_column(String(100), nullable=True)  # host:pid of its claimant
 
 
 class IdempotencyRecord(Base):

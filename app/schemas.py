@@ -284,6 +284,7 @@ class JobView(BaseModel):
     finished_at: datetime | None
     result: dict[str, Any] | None
     error: dict[str, Any] | None
+    worker: str | None = Field(None, description="host:pid of the job worker process that ran (or runs) it")
     links: dict[str, str]
 
 
