@@ -56,8 +56,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
-        docs_url=None,  # served below from the swagger-ui-bundle package: /docs works offline
-        redoc_url="/redoc",
+        docs_url=None,  # served below from packages that vendor the assets: /docs and /redoc work offline
+        redoc_url=None,
         openapi_url="/openapi.json",
     )
     runner = JobRunner(db, settings.job_workers, settings.job_poll_seconds, settings.job_lease_seconds)
@@ -86,15 +86,29 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 
 def _mount_docs(app: FastAPI) -> None:
-    """Swagger UI at ``/docs`` with its assets (Swagger UI 5, vendored by the ``swagger-ui-py``
-    package) served by this app: no CDN, so it renders offline."""
+    """Swagger UI at ``/docs`` and ReDoc at ``/redoc`` with their assets (Swagger UI 5, vendored by the
+    ``swagger-ui-py`` package; ReDoc's standalone bundle, by ``fastapi-standalone-docs``) served by
+    this app: no CDN and no web fonts, so both render offline."""
     from pathlib import Path
 
+    import fastapi_standalone_docs
     import swagger_ui
-    from fastapi.openapi.docs import get_swagger_ui_html
+    from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 
     assets = Path(swagger_ui.__file__).resolve().parent / "static"
     app.mount("/docs-assets", StaticFiles(directory=assets), name="docs-assets")
+    redoc = Path(fastapi_standalone_docs.__file__).resolve().parent / "static" / "redoc"
+    app.mount("/redoc-assets", StaticFiles(directory=redoc), name="redoc-assets")
+
+    @app.get("/redoc", include_in_schema=False)
+    def redoc_page():
+        return get_redoc_html(
+            openapi_url=app.openapi_url or "/openapi.json",
+            title=f"{app.title} - ReDoc",
+            redoc_js_url="/redoc-assets/redoc.standalone.js",
+            redoc_favicon_url="/docs-assets/favicon-32x32.png",
+            with_google_fonts=False,
+        )
 
     @app.get("/docs", include_in_schema=False)
     def docs():
