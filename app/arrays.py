@@ -155,10 +155,15 @@ def check_numbers(x: Any, field: str) -> None:
 
 
 def resolve(
-    value: Any, field: str, *, session: Session | None = None, limit: int = 20_000_000, owner: str | None = None
+    value: Any,
+    field: str,
+    *,
+    session: Session | None = None,
+    limit: int = 20_000_000,
+    owners: frozenset[str] | None = None,
 ) -> Any:
     """The array behind a posted value (a nested list is returned as is: the validator reads it).
-    An ``array_id`` must name an upload of ``owner`` (any upload when ``owner`` is None: an admin)."""
+    An ``array_id`` must name an upload of one of ``owners`` (any upload when None: an admin)."""
     if isinstance(value, dict):
         if "npy" in value:
             try:
@@ -182,7 +187,7 @@ def resolve(
                     field=field,
                     reason="array references are not accepted here",
                 )
-            arr = load_upload(session, str(value["array_id"]), field, owner)
+            arr = load_upload(session, str(value["array_id"]), field, owners)
             check_size(arr.size, limit, field)
             return arr
         raise ProblemError(
@@ -242,12 +247,14 @@ def delete_blobs(session: Session, owner_type: str, owner_id: str) -> None:
     session.execute(delete(Blob).where(Blob.owner_type == owner_type, Blob.owner_id == owner_id))
 
 
-def load_upload(session: Session, array_id: str, field: str = "array_id", owner: str | None = None) -> np.ndarray:
-    """The uploaded array ``array_id`` (a 422 naming ``field`` if it is not one of ``owner``'s)."""
+def load_upload(
+    session: Session, array_id: str, field: str = "array_id", owners: frozenset[str] | None = None
+) -> np.ndarray:
+    """The uploaded array ``array_id`` (a 422 naming ``field`` if none of ``owners`` owns it)."""
     row = session.scalars(
         select(Blob).where(Blob.owner_type == "upload", Blob.owner_id == array_id, Blob.name == "data")
     ).first()
-    if row is not None and owner is not None and row.owner != owner:
+    if row is not None and owners is not None and row.owner not in owners:
         raise ProblemError(
             422,
             f"{field}: uploaded array {array_id!r} belongs to another API key",

@@ -19,7 +19,7 @@ from .idempotency import IdempotencyMiddleware
 from .jobs import JobRunner
 from .limits import BodyLimitMiddleware
 from .recovery import reap_orphans
-from .routes import aggregate, arrays, competitions, health, jobs, keys, markets, pools, solve
+from .routes import aggregate, arrays, competitions, health, jobs, keys, markets, organisations, pools, solve
 from .settings import Settings, get_settings
 
 log = logging.getLogger("agora.api")
@@ -78,6 +78,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(jobs.router)
     app.include_router(arrays.router)
     app.include_router(keys.router)
+    app.include_router(organisations.router)
     app.include_router(competitions.router)
 
     _mount_static(app, settings)

@@ -41,6 +41,7 @@ class ApiKey(Base):
     scopes: Mapped[str] = mapped_column(String(200), default="")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     revoked: Mapped[bool] = mapped_column(Boolean, default=False)
+    org_id: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)  # its organisation
 
 
 class Blob(Base):
@@ -117,6 +118,13 @@ class MarketRow(StoredResource, Base):
     status: Mapped[str] = mapped_column(String(20), default="ready")  # ready | training | failed
     n_trained: Mapped[int] = mapped_column(Integer, default=0)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Organisation(Listed, Base):
+    """An organisation of API keys: each of its keys sees what any of them owns (:mod:`app.tenancy`)."""
+
+    __tablename__ = "organisations"
+    name: Mapped[str] = mapped_column(String(200), default="")
 
 
 class JobRow(Listed, Base):

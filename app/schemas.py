@@ -366,3 +366,15 @@ class KeyView(BaseModel):
     created_at: datetime
     revoked: bool
     key: str | None = Field(None, description="the secret, shown only in the creation response")
+    organisation_id: str | None = Field(None, description="its organisation (PUT /v1/organisations/{id}/keys/{key})")
+
+
+class OrganisationCreate(Body):
+    name: str = Field("", max_length=200)
+
+
+class OrganisationView(BaseModel):
+    id: str
+    name: str
+    created_at: datetime
+    keys: list[str] = Field(..., description="ids of its API keys: each sees what any of them owns")
