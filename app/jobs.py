@@ -256,8 +256,9 @@ class JobRunner:
                 self._running.discard(jid)
             self._wake.set()
 
-    def _finish(self, jid: str, **values: Any) -> bool:
-        """Write the job's outcome, unless it was re-queued under this worker meanwhile (then False)."""
+    def _finish(self, jid: str, drop_inputs: bool = False, **values: Any) -> bool:
+        """Write the job's outcome (and, with ``drop_inputs``, delete its input arrays in the same
+        transaction), unless it was re-queued under this worker meanwhile (then False)."""
         with self.db.sessions() as s:
             written = s.execute(
                 update(JobRow)
@@ -266,6 +267,8 @@ class JobRunner:
                 .returning(JobRow.id)
                 .execution_options(synchronize_session=False)
             ).first()
+            if written is not None and drop_inputs:
+                delete_blobs(s, "job", jid)
             s.commit()
             return written is not None
 
@@ -350,11 +353,8 @@ class JobRunner:
             self._finish(jid, state="failed", finished_at=utcnow(), eta_seconds=None, error=err)
             _on_end(self.db, jid, kind, spec, "failed", err)
             return
-        if not self._finish(jid, state="succeeded", progress=1.0, eta_seconds=0.0, finished_at=utcnow(), result=result):
-            return
-        with self.db.sessions() as s:
-            delete_blobs(s, "job", jid)  # inputs are no longer needed once the result is kept
-            s.commit()
+        # inputs are no longer needed once the result is kept
+        self._finish(jid, True, state="succeeded", progress=1.0, eta_seconds=0.0, finished_at=utcnow(), result=result)
 
 
 _END_HOOKS: dict[str, Callable[[Database, str, dict[str, Any], str, dict[str, Any] | None], None]] = {}
