@@ -101,25 +101,30 @@ def _mount_docs(app: FastAPI) -> None:
     redoc = Path(fastapi_standalone_docs.__file__).resolve().parent / "static" / "redoc"
     app.mount("/redoc-assets", StaticFiles(directory=redoc), name="redoc-assets")
 
-    @app.get("/redoc", include_in_schema=False)
-    def redoc_page():
-        return get_redoc_html(
-            openapi_url=app.openapi_url or "/openapi.json",
-            title=f"{app.title} - ReDoc",
-            redoc_js_url="/redoc-assets/redoc.standalone.js",
-            redoc_favicon_url="/docs-assets/favicon-32x32.png",
-            with_google_fonts=False,
+    def page(path: str, render, title: str, **assets) -> None:
+        """Serve at ``path`` the HTML ``render`` builds around this app's schema and ``assets``."""
+        openapi = app.openapi_url or "/openapi.json"
+        app.add_api_route(
+            path, lambda: render(openapi_url=openapi, title=f"{app.title} - {title}", **assets), include_in_schema=False
         )
 
-    @app.get("/docs", include_in_schema=False)
-    def docs():
-        return get_swagger_ui_html(
-            openapi_url=app.openapi_url or "/openapi.json",
-            title=f"{app.title} - API docs",
-            swagger_js_url="/docs-assets/swagger-ui-bundle.js",
-            swagger_css_url="/docs-assets/swagger-ui.css",
-            swagger_favicon_url="/docs-assets/favicon-32x32.png",
-        )
+    icon = "/docs-assets/favicon-32x32.png"
+    page(
+        "/docs",
+        get_swagger_ui_html,
+        "API docs",
+        swagger_js_url="/docs-assets/swagger-ui-bundle.js",
+        swagger_css_url="/docs-assets/swagger-ui.css",
+        swagger_favicon_url=icon,
+    )
+    page(
+        "/redoc",
+        get_redoc_html,
+        "ReDoc",
+        redoc_js_url="/redoc-assets/redoc.standalone.js",
+        redoc_favicon_url=icon,
+        with_google_fonts=False,
+    )
 
 
 def _mount_static(app: FastAPI, settings: Settings) -> None:
