@@ -2,7 +2,8 @@
 ``agora worker`` adds more), on SQLite and PostgreSQL, against real processes:
 
 * a job submitted to the HTTP process is run by another process (its recorded pid differs), whose
-  percent-done progress the HTTP process reports and which a cancel sent to the HTTP process stops;
+  percent-done progress the HTTP process reports and which a cancel sent to the HTTP process stops
+  (the pool it was fitting is then ``failed``);
 * kill -9 of the worker running a job: the job is re-queued after its lease and another worker
   finishes it; the HTTP server answers /health throughout.
 """
@@ -47,28 +48,9 @@ def _long_fit(c: AgoraClient, n: int = 8000) -> dict:
     return c.create_pool("renyi", lp, y, gamma=[0.05, 0.2, 0.5, 1.0], background=True, wait=False)
 
 
-def test_job_runs_in_a_worker_process_with_progress_and_cancel(db_url, tmp_path):
-    srv = Server(db_url, tmp_path, AGORA_JOB_LEASE_SECONDS=LEASE).start()
-    try:
-        with AgoraClient(srv.url, api_key=ADMIN) as c:
-            job = _long_fit(c, 3000)
-            done = c.wait_job(job["id"], timeout=180)
-            assert done["state"] == "succeeded", done
-            assert _pid(done) != srv.proc.pid  # run by the job worker process, not the HTTP server
-            assert c.get_pool(done["result"]["pool_id"])["status"] == "ready"
-
-            job = _long_fit(c)
-            seen = _wait(c, job["id"], lambda j: j["state"] != "queued" and 0 < j["percent"] < 100)
-            assert seen["state"] == "running" and _pid(seen) != srv.proc.pid  # progress crosses processes
-            c.cancel_job(job["id"])  # to the HTTP process; the worker reads it from the job row
-            end = _wait(c, job["id"], lambda j: j["state"] not in ("queued", "running"), timeout=60)
-            assert end["state"] == "cancelled", end
-            assert c.get_pool(end["resource_id"])["status"] == "failed"
-    finally:
-        srv.stop()
-
-
-def test_kill9_of_the_worker_requeues_its_job_and_another_worker_finishes_it(db_url, tmp_path):
+def test_jobs_run_in_worker_processes_and_survive_kill9_of_one(db_url, tmp_path):
+    """One server (with its job worker) and one more ``agora worker``: progress and cancel cross
+    processes; kill -9 of the worker running a job re-queues it and another worker finishes it."""
     srv = Server(db_url, tmp_path, AGORA_JOB_LEASE_SECONDS=LEASE).start()
     extra = subprocess.Popen(
         [PY, "-m", "app.cli", "worker", "--threads", "1"],
@@ -79,6 +61,14 @@ def test_kill9_of_the_worker_requeues_its_job_and_another_worker_finishes_it(db_
     )
     try:
         with AgoraClient(srv.url, api_key=ADMIN) as c:
+            job = _long_fit(c)
+            seen = _wait(c, job["id"], lambda j: j["state"] != "queued" and 0 < j["percent"] < 100)
+            assert seen["state"] == "running" and _pid(seen) != srv.proc.pid  # progress crosses processes
+            c.cancel_job(job["id"])  # to the HTTP process; the worker reads it from the job row
+            end = _wait(c, job["id"], lambda j: j["state"] not in ("queued", "running"), timeout=60)
+            assert end["state"] == "cancelled", end
+            assert c.get_pool(end["resource_id"])["status"] == "failed"
+
             job = _long_fit(c)
             running = _wait(c, job["id"], lambda j: j["state"] == "running" and j["percent"] > 0)
             victim = _pid(running)
