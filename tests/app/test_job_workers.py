@@ -94,8 +94,9 @@ def test_jobs_run_in_worker_processes_and_survive_kill9_of_one(db_url, tmp_path)
         srv.stop()
 
 
-def test_two_workers_never_claim_the_same_job(tmp_path):
-    """Many queued jobs, two claiming runners on one SQLite file: each job is claimed exactly once."""
+def test_two_workers_never_claim_the_same_job(db_url):
+    """Many queued jobs, two runners claiming them concurrently (``SKIP LOCKED`` on PostgreSQL, the
+    conditional update on SQLite): each job is claimed and run exactly once."""
     from sqlalchemy import select
 
     from app.db import Database
@@ -110,7 +111,7 @@ def test_two_workers_never_claim_the_same_job(tmp_path):
         time.sleep(0.01)
         return {"ok": True}
 
-    db = Database.from_url(f"sqlite:///{tmp_path}/claims.db")
+    db = Database.from_url(db_url)
     db.migrate()
     runners = [JobRunner(db, 2, poll_seconds=0.01) for _ in range(2)]
     for i, r in enumerate(runners):
