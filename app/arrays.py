@@ -4,8 +4,12 @@ A posted array (predictions, labels, wealth...) may be
 
 * a JSON nested list of numbers,
 * ``{"npy": "<base64 of .npy bytes>"}`` (binary, no float formatting round trip), or
-* ``{"array_id": "arr_..."}``: an array uploaded before with ``POST /v1/arrays`` (raw ``.npy`` body
-  or a multipart ``file``), stored once and reusable by many requests.
+* ``{"array_id": "arr_..."}``: an array uploaded before with ``POST /v1/arrays`` (raw ``.npy`` or
+  Arrow IPC body, or a multipart ``file``), stored once and reusable by many requests.
+
+An Arrow IPC upload (stream or file format, :func:`from_arrow`) holds one column: a numeric column is
+a 1-D array; an ``arrow.fixed_shape_tensor`` column (pyarrow's ``FixedShapeTensorArray``) or a
+column of (nested) fixed-size lists is an array of shape ``(rows, *shape)``. Nulls are refused.
 
 Stored arrays are always ``.npy`` bytes (``np.save`` with ``allow_pickle=False``) in the
 ``blobs`` table; reading uses ``allow_pickle=False`` too, so an upload can never carry code.
@@ -39,6 +43,10 @@ def load_npy(data: bytes) -> np.ndarray:
     return np.load(io.BytesIO(data), allow_pickle=False)
 
 
+def _bad(field: str, what: str, reason: str) -> ProblemError:
+    return ProblemError(422, f"{field}: {what}", field=field, reason=reason, code="bad-npy")
+
+
 def from_npy(data: bytes, field: str = "array") -> np.ndarray:
     try:
         arr = np.load(io.BytesIO(data), allow_pickle=False)
@@ -53,18 +61,53 @@ def from_npy(data: bytes, field: str = "array") -> np.ndarray:
             code="bad-npy",
         ) from None
     if not isinstance(arr, np.ndarray):
-        raise ProblemError(
-            422, f"{field}: expected one .npy array", field=field, reason="expected one .npy array", code="bad-npy"
-        )
+        raise _bad(field, "expected one .npy array", "expected one .npy array")
+    return numeric(arr, field)
+
+
+def numeric(arr: np.ndarray, field: str) -> np.ndarray:
+    """``arr`` if its dtype is boolean, integer or floating; else the 422 every upload gets."""
     if arr.dtype.kind not in "biuf":
-        raise ProblemError(
-            422,
-            f"{field}: array dtype {arr.dtype} is not numeric",
-            field=field,
-            reason=f"dtype {arr.dtype} is not numeric",
-            code="bad-npy",
-        )
+        raise _bad(field, f"array dtype {arr.dtype} is not numeric", f"dtype {arr.dtype} is not numeric")
     return arr
+
+
+ARROW_MAGIC = b"ARROW1"
+
+
+def is_arrow(data: bytes) -> bool:
+    """Whether ``data`` starts as Arrow IPC does: the file format's magic or a stream's continuation marker."""
+    return data[:6] == ARROW_MAGIC or data[:4] == b"\xff\xff\xff\xff"
+
+
+def from_arrow(data: bytes, field: str = "array") -> np.ndarray:
+    """The array of an Arrow IPC stream or file with one column (see the module doc); 422 otherwise."""
+    import pyarrow as pa
+
+    try:
+        reader = pa.ipc.open_file(data) if data[:6] == ARROW_MAGIC else pa.ipc.open_stream(data)
+        table = reader.read_all()
+    except Exception as exc:  # last resort on untrusted bytes: ArrowInvalid, OSError...
+        raise _bad(
+            field, f"not a readable Arrow IPC stream or file ({exc.__class__.__name__})", "not readable Arrow IPC"
+        ) from None
+    if table.num_columns != 1:
+        raise _bad(field, f"expected one column, got {table.num_columns}", "an Arrow upload holds one column")
+    col = table.column(0).combine_chunks()
+    if col.null_count:
+        raise _bad(field, f"{col.null_count} null values", "contains nulls")
+    if isinstance(col.type, pa.FixedShapeTensorType):
+        return numeric(col.to_numpy_ndarray(), field)
+    shape = [len(col)]
+    values = col
+    while pa.types.is_fixed_size_list(values.type):
+        shape.append(values.type.list_size)
+        values = values.flatten()
+        if values.null_count:
+            raise _bad(field, f"{values.null_count} null values", "contains nulls")
+    if not (pa.types.is_integer(values.type) or pa.types.is_floating(values.type) or pa.types.is_boolean(values.type)):
+        raise _bad(field, f"Arrow type {values.type} is not numeric", f"Arrow type {values.type} is not numeric")
+    return numeric(values.to_numpy(zero_copy_only=False).reshape(shape), field)
 
 
 def check_size(n: int, limit: int, field: str) -> None:
@@ -112,10 +155,15 @@ def check_numbers(x: Any, field: str) -> None:
 
 
 def resolve(
-    value: Any, field: str, *, session: Session | None = None, limit: int = 20_000_000, owner: str | None = None
+    value: Any,
+    field: str,
+    *,
+    session: Session | None = None,
+    limit: int = 20_000_000,
+    owners: frozenset[str] | None = None,
 ) -> Any:
     """The array behind a posted value (a nested list is returned as is: the validator reads it).
-    An ``array_id`` must name an upload of ``owner`` (any upload when ``owner`` is None: an admin)."""
+    An ``array_id`` must name an upload of one of ``owners`` (any upload when None: an admin)."""
     if isinstance(value, dict):
         if "npy" in value:
             try:
@@ -139,7 +187,7 @@ def resolve(
                     field=field,
                     reason="array references are not accepted here",
                 )
-            arr = load_upload(session, str(value["array_id"]), field, owner)
+            arr = load_upload(session, str(value["array_id"]), field, owners)
             check_size(arr.size, limit, field)
             return arr
         raise ProblemError(
@@ -199,12 +247,14 @@ def delete_blobs(session: Session, owner_type: str, owner_id: str) -> None:
     session.execute(delete(Blob).where(Blob.owner_type == owner_type, Blob.owner_id == owner_id))
 
 
-def load_upload(session: Session, array_id: str, field: str = "array_id", owner: str | None = None) -> np.ndarray:
-    """The uploaded array ``array_id`` (a 422 naming ``field`` if it is not one of ``owner``'s)."""
+def load_upload(
+    session: Session, array_id: str, field: str = "array_id", owners: frozenset[str] | None = None
+) -> np.ndarray:
+    """The uploaded array ``array_id`` (a 422 naming ``field`` if none of ``owners`` owns it)."""
     row = session.scalars(
         select(Blob).where(Blob.owner_type == "upload", Blob.owner_id == array_id, Blob.name == "data")
     ).first()
-    if row is not None and owner is not None and row.owner != owner:
+    if row is not None and owners is not None and row.owner not in owners:
         raise ProblemError(
             422,
             f"{field}: uploaded array {array_id!r} belongs to another API key",

@@ -14,7 +14,8 @@ and every valid key also has what anonymous callers have (``Settings.anonymous_s
 
 Tenancy: stored resources (pools, markets, uploaded arrays, jobs) belong to the key that created them
 (:attr:`Principal.owner`; anonymous callers share the owner ``anonymous``); lists and reads show a
-caller only its own, an ``admin`` key sees and acts on all (:mod:`app.tenancy`). ``AGORA_ADMIN_KEY`` is a bootstrap key with every scope, checked
+caller what it owns and what the other keys of its organisation own (:attr:`Principal.owners`), an
+``admin`` key sees and acts on all (:mod:`app.tenancy`). ``AGORA_ADMIN_KEY`` is a bootstrap key with every scope, checked
 by hash. Key look-ups are cached for :data:`CACHE_SECONDS` per process, so a revoked key stops
 working within that time.
 """
@@ -65,6 +66,7 @@ class Principal:
     key_id: str | None
     scopes: frozenset[str]
     participant: bool = False
+    org_keys: frozenset[str] = frozenset()  # the keys of its organisation (itself included)
 
     @property
     def anonymous(self) -> bool:
@@ -78,6 +80,11 @@ class Principal:
     def owner(self) -> str:
         """The owner recorded on what this caller creates: its key id, or ``anonymous``."""
         return self.key_id or "anonymous"
+
+    @property
+    def owners(self) -> frozenset[str]:
+        """The owners whose resources this caller sees: itself and its organisation's keys."""
+        return self.org_keys | {self.owner}
 
     def allows(self, scope: str) -> bool:
         return scope in self.scopes or "admin" in self.scopes
@@ -109,7 +116,11 @@ def _lookup(request: Request, secret: str) -> Principal | None:
     else:
         with request.app.state.db.sessions() as s:
             row = s.scalars(select(ApiKey).where(ApiKey.key_hash == h, ApiKey.revoked.is_(False))).first()
-            principal = None if row is None else Principal(row.id, implied([x for x in row.scopes.split(",") if x]))
+            principal = None
+            if row is not None:
+                mates = s.scalars(select(ApiKey.id).where(ApiKey.org_id == row.org_id)).all() if row.org_id else []
+                scopes = implied([x for x in row.scopes.split(",") if x])
+                principal = Principal(row.id, scopes, org_keys=frozenset(mates))
     if len(_cache) > 10_000:
         _cache.clear()
     _cache[h] = (now + CACHE_SECONDS, principal)
@@ -127,7 +138,7 @@ def principal_of(request: Request) -> Principal:
     p = _lookup(request, secret)
     if p is None:
         raise unauthenticated("unknown or revoked API key", "unknown or revoked API key", code="bad-key")
-    return Principal(p.key_id, p.scopes | anonymous)
+    return Principal(p.key_id, p.scopes | anonymous, org_keys=p.org_keys)
 
 
 def create_key(session: Session, name: str, scopes: list[str]) -> tuple[ApiKey, str]:
@@ -142,11 +153,16 @@ def create_key(session: Session, name: str, scopes: list[str]) -> tuple[ApiKey, 
     return row, secret
 
 
+def forget_keys() -> None:
+    """Drop this process's cached key look-ups (a key revoked or moved between organisations)."""
+    _cache.clear()
+
+
 def revoke_key(session: Session, key_id: str) -> bool:
     row = session.get(ApiKey, key_id)
     if row is None:
         return False
     row.revoked = True
     session.commit()
-    _cache.clear()
+    forget_keys()
     return True

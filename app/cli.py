@@ -1,7 +1,10 @@
 """The ``agora`` command line: ``agora serve``, ``agora fit``, ``agora keys``.
 
-``agora serve [--host H] [--port P] [--workers N] [--demo]`` runs migrations then uvicorn;
+``agora serve [--host H] [--port P] [--workers N] [--job-processes J] [--demo]`` runs migrations, then
+uvicorn (N HTTP processes) and J job worker processes (default 1; 0 runs jobs inside the HTTP process);
 ``--demo`` loads the demo data (:func:`app.demo.load_demo`).
+``agora worker [--threads T] [--nice K]`` runs one more job worker process (:mod:`app.worker`), on this
+machine or another sharing the database.
 ``agora fit --method renyi --predictions val.npy --labels y.npy [--gamma 0.1 | --gamma 0.01,0.1,1]``
 fits a pool locally with a progress bar (or on a server with ``--server URL``, following its job).
 ``agora keys create --scopes read,write [--name N]`` prints a new API key once (stored hashed).
@@ -48,20 +51,40 @@ def cmd_serve(args: argparse.Namespace) -> int:
         warm()
         print(f"agora: kernels warm ({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
     os.environ["AGORA_MIGRATE_ON_STARTUP"] = "false"  # done once above, not again in every worker
+    workers = None
+    if args.job_processes > 0:  # jobs run in their own processes, not in the HTTP server's
+        os.environ["AGORA_RUN_JOBS"] = "false"
+        from .worker import WorkerProcesses
+
+        workers = WorkerProcesses(args.job_processes, nice=args.job_nice).start()
+    from .settings import get_settings
+
+    get_settings.cache_clear()  # the HTTP app (built in this process when --workers 1) reads the above
     print(
-        f"agora: serving on http://{args.host}:{args.port} (docs at /docs), database {settings.database_url}",
+        f"agora: serving on http://{args.host}:{args.port} (docs at /docs), database {settings.database_url}, "
+        f"{args.job_processes or 'no'} job worker process(es)",
         file=sys.stderr,
     )
-    uvicorn.run(
-        "app.main:create_app",
-        factory=True,
-        host=args.host,
-        port=args.port,
-        workers=args.workers,
-        log_level=settings.log_level.lower(),
-        access_log=args.access_log,
-    )
+    try:
+        uvicorn.run(
+            "app.main:create_app",
+            factory=True,
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+            log_level=settings.log_level.lower(),
+            access_log=args.access_log,
+        )
+    finally:
+        if workers is not None:
+            workers.stop()
     return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from .worker import run_worker
+
+    return run_worker(args.threads, args.nice, args.parent)
 
 
 def cmd_warmup(args: argparse.Namespace) -> int:
@@ -229,11 +252,23 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("serve", help="run the REST service")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
-    s.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
+    s.add_argument("--workers", type=int, default=1, help="HTTP (uvicorn) worker processes")
+    s.add_argument(
+        "--job-processes",
+        type=int,
+        default=1,
+        help="job worker processes started beside the HTTP server (0: run jobs inside the HTTP process)",
+    )
+    s.add_argument("--job-nice", type=int, default=0, help="CPU niceness added to the job worker processes")
     s.add_argument("--demo", action="store_true", help="load the demo data (app.demo) before serving")
     s.add_argument("--access-log", action="store_true", help="log every request")
     s.add_argument("--no-warmup", action="store_true", help="do not compile the kernels before serving")
     s.set_defaults(fn=cmd_serve)
+    jw = sub.add_parser("worker", help="run background jobs of the configured database (no HTTP)")
+    jw.add_argument("--threads", type=int, help="jobs run at once (default: AGORA_JOB_WORKERS)")
+    jw.add_argument("--nice", type=int, default=0, help="CPU niceness to add (lower priority than the HTTP server)")
+    jw.add_argument("--parent", type=int, help=argparse.SUPPRESS)  # set by `agora serve`: exit with it
+    jw.set_defaults(fn=cmd_worker)
     w = sub.add_parser("warmup", help="compile the numba kernels the service calls (into NUMBA_CACHE_DIR)")
     w.set_defaults(fn=cmd_warmup)
     f = sub.add_parser("fit", help="fit a pool on validation predictions (.npy/.npz/.json) with a progress bar")

@@ -7,11 +7,13 @@ A plain ASGI middleware (no cost for requests without the header). For a POST ca
   presented API key, or "anonymous") with a lease of ``Settings.idempotency_lease_seconds``, renewed
   while the request runs; the request runs; its answer (status, headers, body) is stored and the record
   marked ``done`` *before* the answer is sent, so an acknowledged write always replays;
-* the resource a request creates (pool, market, upload, job) is named on its record by the same
-  transaction that writes it (a flush hook, :func:`install`): after a crash between that commit and the
-  answer, the retry finds the resource and answers with it (its current representation, the first
-  status) instead of creating a second one; when the crash came before the commit, nothing was written
-  and the retry runs afresh;
+* the resource a request creates (pool, market, upload, job, API key, organisation) or trains (a
+  market's inline training) is named on its record by the same transaction that writes it (a flush
+  hook, :func:`install`): after a crash between that commit and the answer, the retry finds the
+  resource and answers with it (its current representation, the first status) instead of creating or
+  training again; when the crash came before the commit, nothing was written and the retry runs
+  afresh. (An API key replayed so has no secret: it was never shown; revoke it.) Keyed requests that
+  store nothing (aggregate, equilibrium, inline solve, predict) are safe to run again;
 * the same key again with the same method, path and body: the stored answer is replayed with
   ``Idempotent-Replayed: true`` (so a retried create returns the same pool id, the same job);
 * the same key with a different request: 422; while the first request still holds its lease: 409
@@ -31,12 +33,12 @@ from datetime import timedelta
 from typing import Any
 
 import anyio
-from sqlalchemy import delete, event, or_, select, update
+from sqlalchemy import delete, event, inspect, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from .db import Database
 from .limits import replay_body, send_problem
-from .models import Blob, IdempotencyRecord, JobRow, MarketRow, PoolRow, aware, utcnow
+from .models import ApiKey, Blob, IdempotencyRecord, JobRow, MarketRow, Organisation, PoolRow, aware, utcnow
 
 NOT_STORED = {401, 403, 409, 429}
 
@@ -44,23 +46,36 @@ NOT_STORED = {401, 403, 409, 429}
 _RECORD: ContextVar[int | None] = ContextVar("agora_idempotency_record", default=None)
 
 
-def _created(objects: Any) -> tuple[int, str, int] | None:
-    """(priority, URL, status) of the resource a request creates among new rows: a job first (202),
-    else a pool, market or upload (201)."""
+#: the URL of each kind of row a request may create, under ``/v1``, and the status it answers
+CREATED: dict[type, tuple[str, int]] = {
+    PoolRow: ("pools", 201),
+    MarketRow: ("markets", 201),
+    ApiKey: ("keys", 201),
+    Organisation: ("organisations", 201),
+}
+
+
+def _created(new: Any, dirty: Any = ()) -> tuple[int, str, int] | None:
+    """(priority, URL, status) of what a request writes, among the rows of one flush: a job first
+    (202), else a created pool, market, API key or organisation (201), else an upload (201), else a
+    market whose training was stored (``n_trained`` changed: an inline training, 200)."""
     best = None
-    for o in objects:
+    for o in new:
         if isinstance(o, JobRow):
-            cand = (3, f"/v1/jobs/{o.id}", 202)
-        elif isinstance(o, PoolRow):
-            cand = (2, f"/v1/pools/{o.id}", 201)
-        elif isinstance(o, MarketRow):
-            cand = (2, f"/v1/markets/{o.id}", 201)
+            cand = (4, f"/v1/jobs/{o.id}", 202)
+        elif type(o) in CREATED:
+            coll, status = CREATED[type(o)]
+            cand = (3, f"/v1/{coll}/{o.id}", status)
         elif isinstance(o, Blob) and o.owner_type == "upload":
-            cand = (1, f"/v1/arrays/{o.owner_id}", 201)
+            cand = (2, f"/v1/arrays/{o.owner_id}", 201)
         else:
             continue
         if best is None or cand[0] > best[0]:
             best = cand
+    if best is None:
+        for o in dirty:
+            if isinstance(o, MarketRow) and inspect(o).attrs.n_trained.history.has_changes():
+                return (1, f"/v1/markets/{o.id}", 200)
     return best
 
 
@@ -72,7 +87,7 @@ def install(db: Database) -> None:
         rid = _RECORD.get()
         if rid is None:
             return
-        found = _created(session.new)
+        found = _created(session.new, session.dirty)
         if found is None or found[0] <= session.info.get("idem_priority", 0):
             return
         session.info["idem_priority"] = found[0]

@@ -1,23 +1,34 @@
 """Background jobs: fits, sweeps, trainings and solves too big to answer within the request.
 
 The database is the queue. Creating a job stores its spec (JSON) and input arrays (``.npy`` blobs)
-and answers 202 with ``Location: /v1/jobs/{id}``. In every server process a :class:`JobRunner`
-polls for queued jobs, claims one atomically (``UPDATE ... WHERE state='queued'``), and runs its
-handler in a worker thread with a progress callback (:mod:`solvers.progress`) that
+and answers 202 with ``Location: /v1/jobs/{id}``. A :class:`JobRunner` runs in each job worker
+process (``agora worker``, :mod:`app.worker`; ``agora serve`` starts one beside the HTTP server, and an
+app built by ``create_app`` alone runs one in its own process). It polls for queued jobs and claims
+them with one statement, ``UPDATE jobs SET state='running', worker=... WHERE id IN (SELECT id ... WHERE
+state='queued' ORDER BY created_at LIMIT n FOR UPDATE SKIP LOCKED) AND state='queued' RETURNING id``:
+on PostgreSQL ``SKIP LOCKED`` lets concurrent workers pass over each other's rows instead of waiting;
+SQLite has no row locks (the clause is left out) but runs one writing statement at a time, so the
+conditional update is the claim and no job is claimed twice. The claimant's ``host:pid`` is recorded
+on the job. The handler runs in a thread with a progress callback (:mod:`solvers.progress`) that
 
 * stores the fraction done, an ETA (elapsed x (1 - f) / f) and a heartbeat (throttled), and
-* raises :class:`solvers.progress.Cancelled` once a cancel was requested (``POST /v1/jobs/{id}/cancel``).
+* raises :class:`solvers.progress.Cancelled` once a cancel was requested (``POST /v1/jobs/{id}/cancel``):
+
+the job row is the channel between the HTTP process and the worker, which may be on another machine.
 
 States: ``queued -> running -> succeeded | failed | cancelled``. The result (JSON, plus whatever the
 handler stored, e.g. a pool) is kept. A job interrupted by a shutdown goes back to ``queued``; a job
-whose process died (no heartbeat for ``STALE_SECONDS``) is re-queued by any live process; so a
-restart loses no acknowledged job. Handlers are registered by kind with :func:`handler`; other
+whose worker died (no heartbeat for ``lease_seconds``, ``AGORA_JOB_LEASE_SECONDS``) is re-queued by any
+live worker, and a worker that finds its job re-queued under it (it stalled past its lease) drops it;
+so a crash loses no acknowledged job. Handlers are registered by kind with :func:`handler`; other
 parts of the service (competitions) register theirs the same way.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -81,13 +92,26 @@ class _Stop(Cancelled):
     """Internal: the runner is shutting down; the job goes back to the queue."""
 
 
-class JobRunner:
-    """Runs queued jobs of one database in a thread pool; one per server process."""
+class _Lost(Cancelled):
+    """Internal: the job was re-queued under this worker (it missed its lease); another one owns it."""
 
-    def __init__(self, db: Database, workers: int = 2, poll_seconds: float = 0.5) -> None:
+
+def worker_id() -> str:
+    """How a job records the process that claimed it: ``host:pid``."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class JobRunner:
+    """Runs queued jobs of one database in a thread pool; one per job worker process."""
+
+    def __init__(
+        self, db: Database, workers: int = 2, poll_seconds: float = 0.5, lease_seconds: float = STALE_SECONDS
+    ) -> None:
         self.db = db
         self.workers = max(1, workers)
         self.poll_seconds = poll_seconds
+        self.lease_seconds = lease_seconds
+        self.worker_id = worker_id()
         self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="agora-job")
         self._running: set[str] = set()
         self._lock = threading.Lock()
@@ -145,7 +169,7 @@ class JobRunner:
         while not self._stop.is_set():
             try:
                 now = time.monotonic()
-                if now - last_beat > HEARTBEAT_SECONDS:
+                if now - last_beat > min(HEARTBEAT_SECONDS, self.lease_seconds / 10):
                     self._heartbeat()
                     self._requeue_stale()
                     last_beat = now
@@ -161,11 +185,15 @@ class JobRunner:
         if not ids:
             return
         with self.db.sessions() as s:
-            s.execute(update(JobRow).where(JobRow.id.in_(ids), JobRow.state == "running").values(heartbeat=utcnow()))
+            s.execute(
+                update(JobRow)
+                .where(JobRow.id.in_(ids), JobRow.state == "running", JobRow.worker == self.worker_id)
+                .values(heartbeat=utcnow())
+            )
             s.commit()
 
     def _requeue_stale(self) -> None:
-        cutoff = utcnow() - timedelta(seconds=STALE_SECONDS)
+        cutoff = utcnow() - timedelta(seconds=self.lease_seconds)
         with self._lock:
             mine = set(self._running)
         with self.db.sessions() as s:
@@ -184,22 +212,35 @@ class JobRunner:
             free = self.workers - len(self._running)
         if free <= 0:
             return
+        if self._stop.is_set():
+            return
+        oldest = (
+            select(JobRow.id)
+            .where(JobRow.state == "queued")
+            .order_by(JobRow.created_at)
+            .limit(free)
+            .with_for_update(skip_locked=True)  # PostgreSQL; SQLite renders no clause (see the module doc)
+        )
+        now = utcnow()
+        claim = (
+            update(JobRow)
+            .where(JobRow.id.in_(oldest.scalar_subquery()), JobRow.state == "queued")
+            .values(
+                state="running",
+                started_at=now,
+                heartbeat=now,
+                attempts=JobRow.attempts + 1,
+                worker=self.worker_id,
+                progress=0.0,
+                eta_seconds=None,
+            )
+            .returning(JobRow.id)
+            .execution_options(synchronize_session=False)
+        )
         with self.db.sessions() as s:
-            queued = s.scalars(
-                select(JobRow.id).where(JobRow.state == "queued").order_by(JobRow.created_at).limit(free)
-            ).all()
-        for jid in queued:
-            if self._stop.is_set():
-                return
-            with self.db.sessions() as s:
-                res = s.execute(
-                    update(JobRow)
-                    .where(JobRow.id == jid, JobRow.state == "queued")
-                    .values(state="running", started_at=utcnow(), heartbeat=utcnow(), attempts=JobRow.attempts + 1)
-                )
-                s.commit()
-                if res.rowcount != 1:
-                    continue
+            claimed = list(s.execute(claim).scalars())
+            s.commit()
+        for jid in claimed:
             with self._lock:
                 self._running.add(jid)
             self.pool.submit(self._run, jid)
@@ -215,10 +256,21 @@ class JobRunner:
                 self._running.discard(jid)
             self._wake.set()
 
-    def _finish(self, jid: str, **values: Any) -> None:
+    def _finish(self, jid: str, drop_inputs: bool = False, **values: Any) -> bool:
+        """Write the job's outcome (and, with ``drop_inputs``, delete its input arrays in the same
+        transaction), unless it was re-queued under this worker meanwhile (then False)."""
         with self.db.sessions() as s:
-            s.execute(update(JobRow).where(JobRow.id == jid).values(**values))
+            written = s.execute(
+                update(JobRow)
+                .where(JobRow.id == jid, JobRow.state == "running", JobRow.worker == self.worker_id)
+                .values(**values)
+                .returning(JobRow.id)
+                .execution_options(synchronize_session=False)
+            ).first()
+            if written is not None and drop_inputs:
+                delete_blobs(s, "job", jid)
             s.commit()
+            return written is not None
 
     def _execute(self, jid: str) -> None:
         with self.db.sessions() as s:
@@ -258,12 +310,16 @@ class JobRunner:
             elapsed = now - t0
             eta = elapsed * (1.0 - f) / f if f > 0.005 else None
             with self.db.sessions() as s2:
-                cancel = s2.scalar(select(JobRow.cancel_requested).where(JobRow.id == jid))
+                row = s2.execute(select(JobRow.cancel_requested, JobRow.worker).where(JobRow.id == jid)).first()
                 s2.execute(
-                    update(JobRow).where(JobRow.id == jid).values(progress=f, eta_seconds=eta, heartbeat=utcnow())
+                    update(JobRow)
+                    .where(JobRow.id == jid, JobRow.worker == self.worker_id)
+                    .values(progress=f, eta_seconds=eta, heartbeat=utcnow())
                 )
                 s2.commit()
-            if cancel:
+            if row is None or row.worker != self.worker_id:
+                raise _Lost(f"job {jid} was re-queued and claimed by {row.worker if row else 'nobody'}")
+            if row.cancel_requested:
                 raise Cancelled(f"job {jid} cancelled")
 
         ctx = JobContext(jid, spec, inputs, self.db, progress)
@@ -271,6 +327,9 @@ class JobRunner:
             result = fn(ctx)
         except _Stop:
             self._finish(jid, state="queued", progress=0.0, eta_seconds=None)
+            return
+        except _Lost:
+            log.warning("job %s: lost its lease (re-queued while this worker stalled); dropped here", jid)
             return
         except Cancelled:
             self._finish(jid, state="cancelled", finished_at=utcnow(), eta_seconds=None)
@@ -294,10 +353,8 @@ class JobRunner:
             self._finish(jid, state="failed", finished_at=utcnow(), eta_seconds=None, error=err)
             _on_end(self.db, jid, kind, spec, "failed", err)
             return
-        self._finish(jid, state="succeeded", progress=1.0, eta_seconds=0.0, finished_at=utcnow(), result=result)
-        with self.db.sessions() as s:
-            delete_blobs(s, "job", jid)  # inputs are no longer needed once the result is kept
-            s.commit()
+        # inputs are no longer needed once the result is kept
+        self._finish(jid, True, state="succeeded", progress=1.0, eta_seconds=0.0, finished_at=utcnow(), result=result)
 
 
 _END_HOOKS: dict[str, Callable[[Database, str, dict[str, Any], str, dict[str, Any] | None], None]] = {}
@@ -353,6 +410,7 @@ def job_view(job: JobRow) -> dict[str, Any]:
         "finished_at": aware(job.finished_at),
         "result": job.result,
         "error": job.error,
+        "worker": job.worker,
         "links": {
             "self": f"/v1/jobs/{job.id}",
             "cancel": f"/v1/jobs/{job.id}/cancel",

@@ -19,7 +19,7 @@ from .idempotency import IdempotencyMiddleware
 from .jobs import JobRunner
 from .limits import BodyLimitMiddleware
 from .recovery import reap_orphans
-from .routes import aggregate, arrays, competitions, health, jobs, keys, markets, pools, solve
+from .routes import aggregate, arrays, competitions, health, jobs, keys, markets, organisations, pools, solve
 from .settings import Settings, get_settings
 
 log = logging.getLogger("agora.api")
@@ -33,7 +33,8 @@ honours `Idempotency-Key`. Large work answers 202 with `Location: /v1/jobs/{id}`
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
-    """Build the application (one database engine and one job runner per app)."""
+    """Build the application (one database engine per app; its job runner runs jobs in this process
+    only with ``Settings.run_jobs``, else it only queues them for the job worker processes)."""
     settings = settings or get_settings()
     db = Database.from_url(settings.database_url)
 
@@ -42,7 +43,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.migrate_on_startup:
             db.migrate()
         reap_orphans(db)
-        runner.start()
+        if settings.run_jobs:  # else job worker processes run them (agora serve, agora worker: app.worker)
+            runner.start()
         try:
             yield
         finally:
@@ -54,11 +56,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
-        docs_url=None,  # served below from the swagger-ui-bundle package: /docs works offline
-        redoc_url="/redoc",
+        docs_url=None,  # served below from packages that vendor the assets: /docs and /redoc work offline
+        redoc_url=None,
         openapi_url="/openapi.json",
     )
-    runner = JobRunner(db, settings.job_workers)
+    runner = JobRunner(db, settings.job_workers, settings.job_poll_seconds, settings.job_lease_seconds)
     app.state.settings = settings
     app.state.db = db
     app.state.jobs = runner
@@ -76,6 +78,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(jobs.router)
     app.include_router(arrays.router)
     app.include_router(keys.router)
+    app.include_router(organisations.router)
     app.include_router(competitions.router)
 
     _mount_static(app, settings)
@@ -84,25 +87,44 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 
 def _mount_docs(app: FastAPI) -> None:
-    """Swagger UI at ``/docs`` with its assets (Swagger UI 5, vendored by the ``swagger-ui-py``
-    package) served by this app: no CDN, so it renders offline."""
+    """Swagger UI at ``/docs`` and ReDoc at ``/redoc`` with their assets (Swagger UI 5, vendored by the
+    ``swagger-ui-py`` package; ReDoc's standalone bundle, by ``fastapi-standalone-docs``) served by
+    this app: no CDN and no web fonts, so both render offline."""
     from pathlib import Path
 
+    import fastapi_standalone_docs
     import swagger_ui
-    from fastapi.openapi.docs import get_swagger_ui_html
+    from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 
     assets = Path(swagger_ui.__file__).resolve().parent / "static"
     app.mount("/docs-assets", StaticFiles(directory=assets), name="docs-assets")
+    redoc = Path(fastapi_standalone_docs.__file__).resolve().parent / "static" / "redoc"
+    app.mount("/redoc-assets", StaticFiles(directory=redoc), name="redoc-assets")
 
-    @app.get("/docs", include_in_schema=False)
-    def docs():
-        return get_swagger_ui_html(
-            openapi_url=app.openapi_url or "/openapi.json",
-            title=f"{app.title} - API docs",
-            swagger_js_url="/docs-assets/swagger-ui-bundle.js",
-            swagger_css_url="/docs-assets/swagger-ui.css",
-            swagger_favicon_url="/docs-assets/favicon-32x32.png",
+    def page(path: str, render, title: str, **assets) -> None:
+        """Serve at ``path`` the HTML ``render`` builds around this app's schema and ``assets``."""
+        openapi = app.openapi_url or "/openapi.json"
+        app.add_api_route(
+            path, lambda: render(openapi_url=openapi, title=f"{app.title} - {title}", **assets), include_in_schema=False
         )
+
+    icon = "/docs-assets/favicon-32x32.png"
+    page(
+        "/docs",
+        get_swagger_ui_html,
+        "API docs",
+        swagger_js_url="/docs-assets/swagger-ui-bundle.js",
+        swagger_css_url="/docs-assets/swagger-ui.css",
+        swagger_favicon_url=icon,
+    )
+    page(
+        "/redoc",
+        get_redoc_html,
+        "ReDoc",
+        redoc_js_url="/redoc-assets/redoc.standalone.js",
+        redoc_favicon_url=icon,
+        with_google_fonts=False,
+    )
 
 
 def _mount_static(app: FastAPI, settings: Settings) -> None:

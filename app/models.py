@@ -41,6 +41,7 @@ class ApiKey(Base):
     scopes: Mapped[str] = mapped_column(String(200), default="")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     revoked: Mapped[bool] = mapped_column(Boolean, default=False)
+    org_id: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)  # its organisation
 
 
 class Blob(Base):
@@ -119,6 +120,13 @@ class MarketRow(StoredResource, Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class Organisation(Listed, Base):
+    """An organisation of API keys: each of its keys sees what any of them owns (:mod:`app.tenancy`)."""
+
+    __tablename__ = "organisations"
+    name: Mapped[str] = mapped_column(String(200), default="")
+
+
 class JobRow(Listed, Base):
     """A background job: its kind, inputs (spec + blobs), state, progress, ETA and result."""
 
@@ -138,6 +146,7 @@ class JobRow(Listed, Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     heartbeat: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     owner: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)  # app.tenancy
+    worker: Mapped[str | None] = mapped_column(String(100), nullable=True)  # host:pid of its claimant
 
 
 class IdempotencyRecord(Base):

@@ -284,6 +284,7 @@ class JobView(BaseModel):
     finished_at: datetime | None
     result: dict[str, Any] | None
     error: dict[str, Any] | None
+    worker: str | None = Field(None, description="host:pid of the job worker process that ran (or runs) it")
     links: dict[str, str]
 
 
@@ -365,3 +366,15 @@ class KeyView(BaseModel):
     created_at: datetime
     revoked: bool
     key: str | None = Field(None, description="the secret, shown only in the creation response")
+    organisation_id: str | None = Field(None, description="its organisation (PUT /v1/organisations/{id}/keys/{key})")
+
+
+class OrganisationCreate(Body):
+    name: str = Field("", max_length=200)
+
+
+class OrganisationView(BaseModel):
+    id: str
+    name: str
+    created_at: datetime
+    keys: list[str] = Field(..., description="ids of its API keys: each sees what any of them owns")

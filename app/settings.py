@@ -48,7 +48,19 @@ class Settings(BaseSettings):
         description="Fits, sweeps and trainings whose work size (n_items x n_agents x n_classes, times "
         "the number of gammas of a sweep) exceeds this run as background jobs (202 + Location).",
     )
-    job_workers: int = Field(2, description="Threads running background jobs in each server process.")
+    job_workers: int = Field(2, description="Threads running background jobs in each job-running process.")
+    run_jobs: bool = Field(
+        True,
+        description="Run background jobs inside this (HTTP) process. `agora serve` sets it false and starts "
+        "job worker processes (`agora worker`) instead; an app built by `create_app` alone runs its own.",
+    )
+    job_lease_seconds: float = Field(
+        20.0,
+        gt=0,
+        description="A running job whose worker has not renewed its heartbeat (every lease/10 s) for this "
+        "long is re-queued by any live worker: its process died (kill -9, machine lost).",
+    )
+    job_poll_seconds: float = Field(0.5, gt=0, description="How often a job worker looks for queued jobs.")
     sync_offload_elements: int = Field(
         20_000,
         description="Stateless requests above this many numbers run in a worker thread instead of the event loop.",

@@ -1,6 +1,8 @@
 """Who owns what: every stored pool, market, uploaded array and job records the key that created it.
 
-A caller lists and reads only what it owns; an ``admin`` key sees and acts on everything. Touching
+A caller lists and reads what it owns and what the other keys of its organisation own
+(:attr:`app.auth.Principal.owners`; organisations of keys: :mod:`app.routes.organisations`); an
+``admin`` key sees and acts on everything. Touching
 another key's resource answers 403 with a message saying whose it is not (ids are random, so this
 reveals nothing guessable). Rows from before ownership existed (``owner`` NULL) are the admins'.
 A competition's aggregation job belongs to the competition's organiser.
@@ -26,7 +28,7 @@ def caller(request: Request) -> Principal:
 
 def owned_by(principal: Principal, model: Any) -> list[Any]:
     """The ``where`` clauses restricting a list of ``model`` to what ``principal`` sees."""
-    return [] if principal.admin else [model.owner == principal.owner]
+    return [] if principal.admin else [model.owner.in_(principal.owners)]
 
 
 def jobs_seen_by(principal: Principal) -> list[Any]:
@@ -36,22 +38,23 @@ def jobs_seen_by(principal: Principal) -> list[Any]:
         return []
     from .competitions.models import Competition
 
-    theirs = select(Competition.id).where(Competition.owner_key_id == principal.owner)
+    theirs = select(Competition.id).where(Competition.owner_key_id.in_(principal.owners))
     return [
         or_(
-            JobRow.owner == principal.owner,
+            JobRow.owner.in_(principal.owners),
             and_(JobRow.owner.is_(None), JobRow.resource_type == "competition", JobRow.resource_id.in_(theirs)),
         )
     ]
 
 
 def check_owner(principal: Principal, owner: str | None, what: str, rid: str) -> None:
-    """403 unless ``principal`` owns the resource (or is an admin)."""
-    if principal.admin or owner == principal.owner:
+    """403 unless ``principal`` (or a key of its organisation) owns the resource, or is an admin."""
+    if principal.admin or owner in principal.owners:
         return
     raise ProblemError(
         403,
-        f"{what} {rid!r} belongs to another API key; only its owner or an admin key may use it",
+        f"{what} {rid!r} belongs to another API key; only its owner, its owner's organisation or an admin "
+        "key may use it",
         field=f"{what}_id",
         reason="owned by another API key",
         code="not-owner",

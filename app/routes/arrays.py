@@ -1,4 +1,4 @@
-"""/v1/arrays: upload a large array once as ``.npy`` and refer to it as ``{"array_id": ...}``."""
+"""/v1/arrays: upload a large array once (``.npy`` or Arrow IPC) and refer to it as ``{"array_id": ...}``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from sqlalchemy.orm import Session
 
-from ..arrays import check_size, delete_blobs, from_npy, save_blob
+from ..arrays import check_size, delete_blobs, from_arrow, from_npy, is_arrow, save_blob
 from ..auth import Principal
 from ..deps import DbSession, Reader, Writer
 from ..errors import ProblemError
@@ -20,12 +20,17 @@ from .common import problem_responses
 router = APIRouter(prefix="/v1/arrays", tags=["arrays"], route_class=FastRoute)
 P = problem_responses(400, 401, 403, 404, 413, 415, 422)
 
+NPY_TYPES = ("application/x-npy", "application/octet-stream", "application/npy")
+ARROW_STREAM = "application/vnd.apache.arrow.stream"
+ARROW_FILE = "application/vnd.apache.arrow.file"
 NPY_BODY = {
     "requestBody": {
         "required": True,
         "content": {
             "application/x-npy": {"schema": {"type": "string", "format": "binary"}},
             "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+            ARROW_STREAM: {"schema": {"type": "string", "format": "binary"}},
+            ARROW_FILE: {"schema": {"type": "string", "format": "binary"}},
             "multipart/form-data": {
                 "schema": {
                     "type": "object",
@@ -52,13 +57,20 @@ def _info(b: Blob) -> dict[str, Any]:
 
 
 @router.post(
-    "", status_code=201, response_model=ArrayInfo, responses=P, openapi_extra=NPY_BODY, summary="Upload an array (.npy)"
+    "",
+    status_code=201,
+    response_model=ArrayInfo,
+    responses=P,
+    openapi_extra=NPY_BODY,
+    summary="Upload an array (.npy or Arrow IPC)",
 )
 async def upload(request: Request, me: Writer) -> Any:
-    """The body is the ``.npy`` file (``application/x-npy`` or ``application/octet-stream``) or a
-    multipart form with a ``file`` part. Object arrays are refused (no pickles)."""
+    """The body is the ``.npy`` file (``application/x-npy`` or ``application/octet-stream``), an Arrow
+    IPC stream or file with one column (``application/vnd.apache.arrow.stream`` or ``.file``), or a
+    multipart form with a ``file`` part holding either (told apart by their magic bytes). Object
+    arrays are refused (no pickles); the same checks and errors apply to both formats."""
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if ctype in ("application/x-npy", "application/octet-stream", "application/npy"):
+    if ctype in NPY_TYPES or ctype in (ARROW_STREAM, ARROW_FILE):
         data = await request.body()
     elif ctype == "multipart/form-data":
         form = await request.form()
@@ -71,12 +83,14 @@ async def upload(request: Request, me: Writer) -> Any:
     else:
         raise ProblemError(
             415,
-            f"send the .npy bytes as application/x-npy, application/octet-stream or multipart/form-data; got {ctype or 'nothing'}",
+            f"send the .npy bytes as application/x-npy, application/octet-stream or multipart/form-data, or "
+            f"Arrow IPC as {ARROW_STREAM} or {ARROW_FILE}; got {ctype or 'nothing'}",
             field="content-type",
             reason="unsupported media type",
             code="unsupported-media-type",
         )
-    arr = from_npy(data, "body")
+    arrow = ctype in (ARROW_STREAM, ARROW_FILE) or (ctype == "multipart/form-data" and is_arrow(data))
+    arr = from_arrow(data, "body") if arrow else from_npy(data, "body")
     check_size(arr.size, request.app.state.settings.max_array_elements, "body")
     aid = new_id("arr")
 

@@ -29,8 +29,8 @@ def array_in(request: Request, session: Session | None, value: Any, field: str) 
     if isinstance(value, BaseModel):
         value = value.model_dump()
     me = getattr(request.state, "principal", None)
-    owner = None if me is None or me.admin else me.owner
-    return resolve(value, field, session=session, limit=request.app.state.settings.max_array_elements, owner=owner)
+    owners = None if me is None or me.admin else me.owners
+    return resolve(value, field, session=session, limit=request.app.state.settings.max_array_elements, owners=owners)
 
 
 def predictions_in(

@@ -26,6 +26,7 @@ def _view(row: ApiKey, secret: str | None = None) -> dict[str, Any]:
         "created_at": aware(row.created_at),
         "revoked": row.revoked,
         "key": secret,
+        "organisation_id": row.org_id,
     }
 
 
@@ -38,6 +39,14 @@ def create(body: KeyCreate, session: DbSession, _: Admin) -> Any:
 @router.get("", response_model=list[KeyView], responses=P, summary="List API keys (without secrets)")
 def list_keys(session: DbSession, _: Admin) -> Any:
     return [_view(r) for r in session.scalars(select(ApiKey).order_by(ApiKey.created_at)).all()]
+
+
+@router.get("/{key_id}", response_model=KeyView, responses=P, summary="An API key (without its secret)")
+def get_key(key_id: str, session: DbSession, _: Admin) -> Any:
+    row = session.get(ApiKey, key_id)
+    if row is None:
+        raise not_found("key", key_id)
+    return _view(row)
 
 
 @router.delete("/{key_id}", status_code=204, responses=P, summary="Revoke an API key")

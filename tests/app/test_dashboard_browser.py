@@ -284,8 +284,8 @@ def test_playground_pools_side_by_side(server, browser):
     _shot(page, "playground")
 
 
-def test_docs_render_offline(server, browser):
-    """/docs loads Swagger UI from the server itself: with every other host blocked, it renders."""
+def test_docs_and_redoc_render_offline(server, browser):
+    """/docs (Swagger UI) and /redoc (ReDoc) load from the server itself: with every other host blocked, they render."""
     base, _ = server
     page = browser.new_page()
     outside: list[str] = []
@@ -300,5 +300,11 @@ def test_docs_render_offline(server, browser):
     page.goto(base + "/docs")
     page.wait_for_selector(".swagger-ui .opblock", timeout=30_000)
     assert page.locator(".opblock-summary-path", has_text="/v1/aggregate").count() >= 1
+    assert not outside, outside
+    # ReDoc too: its bundle from the server, no web fonts
+    page.goto(base + "/redoc")
+    page.wait_for_selector("[data-section-id^='operation/']", timeout=60_000)
+    assert page.get_by_text("/v1/aggregate").count() >= 1
+    assert page.locator("h2", has_text="Service health").count() >= 1
     assert not outside, outside
     page.close()
