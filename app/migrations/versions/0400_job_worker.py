@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0400_job_worker"
-down_revision = "0200_ownership"
+down_revision = "0300_competition_split"
 
 
 def upgrade() -> None:
