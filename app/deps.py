@@ -73,7 +73,7 @@ def get_caller(request: Request, session: DbSession) -> Caller:
             raise unauthenticated("unknown participant token", "unknown participant token", code="bad-key")
         return Caller(participant=p)
     pr = principal_of(request)
-    return Caller(key_id=pr.key_id, scopes=pr.scopes)
+    return Caller(key_id=pr.key_id, scopes=pr.scopes, org_keys=pr.org_keys)
 
 
 CallerDep = Annotated[Caller, Depends(get_caller)]

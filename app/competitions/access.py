@@ -18,20 +18,23 @@ log = logging.getLogger("agora.competitions")
 # -- who is calling ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Caller:
-    """An API-key principal (``key_id``/``scopes``; None when anonymous) and/or a participant."""
+    """An API-key principal (``key_id``/``scopes``; None when anonymous; ``org_keys`` the keys of its
+    organisation, itself included) and/or a participant."""
 
     key_id: str | None = None
     scopes: frozenset[str] = frozenset()
     participant: Participant | None = None
+    org_keys: frozenset[str] = frozenset()
 
     def allows(self, scope: str) -> bool:
         return scope in self.scopes or "admin" in self.scopes
 
     def is_organiser(self, comp: Competition) -> bool:
+        """The key that created the competition, any key of its organisation, or an admin."""
         return (
             self.participant is None
             and self.key_id is not None
-            and (self.key_id == comp.owner_key_id or "admin" in self.scopes)
+            and (comp.owner_key_id in (self.org_keys | {self.key_id}) or "admin" in self.scopes)
         )
 
     def participant_of(self, comp: Competition) -> Participant | None:

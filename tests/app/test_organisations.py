@@ -141,3 +141,19 @@ def test_only_admins_manage_organisations(c):
     assert c.delete(f"/v1/organisations/{org}/keys/{k}").status_code == 404  # not one of its keys
     r = c.post("/v1/organisations", json={"name": "x", "owner": "me"})
     assert r.status_code == 422
+
+
+def test_a_competition_is_organised_by_every_key_of_its_organisers_organisation(c):
+    """The organiser's rights on a competition (here: reading its split) extend to the keys of the
+    organiser's organisation, and to no other key."""
+    from .conftest import competition_body
+
+    (a1, a1s), (a2, a2s), (_, loner) = (_key(c, n) for n in ("a1", "a2", "loner"))
+    _org(c, "A", a1, a2)
+    y = np.random.default_rng(0).integers(0, 3, 40)
+    comp = c.post("/v1/competitions", json=competition_body(y, 3), headers=_h(a1s))
+    assert comp.status_code == 201, comp.text
+    split = f"/v1/competitions/{comp.json()['id']}/split"
+    assert c.get(split, headers=_h(a1s)).status_code == 200
+    assert c.get(split, headers=_h(a2s)).status_code == 200  # another key of the same organisation
+    assert c.get(split, headers=_h(loner)).status_code == 403
