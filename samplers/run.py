@@ -26,10 +26,14 @@ from solvers.monitor import Run
 from solvers.progress import ProgressFn, report
 from solvers.result import Trace
 
+from .compiled import compiled_terms
 from .kernel import Kernel
 from .mcmc import HMC, MALA, MH
 from .models.base import Model
 from .sgmcmc import CCADL, SGHMC, SGLD, SGNHT
+
+#: most steps run in one compiled call (bounds the memory of a block's draws: BLOCK x batch indices)
+BLOCK = 1024
 
 SAMPLERS: dict[str, Kernel] = {
     "mh": MH,
@@ -84,11 +88,15 @@ def sample(
     callback: Any = None,
     progress: ProgressFn | None = None,
     record_every: int | None = None,
+    compiled: bool = True,
     **options: Any,
 ) -> SampleResult:
     """Run ``method`` (a key of :data:`SAMPLERS`) on ``model`` from ``theta0``; ``options`` are the
     method's own (``mass``, ``n_leapfrog``, ``friction``, ``batch``, ``sigma_hat``,
-    ``resample_every``, ``covariance``, ``offset``, ``decay``: see each ``*_configure``)."""
+    ``resample_every``, ``covariance``, ``offset``, ``decay``: see each ``*_configure``).
+    ``compiled``: SGLD, SGHMC and SGNHT on a model with a compiled mini-batch gradient
+    (:func:`samplers.compiled.compiled_terms`) run blocks of steps in one numba call (the same
+    updates on randomness drawn per block, so a seed gives another path than ``compiled=False``)."""
     if method not in SAMPLERS:
         raise InputError("method", f"must be one of {sorted(SAMPLERS)}; got {method!r}")
     kernel = SAMPLERS[method]
@@ -108,29 +116,44 @@ def sample(
 
     run = Run(method, callback=callback, progress=progress)
     state = kernel.init(model, theta, rng, cfg)
+    terms = compiled_terms(model) if compiled and kernel.steps is not None else None
     kept = np.empty((n_samples, model.dim))
-    stats: dict[str, list[float]] = {}
+    stats: dict[str, list[np.ndarray]] = {}
     n_kept, ok, message, k = 0, True, f"{total} steps", 0
     run.record(model.log_post(theta))
     while k < total:
-        state = kernel.step(model, state, rng, cfg)
-        k += 1
-        run.passes += per_step
-        x, p = kernel.position(state), kernel.momentum(state, cfg)
-        if not (np.isfinite(x).all() and (p is None or np.isfinite(p).all())):
-            ok, message = False, f"stopped at step {k}: non-finite gradient or state (reduce the step); kept {n_kept}"
+        if terms is not None and kernel.steps is not None:  # a block of steps to the next record point
+            K = min(every - k % every, total - k, BLOCK)
+            state, X, P, S = kernel.steps(model, state, rng, cfg, K, terms)
+        else:
+            K = 1
+            state = kernel.step(model, state, rng, cfg)
+            p = kernel.momentum(state, cfg)
+            X, P = kernel.position(state)[None], None if p is None else p[None]
+            S = {key: np.array([v]) for key, v in kernel.stats(state).items()}
+        finite = np.isfinite(X).all(axis=1) & (True if P is None else np.isfinite(P).all(axis=1))
+        # compiled models support all of R^D; the others are checked step by step
+        inside = finite if terms is not None or not finite[0] else np.array([model.in_support(X[0])])
+        n_good = K if inside.all() else int(np.argmin(inside))
+        steps = k + 1 + np.arange(n_good)
+        keep = np.flatnonzero((steps > burn_in) & ((steps - burn_in) % thin == 0))
+        kept[n_kept : n_kept + keep.size] = X[keep]
+        n_kept += keep.size
+        if keep.size:
+            if P is not None:
+                with np.errstate(over="ignore"):  # a finite but huge momentum has an infinite temperature
+                    stats.setdefault("kinetic_temperature", []).append((P[keep] ** 2).sum(axis=1) / model.dim)
+            for key, v in S.items():
+                stats.setdefault(key, []).append(v[keep])
+        k += n_good
+        run.passes += per_step * n_good
+        if n_good < K:
+            k += 1
+            run.passes += per_step
+            why = "non-finite gradient or state" if not finite[n_good] else "left the model's support"
+            ok, message = False, f"stopped at step {k}: {why} (reduce the step); kept {n_kept}"
             break
-        if not model.in_support(x):
-            ok, message = False, f"stopped at step {k}: left the model's support (reduce the step); kept {n_kept}"
-            break
-        if k > burn_in and (k - burn_in) % thin == 0:
-            kept[n_kept] = x
-            n_kept += 1
-            row = dict(kernel.stats(state))
-            if p is not None:
-                row["kinetic_temperature"] = float(p @ p) / model.dim
-            for key, v in row.items():
-                stats.setdefault(key, []).append(float(v))
+        x = X[-1]
         if k % every == 0 or k == total:
             run.record(model.log_post(x))
             report(progress, k / total)
@@ -148,7 +171,7 @@ def sample(
         n_passes=run.passes,
         seconds=run.clock(),
         accept_rate=accept,
-        stats={key: np.asarray(v) for key, v in stats.items()},
+        stats={key: np.concatenate(v) for key, v in stats.items()},
         trace=run.trace,
         info=counts,
     )
