@@ -37,6 +37,7 @@ from .market import MAX_EPOCHS as MARKET_MAX_EPOCHS
 from .market import fit_market
 from .split import private_subsets
 from .table import subset_log_losses, table_row
+from .weight_posterior import credit_bands
 
 DEFAULT_ETAS: tuple[float, ...] = (2.0, 5.0, 10.0, 30.0)
 """η = 1/γ of the Rényi sweep (Fig. 2.5a plots perplexity against η). η = 1 is the linear pool and
@@ -259,6 +260,8 @@ def aggregate_submissions(
         if w is not None and len(w) == n_agents:
             for a in range(n_agents):
                 credit[a][name] = w[a]
+    # the log pool's credible bands for the weight chart (evaluation.weight_posterior)
+    bands = credit_bands(credit, fitted["log"], val_lp, val_y) if "log" in fitted else "no log pool in this run"
     if "market" in fitted and "wealth" in fitted["market"]:
         for a in range(n_agents):
             credit[a]["market_wealth"] = float(fitted["market"]["wealth"][a])
@@ -295,6 +298,7 @@ def aggregate_submissions(
         "gamma_sweep": gamma_sweep,
         "credit": credit,
         "loo_mode": loo_mode,
+        "weight_bands": bands,
         "n_validation": int(len(val_y)),
         "n_private": int(len(test_y)),
         "n_subsets": len(subsets),
