@@ -215,6 +215,16 @@ def hmc_table(cases, n_samples: int, L: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # one BLAS thread: on a shared 2-core machine a threaded dgemv stalls (measured: one 12,214 x 100
+    # matrix-vector product 28 ms threaded against 0.3 ms single-threaded); ours calls BLAS only in the
+    # full-data densities (HMC, the trace points), BlackJAX and NumPyro run XLA's own kernels
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1, "blas"):
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=10000)
     ap.add_argument("--hmc-samples", type=int, default=1000)
