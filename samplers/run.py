@@ -116,44 +116,55 @@ def sample(
 
     run = Run(method, callback=callback, progress=progress)
     state = kernel.init(model, theta, rng, cfg)
+    x = theta
     terms = compiled_terms(model) if compiled and kernel.steps is not None else None
     kept = np.empty((n_samples, model.dim))
-    stats: dict[str, list[np.ndarray]] = {}
-    n_kept, ok, message, k = 0, True, f"{total} steps", 0
+    stats: dict[str, list[float]] = {}
+    n_kept, ok, message, k, why = 0, True, f"{total} steps", 0, ""
     run.record(model.log_post(theta))
     while k < total:
         if terms is not None and kernel.steps is not None:  # a block of steps to the next record point
             K = min(every - k % every, total - k, BLOCK)
             state, X, P, S = kernel.steps(model, state, rng, cfg, K, terms)
-        else:
-            K = 1
-            state = kernel.step(model, state, rng, cfg)
-            p = kernel.momentum(state, cfg)
-            X, P = kernel.position(state)[None], None if p is None else p[None]
-            S = {key: np.array([v]) for key, v in kernel.stats(state).items()}
-        finite = np.isfinite(X).all(axis=1) & (True if P is None else np.isfinite(P).all(axis=1))
-        # compiled models support all of R^D; the others are checked step by step
-        inside = finite if terms is not None or not finite[0] else np.array([model.in_support(X[0])])
-        n_good = K if inside.all() else int(np.argmin(inside))
-        steps = k + 1 + np.arange(n_good)
-        keep = np.flatnonzero((steps > burn_in) & ((steps - burn_in) % thin == 0))
-        kept[n_kept : n_kept + keep.size] = X[keep]
-        n_kept += keep.size
-        if keep.size:
+            finite = np.isfinite(X).all(axis=1) & (True if P is None else np.isfinite(P).all(axis=1))
+            n_good = K if finite.all() else int(np.argmin(finite))  # compiled models support all of R^D
+            steps = k + 1 + np.arange(n_good)
+            keep = np.flatnonzero((steps > burn_in) & ((steps - burn_in) % thin == 0))
+            kept[n_kept : n_kept + keep.size] = X[keep]
+            n_kept += keep.size
             if P is not None:
                 with np.errstate(over="ignore"):  # a finite but huge momentum has an infinite temperature
-                    stats.setdefault("kinetic_temperature", []).append((P[keep] ** 2).sum(axis=1) / model.dim)
+                    stats.setdefault("kinetic_temperature", []).extend(
+                        ((P[keep] ** 2).sum(axis=1) / model.dim).tolist()
+                    )
             for key, v in S.items():
-                stats.setdefault(key, []).append(v[keep])
-        k += n_good
-        run.passes += per_step * n_good
-        if n_good < K:
+                stats.setdefault(key, []).extend(v[keep].tolist())
+            k += n_good
+            run.passes += per_step * n_good
+            if n_good < K:
+                k, why = k + 1, "non-finite gradient or state"
+            x = X[n_good - 1] if n_good else x
+        else:
+            state = kernel.step(model, state, rng, cfg)
             k += 1
+            x, p = kernel.position(state), kernel.momentum(state, cfg)
+            if not (np.isfinite(x).all() and (p is None or np.isfinite(p).all())):
+                why = "non-finite gradient or state"
+            elif not model.in_support(x):
+                why = "left the model's support"
+            elif k > burn_in and (k - burn_in) % thin == 0:
+                kept[n_kept] = x
+                n_kept += 1
+                row = dict(kernel.stats(state))
+                if p is not None:
+                    row["kinetic_temperature"] = float(p @ p) / model.dim
+                for key, val in row.items():
+                    stats.setdefault(key, []).append(float(val))
             run.passes += per_step
-            why = "non-finite gradient or state" if not finite[n_good] else "left the model's support"
+        if why:
+            run.passes += per_step if terms is not None else 0.0
             ok, message = False, f"stopped at step {k}: {why} (reduce the step); kept {n_kept}"
             break
-        x = X[-1]
         if k % every == 0 or k == total:
             run.record(model.log_post(x))
             report(progress, k / total)
@@ -171,7 +182,7 @@ def sample(
         n_passes=run.passes,
         seconds=run.clock(),
         accept_rate=accept,
-        stats={key: np.concatenate(v) for key, v in stats.items()},
+        stats={key: np.asarray(v) for key, v in stats.items()},
         trace=run.trace,
         info=counts,
     )
