@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat
 
 
 class Body(BaseModel):
@@ -109,7 +109,9 @@ class PosteriorOptions(Body):
     simplex, sampled on softmax coordinates (``samplers.pool_weights``) from the fitted weights."""
 
     samples: int = Field(2000, ge=100, le=100_000, description="draws kept after a burn-in of a tenth")
-    alpha: float | list[float] = Field(1.0, description="Dirichlet concentration: one for all agents or one each")
+    alpha: PositiveFloat | list[PositiveFloat] = Field(
+        1.0, description="Dirichlet concentration (> 0): one for all agents or one each"
+    )
     level: float = Field(0.95, gt=0, lt=1, description="credible level of the equal-tailed intervals")
     method: Literal["hmc", "mala", "mh", "sgld", "sghmc", "sgnht", "ccadl"] = "hmc"
     step: float | None = Field(None, gt=0, description="sampler step (default 0.5/sqrt(n_items))")
