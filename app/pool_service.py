@@ -18,8 +18,10 @@ from aggregators.registry import make_pool, pool_class
 from aggregators.renyi_pool import DEFAULT_GAMMA_GRID
 from aggregators.validation import as_labels
 from evaluation.metrics import metrics_of
+from evaluation.weight_posterior import fit_posterior
 from markets.estimator import MarketPool
 from solvers.errors import InputError
+from solvers.progress import scaled
 from solvers.registry import available, info
 
 from . import estimator_store as store
@@ -72,6 +74,18 @@ def check_params(method: str, solver: str | None, params: dict[str, Any]) -> Non
         check_kwargs(fn, params["solver_options"], "params.solver_options", f"solver {name!r}")
 
 
+def check_posterior(method: str, posterior: Any, sample_weight: Any, background: bool | None) -> None:
+    """A weight posterior is offered for the log and linear pools, without sample weights, as a job."""
+    if posterior is None:
+        return
+    if method not in ("log", "linear"):
+        raise InputError("posterior", f"is offered for the 'log' and 'linear' pools; got {method!r}")
+    if sample_weight is not None:
+        raise InputError("posterior", "does not take sample_weight (the likelihood counts every item once)")
+    if background is False:
+        raise InputError("background", "a fit with a posterior runs as a background job; leave background unset")
+
+
 def work_size(n_items: int, n_agents: int, n_classes: int, params: dict[str, Any]) -> int:
     """``n_items x n_agents x n_classes``, times the number of γ values of a sweep."""
     g = params.get("gamma_grid")
@@ -109,7 +123,11 @@ def fit(
     values and its arrays."""
     pool = make_pool(spec["method"], **spec.get("params", {}))
     kind = spec.get("kind", "log_probs")
-    pool.fit(lp, y, sample_weight=sample_weight, kind=kind, progress=progress)
+    post = spec.get("posterior")
+    fit_progress = scaled(progress, 0.0, 0.1) if post else progress
+    pool.fit(lp, y, sample_weight=sample_weight, kind=kind, progress=fit_progress)
+    if post:  # stored with the pool's learnt state (posterior_, posterior_weights_)
+        fit_posterior(pool, lp, y, kind=kind, progress=scaled(progress, 0.1, 1.0), **post)
     agg = pool.predict(lp, kind=kind)
     # JSON columns cannot hold inf/NaN (PostgreSQL refuses them): non-finite metrics become null
     metrics = store.public(store.jsonable({"validation": metrics_of(agg, np.asarray(pool_labels(y, agg)))}))
@@ -216,7 +234,7 @@ def _learnt(row: PoolRow, arrays: dict[str, np.ndarray], name: str) -> Any:
 def pool_view(session: Session, row: PoolRow) -> dict[str, Any]:
     arrays = load_blobs(session, "pool", row.id) if row.status == "ready" else {}
     w = _learnt(row, arrays, "weights_")
-    shown = {"weights_", "gamma_", "validation_curve_", "fit_result_", "_skipped"}
+    shown = {"weights_", "gamma_", "validation_curve_", "fit_result_", "_skipped", "posterior_", "posterior_weights_"}
     other = {k: store.public(v) for k, v in (row.state or {}).items() if k not in shown}
     for k, v in arrays.items():
         if k not in shown:
@@ -237,6 +255,7 @@ def pool_view(session: Session, row: PoolRow) -> dict[str, Any]:
         "fit": row.fit or {},
         "metrics": row.metrics or {},
         "state": other,
+        "posterior": store.public((row.state or {}).get("posterior_")),
         "job_id": row.job_id,
         "error": row.error,
         "created_at": aware(row.created_at),

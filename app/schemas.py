@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat
 
 
 class Body(BaseModel):
@@ -104,6 +104,23 @@ class AggregateResponse(BaseModel):
 
 
 # -- pools -------------------------------------------------------------------------------------------
+class PosteriorOptions(Body):
+    """A posterior over the weights of a log or linear pool: a Dirichlet(``alpha``) prior on the
+    simplex, sampled on softmax coordinates (``samplers.pool_weights``) from the fitted weights."""
+
+    samples: int = Field(2000, ge=100, le=100_000, description="draws kept after a burn-in of a tenth")
+    alpha: PositiveFloat | list[PositiveFloat] = Field(
+        1.0, description="Dirichlet concentration (> 0): one for all agents or one each"
+    )
+    level: float = Field(0.95, gt=0, lt=1, description="credible level of the equal-tailed intervals")
+    method: Literal["hmc", "mala", "mh", "sgld", "sghmc", "sgnht", "ccadl"] = "hmc"
+    step: float | None = Field(None, gt=0, description="sampler step (default 0.5/sqrt(n_items))")
+    seed: int = 0
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="the sampler's own options (n_leapfrog, batch, friction...)"
+    )
+
+
 class PoolCreate(Predictions):
     """Fit a pool on validation predictions and labels."""
 
@@ -128,6 +145,9 @@ class PoolCreate(Predictions):
     background: bool | None = Field(
         None, description="force (true) or forbid (false) a background job; default: by size"
     )
+    posterior: PosteriorOptions | None = Field(
+        None, description="log and linear pools: also sample the posterior over the weights (always a background job)"
+    )
 
 
 class PoolView(BaseModel):
@@ -148,6 +168,10 @@ class PoolView(BaseModel):
     )
     metrics: dict[str, Any] = Field(default_factory=dict)
     state: dict[str, Any] = Field(default_factory=dict, description="other learnt scalars")
+    posterior: dict[str, Any] | None = Field(
+        None,
+        description="the weight posterior: mean and credible interval of every weight and of the mean log loss",
+    )
     job_id: str | None = None
     error: dict[str, Any] | None = None
     created_at: datetime
@@ -174,6 +198,9 @@ class PredictRequest(Pooling):
     """Pool new predictions with a stored pool."""
 
     labels: ArrayIn | None = Field(None, description="optional: also report metrics on these labels")
+    posterior_predictive: bool = Field(
+        False, description="pool with the posterior-predictive aggregate (a pool fitted with `posterior`)"
+    )
 
 
 class PredictResponse(BaseModel):

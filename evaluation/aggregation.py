@@ -38,6 +38,7 @@ from .market import MAX_EPOCHS as MARKET_MAX_EPOCHS
 from .market import fit_market
 from .split import private_subsets
 from .table import subset_log_losses, table_row
+from .weight_posterior import credit_bands
 
 
 def eta_grid(eta_min: float = 1.5, eta_max: float = 100.0, n_points: int = 7) -> tuple[float, ...]:
@@ -276,6 +277,8 @@ def aggregate_submissions(
         if w is not None and len(w) == n_agents:
             for a in range(n_agents):
                 credit[a][name] = w[a]
+    # the log pool's credible bands for the weight chart (evaluation.weight_posterior)
+    bands = credit_bands(credit, fitted["log"], val_lp, val_y) if "log" in fitted else "no log pool in this run"
     if "market" in fitted and "wealth" in fitted["market"]:
         for a in range(n_agents):
             credit[a]["market_wealth"] = float(fitted["market"]["wealth"][a])
@@ -312,6 +315,7 @@ def aggregate_submissions(
         "gamma_sweep": gamma_sweep,
         "credit": credit,
         "loo_mode": loo_mode,
+        "weight_bands": bands,
         "n_validation": int(len(val_y)),
         "n_private": int(len(test_y)),
         "n_subsets": len(subsets),

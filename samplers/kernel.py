@@ -9,7 +9,11 @@ solvers' state machines (``solvers/methods/sgd.py``, ``momentum.py``): an immuta
   ``stats(state)`` (per-sample statistics: the thermostat ``xi``) read a state; the exact samplers'
   states also count accepted proposals (``n_accepted``, ``n_rejected_nonfinite``);
 * ``full_data``: True when a step touches all N items (MH, MALA, HMC), False for the mini-batch
-  samplers (a step then costs ``batch/N`` passes).
+  samplers (a step then costs ``batch/N`` passes);
+* ``steps(model, state, rng, cfg, K, terms) -> (state, positions (K, D), momenta (K, D) or None,
+  stats {name: (K,)})``: ``K`` steps in one compiled call, for the models with a compiled mini-batch
+  gradient (``terms`` from :func:`samplers.compiled.compiled_terms`); None for the samplers without
+  one (the driver then calls ``step``).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ class Kernel(NamedTuple):
     momentum: Callable[[Any, dict[str, Any]], np.ndarray | None]
     stats: Callable[[Any], dict[str, float]]
     full_data: bool
+    steps: Callable[..., tuple[Any, np.ndarray, np.ndarray | None, dict[str, np.ndarray]]] | None = None
 
 
 def positive(name: str, value: Any) -> float:

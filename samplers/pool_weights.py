@@ -147,14 +147,39 @@ class WeightPosterior:
     result: SampleResult
 
     def predict(self, log_probs: Any, max_draws: int = 500) -> np.ndarray:
-        """The posterior-predictive aggregate: log of the mean pooled distribution over (up to
-        ``max_draws`` evenly spaced) draws, ``(n_items, n_classes)``."""
-        lp = _check_log_probs(log_probs)
-        if lp.shape[1] != self.weights.shape[1]:
-            raise InputError("log_probs", f"has {lp.shape[1]} agents; the posterior has {self.weights.shape[1]}")
-        draws = self.weights[np.linspace(0, len(self.weights) - 1, min(max_draws, len(self.weights))).astype(int)]
-        stack = np.stack([pooled_log_probs(lp, w, self.pool) for w in draws])
-        return logsumexp(stack, axis=0) - np.log(len(draws))
+        """The posterior-predictive aggregate (:func:`posterior_predictive`) of these draws."""
+        return posterior_predictive(log_probs, self.weights, self.pool, max_draws)
+
+    def summary(self) -> dict[str, Any]:
+        """What the API stores and shows: the mean and interval of every weight and of the mean log
+        loss, the level, the sampler's acceptance rate, ESS of the weights and seconds."""
+        from .diagnostics import ess_all
+
+        r = self.result
+        return {
+            "pool": self.pool,
+            "method": r.method,
+            "level": self.level,
+            "n_draws": int(len(self.weights)),
+            "mean": self.mean.tolist(),
+            "intervals": self.intervals.tolist(),
+            "log_loss_mean": float(self.log_loss.mean()),
+            "log_loss_interval": self.log_loss_interval.tolist(),
+            "ess": ess_all(self.weights).tolist() if len(self.weights) >= 4 else None,
+            "accept_rate": r.accept_rate,
+            "seconds": r.seconds,
+        }
+
+
+def posterior_predictive(log_probs: Any, weights: np.ndarray, pool: str, max_draws: int = 500) -> np.ndarray:
+    """The posterior-predictive aggregate ``log (1/S) sum_s p(. | w_s)`` over (up to ``max_draws``
+    evenly spaced) weight draws ``(n, M)``: ``(n_items, n_classes)`` normalised log-probabilities."""
+    lp = _check_log_probs(log_probs)
+    if lp.shape[1] != weights.shape[1]:
+        raise InputError("log_probs", f"has {lp.shape[1]} agents; the posterior has {weights.shape[1]}")
+    draws = weights[np.linspace(0, len(weights) - 1, min(max_draws, len(weights))).astype(int)]
+    stack = np.stack([pooled_log_probs(lp, w, pool) for w in draws])
+    return logsumexp(stack, axis=0) - np.log(len(draws))
 
 
 def weight_posterior(

@@ -26,10 +26,14 @@ from solvers.monitor import Run
 from solvers.progress import ProgressFn, report
 from solvers.result import Trace
 
+from .compiled import compiled_terms
 from .kernel import Kernel
 from .mcmc import HMC, MALA, MH
 from .models.base import Model
 from .sgmcmc import CCADL, SGHMC, SGLD, SGNHT
+
+#: most steps run in one compiled call (bounds the memory of a block's draws: BLOCK x batch indices)
+BLOCK = 1024
 
 SAMPLERS: dict[str, Kernel] = {
     "mh": MH,
@@ -84,11 +88,15 @@ def sample(
     callback: Any = None,
     progress: ProgressFn | None = None,
     record_every: int | None = None,
+    compiled: bool = True,
     **options: Any,
 ) -> SampleResult:
     """Run ``method`` (a key of :data:`SAMPLERS`) on ``model`` from ``theta0``; ``options`` are the
     method's own (``mass``, ``n_leapfrog``, ``friction``, ``batch``, ``sigma_hat``,
-    ``resample_every``, ``covariance``, ``offset``, ``decay``: see each ``*_configure``)."""
+    ``resample_every``, ``covariance``, ``offset``, ``decay``: see each ``*_configure``).
+    ``compiled``: SGLD, SGHMC and SGNHT on a model with a compiled mini-batch gradient
+    (:func:`samplers.compiled.compiled_terms`) run blocks of steps in one numba call (the same
+    updates on randomness drawn per block, so a seed gives another path than ``compiled=False``)."""
     if method not in SAMPLERS:
         raise InputError("method", f"must be one of {sorted(SAMPLERS)}; got {method!r}")
     kernel = SAMPLERS[method]
@@ -108,29 +116,55 @@ def sample(
 
     run = Run(method, callback=callback, progress=progress)
     state = kernel.init(model, theta, rng, cfg)
+    x = theta
+    terms = compiled_terms(model) if compiled and kernel.steps is not None else None
     kept = np.empty((n_samples, model.dim))
     stats: dict[str, list[float]] = {}
-    n_kept, ok, message, k = 0, True, f"{total} steps", 0
+    n_kept, ok, message, k, why = 0, True, f"{total} steps", 0, ""
     run.record(model.log_post(theta))
     while k < total:
-        state = kernel.step(model, state, rng, cfg)
-        k += 1
-        run.passes += per_step
-        x, p = kernel.position(state), kernel.momentum(state, cfg)
-        if not (np.isfinite(x).all() and (p is None or np.isfinite(p).all())):
-            ok, message = False, f"stopped at step {k}: non-finite gradient or state (reduce the step); kept {n_kept}"
+        if terms is not None and kernel.steps is not None:  # a block of steps to the next record point
+            K = min(every - k % every, total - k, BLOCK)
+            state, X, P, S = kernel.steps(model, state, rng, cfg, K, terms)
+            finite = np.isfinite(X).all(axis=1) & (True if P is None else np.isfinite(P).all(axis=1))
+            n_good = K if finite.all() else int(np.argmin(finite))  # compiled models support all of R^D
+            steps = k + 1 + np.arange(n_good)
+            keep = np.flatnonzero((steps > burn_in) & ((steps - burn_in) % thin == 0))
+            kept[n_kept : n_kept + keep.size] = X[keep]
+            n_kept += keep.size
+            if P is not None:
+                with np.errstate(over="ignore"):  # a finite but huge momentum has an infinite temperature
+                    stats.setdefault("kinetic_temperature", []).extend(
+                        ((P[keep] ** 2).sum(axis=1) / model.dim).tolist()
+                    )
+            for key, v in S.items():
+                stats.setdefault(key, []).extend(v[keep].tolist())
+            k += n_good
+            run.passes += per_step * n_good
+            if n_good < K:
+                k, why = k + 1, "non-finite gradient or state"
+            x = X[n_good - 1] if n_good else x
+        else:
+            state = kernel.step(model, state, rng, cfg)
+            k += 1
+            x, p = kernel.position(state), kernel.momentum(state, cfg)
+            if not (np.isfinite(x).all() and (p is None or np.isfinite(p).all())):
+                why = "non-finite gradient or state"
+            elif not model.in_support(x):
+                why = "left the model's support"
+            elif k > burn_in and (k - burn_in) % thin == 0:
+                kept[n_kept] = x
+                n_kept += 1
+                row = dict(kernel.stats(state))
+                if p is not None:
+                    row["kinetic_temperature"] = float(p @ p) / model.dim
+                for key, val in row.items():
+                    stats.setdefault(key, []).append(float(val))
+            run.passes += per_step
+        if why:
+            run.passes += per_step if terms is not None else 0.0
+            ok, message = False, f"stopped at step {k}: {why} (reduce the step); kept {n_kept}"
             break
-        if not model.in_support(x):
-            ok, message = False, f"stopped at step {k}: left the model's support (reduce the step); kept {n_kept}"
-            break
-        if k > burn_in and (k - burn_in) % thin == 0:
-            kept[n_kept] = x
-            n_kept += 1
-            row = dict(kernel.stats(state))
-            if p is not None:
-                row["kinetic_temperature"] = float(p @ p) / model.dim
-            for key, v in row.items():
-                stats.setdefault(key, []).append(float(v))
         if k % every == 0 or k == total:
             run.record(model.log_post(x))
             report(progress, k / total)

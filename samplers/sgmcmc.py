@@ -35,6 +35,7 @@ from solvers.errors import InputError
 from solvers.methods.momentum import HeavyBallState, heavy_ball_step
 from solvers.methods.sgd import SGDState, sgd_step
 
+from .compiled import sghmc_loop, sgld_loop, sgnht_loop
 from .kernel import Kernel, positive, psd_sqrt
 from .models.base import Model, minibatch_grad
 
@@ -76,6 +77,15 @@ def sgld_step(model: Model, state: SGDState, rng: np.random.Generator, cfg: dict
     g, _ = minibatch_grad(model, state.x, _draw(model, rng, cfg["n"]))
     s = sgd_step(state, g, _IDENTITY, step=h, schedule=0, mu=0.0, avg_from=0)
     return s._replace(x=s.x + np.sqrt(2.0 * h) * rng.standard_normal(model.dim))
+
+
+def sgld_steps(model: Model, state: SGDState, rng: np.random.Generator, cfg: dict[str, Any], K: int, terms):
+    """``K`` steps of :func:`sgld_step` in one compiled call (:func:`samplers.compiled.sgld_loop`)."""
+    idx = rng.integers(0, model.n_data, (K, cfg["n"]))
+    noise = rng.standard_normal((K, model.dim))
+    x, X = state.x.copy(), np.empty((K, model.dim))
+    sgld_loop(terms[0], terms[1], x, state.k, cfg["h"], cfg["b"], cfg["decay"], idx, noise, X)
+    return SGDState(x, state.k + K, state.xavg), X, None, {}
 
 
 # SGHMC
@@ -148,6 +158,24 @@ def sghmc_step(model: Model, state: SGHMCState, rng: np.random.Generator, cfg: d
     )
 
 
+def sghmc_steps(model: Model, state: SGHMCState, rng: np.random.Generator, cfg: dict[str, Any], K: int, terms):
+    """``K`` steps of :func:`sghmc_step` in one compiled call (:func:`samplers.compiled.sghmc_loop`);
+    the normals are taken in the per-step order (a momentum refresh before that step's noise)."""
+    D, every, ks = model.dim, cfg["resample"] or 0, state.k + np.arange(K)
+    refresh = (ks % every == 0) & (ks > 0) if every else np.zeros(K, dtype=bool)
+    Z = rng.standard_normal((K + int(refresh.sum()), D))
+    row = np.arange(K) + np.cumsum(refresh)  # the noise row of each step, after its refresh row
+    resample = np.zeros((K, D))
+    resample[refresh] = Z[row[refresh] - 1]
+    idx = rng.integers(0, model.n_data, (K, cfg["n"]))
+    hb = state.hb
+    x, xp, g = hb.x.copy(), hb.x_prev.copy(), hb.value_grad[1].copy()
+    X, P = np.empty((K, D)), np.empty((K, D))
+    b = 1.0 - cfg["h"] * cfg["A"]
+    sghmc_loop(terms[0], terms[1], x, xp, g, state.k, cfg["h"], b, every, cfg["noise"], resample, Z[row], idx, X, P)
+    return SGHMCState(HeavyBallState(x, xp, (float("nan"), g)), state.k + K), X, P, {}
+
+
 def sghmc_momentum(state: SGHMCState, cfg: dict[str, Any]) -> np.ndarray:
     """``p = (x - x_prev)/h``: the momentum used by the last position update."""
     return (state.hb.x - state.hb.x_prev) / cfg["h"]
@@ -209,6 +237,16 @@ def sgnht_step(model: Model, s: ThermostatState, rng: np.random.Generator, cfg: 
     return ThermostatState(s.theta + cfg["h"] * p, p, xi, s.k + 1, s.gamma_hat)
 
 
+def sgnht_steps(model: Model, s: ThermostatState, rng: np.random.Generator, cfg: dict[str, Any], K: int, terms):
+    """``K`` steps of :func:`sgnht_step` in one compiled call (:func:`samplers.compiled.sgnht_loop`)."""
+    idx = rng.integers(0, model.n_data, (K, cfg["n"]))
+    noise = rng.standard_normal((K, model.dim))
+    theta, p = s.theta.copy(), s.p.copy()
+    X, P, XI = np.empty((K, model.dim)), np.empty((K, model.dim)), np.empty(K)
+    xi = sgnht_loop(terms[0], terms[1], theta, p, float(s.xi), cfg["h"], cfg["A"], idx, noise, X, P, XI)
+    return ThermostatState(theta, p, float(xi), s.k + K, s.gamma_hat), X, P, {"xi": XI}
+
+
 def ccadl_step(model: Model, s: ThermostatState, rng: np.random.Generator, cfg: dict[str, Any]) -> ThermostatState:
     """Alg. 4.4: ``theta += h p`` first, then the covariance estimate at the new theta and the p update."""
     h, n, k = cfg["h"], cfg["n"], s.k + 1
@@ -228,9 +266,9 @@ def _no_stats(state: Any) -> dict[str, float]:
     return {}
 
 
-SGLD = Kernel(sgld_configure, sgld_init, sgld_step, lambda s: s.x, lambda s, c: None, _no_stats, False)
-SGHMC = Kernel(sghmc_configure, sghmc_init, sghmc_step, lambda s: s.hb.x, sghmc_momentum, _no_stats, False)
+SGLD = Kernel(sgld_configure, sgld_init, sgld_step, lambda s: s.x, lambda s, c: None, _no_stats, False, sgld_steps)
+SGHMC = Kernel(sghmc_configure, sghmc_init, sghmc_step, lambda s: s.hb.x, sghmc_momentum, _no_stats, False, sghmc_steps)
 _thermo_stats = lambda s: {"xi": s.xi}
 _p = lambda s, c: s.p
-SGNHT = Kernel(sgnht_configure, thermo_init, sgnht_step, lambda s: s.theta, _p, _thermo_stats, False)
+SGNHT = Kernel(sgnht_configure, thermo_init, sgnht_step, lambda s: s.theta, _p, _thermo_stats, False, sgnht_steps)
 CCADL = Kernel(ccadl_configure, thermo_init, ccadl_step, lambda s: s.theta, _p, _thermo_stats, False)

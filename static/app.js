@@ -623,9 +623,28 @@ function drawWeights(res) {
   if (cr.some((x) => x.weight_linear !== undefined)) ds.push({ label: "linear pool", data: cr.map((x) => x.weight_linear ?? 0), backgroundColor: COLORS[1] });
   const canvas = document.getElementById("weightchart");
   if (!ds.length) { canvas.parentElement.innerHTML = `<p class="muted">No learnt weights in this run.</p>`; return; }
-  chart(canvas, { type: "bar", data: { labels, datasets: ds }, options: { maintainAspectRatio: false, animation: false,
-    scales: { x: { title: { display: true, text: "submission, ranked by public perplexity" } }, y: { title: { display: true, text: "weight" } } },
-    plugins: { tooltip: { callbacks: { title: (it) => { const x = cr[it[0].dataIndex]; return `${x.participant}: ${x.description}`; } } } } } });
+  // the log pool's credible intervals (weight posterior), drawn as whiskers over its bars
+  const bands = cr.map((x) => x.weight_log_interval || null);
+  const hasBands = ds[0].label === "log pool" && bands.some(Boolean);
+  const whiskers = { id: "weightBands", afterDatasetsDraw(ch) {
+    if (!hasBands) return;
+    const y = ch.scales.y, g = ch.ctx;
+    let n = 0;
+    g.save(); g.strokeStyle = "#1a202c"; g.lineWidth = 1.5;
+    ch.getDatasetMeta(0).data.forEach((bar, j) => {
+      const b = bands[j]; if (!b) return;
+      const lo = y.getPixelForValue(b[0]), hi = y.getPixelForValue(b[1]), w = Math.max(3, bar.width / 4);
+      g.beginPath(); g.moveTo(bar.x, lo); g.lineTo(bar.x, hi);
+      g.moveTo(bar.x - w, lo); g.lineTo(bar.x + w, lo); g.moveTo(bar.x - w, hi); g.lineTo(bar.x + w, hi); g.stroke(); n++;
+    });
+    g.restore(); ch.canvas.dataset.bands = String(n);
+  } };
+  const top = hasBands ? Math.max(...bands.filter(Boolean).map((b) => b[1])) : undefined;
+  chart(canvas, { type: "bar", data: { labels, datasets: ds }, plugins: [whiskers], options: { maintainAspectRatio: false, animation: false,
+    scales: { x: { title: { display: true, text: "submission, ranked by public perplexity" } }, y: { suggestedMax: top, title: { display: true, text: "weight" } } },
+    plugins: { tooltip: { callbacks: { title: (it) => { const x = cr[it[0].dataIndex]; return `${x.participant}: ${x.description}`; },
+      afterLabel: (it) => it.datasetIndex === 0 && hasBands && bands[it.dataIndex] ? `95% credible interval ${fmt(bands[it.dataIndex][0])}–${fmt(bands[it.dataIndex][1])}` : "" } } } } });
+  if (res.weight_bands) canvas.parentElement.insertAdjacentHTML("afterend", `<p class="muted" id="weightbands">${hasBands ? "Whiskers: " : "Credible bands "}${esc(res.weight_bands)}.</p>`);
 }
 
 function drawLoo(res) {

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request, Response
 from sqlalchemy.orm import Session
 
 from aggregators.registry import make_pool
+from evaluation.weight_posterior import predict_posterior
 
 from .. import pool_service as svc
 from ..arrays import encode
@@ -46,6 +47,7 @@ def create_pool(body: PoolCreate, request: Request, response: Response, session:
     """Fit ``method`` on ``predictions`` and ``labels``. Small fits answer 201 with the pool; large
     ones (or ``background: true``) answer 202 with the job, whose result names the pool."""
     svc.check_params(body.method, body.solver, body.params)
+    svc.check_posterior(body.method, body.posterior, body.sample_weight, body.background)
     params = svc.build_params(body.method, body.gamma, body.solver, body.params)
     try:
         make_pool(body.method, **params)  # rejects unknown parameters before any work
@@ -55,6 +57,8 @@ def create_pool(body: PoolCreate, request: Request, response: Response, session:
     inputs = training_inputs(request, session, lp, body.labels, body.sample_weight)
     pid = new_id("pool")
     spec = {"pool_id": pid, "method": body.method, "params": params, "kind": "log_probs"}
+    if body.posterior is not None:
+        spec["posterior"] = body.posterior.model_dump()
     row = PoolRow(
         id=pid,
         name=body.name,
@@ -67,7 +71,7 @@ def create_pool(body: PoolCreate, request: Request, response: Response, session:
         n_classes=lp.shape[2],
         owner=me.owner,
     )
-    if run_in_background(request, body.background, svc.work_size(*lp.shape, params)):
+    if body.posterior is not None or run_in_background(request, body.background, svc.work_size(*lp.shape, params)):
         session.add(row)
         session.flush()
         return start_job(request, session, "pool_fit", spec, inputs, row=row, resource_type="pool", me=me)
@@ -143,7 +147,11 @@ async def predict(pool_id: str, body: PredictRequest, request: Request, me: Read
             pool = svc.restore_pool(session, row)
             lp = predictions_in(request, session, body.predictions, body.kind)
             try:
-                agg, info = pool.predict_with_info(lp, kind="log_probs")
+                if body.posterior_predictive:
+                    agg, n_floored = predict_posterior(pool, lp)
+                else:
+                    agg, info = pool.predict_with_info(lp, kind="log_probs")
+                    n_floored = info.n_floored
             except (ValueError, TypeError, ArithmeticError) as exc:
                 raise library_error(exc) from None
             metrics = None
@@ -155,7 +163,7 @@ async def predict(pool_id: str, body: PredictRequest, request: Request, me: Read
         return {
             "kind": out,
             "aggregate": encode(arr, body.format, native=True),
-            "n_floored": info.n_floored,
+            "n_floored": n_floored,
             "metrics": metrics,
         }
 

@@ -114,7 +114,9 @@ def test_thermostat_invariants():
     s2 = GAUSS.gradient_noise_cov(n)[0, 0]  # isotropic by construction of Gaussian.generate
     assert np.allclose(GAUSS.gradient_noise_cov(n), s2 * np.eye(3))
     mean, _ = GAUSS.posterior_mean_var()
-    runs = {m: sample(GAUSS, m, 60000, theta0=mean, step=h, friction=A, batch=n, seed=6) for m in ("sgnht", "ccadl")}
+    # the per-step state machines (compiled=False); test_compiled.py shows the compiled loops follow the same path
+    kw = dict(theta0=mean, step=h, friction=A, batch=n, seed=6, compiled=False)
+    runs = {m: sample(GAUSS, m, 60000, **kw) for m in ("sgnht", "ccadl")}
     se1 = _xi_check(runs["sgnht"], A + h * s2 / 2)
     se2 = _xi_check(runs["ccadl"], A)
     assert h * s2 / 2 > 8 * max(se1, se2)

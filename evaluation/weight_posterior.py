@@ -1,0 +1,113 @@
+"""The posterior over a fitted pool's weights, for the pool API and the competition's weight chart.
+
+:func:`samplers.pool_weights.weight_posterior` samples the weights of a log or linear pool under a
+Dirichlet prior on the simplex (softmax coordinates with the Jacobian). This module applies it to a
+fitted :class:`aggregators.base.Pool`: the pool's own input handling (the log pool's probability
+floor), the fitted weights as the chain's start (moved inside the simplex), and the result kept on
+the estimator as learnt state (``posterior_``: the summary; ``posterior_weights_``: the draws), so a
+stored pool carries its posterior and predicts with it (:func:`predict_posterior`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from samplers.pool_weights import POOLS, posterior_predictive, weight_posterior
+from solvers.errors import InputError
+from solvers.progress import ProgressFn
+
+#: the draws a stored pool keeps for its posterior-predictive aggregate
+MAX_STORED_DRAWS = 2000
+
+#: the competition's credible bands run when ``n_items x n_agents x n_classes`` is at most this
+#: (800 HMC draws of 8 leapfrog steps: about 7,000 full-data gradients)
+BANDS_BUDGET = 200_000
+
+
+def _start(pool: Any) -> np.ndarray:
+    """The fitted weights moved a tenth of the way to uniform (softmax coordinates need w > 0)."""
+    w = np.asarray(pool.weights_, dtype=float)
+    return 0.9 * w / w.sum() + 0.1 / w.size
+
+
+def fit_posterior(
+    pool: Any,
+    log_probs: Any,
+    y: Any,
+    *,
+    samples: int = 2000,
+    alpha: Any = 1.0,
+    level: float = 0.95,
+    method: str = "hmc",
+    step: float | None = None,
+    seed: int = 0,
+    options: dict[str, Any] | None = None,
+    progress: ProgressFn | None = None,
+    kind: str = "log_probs",
+) -> dict[str, Any]:
+    """Sample the weight posterior of the fitted log or linear ``pool`` on ``(log_probs, y)`` (the
+    data it was fitted on), store it on the pool (``posterior_``, ``posterior_weights_``) and return
+    the summary (:meth:`samplers.pool_weights.WeightPosterior.summary`). HMC defaults to 10 leapfrog
+    steps."""
+    name = _pool_kind(pool)
+    preds = pool._prepare(log_probs, kind)
+    opts = dict(options or {})
+    if method == "hmc":
+        opts.setdefault("n_leapfrog", 10)
+    post = weight_posterior(
+        preds.log_probs,
+        y,
+        pool=name,
+        alpha=alpha,
+        method=method,
+        n_samples=samples,
+        step=step,
+        level=level,
+        w0=_start(pool),
+        seed=seed,
+        progress=progress,
+        **opts,
+    )
+    keep = np.linspace(0, len(post.weights) - 1, min(MAX_STORED_DRAWS, len(post.weights))).astype(int)
+    pool.posterior_ = post.summary() | {"alpha": np.broadcast_to(np.asarray(alpha, float), (pool.n_agents_,)).tolist()}
+    pool.posterior_weights_ = post.weights[keep]
+    return pool.posterior_
+
+
+def _pool_kind(pool: Any) -> str:
+    """ "log" or "linear" from the estimator's class, else an InputError naming ``posterior``."""
+    from aggregators.linear import LinearPool
+    from aggregators.logpool import LogPool
+
+    for cls, name in ((LogPool, "log"), (LinearPool, "linear")):
+        if type(pool) is cls:
+            return name
+    raise InputError("posterior", f"is offered for the pools {POOLS}; got {type(pool).__name__}")
+
+
+def predict_posterior(pool: Any, log_probs: Any, *, kind: str = "log_probs") -> tuple[np.ndarray, int]:
+    """The posterior-predictive aggregate of a pool fitted with a posterior, and the number of
+    floored entries (the pool's own input handling)."""
+    draws = getattr(pool, "posterior_weights_", None)
+    if draws is None:
+        raise InputError("posterior_predictive", "the pool was fitted without a posterior", code="no_posterior")
+    preds = pool._prepare(log_probs, kind)
+    pool._check_fitted_shape(preds)
+    return posterior_predictive(preds.log_probs, np.asarray(draws), _pool_kind(pool)), preds.n_floored
+
+
+def credit_bands(credit: list[dict[str, Any]], pool: Any, log_probs: np.ndarray, y: np.ndarray) -> str:
+    """Add ``weight_log_interval`` (95 % credible interval) and ``weight_log_mean`` to each
+    submission's ``credit`` from the fitted log ``pool``'s weight posterior on the validation part
+    (Dirichlet(1) prior, 800 HMC draws); skipped above :data:`BANDS_BUDGET`. Returns what was done."""
+    if log_probs.size > BANDS_BUDGET:
+        return f"not computed: {log_probs.size} numbers exceed the budget of {BANDS_BUDGET}"
+    try:
+        s = fit_posterior(pool, log_probs, y, samples=800, options={"n_leapfrog": 8})
+    except (InputError, ValueError, ArithmeticError) as exc:
+        return f"failed: {exc}"
+    for c, m, iv in zip(credit, s["mean"], s["intervals"], strict=True):
+        c["weight_log_mean"], c["weight_log_interval"] = m, iv
+    return f"95 % credible intervals of the log pool's weights: Dirichlet(1) prior, {s['n_draws']} HMC draws"
