@@ -1,4 +1,4 @@
-"""SPDC (Zhang & Xiao 2015, uniform sampling) and AdaSPDC (seed 000 Alg. 3.1, l.1368-1382; App. B l.2473-2512).
+"""SPDC (Zhang & Xiao 2015, uniform and non-uniform sampling) and AdaSPDC (seed 000 Alg. 3.1, l.1368-1382; App. B l.2473-2512).
 
 On the ERM saddle form (3.32) ``min_x max_y f(x) + (1/N) sum_i (<x, a_i y_i> - phi_i*(y_i))`` with f
 lambda-strongly convex and every ``phi_i*`` gamma-strongly convex (:class:`~solvers.problems.erm.ERM`
@@ -15,6 +15,16 @@ iteration samples ``m`` dual coordinates ``S_t`` uniformly without replacement a
     r+      = r + (1/N) sum_{S_t} a_j (y_j+ - y_j)                              (3.37)
 
 SPDC is the same with the global ``R = max_i R_i`` in place of ``R_i`` and ``R^t_max`` (l.1331). The
+non-uniform variant the seed compares with (l.1412, Fig. 3.4; the seed gives no formulas, notes 000 s.1.2)
+is Zhang & Xiao's (2015, s.3.3), m = 1: sample ``k`` with ``p_k = 1/(2N) + R_k/(2 sum_i R_i)``, and with
+``R_bar = (1/N) sum_i R_i``
+
+    tau   = (1/(4 R_bar)) sqrt(gamma/(N lam)),   sigma = (1/(4 R_bar)) sqrt(N lam/gamma)
+    theta = 1 - 1/(2N + 4 R_bar sqrt(N/(lam gamma)))
+    y_k+  = prox_{s_k phi_k*}(y_k + s_k <x_bar, a_k>),  s_k = sigma/(p_k N)
+    x+    = prox_{tau f}(x - tau (r + (y_k+ - y_k) a_k/(p_k N)))
+
+(``p_k >= R_k/(2 N R_bar)`` keeps ``tau s_k (R_k/(p_k N))^2 <= 1/4``, the uniform method's bound). The
 step configuration makes P of Eq. 3.41 PSD for every ``S_t`` (App. B Lemma 1 with ``c = sqrt(N lam/(m gamma))``).
 One pass = N/m iterations; the trace (once per pass) holds the objective, the duality gap, and the
 last ``theta^t`` and ``tau^t``. Stopping: the problem's duality gap ``<= tol``.
@@ -59,7 +69,19 @@ def _erm_parts(problem):
     return A, R, lam, gamma
 
 
-def _spdc(problem, x0, *, adaptive, m, seed, check_every, **stop: Unpack[Stop]) -> SolveResult:
+def _steps(R, lam, gamma, m, *, adaptive, nonuniform):
+    """Per-coordinate dual steps ``sigma_i``, the x-step weights ``w_i`` (``1/(p_i N)``; 1 when uniform) and the
+    sampling probabilities (None: uniform) of the three variants; see the module docstring."""
+    N = len(R)
+    if nonuniform:
+        p = 0.5 / N + 0.5 * R / R.sum()
+        w = 1.0 / (p * N)
+        return (math.sqrt(N * lam / gamma) / (4 * R.mean())) * w, w, p
+    c = math.sqrt(N * lam / (m * gamma))
+    return (c / (2 * R)) if adaptive else np.full(N, c / (2 * R.max())), np.ones(N), None  # (3.34)
+
+
+def _spdc(problem, x0, *, adaptive, m, seed, check_every, sampling="uniform", **stop: Unpack[Stop]) -> SolveResult:
     tol, max_iter = stop["tol"], stop["max_iter"]
     check_count(check_every, field="check_every", minimum=1)
     A, R, lam, gamma = _erm_parts(problem)
@@ -67,31 +89,47 @@ def _spdc(problem, x0, *, adaptive, m, seed, check_every, **stop: Unpack[Stop]) 
     check_count(m, field="m", minimum=1)
     if m > N:
         raise InputError("m", f"must be at most the number of dual blocks N = {N}; got {m}")
+    if sampling not in ("uniform", "nonuniform"):
+        raise InputError("sampling", f"must be 'uniform' or 'nonuniform'; got {sampling!r}")
+    nonuniform = sampling == "nonuniform"
+    if nonuniform and m != 1:
+        raise InputError("m", f"non-uniform SPDC (Zhang & Xiao 2015) samples one dual coordinate (m = 1); got {m}")
     method = "adaspdc" if adaptive else "spdc"
     run = Run(method, **stop)
     rng = np.random.default_rng(seed)
     c = math.sqrt(N * lam / (m * gamma))
     Rg = float(R.max())
-    sigma = (c / (2 * R)) if adaptive else np.full(N, c / (2 * Rg))  # (3.34)
+    sigma, w, p = _steps(R, lam, gamma, m, adaptive=adaptive, nonuniform=nonuniform)
+    if nonuniform:
+        Rb = float(R.mean())
+        tau = math.sqrt(gamma / (N * lam)) / (4 * Rb)
+        theta = 1.0 - 1.0 / (2 * N + 4 * Rb * math.sqrt(N / (lam * gamma)))
     phi, reg = problem.phi, problem.reg
     x = np.array(start_point(problem, x0), dtype=float)
     y = np.zeros(N)
     x_bar = x.copy()
     r = (A.T @ y) / N
     iters = max(1, N // m)
-    tau = theta = 0.0
+    if not nonuniform:
+        tau = theta = 0.0
     converged, message, k = False, f"max_iter ({max_iter} passes) reached", 0
     for k in range(1, max_iter + 1):
-        for _ in range(iters):
-            S = rng.choice(N, size=m, replace=False) if m > 1 else rng.integers(N, size=1)
+        draws = rng.choice(N, size=iters, p=p) if nonuniform else None
+        for it in range(iters):
+            if draws is not None:
+                S = draws[it : it + 1]
+            else:
+                S = rng.choice(N, size=m, replace=False) if m > 1 else rng.integers(N, size=1)
             A_S = A[S]
-            Rt = float(R[S].max()) if adaptive else Rg
-            tau = 1.0 / (2 * Rt * c)  # (3.36): (1/(2R)) sqrt(m gamma/(N lam))
-            theta = 1.0 - 1.0 / (N / m + Rt * math.sqrt((N / m) / (lam * gamma)))  # (3.39)
+            if not nonuniform:
+                Rt = float(R[S].max()) if adaptive else Rg
+                tau = 1.0 / (2 * Rt * c)  # (3.36): (1/(2R)) sqrt(m gamma/(N lam))
+                theta = 1.0 - 1.0 / (N / m + Rt * math.sqrt((N / m) / (lam * gamma)))  # (3.39)
             s_S = sigma[S]
             y_new = phi.conj_prox(y[S] + s_S * (A_S @ x_bar), s_S, S)
-            dAy = A_S.T @ (y_new - y[S])
-            x_new = reg.prox(x - tau * (r + dAy / m), tau)
+            dy = y_new - y[S]
+            dAy = A_S.T @ dy
+            x_new = reg.prox(x - tau * (r + (A_S.T @ (w[S] * dy) if nonuniform else dAy) / m), tau)
             x_bar = x_new + theta * (x_new - x)
             r = r + dAy / N
             y[S] = y_new
@@ -112,9 +150,10 @@ def _spdc(problem, x0, *, adaptive, m, seed, check_every, **stop: Unpack[Stop]) 
 
 
 @register("spdc", needs=("saddle_point", "A", "phi", "reg"), tol=1e-8, max_iter=1000)
-def spdc(problem, x0=None, *, m=1, seed=0, check_every=1, **stop: Unpack[Stop]):
-    """SPDC (Zhang & Xiao 2015), uniform sampling of m dual coordinates, global R = max |a_i|; max_iter counts passes."""
-    return _spdc(problem, x0, adaptive=False, m=m, seed=seed, check_every=check_every, **stop)
+def spdc(problem, x0=None, *, m=1, sampling="uniform", seed=0, check_every=1, **stop: Unpack[Stop]):
+    """SPDC (Zhang & Xiao 2015): ``sampling="uniform"`` (m dual coordinates, global R = max |a_i|) or
+    ``"nonuniform"`` (m = 1, p_k from the row norms); max_iter counts passes."""
+    return _spdc(problem, x0, adaptive=False, m=m, seed=seed, check_every=check_every, sampling=sampling, **stop)
 
 
 @register("adaspdc", needs=("saddle_point", "A", "phi", "reg"), tol=1e-8, max_iter=1000)
