@@ -9,7 +9,8 @@ solvers):
 with ``S`` the soft threshold. A column with ``L_j = 0`` is left at 0 (its gradient is 0). One kernel for a
 dense Fortran-ordered ``A`` (columns contiguous) and one for a CSC matrix; both run ``n_epochs`` sweeps over
 the columns ``ws`` (a working set, in place: no copy of the columns) and update ``x`` and ``R`` in place;
-``column_dots_*`` give ``A_ws^T R`` for the working set's duality gap. Used by
+``column_dots_*`` give ``A_ws^T R`` for the working set's duality gap, ``residual_*`` the residual
+``b - A_ws x_ws`` of an extrapolated point. Used by
 :mod:`solvers.methods.coordinate_descent` on its working sets.
 """
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["cd_epochs_dense", "cd_epochs_csc", "column_dots_dense", "column_dots_csc"]
+__all__ = ["cd_epochs_dense", "cd_epochs_csc", "column_dots_dense", "column_dots_csc", "residual_dense", "residual_csc"]
 
 
 @njit(cache=True)
@@ -99,3 +100,28 @@ def column_dots_csc(data, indices, indptr, ws, R):
             c += data[p] * R[indices[p]]
         out[k] = c
     return out
+
+
+@njit(cache=True, fastmath=True)
+def residual_dense(A, ws, x_ws, b):
+    """``b - A[:, ws] x_ws`` without copying the columns."""
+    R = b.copy()
+    n = A.shape[0]
+    for k in range(len(ws)):
+        j, v = ws[k], x_ws[k]
+        if v != 0.0:
+            for i in range(n):
+                R[i] -= v * A[i, j]
+    return R
+
+
+@njit(cache=True, fastmath=True)
+def residual_csc(data, indices, indptr, ws, x_ws, b):
+    """``b - A[:, ws] x_ws`` for a CSC matrix."""
+    R = b.copy()
+    for k in range(len(ws)):
+        j, v = ws[k], x_ws[k]
+        if v != 0.0:
+            for p in range(indptr[j], indptr[j + 1]):
+                R[indices[p]] -= v * data[p]
+    return R

@@ -33,23 +33,24 @@ def cvx_reference(A, b, lam, gamma, s):
 
 
 @pytest.mark.parametrize(
-    "n, d, rho, gamma, mean, working_set",
+    "n, d, rho, gamma, mean, opts",
     [
-        (60, 200, 0.0, 0.0, True, True),  # wide: the working sets matter
-        (60, 200, 0.8, 0.0, True, True),  # correlated columns
-        (80, 30, 0.5, 0.0, False, True),  # tall, the sum form (seed 000 Eq. 3.64)
-        (60, 200, 0.3, 0.5, True, True),  # elastic net
-        (60, 200, 0.3, 0.0, True, False),  # every column every sweep (scikit-learn's method)
+        (60, 200, 0.0, 0.0, True, {}),  # wide: the working sets matter
+        (60, 200, 0.8, 0.0, True, {}),  # correlated columns
+        (60, 200, 0.8, 0.0, True, {"anderson": False}),  # plain sweeps
+        (80, 30, 0.5, 0.0, False, {}),  # tall, the sum form (seed 000 Eq. 3.64)
+        (60, 200, 0.3, 0.5, True, {}),  # elastic net
+        (60, 200, 0.3, 0.0, True, {"working_set": False}),  # every column every sweep (scikit-learn's method)
     ],
 )
-def test_lasso_optimum_matches_cvxpy(n, d, rho, gamma, mean, working_set):
+def test_lasso_optimum_matches_cvxpy(n, d, rho, gamma, mean, opts):
     A, b = data(n, d, 8, seed=n + d, rho=rho)
     s = 1 / n if mean else 1.0
     lam = 0.1 * float(np.abs(A.T @ b).max()) * s
     reg = ElasticNet(lam, gamma) if gamma else L1(lam)
     x_ref, f_ref = cvx_reference(A, b, lam, gamma, s)
     pb = ERM(A, b, reg, mean=mean)
-    r = solvers.minimize(pb, "coordinate_descent", tol=1e-12, working_set=working_set, ws_start=10)
+    r = solvers.minimize(pb, "coordinate_descent", tol=1e-12, ws_start=10, **opts)
     assert r.converged, r.message
     assert r.fun == pytest.approx(f_ref, rel=1e-8)
     np.testing.assert_allclose(r.x, x_ref, atol=1e-6)
