@@ -26,7 +26,8 @@ is Zhang & Xiao's (2015, s.3.3), m = 1: sample ``k`` with ``p_k = 1/(2N) + R_k/(
 
 (``p_k >= R_k/(2 N R_bar)`` keeps ``tau s_k (R_k/(p_k N))^2 <= 1/4``, the uniform method's bound). The
 step configuration makes P of Eq. 3.41 PSD for every ``S_t`` (App. B Lemma 1 with ``c = sqrt(N lam/(m gamma))``).
-One pass = N/m iterations; the trace (once per pass) holds the objective, the duality gap, and the
+With m = 1, a dense A and a ridge or elastic-net regulariser, each pass runs compiled
+(:mod:`solvers.kernels.spdc_pass`); otherwise in Python. One pass = N/m iterations; the trace (once per pass) holds the objective, the duality gap, and the
 last ``theta^t`` and ``tau^t``. Stopping: the problem's duality gap ``<= tol``.
 """
 
@@ -40,8 +41,10 @@ import scipy.sparse as sp
 
 from ..checks import check_count
 from ..errors import InputError
+from ..kernels.spdc_pass import LOSS_IDS, spdc_pass
 from ..monitor import Run, Stop
 from ..problem import start_point
+from ..prox import ElasticNet, SquaredL2
 from ..registry import register
 from ..result import SolveResult
 from ._stopping import record_and_stop
@@ -81,6 +84,26 @@ def _steps(R, lam, gamma, m, *, adaptive, nonuniform):
     return (c / (2 * R)) if adaptive else np.full(N, c / (2 * R.max())), np.ones(N), None  # (3.34)
 
 
+def _tau_theta(Rt, N, m, lam, gamma, *, nonuniform=False):
+    """``tau^t`` (3.36) and ``theta^t`` (3.39) for ``R^t_max = Rt`` (a scalar, or an array: one value per
+    coordinate when m = 1); Zhang & Xiao's constants for the non-uniform variant (``Rt`` then ``R_bar``)."""
+    if nonuniform:
+        return math.sqrt(gamma / (N * lam)) / (4 * Rt), 1.0 - 1.0 / (2 * N + 4 * Rt * math.sqrt(N / (lam * gamma)))
+    c = math.sqrt(N * lam / (m * gamma))
+    return 1.0 / (2 * Rt * c), 1.0 - 1.0 / (N / m + Rt * math.sqrt((N / m) / (lam * gamma)))
+
+
+def _compiled_reg(A, reg, m):
+    """``(l1, l2)`` of a ridge / elastic-net regulariser when the compiled pass applies (m = 1, dense A)."""
+    if m != 1 or sp.issparse(A):
+        return None
+    if isinstance(reg, SquaredL2):
+        return 0.0, reg.lam
+    if isinstance(reg, ElasticNet):
+        return reg.lam, reg.lam * reg.gamma
+    return None
+
+
 def _spdc(problem, x0, *, adaptive, m, seed, check_every, sampling="uniform", **stop: Unpack[Stop]) -> SolveResult:
     tol, max_iter = stop["tol"], stop["max_iter"]
     check_count(check_every, field="check_every", minimum=1)
@@ -97,44 +120,48 @@ def _spdc(problem, x0, *, adaptive, m, seed, check_every, sampling="uniform", **
     method = "adaspdc" if adaptive else "spdc"
     run = Run(method, **stop)
     rng = np.random.default_rng(seed)
-    c = math.sqrt(N * lam / (m * gamma))
-    Rg = float(R.max())
     sigma, w, p = _steps(R, lam, gamma, m, adaptive=adaptive, nonuniform=nonuniform)
+    # tau^t, theta^t per coordinate (m = 1: S_t = {k}) or from R^t_max of each drawn set (m > 1)
+    Rt_of = (lambda S: float(R[S].max())) if adaptive else (lambda S: float(R.max()))
+    tau_k, theta_k = _tau_theta(R if adaptive else np.full(N, R.max()), N, m, lam, gamma)
     if nonuniform:
-        Rb = float(R.mean())
-        tau = math.sqrt(gamma / (N * lam)) / (4 * Rb)
-        theta = 1.0 - 1.0 / (2 * N + 4 * Rb * math.sqrt(N / (lam * gamma)))
+        tau_k, theta_k = (np.full(N, v) for v in _tau_theta(float(R.mean()), N, 1, lam, gamma, nonuniform=True))
     phi, reg = problem.phi, problem.reg
+    compiled = _compiled_reg(A, reg, m)
+    if compiled is not None:
+        A = np.ascontiguousarray(A, dtype=float)
     x = np.array(start_point(problem, x0), dtype=float)
     y = np.zeros(N)
     x_bar = x.copy()
     r = (A.T @ y) / N
     iters = max(1, N // m)
-    if not nonuniform:
-        tau = theta = 0.0
+    tau = theta = 0.0
     converged, message, k = False, f"max_iter ({max_iter} passes) reached", 0
     for k in range(1, max_iter + 1):
-        draws = rng.choice(N, size=iters, p=p) if nonuniform else None
-        for it in range(iters):
-            if draws is not None:
-                S = draws[it : it + 1]
-            else:
-                S = rng.choice(N, size=m, replace=False) if m > 1 else rng.integers(N, size=1)
-            A_S = A[S]
-            if not nonuniform:
-                Rt = float(R[S].max()) if adaptive else Rg
-                tau = 1.0 / (2 * Rt * c)  # (3.36): (1/(2R)) sqrt(m gamma/(N lam))
-                theta = 1.0 - 1.0 / (N / m + Rt * math.sqrt((N / m) / (lam * gamma)))  # (3.39)
-            s_S = sigma[S]
-            y_new = phi.conj_prox(y[S] + s_S * (A_S @ x_bar), s_S, S)
-            dy = y_new - y[S]
-            dAy = A_S.T @ dy
-            x_new = reg.prox(x - tau * (r + (A_S.T @ (w[S] * dy) if nonuniform else dAy) / m), tau)
-            x_bar = x_new + theta * (x_new - x)
-            r = r + dAy / N
-            y[S] = y_new
-            x = x_new
-            run.passes += m / N
+        draws = rng.choice(N, size=iters, p=p) if m == 1 else None
+        if compiled is not None and draws is not None:
+            spdc_pass(
+                A, phi.b, LOSS_IDS[phi.kind], phi.gamma, draws, sigma, w, tau_k, theta_k, *compiled, x, x_bar, y, r
+            )
+            tau, theta = float(tau_k[draws[-1]]), float(theta_k[draws[-1]])
+            run.passes += iters / N
+        else:
+            for it in range(iters):
+                S = draws[it : it + 1] if draws is not None else rng.choice(N, size=m, replace=False)
+                A_S = A[S]
+                if m == 1:
+                    tau, theta = float(tau_k[S[0]]), float(theta_k[S[0]])
+                else:
+                    tau, theta = _tau_theta(Rt_of(S), N, m, lam, gamma)
+                s_S = sigma[S]
+                y_new = phi.conj_prox(y[S] + s_S * (A_S @ x_bar), s_S, S)
+                dy = y_new - y[S]
+                x_new = reg.prox(x - tau * (r + (A_S.T @ (w[S] * dy)) / m), tau)
+                x_bar = x_new + theta * (x_new - x)
+                r = r + (A_S.T @ dy) / N
+                y[S] = y_new
+                x = x_new
+                run.passes += m / N
         if k % check_every and k < max_iter:
             continue
         fx = float(problem.value(x))
