@@ -15,7 +15,9 @@ Outer iteration (celer/skglm's working-set scheme, Massias et al. 2018, Bertrand
    ranked by ``(lam/s - |u_j|) / |A_j|`` (the distance of the dual point to the constraint's boundary),
    ``max(ws_start, 2 nnz(x))`` of them, never fewer than twice the previous set;
 3. cyclic coordinate descent (:mod:`solvers.kernels.lasso_cd`) on the working set's columns until the
-   restricted problem's gap is ``<= max(0.3 * gap, tol)`` (checked every ``check_every`` sweeps), with
+   restricted problem's gap is ``<= max(0.3 * gap, tol, 1e-15 J)`` (checked every ``check_every`` sweeps;
+   the last term is rounding's floor, so that ``tol = 0`` runs ``max_iter`` outer iterations) or a sweep
+   changes nothing, with
    ``anderson=True`` an Anderson extrapolation of every 5 sweeps' iterates (skglm's; kept only when it lowers
    the objective), which pays on ill-conditioned designs.
 
@@ -90,13 +92,13 @@ class _Columns:
             sq = np.einsum("ij,ij->j", self.A, self.A)
         self.L = np.asarray(sq, dtype=float).ravel()
 
-    def sweeps(self, ws: np.ndarray, R: np.ndarray, x: np.ndarray, t1: float, t2: float, n: int) -> None:
-        """``n`` coordinate-descent sweeps over the columns ``ws``, updating ``x`` and ``R`` in place."""
+    def sweeps(self, ws: np.ndarray, R: np.ndarray, x: np.ndarray, t1: float, t2: float, n: int) -> float:
+        """``n`` coordinate-descent sweeps over the columns ``ws``, updating ``x`` and ``R`` in place; returns the
+        largest coordinate change of the last sweep."""
         A = self.A
         if self.sparse:
-            cd_epochs_csc(A.data, A.indices, A.indptr, ws, R, x, self.L, t1, t2, n)
-        else:
-            cd_epochs_dense(A, ws, R, x, self.L, t1, t2, n)
+            return cd_epochs_csc(A.data, A.indices, A.indptr, ws, R, x, self.L, t1, t2, n)
+        return cd_epochs_dense(A, ws, R, x, self.L, t1, t2, n)
 
     def dots(self, ws: np.ndarray, R: np.ndarray) -> np.ndarray:
         """``A[:, ws]^T R``."""
@@ -139,7 +141,8 @@ def _solve_working_set(cols, ws, R, x, b, t1, t2, inner_tol, check_every, anders
     asked) until the restricted problem's gap is ``<= inner_tol``; returns the number of sweeps."""
     history: list[np.ndarray] = []
     for sweep in range(1, MAX_INNER_SWEEPS + 1):
-        cols.sweeps(ws, R, x, t1, t2, 1)
+        if cols.sweeps(ws, R, x, t1, t2, 1) == 0.0:
+            break  # a fixed point: no sweep will change anything
         if anderson:
             history.append(x[ws].copy())
             if len(history) == ANDERSON_K + 1:
@@ -190,7 +193,7 @@ def coordinate_descent(
             ws = np.sort(np.argpartition(score, size - 1)[:size]) if size < D else np.arange(D)
         else:
             ws, size = np.arange(D), D
-        inner_tol = max(0.3 * gap, tol / s) if size < D else tol / s
+        inner_tol = max(0.3 * gap, tol / s, 1e-15 * primal)  # the floor: rounding, when tol = 0
         sweeps = _solve_working_set(cols, ws, R, x, b, t1, t2, inner_tol, check_every, anderson)
         run.passes += sweeps * (1 + 1 / check_every + (1 / ANDERSON_K if anderson else 0)) * size / D
     return run.result(x, float(problem.value(x)), k, converged, message)
