@@ -28,6 +28,14 @@ _PRIMAL_DUAL = {
 }
 
 
+def w8a_like(rng: np.random.Generator, n: int = 10_000, d: int = 300) -> tuple[np.ndarray, np.ndarray]:
+    """A w8a look-alike (seed 000 Table 3.2: 49,749 x 300, density 3.9%): n rows of d binary features of density
+    4% and the scores ``X w - median`` of a sparse linear model, drawn from ``rng`` (callers draw on from it)."""
+    X = (rng.random((n, d)) < 0.04).astype(float)
+    w = np.where(rng.random(d) < 0.2, rng.normal(size=d), 0.0)
+    return X, X @ w - np.median(X @ w)
+
+
 def on_grid(trace, passes: int) -> np.ndarray:
     """The objective after 1..passes effective passes (the last value recorded at or before each; a run that
     stopped early, at machine precision, keeps its last value)."""

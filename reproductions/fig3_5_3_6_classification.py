@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 import solvers  # noqa: E402
-from reproductions._erm_curves import curves, mean_curves, plot, table  # noqa: E402
+from reproductions._erm_curves import curves, mean_curves, plot, table, w8a_like  # noqa: E402
 from solvers.problems.erm import ERM  # noqa: E402
 from solvers.problems.linear_models import LinearModel  # noqa: E402
 from solvers.prox import SquaredL2  # noqa: E402
@@ -58,11 +58,8 @@ def dataset(name: str, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         X, y = X / 16.0, y >= 5
     else:
         rng = np.random.default_rng(0)
-        n = n or 10_000
-        X = (rng.random((n, 300)) < 0.04).astype(float)
-        w = np.where(rng.random(300) < 0.2, rng.normal(size=300), 0.0)
-        y = X @ w - np.median(X @ w) > 0
-        y = np.where(rng.random(n) < 0.1, ~y, y)
+        X, score = w8a_like(rng, n or 10_000)
+        y = (score > 0) != (rng.random(len(X)) < 0.1)  # 10% of the labels flipped
     A = np.hstack([X, np.ones((len(X), 1))])
     return np.ascontiguousarray(A), np.where(y > 0, 1.0, -1.0)
 

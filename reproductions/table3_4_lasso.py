@@ -5,7 +5,9 @@ Problem (3.64) ``(1/2)|A x - b|^2 + lam |x|_1`` (``ERM(A, b, L1(lam), mean=False
 (notes 000 s.3.3): ``A_ij ~ N(0, 1)`` with unit-norm columns, ``x_true`` with d nonzeros ~ N(0, 1),
 ``b = A x_true + N(0, 1e-3)``, ``lam = 0.1 |A^T b|_inf``; (N, D, d) = (1000, 5000, 100) and (5000, 20000, 500).
 As in the seed, the prox parameter of ISTA/FISTA is 1/L and ADMM's rho = 1 (Parikh-Boyd code); PDCP takes
-``tau = sigma = 1/|A|``; SP-BCD updates m = 100 coordinates per iteration (thesis step rule, Eq. 3.48/3.51).
+``tau = sigma = 1/|A|``; SP-BCD updates m = 100 coordinates per iteration, with the thesis step rule (Eq.
+3.48/3.51) and with the alternative of l.1623 (``tau_j = 1/|A_j|``, ``sigma = (m/q)/max |A_j|``), which breaks the
+P >= 0 condition of Eq. 3.54 here and is run with ``check_steps=False``.
 Agora's ``coordinate_descent`` is added as a row. ``J*`` is ``coordinate_descent``'s objective at duality gap
 <= 1e-9 |J*|-scale; each solver runs (``tol = 0``) until ``--max-passes`` and its trace gives the first pass
 (and the seconds, its own per-iteration objective and gap evaluations included) where
@@ -41,6 +43,7 @@ METHODS = {
     "ADMM": ("admm", {"rho": 1.0}),
     "PDCP": ("pdcp", {}),
     "SP-BCD (m = 100)": ("spbcd", {"m": 100}),
+    "SP-BCD (m = 100; alt steps)": ("spbcd", {"m": 100, "step_rule": "alt", "check_steps": False}),
     "coordinate_descent": ("coordinate_descent", {}),
 }
 

@@ -6,12 +6,13 @@ solvers):
 
     x_j+ = S(L_j x_j + A_j^T R, t1) / (L_j + t2),   R -= (x_j+ - x_j) A_j,   L_j = |A_j|^2,
 
-with ``S`` the soft threshold. A column with ``L_j = 0`` is left at 0 (its gradient is 0). One kernel for a
-dense Fortran-ordered ``A`` (columns contiguous) and one for a CSC matrix; both run ``n_epochs`` sweeps over
-the columns ``ws`` (a working set, in place: no copy of the columns) and update ``x`` and ``R`` in place;
-``column_dots_*`` give ``A_ws^T R`` for the working set's duality gap, ``residual_*`` the residual
-``b - A_ws x_ws`` of an extrapolated point. Used by
-:mod:`solvers.methods.coordinate_descent` on its working sets.
+with ``S`` the soft threshold. A column with ``L_j = 0`` is left at 0 (its gradient is 0). The matrix is a
+tuple ``M = (A, data, indices, indptr)``: a dense Fortran-ordered ``A`` (columns contiguous; the CSC arrays
+empty) or a CSC matrix (``A`` empty), told apart per column by ``A.shape[1] > 0`` (:func:`storage` builds
+``M``). :func:`cd_sweeps` runs ``n_epochs`` sweeps over the columns
+``ws`` (a working set, in place: no copy of the columns), updating ``x`` and ``R``; :func:`column_dots` gives
+``A_ws^T R`` (the working set's duality gap) and :func:`residual` ``b - A_ws x_ws`` (an extrapolated point).
+Used by :mod:`solvers.methods.coordinate_descent`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,40 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["cd_epochs_dense", "cd_epochs_csc", "column_dots_dense", "column_dots_csc", "residual_dense", "residual_csc"]
+__all__ = ["cd_sweeps", "column_dots", "residual", "storage"]
+
+
+def storage(A_dense=None, csc=None):
+    """``M`` for a dense Fortran-ordered matrix or a ``scipy.sparse.csc_matrix``."""
+    none_i, none_f = np.zeros(1, dtype=np.int64), np.zeros(0)
+    if csc is not None:
+        return (np.zeros((0, 0), order="F"), csc.data, csc.indices.astype(np.int64), csc.indptr.astype(np.int64))
+    return (A_dense, none_f, none_i, none_i)
+
+
+@njit(cache=True, fastmath=True)
+def _dot(M, j, R):
+    A, data, indices, indptr = M
+    c = 0.0
+    if A.shape[1] > 0:
+        for i in range(A.shape[0]):
+            c += A[i, j] * R[i]
+    else:
+        for p in range(indptr[j], indptr[j + 1]):
+            c += data[p] * R[indices[p]]
+    return c
+
+
+@njit(cache=True, fastmath=True)
+def _axpy(M, j, R, v):
+    """``R += v A_j``."""
+    A, data, indices, indptr = M
+    if A.shape[1] > 0:
+        for i in range(A.shape[0]):
+            R[i] += v * A[i, j]
+    else:
+        for p in range(indptr[j], indptr[j + 1]):
+            R[indices[p]] += v * data[p]
 
 
 @njit(cache=True)
@@ -29,99 +63,37 @@ def _step(xj, Lj, c, t1, t2):
     return 0.0 if a <= 0.0 else np.sign(z) * a / (Lj + t2)
 
 
-@njit(cache=True, fastmath=True)
-def cd_epochs_dense(A, ws, R, x, L, t1, t2, n_epochs):
-    """``n_epochs`` cyclic sweeps over the columns ``ws`` of the dense ``A`` (n, d), Fortran order; returns the
-    largest ``|x_j+ - x_j|`` of the last sweep."""
-    n = A.shape[0]
+@njit(cache=True)
+def cd_sweeps(M, ws, R, x, L, t1, t2, n_epochs):
+    """``n_epochs`` cyclic sweeps over the columns ``ws``; returns the largest ``|x_j+ - x_j|`` of the last."""
     biggest = 0.0
     for _ in range(n_epochs):
         biggest = 0.0
         for j in ws:
             if L[j] == 0.0:
                 continue
-            c = 0.0
-            for i in range(n):
-                c += A[i, j] * R[i]
-            new = _step(x[j], L[j], c, t1, t2)
-            d = new - x[j]
+            d = _step(x[j], L[j], _dot(M, j, R), t1, t2) - x[j]
             if d != 0.0:
-                for i in range(n):
-                    R[i] -= d * A[i, j]
-                x[j] = new
+                _axpy(M, j, R, -d)
+                x[j] += d
                 biggest = max(biggest, abs(d))
     return biggest
 
 
-@njit(cache=True, fastmath=True)
-def cd_epochs_csc(data, indices, indptr, ws, R, x, L, t1, t2, n_epochs):
-    """The same sweeps for a CSC matrix given by ``data, indices, indptr``."""
-    biggest = 0.0
-    for _ in range(n_epochs):
-        biggest = 0.0
-        for j in ws:
-            if L[j] == 0.0:
-                continue
-            c = 0.0
-            for p in range(indptr[j], indptr[j + 1]):
-                c += data[p] * R[indices[p]]
-            new = _step(x[j], L[j], c, t1, t2)
-            d = new - x[j]
-            if d != 0.0:
-                for p in range(indptr[j], indptr[j + 1]):
-                    R[indices[p]] -= d * data[p]
-                x[j] = new
-                biggest = max(biggest, abs(d))
-    return biggest
-
-
-@njit(cache=True, fastmath=True)
-def column_dots_dense(A, ws, R):
+@njit(cache=True)
+def column_dots(M, ws, R):
     """``A[:, ws]^T R`` without copying the columns."""
-    n = A.shape[0]
     out = np.empty(len(ws))
     for k in range(len(ws)):
-        j = ws[k]
-        c = 0.0
-        for i in range(n):
-            c += A[i, j] * R[i]
-        out[k] = c
+        out[k] = _dot(M, ws[k], R)
     return out
 
 
-@njit(cache=True, fastmath=True)
-def column_dots_csc(data, indices, indptr, ws, R):
-    """``A[:, ws]^T R`` for a CSC matrix."""
-    out = np.empty(len(ws))
-    for k in range(len(ws)):
-        j = ws[k]
-        c = 0.0
-        for p in range(indptr[j], indptr[j + 1]):
-            c += data[p] * R[indices[p]]
-        out[k] = c
-    return out
-
-
-@njit(cache=True, fastmath=True)
-def residual_dense(A, ws, x_ws, b):
+@njit(cache=True)
+def residual(M, ws, x_ws, b):
     """``b - A[:, ws] x_ws`` without copying the columns."""
     R = b.copy()
-    n = A.shape[0]
     for k in range(len(ws)):
-        j, v = ws[k], x_ws[k]
-        if v != 0.0:
-            for i in range(n):
-                R[i] -= v * A[i, j]
-    return R
-
-
-@njit(cache=True, fastmath=True)
-def residual_csc(data, indices, indptr, ws, x_ws, b):
-    """``b - A[:, ws] x_ws`` for a CSC matrix."""
-    R = b.copy()
-    for k in range(len(ws)):
-        j, v = ws[k], x_ws[k]
-        if v != 0.0:
-            for p in range(indptr[j], indptr[j + 1]):
-                R[indices[p]] -= v * data[p]
+        if x_ws[k] != 0.0:
+            _axpy(M, ws[k], R, -x_ws[k])
     return R

@@ -35,14 +35,7 @@ import scipy.sparse as sp
 
 from ..checks import check_count
 from ..errors import InputError
-from ..kernels.lasso_cd import (
-    cd_epochs_csc,
-    cd_epochs_dense,
-    column_dots_csc,
-    column_dots_dense,
-    residual_csc,
-    residual_dense,
-)
+from ..kernels.lasso_cd import cd_sweeps, column_dots, residual, storage
 from ..monitor import Run, Stop
 from ..problem import start_point
 from ..prox import L1, ElasticNet
@@ -87,30 +80,25 @@ class _Columns:
         if self.sparse:
             self.A = sp.csc_matrix(A, dtype=float)
             sq = self.A.multiply(self.A).sum(axis=0)
+            self.M = storage(csc=self.A)
         else:
             self.A = np.asfortranarray(A, dtype=float)
             sq = np.einsum("ij,ij->j", self.A, self.A)
+            self.M = storage(self.A)
         self.L = np.asarray(sq, dtype=float).ravel()
 
     def sweeps(self, ws: np.ndarray, R: np.ndarray, x: np.ndarray, t1: float, t2: float, n: int) -> float:
         """``n`` coordinate-descent sweeps over the columns ``ws``, updating ``x`` and ``R`` in place; returns the
         largest coordinate change of the last sweep."""
-        A = self.A
-        if self.sparse:
-            return cd_epochs_csc(A.data, A.indices, A.indptr, ws, R, x, self.L, t1, t2, n)
-        return cd_epochs_dense(A, ws, R, x, self.L, t1, t2, n)
+        return cd_sweeps(self.M, ws, R, x, self.L, t1, t2, n)
 
     def dots(self, ws: np.ndarray, R: np.ndarray) -> np.ndarray:
         """``A[:, ws]^T R``."""
-        A = self.A
-        return column_dots_csc(A.data, A.indices, A.indptr, ws, R) if self.sparse else column_dots_dense(A, ws, R)
+        return column_dots(self.M, ws, R)
 
     def residual(self, ws: np.ndarray, x_ws: np.ndarray, b: np.ndarray) -> np.ndarray:
         """``b - A[:, ws] x_ws``."""
-        A = self.A
-        if self.sparse:
-            return residual_csc(A.data, A.indices, A.indptr, ws, x_ws, b)
-        return residual_dense(A, ws, x_ws, b)
+        return residual(self.M, ws, x_ws, b)
 
 
 def _objective(R: np.ndarray, x: np.ndarray, t1: float, t2: float) -> float:
