@@ -23,7 +23,8 @@ Outer iteration (celer/skglm's working-set scheme, Massias et al. 2018, Bertrand
 
 ``working_set=False`` sweeps every column (scikit-learn's method, with the same gap test). ``max_iter``
 counts outer iterations; a pass is ``N * D`` multiply-adds (a sweep over k columns is ``k/D`` of a pass). The
-trace (one row per outer iteration) holds the objective, the gap and the working-set size.
+trace (one row per outer iteration) holds the objective, the gap and the size of the working set the sweeps
+before it used (0 at the start).
 """
 
 from __future__ import annotations
@@ -170,7 +171,8 @@ def coordinate_descent(
         run.passes += 1
         gap, primal = gap_and_value(u, R, b, x, t1, t2)
         done = s * gap <= tol
-        why = record_and_stop(run, x, s * primal, "converged: duality gap <= tol" if done else None, gap=s * gap)
+        ok = "converged: duality gap <= tol" if done else None
+        why = record_and_stop(run, x, s * primal, ok, gap=s * gap, working_set=size)
         if why or k == max_iter:
             converged, message = done, why or message
             break
