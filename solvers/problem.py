@@ -77,7 +77,7 @@ dtype :: numpy dtype :: storage precision of the data (float32 storage is re-rea
 linear_terms :: solvers.problems.linear_models.LinearTerms :: rows, labels and loss id of f_i(x) = phi(a_i.x, y_i) + (l2/2)|x|^2, read by the compiled kernels :: sag, saga, svrg, s2gd, sgd, finito, miso, sdca (compiled paths), auto (variance_reduced_auto), monitor
 multinomial_terms :: solvers.problems.linear_models.MultinomialTerms :: rows and labels of softmax regression, read by the compiled multinomial kernels :: sag, saga, svrg, s2gd, sgd, finito, miso, sdca, prox_finito (compiled paths), auto, monitor
 ridge_terms :: LinearTerms | MultinomialTerms | None :: the terms of a pure ridge model (l2 > 0, l1 = 0), else None :: sdca, prox_finito (needs)
-A :: (n_terms, d) array or CSR matrix :: the data rows of a linear / softmax model :: saga, svrg, finito, prox_finito (table sums at BLAS speed)
+A :: (n_terms, d) array or CSR matrix :: the data rows of a linear / softmax model :: saga, svrg, finito, prox_finito (table sums at BLAS speed), coordinate_descent (the lasso's columns)
 sqnorms :: (n_terms,) array :: squared row norms |a_i|^2 :: sdca, prox_finito (multinomial), sgd (hinge step)
 curvature :: float :: upper bound on phi'' of a linear model's loss (inf for the hinge) :: sdca
 loss :: str :: the loss of a linear model ("logistic", "squared", ...) :: heavy_ball (Polyak tuning), messages
@@ -101,9 +101,9 @@ splitting :: () -> QuadraticSplit | ConsensusSplit (solvers.problems.admm_form) 
 multi_block :: () -> ConsensusSplit (solvers.problems.admm_form) :: the q-block form min sum_j f_j(X_j) s.t. sum_j X_j = B (seed 000 Eq. 3.24, every A_j = I), block by block :: gauss_seidel_admm (needs)
 duality_gap :: (x) -> float :: a duality gap at x (an upper bound on value(x) - min) :: ista, fista, admm (stopping test and trace)
 residual :: (x) -> float :: the constraint residual of a constrained problem (RPCA: the Frobenius norm of X_1 + X_2 + X_3 - B) :: pdcp, admm (trace)
-phi :: solvers.prox.Loss :: the per-term loss of an ERM problem, with its conjugate and the conjugate's prox :: spdc, adaspdc, stochastic_admm, online_admm, fobos (needs)
-reg :: a regulariser of solvers.prox (value, prox, strong_convexity) :: the regulariser r(x) of an ERM problem :: spdc, adaspdc, stochastic_admm, online_admm, fobos (needs)
-scale :: float :: the weight s of an ERM problem's loss sum (1/N: the mean) :: spdc, adaspdc
+phi :: solvers.prox.Loss :: the per-term loss of an ERM problem, with its conjugate and the conjugate's prox :: spdc, adaspdc, stochastic_admm, online_admm, fobos, coordinate_descent (needs)
+reg :: a regulariser of solvers.prox (value, prox, strong_convexity) :: the regulariser r(x) of an ERM problem :: spdc, adaspdc, stochastic_admm, online_admm, fobos, coordinate_descent (needs)
+scale :: float :: the weight s of an ERM problem's loss sum (1/N: the mean) :: spdc, adaspdc, coordinate_descent
 -- stochastic smoothing (seed 002 ch. II) and the kernel SVM of chapter IV --
 smoothed_term_grad :: (i, x, gamma) -> (dim,) array :: gradient of the Nesterov-smoothed term f_gamma(x, xi_i) + g(x) (seed 002 eq. 23); gamma = 0 gives a subgradient :: ansgd (needs)
 nesterov_smoothing :: solvers.smoothing.SmoothingConstants :: L_g, mu of g, D_U, zeta of omega and the estimate of E|A_xi|^2 (seed 002 Table 1, L986) :: ansgd (needs), acsa (L of the smooth part)

@@ -21,7 +21,7 @@ priority    rule (module)                                 decides
 ==========  ===========================================  ==============================================
 10          ``variance_reduced_auto_multinomial``          softmax regression: ``saga`` with l1, else ``lbfgs``
 20          ``variance_reduced_auto``                      linear models: ``sdca`` (hinge), ``saga`` (l1), ``lbfgs``
-25          ``splitting_auto``                             primal-dual forms: ``fista`` (composite), ``admm`` (split only)
+25          ``splitting_auto``                             primal-dual forms: ``coordinate_descent`` (lasso), ``fista``, ``admm``
 30          ``quasi_newton``                               no Hessian: ``lbfgs`` (unconstrained, simplex dim <= 500)
 40          ``newton``                                     a Hessian: ``newton`` (simplex; unconstrained dim <= 1000)
 ==========  ===========================================  ==============================================

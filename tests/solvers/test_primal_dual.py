@@ -169,7 +169,8 @@ def test_coupling_with_a_zero_row_or_column_is_refused():
 
 def test_auto_picks_a_solver_that_handles_the_nonsmooth_part():
     A, b = lasso_data()
-    assert solvers.choose(ERM(A, b, L1(0.05))) == "fista"
+    assert solvers.choose(ERM(A, b, L1(0.05))) == "coordinate_descent"  # the lasso: its compiled CD
+    assert solvers.choose(ERM(A, np.sign(b), L1(0.05), loss="logistic")) == "fista"
     assert solvers.choose(RPCA.generate(4, 5, 1)) == "admm"
 
 
