@@ -68,6 +68,8 @@ class RenyiPool(Pool):
     weights : the weights used when ``learn_weights=False``; also the start of the fit.
     solver : ``"auto"`` or a registered solver name (``solvers.available(problem)`` lists the
         applicable ones); ``"auto"``: Newton on the weights alone, else projected gradient.
+    solver_options : extra keyword arguments for the solver (e.g. ``{"hessian_sample": 0.25}`` for
+        Newton); not passed to the projected-gradient fallback of ``"auto"``.
     tol, max_iter : the solver's tolerance (Frank-Wolfe gap on the simplex, relative) and iterations.
     fixed_point_tol : tolerance of every fixed-point solve (log-space residual).
     cv : None, or the number of folds scoring the γ grid by held-out log-likelihood.
@@ -91,6 +93,7 @@ class RenyiPool(Pool):
     solver: str = "auto"
     tol: float = 1e-8
     max_iter: int = 500
+    solver_options: dict | None = None
     fixed_point_tol: float = 1e-11
     cv: int | None = None
     floor: float | None = DEFAULT_FLOOR
@@ -119,6 +122,7 @@ class RenyiPool(Pool):
         learn_lam = bool(self.learn_lam)
         prob: Any
         solver = self.solver
+        opts = dict(self.solver_options or {})
         if learn_gamma is None and not learn_lam and self.learn_weights:
             prob = RenyiWeightProblem(L, y, gamma, lam, tol=self.fixed_point_tol, sample_weight=sw)
         else:
@@ -132,8 +136,10 @@ class RenyiPool(Pool):
                 tol=self.fixed_point_tol,
                 sample_weight=sw,
             )
-            solver = "projected_gradient" if solver == "auto" else solver
+            if solver == "auto":
+                solver, opts = "projected_gradient", {}
         A = L.shape[1]
+        fresh = x0 is None
         if x0 is None:
             x0 = prob.x0()
             if self.weights is not None:
@@ -147,7 +153,9 @@ class RenyiPool(Pool):
 
                 f = prob.value(x0)
                 return prob, SolveResult(x0, f, 0, 1.0, True, "nothing to learn", "none")
-        res = minimize(prob, solver, x0=x0, tol=self.tol, max_iter=self.max_iter, progress=progress)
+        if fresh and self.weights is None and isinstance(prob, RenyiWeightProblem):
+            x0 = None  # no start given: the working-set Newton screens the agents instead of solving at uniform
+        res = minimize(prob, solver, x0=x0, tol=self.tol, max_iter=self.max_iter, progress=progress, **opts)
         return prob, res
 
     def _fit(

@@ -144,6 +144,8 @@ def test_pool_auto_solver_by_what_is_learnt():
     assert pool.fit_result_.method == "newton" and pool.converged_
     spg = RenyiPool(gamma=0.3, solver="projected_gradient", tol=1e-10, max_iter=3000).fit(lp, y)
     assert abs(pool.loglik_ - spg.loglik_) < 1e-8
+    sub = RenyiPool(gamma=0.3, solver_options={"hessian_sample": 0.5}).fit(lp, y)  # subsampled Newton
+    assert sub.converged_ and abs(sub.loglik_ - spg.loglik_) < 1e-8
     joint = RenyiPool(gamma="learn_per_agent", gamma_grid=[0.5, 0.2], max_iter=20)
     with pytest.warns(Warning):
         joint.fit(lp, y)
