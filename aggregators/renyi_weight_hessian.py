@@ -111,6 +111,14 @@ class RenyiWeightProblem(RenyiProblem):
         self._root: RenyiWeightProblem = self
         self._La = anneal(self.L, self.lam0)
 
+    def project(self, x: np.ndarray) -> np.ndarray:
+        """Projection onto the simplex; a point already on it is returned as it is (the projection's
+        rounding would turn its zero weights into 1e-17 ones, and every agent back into the solve)."""
+        x = np.asarray(x, dtype=np.float64)
+        if x.min() >= 0 and abs(x.sum() - 1.0) <= 1e-12:
+            return x.copy()
+        return super().project(x)
+
     def _evaluate(self, x, grad):
         before = self.sweeps
         out = super()._evaluate(x, grad)
