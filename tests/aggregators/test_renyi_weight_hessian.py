@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize as sp_minimize
 from scipy.special import logsumexp
 
 from aggregators.renyi import RenyiPool
@@ -17,14 +16,8 @@ from aggregators.renyi_fixed_point import solve_fixed_point
 from aggregators.renyi_gradient import RenyiProblem, renyi_loglik_grad
 from aggregators.renyi_weight_hessian import RenyiWeightProblem, renyi_weight_gauss_newton
 from solvers.registry import minimize
-
-
-def data(n=40, a=5, k=6, seed=0, scale=1.5):
-    rng = np.random.default_rng(seed)
-    lp = rng.normal(size=(n, a, k)) * scale
-    lp -= logsumexp(lp, axis=2, keepdims=True)
-    y = rng.integers(0, k, n)
-    return lp, y
+from tests.aggregators.test_renyi_gradient import data
+from tests.references import slsqp_simplex
 
 
 def fd_fisher(lp, w, gamma, c, h=1e-6):
@@ -123,15 +116,7 @@ def test_newton_reaches_the_scipy_optimum(gamma):
     assert res.method == "newton" and res.converged
     assert res.extra.get("working_set_sizes")  # dim 50 > 40: the working set ran
     ref_prob = RenyiProblem(lp, y, g, tol=1e-13)
-    sp = sp_minimize(
-        ref_prob.value,
-        np.full(A, 1.0 / A),
-        jac=ref_prob.grad,
-        method="SLSQP",
-        bounds=[(0, 1)] * A,
-        constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1, "jac": lambda w: np.ones_like(w)}],
-        options={"ftol": 1e-15, "maxiter": 1000},
-    )
+    sp = slsqp_simplex(ref_prob.value_and_grad, A)
     assert res.fun <= sp.fun + 1e-10
     assert abs(res.fun - sp.fun) < 1e-8
     np.testing.assert_allclose(res.x, sp.x, atol=2e-4)
