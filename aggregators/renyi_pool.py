@@ -3,8 +3,8 @@
 The estimator maximises the validation log-likelihood ``Σ_n log P_agg(y_n | w, γ, λ)`` over the
 weights ``w`` on the simplex (exact gradients by implicit differentiation,
 :mod:`aggregators.renyi_gradient`), through :func:`solvers.minimize` with a registered solver.
-``solver="auto"`` (the default) is working-set Newton with the Gauss-Newton (Fisher) matrix of
-:mod:`aggregators.renyi_weight_hessian` when only the weights are learnt, and spectral projected
+``solver="auto"`` (the default) is working-set Newton with the curvature (Fisher and empirical
+Fisher, blended) of :mod:`aggregators.renyi_weight_hessian` when only the weights are learnt, and spectral projected
 gradient (``"projected_gradient"``) when γ or λ are learnt with them.
 
 γ (``gamma``):
