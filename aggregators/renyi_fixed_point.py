@@ -198,6 +198,12 @@ def solve_fixed_point(
             "the Rényi pool needs strictly positive probabilities (apply the floor)",
             code="zero_probability",
         )
+    if stable is None:
+        stable = bool(gamma.min() < rk.STABLE_BELOW)
+    act = np.flatnonzero(w > 0)
+    if 0 < act.size < A:
+        # agents of weight zero do not enter Eq. (2.8): solve on the others (one copy of their data)
+        L, w, gamma, A = L[:, act], w[act], gamma[act], int(act.size)
     wp = mixture_weights(w, gamma)
     if gamma.max() <= GAMMA_LOG_LIMIT:
         lq = np.einsum("nik,i->nk", L, wp)
@@ -206,8 +212,6 @@ def solve_fixed_point(
         return FixedPointResult(lq, np.ones(n, dtype=np.int64), z, np.ones(n, dtype=bool), method, "log_limit")
     if max_iter is None:
         max_iter = 100 if method == "newton" else 100_000
-    if stable is None:
-        stable = bool(gamma.min() < rk.STABLE_BELOW)
     mode = hessian_mode(hessian, A, K, float(gamma.min()))
     ugam, gidx = np.unique(gamma, return_inverse=True)
     gidx = gidx.astype(np.int64)

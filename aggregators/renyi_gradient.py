@@ -102,7 +102,7 @@ def renyi_loglik_grad(
         ugam,
         log_q,
         labels.astype(np.int64),
-        hessian_mode(hessian, A, L.shape[2], float(gamma.min())),
+        hessian_mode(hessian, int(np.count_nonzero(wp)), L.shape[2], float(gamma[wp > 0].min())),
         stable,
         lam_grad,
         np.ascontiguousarray(L),

@@ -377,7 +377,9 @@ def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, 
     Ln = L[j]
     E = np.empty((A, K))
     Qi = np.empty((A, K))
-    M, C, V, v = workspace(mode, A, K)
+    act = np.flatnonzero(wp > 0)  # H is built from the agents with a positive weight only
+    a = act.size
+    M, C, V, v = workspace(mode, a, K)
     mix = np.empty(K)
     G = np.empty(K)
     qg = np.empty((ng, K))
@@ -388,7 +390,10 @@ def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, 
     _scaled_powers(Ln, gam, E)
     _evaluate(stable, Ln, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc)
     e[labels[j]] = 1.0
-    hsolve(mode, Qi, wp, gam, e, lam, 1e-12, M, C, V, v)
+    if a == A:
+        hsolve(mode, Qi, wp, gam, e, lam, 1e-12, M, C, V, v)
+    else:
+        hsolve(mode, Qi[act], wp[act], gam[act], e, lam, 1e-12, M, C, V, v)
     lq = 0.0
     for y in range(K):
         lq += lam[y] * mix[y]

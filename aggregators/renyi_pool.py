@@ -2,8 +2,10 @@
 
 The estimator maximises the validation log-likelihood ``Σ_n log P_agg(y_n | w, γ, λ)`` over the
 weights ``w`` on the simplex (exact gradients by implicit differentiation,
-:mod:`aggregators.renyi_gradient`), through :func:`solvers.minimize` with a registered solver
-(``solver="projected_gradient"`` by default: spectral projected gradient).
+:mod:`aggregators.renyi_gradient`), through :func:`solvers.minimize` with a registered solver.
+``solver="auto"`` (the default) is working-set Newton with the curvature (Fisher and empirical
+Fisher, blended) of :mod:`aggregators.renyi_weight_hessian` when only the weights are learnt, and spectral projected
+gradient (``"projected_gradient"``) when γ or λ are learnt with them.
 
 γ (``gamma``):
 
@@ -41,6 +43,7 @@ from solvers.registry import minimize
 from .base import Pool
 from .renyi_fixed_point import check_gamma, check_lam, renyi_aggregate
 from .renyi_gradient import RenyiProblem
+from .renyi_weight_hessian import RenyiWeightProblem
 from .validation import DEFAULT_FLOOR, PredictionError
 
 __all__ = ["RenyiPool", "DEFAULT_GAMMA_GRID"]
@@ -63,7 +66,10 @@ class RenyiPool(Pool):
     learn_lam : learn per-agent λ_i (in [0.05, 20]) jointly with the weights.
     learn_weights : if False the weights stay ``weights`` (uniform by default), only γ/λ are fitted.
     weights : the weights used when ``learn_weights=False``; also the start of the fit.
-    solver : a registered solver name (``solvers.available(problem)`` lists the applicable ones).
+    solver : ``"auto"`` or a registered solver name (``solvers.available(problem)`` lists the
+        applicable ones); ``"auto"``: Newton on the weights alone, else projected gradient.
+    solver_options : extra keyword arguments for the solver (e.g. ``{"hessian_sample": 0.25}`` for
+        Newton); not passed to the projected-gradient fallback of ``"auto"``.
     tol, max_iter : the solver's tolerance (Frank-Wolfe gap on the simplex, relative) and iterations.
     fixed_point_tol : tolerance of every fixed-point solve (log-space residual).
     cv : None, or the number of folds scoring the γ grid by held-out log-likelihood.
@@ -84,9 +90,10 @@ class RenyiPool(Pool):
     learn_lam: bool = False
     learn_weights: bool = True
     weights: Any = None
-    solver: str = "projected_gradient"
+    solver: str = "auto"
     tol: float = 1e-8
     max_iter: int = 500
+    solver_options: dict | None = None
     fixed_point_tol: float = 1e-11
     cv: int | None = None
     floor: float | None = DEFAULT_FLOOR
@@ -113,10 +120,26 @@ class RenyiPool(Pool):
     ):
         """One weight fit (plus γ/λ when learnt) with item weights ``sw``; returns ``(problem, result)``."""
         learn_lam = bool(self.learn_lam)
-        prob: Any = RenyiProblem(
-            L, y, gamma, lam, learn_gamma=learn_gamma, learn_lam=learn_lam, tol=self.fixed_point_tol, sample_weight=sw
-        )
+        prob: Any
+        solver = self.solver
+        opts = dict(self.solver_options or {})
+        if learn_gamma is None and not learn_lam and self.learn_weights:
+            prob = RenyiWeightProblem(L, y, gamma, lam, tol=self.fixed_point_tol, sample_weight=sw)
+        else:
+            prob = RenyiProblem(
+                L,
+                y,
+                gamma,
+                lam,
+                learn_gamma=learn_gamma,
+                learn_lam=learn_lam,
+                tol=self.fixed_point_tol,
+                sample_weight=sw,
+            )
+            if solver == "auto":
+                solver, opts = "projected_gradient", {}
         A = L.shape[1]
+        fresh = x0 is None
         if x0 is None:
             x0 = prob.x0()
             if self.weights is not None:
@@ -130,7 +153,9 @@ class RenyiPool(Pool):
 
                 f = prob.value(x0)
                 return prob, SolveResult(x0, f, 0, 1.0, True, "nothing to learn", "none")
-        res = minimize(prob, self.solver, x0=x0, tol=self.tol, max_iter=self.max_iter, progress=progress)
+        if fresh and self.weights is None and isinstance(prob, RenyiWeightProblem):
+            x0 = None  # no start given: the working-set Newton screens the agents instead of solving at uniform
+        res = minimize(prob, solver, x0=x0, tol=self.tol, max_iter=self.max_iter, progress=progress, **opts)
         return prob, res
 
     def _fit(

@@ -1,17 +1,23 @@
-"""Benchmark: a learnt-weight Rényi fit against the log-pool fit, same data, same run (issue §3).
+"""Benchmark: the learnt-weight Rényi fit against the log-pool fit, same data, same run (issue #13 §3).
 
-At (n_items, n_agents, n_classes) = ``--n`` x 269 x 64 (the seed's competition shape; 20,000 items
-is the target) with :func:`benchmarks.competition_data.make_competition_predictions`:
+For every family of :mod:`benchmarks.logpool_families` in ``--families`` and every ``--n`` (items;
+``--agents`` x ``--classes`` = 269 x 64 by default, the seed's competition shape):
 
-- ``LogPool().fit(X, y)`` (the reference cost);
-- ``RenyiPool(gamma=g).fit(X, y)`` for each ``--gammas`` (the default SPG weight solver), with the
-  number of solver iterations, fixed-point sweeps and ``converged_``;
-- one value-and-gradient evaluation of the Rényi problem (cold solve + adjoint) at uniform weights,
-  per Hessian solve, to show where the time of a fit goes.
+- ``LogPool().fit(X, y)``: the reference cost;
+- ``RenyiPool(gamma=g).fit(X, y)`` for each ``--gammas``, with the default solver (``auto``:
+  working-set Newton with the Gauss-Newton matrix of :mod:`aggregators.renyi_weight_hessian`): time,
+  ratio to the log pool, Newton iterations, working-set sizes, fixed-point sweeps per item, active
+  agents, ``converged_``; the log-pool and Newton fits are repeated ``--reps`` times, interleaved,
+  and the fastest of each is kept (wall and CPU seconds: the machine is shared);
+- with ``--spg``: the same fit by spectral projected gradient (the previous default), and the gap
+  between the two optima (mean log-likelihood);
+- with ``--sweep``: ``RenyiPool(gamma="grid")`` over 10 log-spaced γ in [0.01, 1] (each fit
+  warm-started from the previous one), time and ratio to the log pool.
 
-Run (results in ``benchmarks/results/core-at-scale-renyi.md``)::
+Run (results in ``benchmarks/results/core-at-scale-session6.md``)::
 
-    PYTHONPATH=. NUMBA_CACHE_DIR=.numba_cache .venv/bin/python benchmarks/bench_renyi_competition.py --n 2000
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=. NUMBA_CACHE_DIR=.numba_cache .venv/bin/python \\
+        benchmarks/bench_renyi_competition.py --families competition gaussian-logit noise --n 2000 5000
 """
 
 from __future__ import annotations
@@ -29,49 +35,87 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from aggregators.logpool import LogPool  # noqa: E402
 from aggregators.renyi import RenyiPool  # noqa: E402
-from aggregators.renyi_gradient import renyi_loglik_grad  # noqa: E402
-from benchmarks.competition_data import make_competition_predictions  # noqa: E402
+from benchmarks.logpool_families import FAMILIES, make_family  # noqa: E402
+
+SWEEP = tuple(float(g) for g in np.logspace(-2, 0, 10))
+
+
+def _timed(make, X, y):
+    """``(wall s, cpu s, fitted pool)`` of one fit (warnings silenced; ``converged_`` is reported)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t, c = time.perf_counter(), time.process_time()
+        pool = make().fit(X, y)
+        return time.perf_counter() - t, time.process_time() - c, pool
+
+
+def _best(runs: dict, key, make, X, y):
+    """Time one more fit of ``key`` and keep the fastest (by wall time) of its runs."""
+    wall, cpu, pool = _timed(make, X, y)
+    if key not in runs or wall < runs[key][0]:
+        runs[key] = (wall, cpu, pool)
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--n", type=int, default=2000)
+    ap.add_argument("--families", nargs="+", default=["competition"], choices=FAMILIES)
+    ap.add_argument("--n", type=int, nargs="+", default=[2000])
     ap.add_argument("--agents", type=int, default=269)
     ap.add_argument("--classes", type=int, default=64)
     ap.add_argument("--gammas", type=float, nargs="+", default=[0.1, 0.5])
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--skip-fit", action="store_true", help="only the per-evaluation timings")
+    ap.add_argument("--reps", type=int, default=1, help="interleaved repetitions of the log-pool and Newton fits")
+    ap.add_argument("--spg", action="store_true", help="also fit by projected gradient (slow)")
+    ap.add_argument("--sweep", action="store_true", help="also the 10-value γ sweep")
     a = ap.parse_args(argv)
-    X, y = make_competition_predictions(a.n, a.agents, a.classes, a.seed)
-    print(f"# load {os.getloadavg()}; data {X.shape}")
-    A = X.shape[1]
-    w = np.full(A, 1.0 / A)
-    for g in a.gammas:
-        for h in ("dense", "cg", "auto"):
-            gam = np.full(A, g)
-            m = min(len(X), 300)  # enough items for the parallel kernels too
-            renyi_loglik_grad(X[:m], y[:m], w, gam, want=("w",), hessian=h)  # compile / load
-            t = time.perf_counter()
-            _, _, _, sweeps = renyi_loglik_grad(X, y, w, gam, want=("w",), hessian=h)
-            print(f"| eval γ={g} | hessian={h} | {time.perf_counter() - t:.2f} s | sweeps {sweeps} |", flush=True)
-    if a.skip_fit:
-        return
-    t = time.perf_counter()
-    LogPool().fit(X, y)
-    t_log = time.perf_counter() - t
-    print(f"| LogPool().fit | {t_log:.1f} s |", flush=True)
-    for g in a.gammas:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            t = time.perf_counter()
-            pool = RenyiPool(gamma=g).fit(X, y)
-            dt = time.perf_counter() - t
-        res = pool.fit_result_
-        print(
-            f"| RenyiPool(gamma={g}).fit | {dt:.1f} s | {dt / t_log:.1f}x log pool | iters {res.n_iter} | "
-            f"sweeps {pool.n_fixed_point_sweeps_} | converged {pool.converged_} |",
-            flush=True,
-        )
+    print(f"# load {os.getloadavg()}; OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}")
+    # compile / load every kernel on a small problem first
+    Xs, ys = make_family("competition", 200, 30, a.classes, 1)
+    LogPool().fit(Xs, ys)
+    RenyiPool(gamma=0.3).fit(Xs, ys)
+    print(
+        "| family | n | fit | wall s | cpu s | wall x log pool | cpu x log pool | iters | working sets | sweeps/item "
+        "| active | converged | Newton - SPG loglik |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for fam in a.families:
+        for n in a.n:
+            X, y = make_family(fam, n, a.agents, a.classes, a.seed)
+            runs: dict = {}
+            for _ in range(a.reps):  # interleaved, so that a change of the machine's load hits every fit
+                _best(runs, "log", LogPool, X, y)
+                for g in a.gammas:
+                    _best(runs, g, lambda g=g: RenyiPool(gamma=g), X, y)
+            for g in a.gammas if a.spg else ():
+                _best(runs, ("spg", g), lambda g=g: RenyiPool(gamma=g, solver="projected_gradient"), X, y)
+            if a.sweep:
+                _best(runs, "sweep", lambda: RenyiPool(gamma="grid", gamma_grid=SWEEP), X, y)
+            t_log, c_log, lp = runs["log"]
+            row = f"| {fam} | {n} |"
+            print(
+                f"{row} LogPool | {t_log:.2f} | {c_log:.2f} | 1 | 1 | {lp.fit_result_.n_iter} | | | "
+                f"{np.count_nonzero(lp.weights_)} | {lp.fit_result_.converged} | |"
+            )
+            for key, label in (
+                [(g, f"Rényi γ={g} Newton") for g in a.gammas]
+                + [(("spg", g), f"Rényi γ={g} SPG") for g in a.gammas if a.spg]
+                + ([("sweep", "Rényi 10-γ sweep")] if a.sweep else [])
+            ):
+                dt, dc, pool = runs[key]
+                res = pool.fit_result_
+                gap = ""
+                if isinstance(key, tuple):
+                    gap = f"{runs[key[1]][2].loglik_ - pool.loglik_:.1e}"
+                if key == "sweep":
+                    label += f" (best γ {pool.gamma_:.3g})"
+                print(
+                    f"{row} {label} | {dt:.2f} | {dc:.2f} | {dt / t_log:.1f} | {dc / c_log:.1f} | {res.n_iter} | "
+                    f"{res.extra.get('working_set_sizes', '')} | {pool.n_fixed_point_sweeps_ / n:.0f} | "
+                    f"{np.count_nonzero(pool.weights_)} | {pool.converged_} | {gap} |",
+                    flush=True,
+                )
+            del X, y, runs
+    print(f"# load at the end {os.getloadavg()}")
 
 
 if __name__ == "__main__":

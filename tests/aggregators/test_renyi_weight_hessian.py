@@ -1,0 +1,162 @@
+"""The Rényi weight fit's curvature matrix and working-set Newton, against independent references.
+
+References: the Jacobian of the fixed point by central differences (tolerance 1e-13 solves), the log
+pool's exact Hessian in the γ → 0 limit, scipy's SLSQP on the same objective, and the full
+(all-agent) evaluation for the support-only solve of sparse weights.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from aggregators.renyi import RenyiPool
+from aggregators.renyi_fixed_point import solve_fixed_point
+from aggregators.renyi_gradient import RenyiProblem, renyi_loglik_grad
+from aggregators.renyi_weight_hessian import RenyiWeightProblem, renyi_weight_curvature
+from solvers.registry import minimize
+from tests.aggregators.test_renyi_gradient import data
+from tests.references import slsqp_simplex
+
+
+def fd_jacobian(lp, w, gamma, h=1e-6):
+    """``J = d log P_agg / dw`` (n, K, A) by central differences."""
+    n, A, K = lp.shape
+    J = np.zeros((n, K, A))
+    for k in range(A):
+        e = np.zeros(A)
+        e[k] = h
+        up = solve_fixed_point(lp, w + e, gamma, tol=1e-14).log_q
+        dn = solve_fixed_point(lp, w - e, gamma, tol=1e-14).log_q
+        J[:, :, k] = (up - dn) / (2 * h)
+    return J
+
+
+@pytest.mark.parametrize(
+    "shape, gamma",
+    [((30, 6, 5), 0.3), ((30, 6, 5), "per_agent"), ((30, 3, 9), 0.5), ((30, 3, 9), "per_agent")],
+    ids=["dense-shared", "dense-per-agent", "woodbury-shared", "woodbury-per-agent"],
+)
+def test_curvature_is_the_fisher_and_empirical_fisher_of_the_fixed_point(shape, gamma):
+    n, A, K = shape
+    lp, y = data(n, A, K, seed=3)
+    rng = np.random.default_rng(4)
+    g = rng.uniform(0.1, 0.8, A) if gamma == "per_agent" else np.full(A, gamma)
+    w = rng.dirichlet(np.ones(A) * 2)
+    c = rng.uniform(0.5, 2.0, n)
+    c /= c.sum()
+    log_q = solve_fixed_point(lp, w, g, tol=1e-14).log_q
+    J = fd_jacobian(lp, w, g)
+    F = np.einsum("n,nka,nk,nkb->ab", c, J, np.exp(log_q), J)
+    Jy = J[np.arange(n), y]
+    E = np.einsum("n,na,nb->ab", c, Jy, Jy)
+    beta = float(np.dot(w / g / np.sum(w / g), g))
+    P = np.eye(A) - 1.0 / A  # compare on the simplex's tangent space (the formula assumes Σ w = 1)
+    for blend, ref in ((False, F), (True, (1 - beta) * F + beta * E)):
+        G = renyi_weight_curvature(lp, y, w, g, log_q, c, blend=blend, chunk=7)
+        np.testing.assert_allclose(P @ G @ P, P @ ref @ P, atol=1e-7 * np.abs(ref).max())
+        assert np.linalg.eigvalsh(G).min() > -1e-12
+
+
+def test_curvature_is_the_exact_hessian_of_the_linear_pool():
+    """γ = 1: the pool is linear and the blend (β = 1) its exact Hessian, here against finite
+    differences of the exact gradient."""
+    lp, y = data(40, 5, 6, seed=10)
+    w = np.array([0.1, 0.3, 0.2, 0.25, 0.15])
+    g = np.ones(5)
+    log_q = solve_fixed_point(lp, w, g, tol=1e-14).log_q
+    G = renyi_weight_curvature(lp, y, w, g, log_q, np.full(40, 1 / 40))
+
+    def grad(v):
+        return renyi_loglik_grad(lp, y, v, g, tol=1e-14)[1]["w"]
+
+    Hfd = np.zeros((5, 5))
+    for k in range(5):
+        e = np.zeros(5)
+        e[k] = 1e-6
+        Hfd[:, k] = -(grad(w + e) - grad(w - e)) / 2e-6
+    P = np.eye(5) - 0.2
+    np.testing.assert_allclose(P @ G @ P, P @ Hfd @ P, atol=1e-6 * np.abs(Hfd).max())
+
+
+def test_curvature_tends_to_the_log_pool_hessian():
+    """γ → 0: the pool is the log pool with weights w and the curvature (β → 0) its exact Hessian
+    ``mean_n Cov_{q_n}[log P_n]`` (error O(γ))."""
+    lp, y = data(50, 4, 7, seed=5)
+    w = np.array([0.1, 0.2, 0.3, 0.4])
+    g = np.full(4, 1e-5)
+    log_q = solve_fixed_point(lp, w, g, tol=1e-14).log_q
+    G = renyi_weight_curvature(lp, y, w, g, log_q, np.full(50, 1 / 50))
+    s = np.einsum("nak,a->nk", lp, w)
+    q = np.exp(s - logsumexp(s, axis=1, keepdims=True))
+    mu = np.einsum("nk,nak->na", q, lp)
+    ref = np.einsum("nk,nak,nbk->ab", q, lp, lp) / 50 - np.einsum("na,nb->ab", mu, mu) / 50
+    P = np.eye(4) - 0.25  # on the simplex's tangent space (the Rényi weights are renormalised)
+    np.testing.assert_allclose(P @ G @ P, P @ ref @ P, atol=1e-4 * np.abs(ref).max())
+
+
+def test_zero_weights_solve_on_the_support_and_keep_every_gradient():
+    """Sparse weights take the support-only solve; aggregate and gradient (zero-weight agents
+    included) equal the all-agent evaluation at weights 1e-300 in their place."""
+    lp, y = data(60, 7, 9, seed=6)
+    w = np.array([0.3, 0.0, 0.25, 0.0, 0.45, 0.0, 0.0])
+    tiny = np.where(w > 0, w, 1e-300)
+    for gam in (np.full(7, 0.2), np.linspace(0.05, 0.9, 7)):
+        ll0, g0, lq0, _ = renyi_loglik_grad(lp, y, w, gam, tol=1e-13)
+        ll1, g1, lq1, _ = renyi_loglik_grad(lp, y, tiny, gam, tol=1e-13)
+        np.testing.assert_allclose(lq0, lq1, atol=1e-11)
+        assert abs(ll0 - ll1) < 1e-11
+        np.testing.assert_allclose(g0["w"], g1["w"], atol=1e-9)
+
+
+def test_restricted_problem_is_the_full_problem_on_its_agents():
+    lp, y = data(50, 8, 6, seed=7)
+    full = RenyiWeightProblem(lp, y, 0.3, tol=1e-13)
+    idx = np.array([1, 4, 5])
+    x = np.zeros(8)
+    x[idx] = [0.5, 0.2, 0.3]
+    f, g = full.value_and_grad(x)
+    sub = full.restrict(idx)
+    fs, gs = sub.value_and_grad(x[idx])
+    assert abs(f - fs) < 1e-12
+    np.testing.assert_allclose(gs, g[idx], atol=1e-10)
+    np.testing.assert_allclose(sub.hessian(x[idx]), full.hessian(x)[np.ix_(idx, idx)], atol=1e-10)
+    assert full.sweeps >= sub.sweeps > 0  # the restricted solves count in the root's sweeps
+
+
+@pytest.mark.parametrize("gamma", [0.1, 0.6, 1.0, "per_agent"])
+def test_newton_reaches_the_scipy_optimum(gamma):
+    """Working-set Newton with the blended curvature and SLSQP on the same objective agree."""
+    rng = np.random.default_rng(8)
+    n, A, K = 150, 50, 6
+    truth = rng.normal(size=(n, K)) * 2
+    y = np.array([rng.choice(K, p=np.exp(t - logsumexp(t))) for t in truth])
+    sharp = rng.uniform(0.2, 2.0, A)
+    lp = sharp[None, :, None] * truth[:, None, :] + rng.normal(size=(n, A, K)) * rng.uniform(0.5, 3, A)[None, :, None]
+    lp -= logsumexp(lp, axis=2, keepdims=True)
+    g = rng.uniform(0.1, 0.6, A) if gamma == "per_agent" else gamma
+    prob = RenyiWeightProblem(lp, y, g, tol=1e-13)
+    res = minimize(prob, "auto", tol=1e-12, max_iter=100)
+    assert res.method == "newton" and res.converged
+    assert res.extra.get("working_set_sizes")  # dim 50 > 40: the working set ran
+    ref_prob = RenyiProblem(lp, y, g, tol=1e-13)
+    sp = slsqp_simplex(ref_prob.value_and_grad, A)
+    assert res.fun <= sp.fun + 1e-10
+    assert abs(res.fun - sp.fun) < 1e-8
+    np.testing.assert_allclose(res.x, sp.x, atol=2e-4)
+    assert 0 < np.count_nonzero(res.x) < A  # a sparse optimum: the working set had work to do
+
+
+def test_pool_auto_solver_by_what_is_learnt():
+    lp, y = data(60, 6, 5, seed=9)
+    pool = RenyiPool(gamma=0.3).fit(lp, y)
+    assert pool.fit_result_.method == "newton" and pool.converged_
+    spg = RenyiPool(gamma=0.3, solver="projected_gradient", tol=1e-10, max_iter=3000).fit(lp, y)
+    assert abs(pool.loglik_ - spg.loglik_) < 1e-8
+    sub = RenyiPool(gamma=0.3, tol=1e-10, solver_options={"hessian_sample": 0.5}).fit(lp, y)  # subsampled
+    assert sub.converged_ and abs(sub.loglik_ - spg.loglik_) < 1e-8
+    joint = RenyiPool(gamma="learn_per_agent", gamma_grid=[0.5, 0.2], max_iter=20)
+    with pytest.warns(Warning):
+        joint.fit(lp, y)
+    assert joint.fit_result_.method == "projected_gradient"
