@@ -1,7 +1,7 @@
 """The estimator shape shared by every pool (scikit-learn conventions).
 
 ``__init__`` only stores hyper-parameters; ``fit(log_probs, y)`` learns on a labelled validation set
-and returns ``self``; learnt state ends in ``_`` (``weights_``, ``n_floored_``, ``fit_result_``);
+and returns ``self``; learnt state ends in ``_`` (``weights_``, ``n_floored_``, ``fit_result_``, ``converged_``);
 ``predict(log_probs)`` returns the aggregate as normalised log-probabilities of shape
 ``(n_items, n_classes)``; ``predict_proba`` returns the same as probabilities; ``score`` is the mean
 log-likelihood of the labels (higher is better).
@@ -20,6 +20,7 @@ default; pass ``kind="probs"`` for probability tables.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -168,8 +169,25 @@ class Pool:
         res = minimize(problem, self.solver, tol=self.tol, progress=progress, **opts)
         w = np.clip(np.asarray(res.x, dtype=np.float64), 0.0, None)
         self.weights_ = w / w.sum()
+        self._record_result(res)
+
+    def _record_result(self, res: Any) -> None:
+        """Store the weight solver's result as ``fit_result_``, ``n_iter_`` and ``converged_``; when the
+        solver stopped without meeting its tolerance (``max_iter`` reached, a stochastic solver such as
+        MISO or SAGA out of epochs), warn with scikit-learn's ``ConvergenceWarning``: the fit is usable
+        but not optimal. One rule for every pool whose weights are learnt (issue core-at-scale §3)."""
         self.fit_result_ = res
         self.n_iter_ = res.n_iter
+        self.converged_ = bool(res.converged)
+        if not self.converged_:
+            from sklearn.exceptions import ConvergenceWarning  # here: importing scikit-learn costs ~130 MB
+
+            warnings.warn(
+                f"{type(self).__name__}: the weight solver {res.method!r} stopped unconverged ({res.message}); "
+                "the fit is usable but not optimal (raise max_iter or loosen tol)",
+                ConvergenceWarning,
+                stacklevel=5,
+            )
 
     # -- to implement -------------------------------------------------------------------------
     def _fit(

@@ -30,12 +30,10 @@ With ``cv=k`` the grid is scored by k-fold held-out log-likelihood instead of th
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
 from solvers.progress import ProgressFn, report, scaled
 from solvers.registry import minimize
@@ -326,15 +324,7 @@ class RenyiPool(Pool):
         self.gamma_ = g.copy() if (per_agent or inner.learn_gamma == "per_agent") else float(g[0])
         if lam is not None:
             self.lam_ = lam.copy()
-        self.fit_result_ = res
-        self.converged_ = bool(res.converged)
-        if not self.converged_:
-            warnings.warn(
-                f"RenyiPool: the weight solver stopped unconverged ({res.message}); "
-                "the fit is usable but not optimal (raise max_iter or loosen tol)",
-                ConvergenceWarning,
-                stacklevel=4,
-            )
+        self._record_result(res)
         self.loglik_ = -float(res.fun)
         self.n_fixed_point_sweeps_ = int(inner.sweeps)
 
