@@ -99,7 +99,7 @@ def test_a_run_reports_progress_that_moves(server):
     every method runs: the fraction never goes back, takes many values, and the run's stage names
     the Rényi fit of the sweep, the market epoch and the leave-one-out refit as they happen."""
     rng = np.random.default_rng(4)
-    n, k, n_agents = 4000, 8, 10
+    n, k, n_agents = 12000, 8, 10  # long enough to poll many values on an idle machine (4,000 gave 10)
     y = rng.integers(0, k, n)
     deadline = (datetime.now(UTC) + timedelta(days=1)).isoformat()
     with AgoraClient(server.url, api_key=ADMIN) as org:
