@@ -7,12 +7,15 @@ A plain ASGI middleware (no cost for requests without the header). For a POST ca
   presented API key, or "anonymous") with a lease of ``Settings.idempotency_lease_seconds``, renewed
   while the request runs; the request runs; its answer (status, headers, body) is stored and the record
   marked ``done`` *before* the answer is sent, so an acknowledged write always replays;
-* the resource a request creates (pool, market, upload, job, API key, organisation) or trains (a
-  market's inline training) is named on its record by the same transaction that writes it (a flush
-  hook, :func:`install`): after a crash between that commit and the answer, the retry finds the
-  resource and answers with it (its current representation, the first status) instead of creating or
-  training again; when the crash came before the commit, nothing was written and the retry runs
-  afresh. (An API key replayed so has no secret: it was never shown; revoke it.) Keyed requests that
+* the resource a request creates (pool, market, upload, job, API key, organisation; a competition,
+  a batch of invitations, a participant, a submission, an aggregation run) or trains (a market's
+  inline training) is named on its record by the same transaction that writes it (a flush hook,
+  :func:`install`, with the URLs of :data:`CREATED`): after a crash between that commit and the
+  answer, the retry finds the resource and answers with it (its current representation by an
+  internal GET, the first status) instead of creating or training again; when the crash came before
+  the commit, nothing was written and the retry runs afresh. Secrets shown once are not in such a
+  replay: an API key's secret, invitation codes, a participant's token (revoke the key or the
+  unused invitations; a participant so replayed joins again under another name). Keyed requests that
   store nothing (aggregate, equilibrium, inline solve, predict) are safe to run again;
 * the same key again with the same method, path and body: the stored answer is replayed with
   ``Idempotent-Replayed: true`` (so a retried create returns the same pool id, the same job);
@@ -36,6 +39,7 @@ import anyio
 from sqlalchemy import delete, event, inspect, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
+from .competitions.models import AggregationRun, Competition, Invitation, Participant, Submission
 from .db import Database
 from .limits import replay_body, send_problem
 from .models import ApiKey, Blob, IdempotencyRecord, JobRow, MarketRow, Organisation, PoolRow, aware, utcnow
@@ -46,26 +50,32 @@ NOT_STORED = {401, 403, 409, 429}
 _RECORD: ContextVar[int | None] = ContextVar("agora_idempotency_record", default=None)
 
 
-#: the URL of each kind of row a request may create, under ``/v1``, and the status it answers
-CREATED: dict[type, tuple[str, int]] = {
-    PoolRow: ("pools", 201),
-    MarketRow: ("markets", 201),
-    ApiKey: ("keys", 201),
-    Organisation: ("organisations", 201),
+#: for each kind of row a request may create: the URL of what it answers with (a template on the row
+#: ``o``), the status and a priority (the highest among the rows of one request names the record)
+CREATED: dict[type, tuple[str, int, int]] = {
+    AggregationRun: ("/v1/competitions/{o.competition_id}/aggregations/{o.id}", 202, 5),
+    JobRow: ("/v1/jobs/{o.id}", 202, 4),
+    PoolRow: ("/v1/pools/{o.id}", 201, 3),
+    MarketRow: ("/v1/markets/{o.id}", 201, 3),
+    ApiKey: ("/v1/keys/{o.id}", 201, 3),
+    Organisation: ("/v1/organisations/{o.id}", 201, 3),
+    Competition: ("/v1/competitions/{o.id}", 201, 3),
+    Participant: ("/v1/competitions/{o.competition_id}/participants/{o.id}", 201, 3),
+    Submission: ("/v1/competitions/{o.competition_id}/submissions/{o.id}", 201, 3),
+    Invitation: ("/v1/competitions/{o.competition_id}/invitations?batch={o.batch}", 201, 3),
 }
 
 
 def _created(new: Any, dirty: Any = ()) -> tuple[int, str, int] | None:
-    """(priority, URL, status) of what a request writes, among the rows of one flush: a job first
-    (202), else a created pool, market, API key or organisation (201), else an upload (201), else a
+    """(priority, URL, status) of what a request writes, among the rows of one flush: a competition's
+    aggregation run (202), else a job (202), else a created pool, market, API key, organisation,
+    competition, participant, submission or batch of invitations (201), else an upload (201), else a
     market whose training was stored (``n_trained`` changed: an inline training, 200)."""
     best = None
     for o in new:
-        if isinstance(o, JobRow):
-            cand = (4, f"/v1/jobs/{o.id}", 202)
-        elif type(o) in CREATED:
-            coll, status = CREATED[type(o)]
-            cand = (3, f"/v1/{coll}/{o.id}", status)
+        if type(o) in CREATED:
+            url, status, priority = CREATED[type(o)]
+            cand = (priority, url.format(o=o), status)
         elif isinstance(o, Blob) and o.owner_type == "upload":
             cand = (2, f"/v1/arrays/{o.owner_id}", 201)
         else:
@@ -295,12 +305,13 @@ class IdempotencyMiddleware:
     async def _get(self, scope, headers: dict[bytes, bytes], url: str) -> tuple[list[tuple[str, str]], bytes] | None:
         """The current representation of ``url`` (a GET as the same caller), or None if it is gone."""
         keep = {b"authorization", b"x-api-key", b"host", b"accept"}
+        path, _, query = url.partition("?")
         sub = {
             **scope,
             "method": "GET",
-            "path": url,
-            "raw_path": url.encode(),
-            "query_string": b"",
+            "path": path,
+            "raw_path": path.encode(),
+            "query_string": query.encode(),
             "headers": [(k, v) for k, v in headers.items() if k in keep],
         }
         out: dict[str, Any] = {"status": 500, "headers": [], "body": []}

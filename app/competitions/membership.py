@@ -29,10 +29,11 @@ def invite(session: Session, comp: Competition, n: int, note: str = "") -> list[
     if not isinstance(n, int) or not 1 <= n <= MAX_INVITATIONS:
         raise InputError("n", f"must be an integer in 1..{MAX_INVITATIONS}; got {n!r}")
     out = []
-    for _ in range(n):
+    batch = new_id("inv")
+    for i in range(n):
         code = "agi_" + secrets.token_urlsafe(18)
         inv = Invitation(
-            id=new_id("inv"),
+            id=f"{batch}_{i}",
             competition_id=comp.id,
             code_hash=hash_key(code),
             note=(note or "")[:200],
@@ -44,8 +45,11 @@ def invite(session: Session, comp: Competition, n: int, note: str = "") -> list[
     return out
 
 
-def invitations(session: Session, comp: Competition) -> list[Invitation]:
+def invitations(session: Session, comp: Competition, batch: str | None = None) -> list[Invitation]:
+    """The competition's invitations; with ``batch``, only those issued together by one request."""
     q = select(Invitation).where(Invitation.competition_id == comp.id)
+    if batch is not None:
+        q = q.where(Invitation.id.startswith(batch + "_", autoescape=True))
     return list(session.scalars(q.order_by(Invitation.created_at, Invitation.id)))
 
 

@@ -70,6 +70,11 @@ class Invitation(CompetitionPart, Base):
     participant_id: Mapped[str | None] = mapped_column(String(40), nullable=True)  # set when redeemed
     used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
+    @property
+    def batch(self) -> str:
+        """The id shared by the invitations issued by one request: each one's id is ``<batch>_<i>``."""
+        return self.id.rsplit("_", 1)[0]
+
 
 class Submission(CompetitionPart, Base):
     __tablename__ = "competition_submissions"

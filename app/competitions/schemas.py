@@ -22,7 +22,7 @@ from pydantic import Field
 from app.models import aware
 from app.schemas import ArrayIn, Body
 
-from .models import AggregationRun, Competition, Invitation, Submission
+from .models import AggregationRun, Competition, Invitation, Participant, Submission
 
 SplitKind = Literal["random", "stratified", "grouped"]
 SPLIT_HELP = (
@@ -175,6 +175,19 @@ def submission_view(
         d["private_perplexity"] = sub.private_perplexity
         d["private_log_loss"] = sub.private_log_loss
     return d
+
+
+def participant_view(p: Participant, token: str | None = None) -> dict[str, Any]:
+    """A participant; ``token`` only in the answer to its join (it is stored hashed)."""
+    return {
+        "participant_id": p.id,
+        "name": p.name,
+        "competition_id": p.competition_id,
+        "token": token,
+        "note": "keep this token: it is shown once and identifies you in this competition"
+        if token
+        else "the token was shown once, in the answer to the join; it cannot be shown again",
+    }
 
 
 def invitation_view(inv: Invitation, code: str | None = None, participant: str | None = None) -> dict[str, Any]:

@@ -244,12 +244,16 @@ def invite(body: views.InviteRequest, comp: Organised, session: DbSession) -> An
 
 
 @router.get("/{competition_id}/invitations", responses=P, summary="Invitations and who redeemed them (organiser)")
-def list_invitations(comp: Organised, session: DbSession) -> Any:
+def list_invitations(
+    comp: Organised,
+    session: DbSession,
+    batch: str | None = Query(None, max_length=40, description="only the invitations issued by one request"),
+) -> Any:
     people = svc.participants(session, comp)
     return {
         "items": [
             views.invitation_view(inv, participant=people[inv.participant_id].name if inv.participant_id else None)
-            for inv in svc.invitations(session, comp)
+            for inv in svc.invitations(session, comp, batch)
         ]
     }
 
@@ -271,13 +275,16 @@ def revoke_invitation(invitation_id: str, comp: Organised, session: DbSession) -
 def join(body: views.JoinRequest, request: Request, comp: Comp, session: DbSession) -> Any:
     _limit(request, "join")
     p, token = svc.join(session, comp, body.name, body.invitation)
-    return {
-        "participant_id": p.id,
-        "name": p.name,
-        "competition_id": comp.id,
-        "token": token,
-        "note": "keep this token: it is shown once and identifies you in this competition",
-    }
+    return views.participant_view(p, token)
+
+
+@router.get("/{competition_id}/participants/{participant_id}", responses=P, summary="One participant (public)")
+def get_participant(participant_id: str, comp: Comp, session: DbSession) -> Any:
+    """Its id and name, as the leaderboard shows them; the token is never shown again."""
+    p = session.get(Participant, participant_id)
+    if p is None or p.competition_id != comp.id:
+        raise ProblemError(404, f"no participant {participant_id!r}", field="participant_id", reason="not found")
+    return views.participant_view(p)
 
 
 UPLOAD_BODY = {
