@@ -11,7 +11,8 @@ SQLite has no row locks (the clause is left out) but runs one writing statement 
 conditional update is the claim and no job is claimed twice. The claimant's ``host:pid`` is recorded
 on the job. The handler runs in a thread with a progress callback (:mod:`solvers.progress`) that
 
-* stores the fraction done, an ETA (elapsed x (1 - f) / f) and a heartbeat (throttled), and
+* stores the fraction done, an ETA (the handler's own, given through ``JobContext.eta``, else
+  elapsed x (1 - f) / f) and a heartbeat (throttled), and
 * raises :class:`solvers.progress.Cancelled` once a cancel was requested (``POST /v1/jobs/{id}/cancel``):
 
 the job row is the channel between the HTTP process and the worker, which may be on another machine.
@@ -59,7 +60,9 @@ TERMINAL = ("succeeded", "failed", "cancelled")
 
 @dataclass
 class JobContext:
-    """What a handler gets: the spec, the input arrays, the database, a progress callback."""
+    """What a handler gets: the spec, the input arrays, the database, a progress callback, and
+    ``eta``: where a handler that knows better hands its own estimate of the seconds left (None:
+    none yet), stored instead of the straight-line extrapolation at the next progress report."""
 
     job_id: str | None
     spec: dict[str, Any]
@@ -67,6 +70,7 @@ class JobContext:
     db: Database
     progress: Callable[[float], None] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    eta: Callable[[float | None], None] | None = None
 
 
 Handler = Callable[[JobContext], dict[str, Any]]
@@ -298,6 +302,10 @@ class JobRunner:
             return
         t0 = time.monotonic()
         last = [0.0]
+        told: dict[str, float | None] = {}  # the handler's own estimate, if it gives one
+
+        def eta_from_handler(seconds: float | None) -> None:
+            told["eta"] = seconds
 
         def progress(f: float) -> None:
             if self._stop.is_set():
@@ -308,7 +316,7 @@ class JobRunner:
             last[0] = now
             f = min(1.0, max(0.0, float(f)))
             elapsed = now - t0
-            eta = elapsed * (1.0 - f) / f if f > 0.005 else None
+            eta = told["eta"] if "eta" in told else (elapsed * (1.0 - f) / f if f > 0.005 else None)
             with self.db.sessions() as s2:
                 row = s2.execute(select(JobRow.cancel_requested, JobRow.worker).where(JobRow.id == jid)).first()
                 s2.execute(
@@ -322,7 +330,7 @@ class JobRunner:
             if row.cancel_requested:
                 raise Cancelled(f"job {jid} cancelled")
 
-        ctx = JobContext(jid, spec, inputs, self.db, progress)
+        ctx = JobContext(jid, spec, inputs, self.db, progress, eta=eta_from_handler)
         try:
             result = fn(ctx)
         except _Stop:

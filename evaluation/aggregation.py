@@ -38,7 +38,7 @@ from .market import MAX_EPOCHS as MARKET_MAX_EPOCHS
 from .market import fit_market
 from .split import private_subsets
 from .table import subset_log_losses, table_row
-from .weight_posterior import credit_bands
+from .weight_posterior import BANDS_BUDGET, credit_bands
 
 
 def eta_grid(eta_min: float = 1.5, eta_max: float = 100.0, n_points: int = 7) -> tuple[float, ...]:
@@ -101,10 +101,25 @@ def _weights(pool) -> list[float] | None:
 
 
 def progress_plan(
-    methods: Sequence[str], n_etas: int, n_agents: int, *, loo: bool = True, loo_refit: bool = True
+    methods: Sequence[str],
+    n_etas: int,
+    n_agents: int,
+    *,
+    loo: bool = True,
+    loo_refit: bool = True,
+    bands: bool = True,
+    market_epochs: int = 200,
 ) -> list[tuple[str, float]]:
-    """The steps of a run and their weights in its progress fraction: ``(name, weight)``."""
-    steps = [(m, {"renyi": float(n_etas), "market": 3.0}.get(m, 1.0)) for m in methods]
+    """The steps of a run and their weights in its progress fraction: ``(name, weight)``: 1 per
+    plain method and per Rényi fit, 3 per 200 epochs of the market's cap (a market runs to its cap
+    unless it converges), ``n_agents / 4`` for the leave-one-out refits. With a log pool and
+    ``bands`` (the validation part within :data:`BANDS_BUDGET`) the HMC credible bands of its
+    weights are a step of weight 10, about 3.4 times the 200-epoch market's measured cost
+    (``benchmarks/results/aggregation-eta.md``)."""
+    market = 3.0 * market_epochs / 200.0
+    steps = [(m, {"renyi": float(n_etas), "market": market}.get(m, 1.0)) for m in methods]
+    if bands and "log" in methods:
+        steps.append(("bands", 10.0))
     if loo:
         steps.append(("loo", n_agents / 4.0 if loo_refit else 0.2))
     return steps
@@ -160,7 +175,15 @@ def aggregate_submissions(
     n_agents = val_lp.shape[1]
     subsets = private_subsets(len(test_y), seed)
     loo_refit = val_lp.size * n_agents <= LOO_REFIT_BUDGET
-    steps = progress_plan(methods, len(etas), n_agents, loo=loo, loo_refit=loo_refit)
+    steps = progress_plan(
+        methods,
+        len(etas),
+        n_agents,
+        loo=loo,
+        loo_refit=loo_refit,
+        bands=val_lp.size <= BANDS_BUDGET,
+        market_epochs=market_max_epochs,
+    )
     total = sum(w for _, w in steps) or 1.0
     done = [0.0]
     high = [0.0]  # the progress reported so far: it never goes back, whatever a step's own callback does
@@ -193,7 +216,7 @@ def aggregate_submissions(
     gamma_sweep: list[dict] = []
     fitted: dict[str, Any] = {}
     for method, weight in steps:
-        if method == "loo":
+        if method in ("bands", "loo"):
             continue
         t = time.perf_counter()
         try:
@@ -278,7 +301,11 @@ def aggregate_submissions(
             for a in range(n_agents):
                 credit[a][name] = w[a]
     # the log pool's credible bands for the weight chart (evaluation.weight_posterior)
-    bands = credit_bands(credit, fitted["log"], val_lp, val_y) if "log" in fitted else "no log pool in this run"
+    bands = "no log pool in this run"
+    if "log" in fitted:
+        cb = sub(dict(steps).get("bands", 0.0))
+        bands = credit_bands(credit, fitted["log"], val_lp, val_y, progress=cb)
+    finish(dict(steps).get("bands", 0.0))
     if "market" in fitted and "wealth" in fitted["market"]:
         for a in range(n_agents):
             credit[a]["market_wealth"] = float(fitted["market"]["wealth"][a])

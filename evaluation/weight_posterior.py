@@ -98,14 +98,17 @@ def predict_posterior(pool: Any, log_probs: Any, *, kind: str = "log_probs") -> 
     return posterior_predictive(preds.log_probs, np.asarray(draws), _pool_kind(pool)), preds.n_floored
 
 
-def credit_bands(credit: list[dict[str, Any]], pool: Any, log_probs: np.ndarray, y: np.ndarray) -> str:
+def credit_bands(
+    credit: list[dict[str, Any]], pool: Any, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None = None
+) -> str:
     """Add ``weight_log_interval`` (95 % credible interval) and ``weight_log_mean`` to each
     submission's ``credit`` from the fitted log ``pool``'s weight posterior on the validation part
-    (Dirichlet(1) prior, 800 HMC draws); skipped above :data:`BANDS_BUDGET`. Returns what was done."""
+    (Dirichlet(1) prior, 800 HMC draws, reported to ``progress``); skipped above :data:`BANDS_BUDGET`.
+    Returns what was done."""
     if log_probs.size > BANDS_BUDGET:
         return f"not computed: {log_probs.size} numbers exceed the budget of {BANDS_BUDGET}"
     try:
-        s = fit_posterior(pool, log_probs, y, samples=800, options={"n_leapfrog": 8})
+        s = fit_posterior(pool, log_probs, y, samples=800, options={"n_leapfrog": 8}, progress=progress)
     except (InputError, ValueError, ArithmeticError) as exc:
         return f"failed: {exc}"
     for c, m, iv in zip(credit, s["mean"], s["intervals"], strict=True):

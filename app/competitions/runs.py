@@ -20,7 +20,9 @@ from app.jobs import JobContext, handler, on_end
 from app.models import PoolRow, aware, new_id, utcnow
 from app.settings import get_settings
 from evaluation import aggregation
+from evaluation.run_clock import RunClock
 from evaluation.submission_map import submission_map as evaluation_submission_map
+from solvers.progress import report, scaled
 
 from .lifecycle import hidden_part
 from .membership import participants
@@ -154,10 +156,11 @@ def submission_map(session: Session, comp: Competition) -> dict[str, Any]:
     return {"nodes": nodes, **evaluation_submission_map(lp, y[public])}
 
 
-def run_aggregation(db, agg_id: str, progress=None) -> dict:
+def run_aggregation(db, agg_id: str, progress=None, eta=None) -> dict:
     """Fit every pool on the competition's submissions and store Table 2.3 and the credit.
 
-    ``db`` is an :class:`app.db.Database`. The returned dict (the job result) holds only ids: the
+    ``db`` is an :class:`app.db.Database`; ``eta``, if given, receives the seconds left as
+    :class:`evaluation.run_clock.RunClock` estimates them. The returned dict (the job result) holds only ids: the
     private scores stay in the run's row, served by the routes to whoever may see them.
     """
     with db.sessions() as s:
@@ -185,13 +188,23 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
     methods = params.get("methods") or aggregation.METHODS
     max_epochs = int(params.get("market_max_epochs") or aggregation.MARKET_MAX_EPOCHS)
     n_val, n_agents = int(public.sum()), lp.shape[1]
+    loo_refit = n_val * n_agents * comp_k * n_agents <= aggregation.LOO_REFIT_BUDGET
     plan = aggregation.progress_plan(
         methods,
         len(etas),
         n_agents,
-        loo_refit=n_val * n_agents * comp_k * n_agents <= aggregation.LOO_REFIT_BUDGET,
+        loo_refit=loo_refit,
+        bands=n_val * n_agents * comp_k <= aggregation.BANDS_BUDGET,
+        market_epochs=max_epochs,
     )
+    # the pooled forecasts on every item and the stored pools come last: weight 3, about the measured
+    # cost of a 200-epoch market (benchmarks/results/aggregation-eta.md)
+    plan.append(("store", 3.0))
+    clock = RunClock(plan, alike={"loo": ("log", n_agents)} if loo_refit else None)
     progress = _staged(db, agg_id, plan, progress, n_etas=len(etas), max_epochs=max_epochs, n_agents=n_agents)
+    if eta is not None:
+        progress = _timed(clock, progress, eta)
+    whole = sum(w for _, w in plan)
     result = aggregation.aggregate_submissions(
         lp[public],
         y[public],
@@ -200,7 +213,7 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
         seed=seed,
         etas=etas,
         methods=methods,
-        progress=progress,
+        progress=scaled(progress, 0.0, 1.0 - 3.0 / whole),
         predict_lp=lp,
         market_max_epochs=max_epochs,
         client=get_settings().dask_scheduler,
@@ -225,6 +238,7 @@ def run_aggregation(db, agg_id: str, progress=None) -> dict:
             save_blob(s, "aggregation", agg_id, method, arr)
         run.result = {**result, "pools": _export_pools(s, agg_id, models, lp.shape[0], owner)}
         s.commit()
+    report(progress, 1.0)
     return {"aggregation_id": agg_id, "competition_id": comp_id}
 
 
@@ -235,14 +249,28 @@ def _stage_label(name: str, g: float, *, n_etas: int, max_epochs: int, n_agents:
         return f"renyi: fit {min(n_etas, int(g * n_etas) + 1)}/{n_etas}"
     if name == "market":
         return f"market: epoch {min(max_epochs, int(g * max_epochs))}/{max_epochs}"
+    if name == "store":
+        return "done" if g >= 1.0 else "storing the pooled forecasts and pools"
+    if name == "bands":
+        return f"credible bands: {min(100, int(100 * g))}%"
     if name == "loo":
         return f"leave-one-out: {min(n_agents, int(g * n_agents))}/{n_agents}"
     return f"{name}: {min(100, int(100 * g))}%"
 
 
+def _timed(clock: RunClock, progress, eta):
+    """``progress``, first handing ``clock``'s estimate of the seconds left to ``eta``."""
+
+    def cb(f: float) -> None:
+        eta(clock.observe(f))
+        progress(f)
+
+    return cb
+
+
 def _staged(db, agg_id: str, plan, progress, *, n_etas: int, max_epochs: int, n_agents: int):
     """The job's progress callback, which also keeps the run's ``stage`` (method, Rényi fit, market
-    epoch, leave-one-out submission) up to date, at most about four writes a second."""
+    epoch, credible bands, leave-one-out submission) up to date."""
     last = {"label": "", "t": 0.0}
 
     def cb(f: float) -> None:
@@ -251,7 +279,10 @@ def _staged(db, agg_id: str, plan, progress, *, n_etas: int, max_epochs: int, n_
         name, g = aggregation.stage_at(plan, f)
         label = _stage_label(name, g, n_etas=n_etas, max_epochs=max_epochs, n_agents=n_agents)
         now = time.monotonic()
-        if label != last["label"] and (now - last["t"] >= 0.25 or not label.startswith(last["label"].split(":")[0])):
+        # a new Rényi fit or refit is always written (n_etas, n_agents writes at most); epochs and
+        # percents at most four times a second
+        counted = name in ("renyi", "loo") or not label.startswith(last["label"].split(":")[0])
+        if label != last["label"] and (now - last["t"] >= 0.25 or counted):
             last["label"], last["t"] = label, now
             with db.sessions() as s:
                 run = s.get(AggregationRun, agg_id)
@@ -299,7 +330,7 @@ def _export_pools(session: Session, agg_id: str, models: dict[str, Any], n_items
 
 @handler(JOB_KIND)
 def _run_aggregation_job(ctx: JobContext) -> dict:
-    return run_aggregation(ctx.db, ctx.spec["aggregation_id"], ctx.progress)
+    return run_aggregation(ctx.db, ctx.spec["aggregation_id"], ctx.progress, ctx.eta)
 
 
 @on_end(JOB_KIND)
