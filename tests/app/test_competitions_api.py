@@ -267,7 +267,7 @@ def test_aggregation_job_and_views(client):
 
 def test_after_deadline_private_leaderboard_and_closed(client):
     y = _data(2)
-    cid = _create(client, y, deadline=datetime.now(UTC) + timedelta(seconds=2))["id"]
+    cid = _create(client, y, deadline=datetime.now(UTC) + timedelta(hours=1))["id"]  # moved to the past below
     toks = [_join(client, cid, n) for n in ("a", "b")]
     for t, st in zip(toks, (0.5, 2.0)):
         assert (
