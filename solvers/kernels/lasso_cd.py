@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..kernels_incremental.losses import soft
+
 __all__ = ["cd_sweeps", "column_dots", "residual", "storage"]
 
 
@@ -58,9 +60,7 @@ def _axpy(M, j, R, v):
 
 @njit(cache=True)
 def _step(xj, Lj, c, t1, t2):
-    z = Lj * xj + c
-    a = abs(z) - t1
-    return 0.0 if a <= 0.0 else np.sign(z) * a / (Lj + t2)
+    return soft(Lj * xj + c, t1) / (Lj + t2)
 
 
 @njit(cache=True)

@@ -21,6 +21,8 @@ import math
 import numpy as np
 from numba import njit
 
+from ..kernels_incremental.losses import soft
+
 __all__ = ["LOSS_IDS", "spdc_pass"]
 
 LOSS_IDS = {"squared": 0, "smooth_hinge": 1, "logistic": 2}
@@ -78,8 +80,7 @@ def spdc_pass(A, b, kind, g, draws, sigma, w, tau, theta, l1, l2, x, x_bar, y, r
             a = A[k, j]
             v = x[j] - t * (r[j] + wd * a)
             if l1 > 0.0:
-                m = abs(v) - t * l1
-                v = 0.0 if m <= 0.0 else math.copysign(m, v)
+                v = soft(v, t * l1)
             xn = v / (1.0 + t * l2)
             x_bar[j] = xn + th * (xn - x[j])
             x[j] = xn

@@ -32,6 +32,7 @@ import scipy.sparse as sp
 
 from ..errors import InputError
 from ..kernels_incremental.losses import loss_deriv, value_grad_csr, value_grad_dense
+from ..prox import soft_threshold
 from ._rows import Rows, as_rows, check_penalties, row_sqnorms, rows_of
 
 LOSSES = {"logistic": 0, "squared": 1, "smooth_hinge": 2, "hinge": 3}
@@ -274,8 +275,7 @@ class LinearModel:
         """prox of ``step * l1 |.|_1`` (soft thresholding; the identity when l1 = 0)."""
         if self.l1 == 0:
             return np.array(x, dtype=np.float64, copy=True)
-        t = step * self.l1
-        return np.sign(x) * np.maximum(np.abs(x) - t, 0.0)
+        return soft_threshold(np.asarray(x, dtype=np.float64), step * self.l1)
 
     # ---- duality (SDCA) -------------------------------------------------------------------------
     def dual_value(self, beta: np.ndarray) -> float:

@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InputError
+from ..prox import soft_threshold
 from ..special import logsumexp
 from ._rows import Rows, as_rows, check_penalties, row_sqnorms, rows_of
 from .multinomial_loglinear import KroneckerFeatures
@@ -183,5 +184,4 @@ class MultinomialLogistic:
     def prox(self, x: np.ndarray, step: float) -> np.ndarray:
         if self.l1 == 0:
             return np.array(x, dtype=np.float64, copy=True)
-        t = step * self.l1
-        return np.sign(x) * np.maximum(np.abs(x) - t, 0.0)
+        return soft_threshold(np.asarray(x, dtype=np.float64), step * self.l1)
