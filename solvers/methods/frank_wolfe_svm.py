@@ -48,6 +48,7 @@ from ..monitor import Run, Stop
 from ..problems.cvm_svm import CVMDual
 from ..progress import report
 from ..registry import register
+from ._kernel_classifier import BinaryKernelClassifier
 
 _LO, _HI = 1e-150, 1e150
 
@@ -224,7 +225,7 @@ sfw = _fw_solver("sfw", False, "SFW (Ouyang Alg. 4-5) on the CVM SVM dual; ``max
 msfw = _fw_solver("msfw", True, "MSFW (Ouyang Alg. 4, 6, 7): SFW with DECIDESTEP and AWAY steps; ``max_iter`` epochs.")
 
 
-class FrankWolfeSVC:
+class FrankWolfeSVC(BinaryKernelClassifier):
     """A kernel SVM trained by SFW or MSFW, with scikit-learn's shape: ``fit(X, y)``, ``predict(X)``.
 
     ``C`` and ``sigma`` are those of :class:`~solvers.problems.cvm_svm.CVMDual` (the L2-SVM's C, the RBF
@@ -248,8 +249,7 @@ class FrankWolfeSVC:
     def fit(self, X: Any, y: Any) -> FrankWolfeSVC:
         if self.method not in ("sfw", "msfw"):
             raise InputError("method", f"must be 'sfw' or 'msfw'; got {self.method!r}")
-        self.problem_ = CVMDual(X, y, C=self.C, sigma=self.sigma, cache_columns=self.cache_columns)
-        self.classes_ = np.unique(np.asarray(y))
+        self.problem_ = CVMDual(X, self._labels(y), C=self.C, sigma=self.sigma, cache_columns=self.cache_columns)
         fn = sfw if self.method == "sfw" else msfw
         self.result_ = fn(self.problem_, max_iter=self.epochs, seed=self.seed)
         self.alpha_ = self.result_.x
@@ -258,8 +258,3 @@ class FrankWolfeSVC:
 
     def decision_function(self, X: Any) -> np.ndarray:
         return self.problem_.decision_function(self.alpha_, X)
-
-    def predict(self, X: Any) -> np.ndarray:
-        h = self.decision_function(X)
-        lo, hi = (self.classes_[0], self.classes_[-1]) if len(self.classes_) == 2 else (-1.0, 1.0)
-        return np.where(h > 0, hi, lo)
