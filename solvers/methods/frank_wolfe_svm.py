@@ -66,6 +66,7 @@ class WorkingSet:
         self.a = np.zeros(n)
         self.XS = np.empty_like(kern.X)  # the points of S, contiguous (no gather per step)
         self.yS = np.empty(n)
+        self.sqS = np.empty(n)
         self.m = 0
         self.c = 1.0
         self.App = kern.diag
@@ -76,7 +77,7 @@ class WorkingSet:
 
     def _add(self, k: int, gk: float) -> None:
         self.idx[self.m], self.pos[k], self.g[self.m], self.a[self.m] = k, self.m, gk, 0.0
-        self.XS[self.m], self.yS[self.m] = self.kern.X[k], self.kern.y[k]
+        self.XS[self.m], self.yS[self.m], self.sqS[self.m] = self.kern.X[k], self.kern.y[k], self.kern.sq[k]
         self.m += 1
 
     def _row(self, p: int) -> np.ndarray:
@@ -84,8 +85,8 @@ class WorkingSet:
         S = self.idx[: self.m]
         return self.kern.column(p)[S] if self.cached else self.kern.entries(p, S, self._rows())
 
-    def _rows(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.XS[: self.m], self.yS[: self.m]
+    def _rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.XS[: self.m], self.yS[: self.m], self.sqS[: self.m]
 
     def alpha(self) -> np.ndarray:
         """The explicit ``alpha`` (length ``n``)."""

@@ -41,24 +41,30 @@ KERNELS = ("rbf", "linear")
 _LO = 1e-150
 
 
-def kernel_function(kernel: str, sigma: float) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """``k(X, Z)``, the Gram block of the rows of ``X`` against those of ``Z``."""
+Kernel = Callable[..., np.ndarray]
+
+
+def kernel_function(kernel: str, sigma: float) -> Kernel:
+    """``k(X, Z, sqZ=None)``, the Gram block of the rows of ``X`` against those of ``Z`` (``sqZ``: the
+    squared norms of ``Z``'s rows when the caller keeps them; the linear kernel ignores them)."""
     check_choice(kernel, KERNELS, field="kernel")
     if kernel == "linear":
-        return lambda X, Z: X @ Z.T
+        return lambda X, Z, sqZ=None: X @ Z.T
     check_positive(sigma, field="sigma")
-    return lambda X, Z: rbf(X, Z, sigma)
+    return lambda X, Z, sqZ=None: rbf(X, Z, sigma, sqZ=sqZ)
 
 
 class KernelExpansion:
     """``f(x) = c sum_j a_j k(x_j, x)`` over the training points that entered, the points kept contiguous."""
 
-    def __init__(self, X: np.ndarray, kernel: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> None:
+    def __init__(self, X: np.ndarray, kernel: Kernel) -> None:
         n = X.shape[0]
         self.X, self.k = X, kernel
         self.pos = np.full(n, -1, dtype=np.int64)
         self.idx = np.empty(n, dtype=np.int64)
         self.XS = np.empty_like(X)
+        self.sq = np.einsum("ij,ij->i", X, X)
+        self.sqS = np.empty(n)
         self.a = np.zeros(n)
         self.m = 0
         self.c = 1.0
@@ -67,14 +73,14 @@ class KernelExpansion:
         """``f(x_i)`` (``m`` kernel evaluations)."""
         if self.m == 0:
             return 0.0
-        return self.c * float(self.k(self.X[i : i + 1], self.XS[: self.m])[0] @ self.a[: self.m])
+        return self.c * float(self.k(self.X[i : i + 1], self.XS[: self.m], self.sqS[: self.m])[0] @ self.a[: self.m])
 
     def add(self, i: int, delta: float) -> None:
         """The coefficient of ``k(x_i, .)`` in ``f`` grows by ``delta``."""
         p = self.pos[i]
         if p < 0:
             p = self.pos[i] = self.m
-            self.idx[p], self.XS[p] = i, self.X[i]
+            self.idx[p], self.XS[p], self.sqS[p] = i, self.X[i], self.sq[i]
             self.m += 1
         self.a[p] += delta / self.c
 
