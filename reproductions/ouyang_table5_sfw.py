@@ -253,8 +253,10 @@ def plot(results: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(results), figsize=(3.6 * len(results), 3.6), squeeze=False)
-    for ax, (key, (_, r)) in zip(axes[0], results.items(), strict=True):
+    cols = min(4, len(results))
+    rows = -(-len(results) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.6 * rows), squeeze=False)
+    for ax, (key, (_, r)) in zip(axes.ravel(), results.items(), strict=False):
         for n, v in r.items():
             ax.scatter(v["seconds"], 100 * v["acc"], label=n)
         ax.set_xscale("log")
@@ -262,6 +264,8 @@ def plot(results: dict, path: Path) -> None:
         ax.set_xlabel("training seconds")
         ax.set_ylabel("test accuracy %")
     axes[0, 0].legend(fontsize=6)
+    for ax in axes.ravel()[len(results) :]:
+        ax.set_visible(False)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
