@@ -229,10 +229,16 @@ def run_set(Xtr, ytr, Xte, yte, *, seed: int = 0) -> dict:
     return res
 
 
-def table(results: dict) -> str:
+def _columns(results: dict) -> list[str]:
+    """Every method of any set, in first-seen order (the table's columns, the figure's colours)."""
     names: list[str] = []
     for _, r in results.values():
         names += [k for k in r if k not in names]
+    return names
+
+
+def table(results: dict) -> str:
+    names = _columns(results)
     head = "| data (train / test / d) | " + " | ".join(f"{n} acc % (s, SV)" for n in names) + " |"
     lines = [head, "|---|" + "---|" * len(names)]
     for key, (shape, r) in results.items():
@@ -253,17 +259,20 @@ def plot(results: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    names = _columns(results)
     cols = min(4, len(results))
     rows = -(-len(results) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.6 * rows), squeeze=False)
     for ax, (key, (_, r)) in zip(axes.ravel(), results.items(), strict=False):
         for n, v in r.items():
-            ax.scatter(v["seconds"], 100 * v["acc"], label=n)
+            ax.scatter(v["seconds"], 100 * v["acc"], label=n, color=f"C{names.index(n)}")
         ax.set_xscale("log")
         ax.set_title(key, fontsize=9)
         ax.set_xlabel("training seconds")
         ax.set_ylabel("test accuracy %")
-    axes[0, 0].legend(fontsize=6)
+    axes[0, 0].legend(
+        handles=[plt.Line2D([], [], marker="o", ls="", color=f"C{i}", label=n) for i, n in enumerate(names)], fontsize=6
+    )
     for ax in axes.ravel()[len(results) :]:
         ax.set_visible(False)
     fig.tight_layout()
