@@ -48,6 +48,7 @@ from ..monitor import Run, Stop
 from ..problems.cvm_svm import CVMDual
 from ..progress import report
 from ..registry import register
+from ._kernel_classifier import BinaryKernelClassifier
 
 _LO, _HI = 1e-150, 1e150
 
@@ -65,6 +66,7 @@ class WorkingSet:
         self.a = np.zeros(n)
         self.XS = np.empty_like(kern.X)  # the points of S, contiguous (no gather per step)
         self.yS = np.empty(n)
+        self.sqS = np.empty(n)
         self.m = 0
         self.c = 1.0
         self.App = kern.diag
@@ -75,7 +77,7 @@ class WorkingSet:
 
     def _add(self, k: int, gk: float) -> None:
         self.idx[self.m], self.pos[k], self.g[self.m], self.a[self.m] = k, self.m, gk, 0.0
-        self.XS[self.m], self.yS[self.m] = self.kern.X[k], self.kern.y[k]
+        self.XS[self.m], self.yS[self.m], self.sqS[self.m] = self.kern.X[k], self.kern.y[k], self.kern.sq[k]
         self.m += 1
 
     def _row(self, p: int) -> np.ndarray:
@@ -83,8 +85,8 @@ class WorkingSet:
         S = self.idx[: self.m]
         return self.kern.column(p)[S] if self.cached else self.kern.entries(p, S, self._rows())
 
-    def _rows(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.XS[: self.m], self.yS[: self.m]
+    def _rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.XS[: self.m], self.yS[: self.m], self.sqS[: self.m]
 
     def alpha(self) -> np.ndarray:
         """The explicit ``alpha`` (length ``n``)."""
@@ -224,7 +226,7 @@ sfw = _fw_solver("sfw", False, "SFW (Ouyang Alg. 4-5) on the CVM SVM dual; ``max
 msfw = _fw_solver("msfw", True, "MSFW (Ouyang Alg. 4, 6, 7): SFW with DECIDESTEP and AWAY steps; ``max_iter`` epochs.")
 
 
-class FrankWolfeSVC:
+class FrankWolfeSVC(BinaryKernelClassifier):
     """A kernel SVM trained by SFW or MSFW, with scikit-learn's shape: ``fit(X, y)``, ``predict(X)``.
 
     ``C`` and ``sigma`` are those of :class:`~solvers.problems.cvm_svm.CVMDual` (the L2-SVM's C, the RBF
@@ -248,8 +250,7 @@ class FrankWolfeSVC:
     def fit(self, X: Any, y: Any) -> FrankWolfeSVC:
         if self.method not in ("sfw", "msfw"):
             raise InputError("method", f"must be 'sfw' or 'msfw'; got {self.method!r}")
-        self.problem_ = CVMDual(X, y, C=self.C, sigma=self.sigma, cache_columns=self.cache_columns)
-        self.classes_ = np.unique(np.asarray(y))
+        self.problem_ = CVMDual(X, self._labels(y), C=self.C, sigma=self.sigma, cache_columns=self.cache_columns)
         fn = sfw if self.method == "sfw" else msfw
         self.result_ = fn(self.problem_, max_iter=self.epochs, seed=self.seed)
         self.alpha_ = self.result_.x
@@ -258,8 +259,3 @@ class FrankWolfeSVC:
 
     def decision_function(self, X: Any) -> np.ndarray:
         return self.problem_.decision_function(self.alpha_, X)
-
-    def predict(self, X: Any) -> np.ndarray:
-        h = self.decision_function(X)
-        lo, hi = (self.classes_[0], self.classes_[-1]) if len(self.classes_) == 2 else (-1.0, 1.0)
-        return np.where(h > 0, hi, lo)
