@@ -40,6 +40,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from solvers.kernels.fastexp import exp_scaled
+from solvers.kernels.fastlog import log_into
 from solvers.kernels.simplex_log import normalise_log
 
 from .renyi_hessian import hsolve, workspace
@@ -47,10 +49,15 @@ from .renyi_hessian import hsolve, workspace
 STABLE_BELOW = 1e-3
 """Use the ``stable`` evaluation when the smallest γ_i is below this."""
 
+_FM = {"nsz", "contract", "reassoc"}
+"""Fast-math flags of the fast form's sums (vectorised reductions; the vectorised exp and log keep
+their own flags)."""
+
 
 @njit(cache=True)
-def _scaled_powers(L, gam, E):
-    """``E_i = exp(γ_i (L_i - max L_i))`` (the fast form's setup, max-shifted per agent)."""
+def _scaled_powers(L, gam, E, x, buf):
+    """``E_i = exp(γ_i (L_i - max L_i))`` (the fast form's setup, max-shifted per agent), with the
+    vectorised exp (:mod:`solvers.kernels.fastexp`); ``x``, ``buf`` (K,) are scratch."""
     A, K = L.shape
     for i in range(A):
         m = L[i, 0]
@@ -58,11 +65,12 @@ def _scaled_powers(L, gam, E):
             if L[i, y] > m:
                 m = L[i, y]
         for y in range(K):
-            E[i, y] = np.exp(gam[i] * (L[i, y] - m))
+            x[y] = L[i, y] - m
+        exp_scaled(x, gam[i], E[i], buf)
 
 
 @njit(cache=True)
-def _setup(L, wp, gam, gbar, E, r, use_init, stable, uniform):
+def _setup(L, wp, gam, gbar, E, r, use_init, stable, x, buf):
     """Setup pass: ``E_i = exp(γ_i (L_i - max L_i))`` (fast form) and, unless warm-started, the start.
 
     The start is the power mean ``r0(y) = (1/γ̄) log Σ_i w'_i P_i(y)^γ̄`` (γ̄ = Σ w'_i γ_i): exact at
@@ -71,12 +79,13 @@ def _setup(L, wp, gam, gbar, E, r, use_init, stable, uniform):
     """
     A, K = L.shape
     if not stable:
-        _scaled_powers(L, gam, E)
+        _scaled_powers(L, gam, E, x, buf)
     if use_init:
         normalise_log(r)
         return
-    if uniform and not stable:
-        g = gam[0]
+    if not stable:
+        # read off E: r0 = (1/γ̄) log Σ_i w'_i P_i^{γ_i}, the power mean for a shared γ; with one γ per
+        # agent it tends to the γ → 0 limit Σ_i (w'_i γ_i / γ̄) log P_i of the fixed point as well
         sh = np.empty(A)
         M = -np.inf
         for i in range(A):
@@ -84,7 +93,7 @@ def _setup(L, wp, gam, gbar, E, r, use_init, stable, uniform):
             for y in range(1, K):
                 if L[i, y] > m:
                     m = L[i, y]
-            sh[i] = g * m
+            sh[i] = gam[i] * m
             if sh[i] > M:
                 M = sh[i]
         for i in range(A):
@@ -94,8 +103,10 @@ def _setup(L, wp, gam, gbar, E, r, use_init, stable, uniform):
         for i in range(A):
             for y in range(K):
                 r[y] += sh[i] * E[i, y]
+        log_into(r, x, buf)
         for y in range(K):
-            r[y] = (np.log(r[y]) + M) / g
+            r[y] = (x[y] + M) / gbar
+        return  # not normalised: the map is shift-invariant and Newton's first step removes the shift
     else:
         for y in range(K):
             c = L[0, y]
@@ -112,15 +123,17 @@ def _setup(L, wp, gam, gbar, E, r, use_init, stable, uniform):
     normalise_log(r)
 
 
-@njit(cache=True)
-def _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg):
-    """One evaluation of the fixed-point map (fast form). Fills ``Qi``, ``mix``, ``G``."""
+@njit(cache=True, fastmath=_FM)
+def _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, x, buf):
+    """One evaluation of the fixed-point map (fast form). Fills ``Qi``, ``mix``, ``G``; ``x``, ``buf``
+    (K,) are scratch of the vectorised exp and log (:mod:`solvers.kernels.fastexp`, ``fastlog``)."""
     A, K = E.shape
     ng = ugam.shape[0]
     rmax = r.max()
+    for y in range(K):
+        x[y] = r[y] - rmax
     for g in range(ng):
-        for y in range(K):
-            qg[g, y] = np.exp((1.0 - ugam[g]) * (r[y] - rmax))
+        exp_scaled(x, 1.0 - ugam[g], qg[g], buf)
     for y in range(K):
         mix[y] = 0.0
     for i in range(A):
@@ -135,8 +148,9 @@ def _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg):
         for y in range(K):
             Qi[i, y] *= inv
             mix[y] += c * E[i, y] * qg[g, y]
+    log_into(mix, G, buf)
     for y in range(K):
-        G[y] = np.log(mix[y]) - r[y]
+        G[y] -= r[y]
 
 
 @njit(cache=True)
@@ -188,11 +202,12 @@ def _absmax(G):
 
 
 @njit(cache=True)
-def _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc):
+def _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf):
+    """One evaluation of the map in the chosen form; ``acc``, ``buf`` (K,) are scratch."""
     if stable:
         _eval_stable(L, wp, gam, r, Qi, mix, G, acc)
     else:
-        _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg)
+        _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, acc, buf)
 
 
 @njit(cache=True)
@@ -207,7 +222,7 @@ def _item_workspace(A, K, ng, mode):
         C,
         V,
         v,
-        np.empty((8, K)),
+        np.empty((9, K)),
         np.empty((ng, K)),
     )
 
@@ -230,10 +245,11 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
     acc = vecs[5]
     delta = vecs[6]
     b = vecs[7]
+    buf = vecs[8]
     gmax_inv = 1.0 / gam.min()
 
-    _setup(L, wp, gam, gbar, E, r, use_init, stable, ugam.shape[0] == 1)
-    _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc)
+    _setup(L, wp, gam, gbar, E, r, use_init, stable, acc, buf)
+    _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf)
     sweeps = 2
     res = _absmax(G)
     converged = False
@@ -269,8 +285,9 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
             while sweeps < max_sweeps:
                 for y in range(K):
                     rt[y] = r[y] + t * delta[y]
-                normalise_log(rt)
-                _evaluate(stable, L, E, wp, gam, gidx, ugam, rt, Qt, mixt, Gt, qg, acc)
+                if stable:  # the fast form is shift-invariant: Newton's steps keep r normalised to first order
+                    normalise_log(rt)
+                _evaluate(stable, L, E, wp, gam, gidx, ugam, rt, Qt, mixt, Gt, qg, acc, buf)
                 sweeps += 1
                 if _norm2(Gt) <= (1.0 - 1e-4 * t) * g0:
                     accepted = True
@@ -291,15 +308,17 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
                     normalise_log(r)
                     break
                 for y in range(K):
-                    r[y] += G[y]
-                normalise_log(r)
-                _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc)
+                    r[y] += G[y]  # = log Q, normalised
+                if stable:
+                    normalise_log(r)
+                _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf)
                 sweeps += 1
         else:
             for y in range(K):
                 r[y] += G[y]
-            normalise_log(r)
-            _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc)
+            if stable:
+                normalise_log(r)
+            _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf)
             sweeps += 1
         res = _absmax(G)
     return sweeps, res, converged
@@ -384,11 +403,12 @@ def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, 
     G = np.empty(K)
     qg = np.empty((ng, K))
     acc = np.empty(K)
+    buf = np.empty(K)
     lam = np.empty(K)
     e = np.zeros(K)
     r = R[j].copy()
-    _scaled_powers(Ln, gam, E)
-    _evaluate(stable, Ln, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc)
+    _scaled_powers(Ln, gam, E, acc, buf)
+    _evaluate(stable, Ln, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf)
     e[labels[j]] = 1.0
     if a == A:
         hsolve(mode, Qi, wp, gam, e, lam, 1e-12, M, C, V, v)
