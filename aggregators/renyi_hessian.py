@@ -61,12 +61,12 @@ def choose(n_agents: int, n_classes: int, gamma_min: float) -> int:
 
 @njit(cache=True)
 def workspace(mode, A, K):
-    """Scratch arrays for :func:`hsolve`: ``(M, C, V, v)``."""
+    """Scratch arrays for :func:`hsolve`: ``(M, C, V, v)`` (nothing is allocated per solve)."""
     if mode == DENSE:
         return np.empty((K, K)), np.empty((K, K)), np.empty((K, A)), np.empty(K)
     if mode == WOODBURY:
-        return np.empty((A, A)), np.empty((A, A)), np.empty((A, K)), np.empty(K)
-    return np.empty((0, 0)), np.empty((0, 0)), np.empty((5, K)), np.empty(A)
+        return np.empty((A, A)), np.empty((A, A)), np.empty((A, K)), np.empty(K + A)
+    return np.empty((0, 0)), np.empty((0, 0)), np.empty((5, K)), np.empty(2 * A)
 
 
 @njit(cache=True, fastmath=True)
@@ -112,8 +112,10 @@ def dense_hessian(Qi, wp, gam, XT, H):
 
 
 @njit(cache=True, fastmath=True)
-def _woodbury(Qi, wp, gam, b, x, M, C, V, d):
+def _woodbury(Qi, wp, gam, b, x, M, C, V, v):
     A, K = Qi.shape
+    d = v[:K]
+    z = v[K : K + A]
     _diag(Qi, wp, gam, d)
     # V_i = s_i Q_i / d, M = I + diag(s) Q D⁻¹ Qᵀ diag(s)
     for i in range(A):
@@ -130,18 +132,17 @@ def _woodbury(Qi, wp, gam, b, x, M, C, V, d):
             M[j, i] = si * t
         M[i, i] += 1.0
     cho_factor(M, C, 0.0, True)
-    # t = Xᵀ D⁻¹ b;  z = C⁻¹ t;  x = D⁻¹ b - Σ_i z_i V_i
-    t = np.empty(A)
+    # z = C⁻¹ Xᵀ D⁻¹ b;  x = D⁻¹ b - Σ_i z_i V_i
     for i in range(A):
         acc = 0.0
         for y in range(K):
             acc += V[i, y] * b[y]
-        t[i] = acc
-    cho_solve(C, t, t)
+        z[i] = acc
+    cho_solve(C, z, z)
     for y in range(K):
         x[y] = b[y] / d[y]
     for i in range(A):
-        zi = t[i]
+        zi = z[i]
         for y in range(K):
             x[y] -= zi * V[i, y]
 
@@ -152,19 +153,18 @@ def _hv(Qi, c2, d, v, out, dots):
     A, K = Qi.shape
     for y in range(K):
         out[y] = d[y] * v[y]
-    for i in range(A):
+    for i in range(A):  # one pass over Q: row i is still in cache for the update
         t = 0.0
         for y in range(K):
             t += Qi[i, y] * v[y]
-        dots[i] = c2[i] * t
-    for i in range(A):
-        t = dots[i]
+        t *= c2[i]
+        dots[i] = t
         for y in range(K):
             out[y] += t * Qi[i, y]
 
 
 @njit(cache=True, fastmath=True)
-def _cg(Qi, wp, gam, b, x, rtol, V, dots):
+def _cg(Qi, wp, gam, b, x, rtol, V, v):
     """CG on ``H x = b`` preconditioned by ``D`` (so ``D⁻¹H`` is the identity plus rank ``A``: exact in
     ``A + 1`` products), from ``x = D⁻¹ b``; returns the number of products."""
     A, K = Qi.shape
@@ -173,7 +173,8 @@ def _cg(Qi, wp, gam, b, x, rtol, V, dots):
     r = V[2]
     p = V[3]
     hp = V[4]
-    c2 = np.empty(A)
+    dots = v[:A]
+    c2 = v[A : 2 * A]
     for i in range(A):
         c2[i] = wp[i] * (1.0 - gam[i])
     _diag(Qi, wp, gam, d)

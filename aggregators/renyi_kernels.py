@@ -70,7 +70,7 @@ def _scaled_powers(L, gam, E, x, buf):
 
 
 @njit(cache=True)
-def _setup(L, wp, gam, gbar, E, r, use_init, stable, x, buf):
+def _setup(L, wp, gam, gbar, E, r, use_init, stable, x, buf, sh):
     """Setup pass: ``E_i = exp(γ_i (L_i - max L_i))`` (fast form) and, unless warm-started, the start.
 
     The start is the power mean ``r0(y) = (1/γ̄) log Σ_i w'_i P_i(y)^γ̄`` (γ̄ = Σ w'_i γ_i): exact at
@@ -86,7 +86,6 @@ def _setup(L, wp, gam, gbar, E, r, use_init, stable, x, buf):
     if not stable:
         # read off E: r0 = (1/γ̄) log Σ_i w'_i P_i^{γ_i}, the power mean for a shared γ; with one γ per
         # agent it tends to the γ → 0 limit Σ_i (w'_i γ_i / γ̄) log P_i of the fixed point as well
-        sh = np.empty(A)
         M = -np.inf
         for i in range(A):
             m = L[i, 0]
@@ -124,9 +123,11 @@ def _setup(L, wp, gam, gbar, E, r, use_init, stable, x, buf):
 
 
 @njit(cache=True, fastmath=_FM)
-def _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, x, buf):
-    """One evaluation of the fixed-point map (fast form). Fills ``Qi``, ``mix``, ``G``; ``x``, ``buf``
-    (K,) are scratch of the vectorised exp and log (:mod:`solvers.kernels.fastexp`, ``fastlog``)."""
+def _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, x, buf, inv, store):
+    """One evaluation of the fixed-point map (fast form). Fills ``mix``, ``G``, ``qg`` (the powers
+    ``Q^{1-γ}`` per group) and ``inv`` (A,) (``1 / Σ_y E_i Q^{1-γ_i}``), and ``Qi`` if ``store``
+    (else :func:`_tilted` rebuilds it from these); ``x``, ``buf`` (K,) are scratch of the vectorised
+    exp and log (:mod:`solvers.kernels.fastexp`, ``fastlog``)."""
     A, K = E.shape
     ng = ugam.shape[0]
     rmax = r.max()
@@ -140,17 +141,32 @@ def _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, x, buf):
         g = gidx[i]
         s = 0.0
         for y in range(K):
-            v = E[i, y] * qg[g, y]
-            Qi[i, y] = v
-            s += v
-        inv = 1.0 / s
-        c = wp[i] * inv
-        for y in range(K):
-            Qi[i, y] *= inv
-            mix[y] += c * E[i, y] * qg[g, y]
+            s += E[i, y] * qg[g, y]
+        iv = 1.0 / s
+        inv[i] = iv
+        c = wp[i] * iv
+        if store:
+            for y in range(K):
+                v = E[i, y] * qg[g, y]
+                Qi[i, y] = v * iv
+                mix[y] += c * v
+        else:
+            for y in range(K):
+                mix[y] += c * (E[i, y] * qg[g, y])
     log_into(mix, G, buf)
     for y in range(K):
         G[y] -= r[y]
+
+
+@njit(cache=True)
+def _tilted(E, gidx, qg, inv, Qi):
+    """``Q_i = E_i Q^{1-γ_i} / Σ_y (...)`` from what :func:`_eval_fast` kept (one pass, no exp)."""
+    A, K = E.shape
+    for i in range(A):
+        g = gidx[i]
+        iv = inv[i]
+        for y in range(K):
+            Qi[i, y] = E[i, y] * qg[g, y] * iv
 
 
 @njit(cache=True)
@@ -202,28 +218,32 @@ def _absmax(G):
 
 
 @njit(cache=True)
-def _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf):
-    """One evaluation of the map in the chosen form; ``acc``, ``buf`` (K,) are scratch."""
+def _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf, inv, store):
+    """One evaluation of the map in the chosen form (the stable form always fills ``Qi``); ``acc``,
+    ``buf`` (K,) are scratch."""
     if stable:
         _eval_stable(L, wp, gam, r, Qi, mix, G, acc)
     else:
-        _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, acc, buf)
+        _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, acc, buf, inv, store)
 
 
 @njit(cache=True)
-def _item_workspace(A, K, ng, mode):
-    """Scratch arrays of :func:`_solve_item`, allocated once per run of items (not per item)."""
+def _item_workspace(A, K, ng, mode, stable):
+    """Scratch arrays of :func:`_solve_item`, allocated once per run of items (not per item). The
+    fast form's line-search trials keep no ``(A, K)`` array (at ``A K = 4e6`` a fresh 32 MB array
+    costs 15-30 ms of page faults here, more than an evaluation): only the stable form has ``Qt``."""
     M, C, V, v = workspace(mode, A, K)
     return (
         np.empty((A, K)),
         np.empty((A, K)),
-        np.empty((A, K)),
+        np.empty((A, K) if stable else (0, K)),
         M,
         C,
         V,
         v,
         np.empty((9, K)),
         np.empty((ng, K)),
+        np.empty((2, A)),
     )
 
 
@@ -236,7 +256,9 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
     trials included).
     """
     A, K = L.shape
-    E, Qi, Qt, M, C, V, v, vecs, qg = ws
+    E, Qi, Qt, M, C, V, v, vecs, qg, av = ws
+    sh = av[0]
+    inv = av[1]
     mix = vecs[0]
     mixt = vecs[1]
     G = vecs[2]
@@ -248,8 +270,8 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
     buf = vecs[8]
     gmax_inv = 1.0 / gam.min()
 
-    _setup(L, wp, gam, gbar, E, r, use_init, stable, acc, buf)
-    _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf)
+    _setup(L, wp, gam, gbar, E, r, use_init, stable, acc, buf, sh)
+    _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf, inv, True)
     sweeps = 2
     res = _absmax(G)
     converged = False
@@ -287,7 +309,7 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
                     rt[y] = r[y] + t * delta[y]
                 if stable:  # the fast form is shift-invariant: Newton's steps keep r normalised to first order
                     normalise_log(rt)
-                _evaluate(stable, L, E, wp, gam, gidx, ugam, rt, Qt, mixt, Gt, qg, acc, buf)
+                _evaluate(stable, L, E, wp, gam, gidx, ugam, rt, Qt, mixt, Gt, qg, acc, buf, inv, False)
                 sweeps += 1
                 if _norm2(Gt) <= (1.0 - 1e-4 * t) * g0:
                     accepted = True
@@ -297,7 +319,10 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
                     break
             if accepted:
                 r[:] = rt
-                Qi, Qt = Qt, Qi
+                if stable:
+                    Qi, Qt = Qt, Qi
+                else:
+                    _tilted(E, gidx, qg, inv, Qi)
                 mix, mixt = mixt, mix
                 G, Gt = Gt, G
             else:
@@ -311,14 +336,14 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
                     r[y] += G[y]  # = log Q, normalised
                 if stable:
                     normalise_log(r)
-                _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf)
+                _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf, inv, True)
                 sweeps += 1
         else:
             for y in range(K):
                 r[y] += G[y]
             if stable:
                 normalise_log(r)
-            _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf)
+            _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf, inv, True)
             sweeps += 1
         res = _absmax(G)
     return sweeps, res, converged
@@ -328,7 +353,7 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
 def _solve_range(
     lo, hi, L, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv
 ):
-    ws = _item_workspace(L.shape[1], L.shape[2], ugam.shape[0], mode)
+    ws = _item_workspace(L.shape[1], L.shape[2], ugam.shape[0], mode, stable)
     for j in range(lo, hi):
         s, e, c = _solve_item(
             L[j], wp, gam, gidx, ugam, gbar, R[j], use_init, newton, mode, stable, tol, max_sweeps, ws
@@ -390,30 +415,30 @@ def solve_items(L, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable,
 
 
 @njit(cache=True)
-def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL):
+def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL, act, ws):
+    """One item of :func:`adjoint_items`; ``ws`` holds the scratch arrays of :func:`_adjoint_range`."""
     n, A, K = L.shape
-    ng = ugam.shape[0]
+    E, Qi, Qa, M, C, V, v, vecs, qg, wpa, gama, inv = ws
+    mix = vecs[0]
+    G = vecs[1]
+    acc = vecs[2]
+    buf = vecs[3]
+    lam = vecs[4]
+    e = vecs[5]
+    r = vecs[6]
     Ln = L[j]
-    E = np.empty((A, K))
-    Qi = np.empty((A, K))
-    act = np.flatnonzero(wp > 0)  # H is built from the agents with a positive weight only
-    a = act.size
-    M, C, V, v = workspace(mode, a, K)
-    mix = np.empty(K)
-    G = np.empty(K)
-    qg = np.empty((ng, K))
-    acc = np.empty(K)
-    buf = np.empty(K)
-    lam = np.empty(K)
-    e = np.zeros(K)
-    r = R[j].copy()
+    r[:] = R[j]
     _scaled_powers(Ln, gam, E, acc, buf)
-    _evaluate(stable, Ln, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf)
+    _evaluate(stable, Ln, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf, inv, True)
+    e[:] = 0.0
     e[labels[j]] = 1.0
+    a = act.size
     if a == A:
         hsolve(mode, Qi, wp, gam, e, lam, 1e-12, M, C, V, v)
-    else:
-        hsolve(mode, Qi[act], wp[act], gam[act], e, lam, 1e-12, M, C, V, v)
+    else:  # H is built from the agents with a positive weight only
+        for k in range(a):
+            Qa[k] = Qi[act[k]]
+        hsolve(mode, Qa, wpa, gama, e, lam, 1e-12, M, C, V, v)
     lq = 0.0
     for y in range(K):
         lq += lam[y] * mix[y]
@@ -438,16 +463,39 @@ def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, 
         LL[j, i] = s2
 
 
+@njit(cache=True)
+def _adjoint_range(lo, hi, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL):
+    """Items ``lo..hi-1`` of :func:`adjoint_items`, with scratch arrays allocated once for the run."""
+    n, A, K = L.shape
+    act = np.flatnonzero(wp > 0)
+    a = act.size
+    M, C, V, v = workspace(mode, a, K)
+    ws = (
+        np.empty((A, K)),
+        np.empty((A, K)),
+        np.empty((a, K)),
+        M,
+        C,
+        V,
+        v,
+        np.empty((7, K)),
+        np.empty((ugam.shape[0], K)),
+        wp[act],
+        gam[act],
+        np.empty(A),
+    )
+    for j in range(lo, hi):
+        _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL, act, ws)
+
+
 @njit(cache=True, parallel=True)
 def _adjoint_par(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL):
-    for j in prange(L.shape[0]):
-        _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL)
-
-
-@njit(cache=True)
-def _adjoint_seq(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL):
-    for j in range(L.shape[0]):
-        _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL)
+    n = L.shape[0]
+    nch = min(n, 64)
+    for c in prange(nch):
+        _adjoint_range(
+            c * n // nch, (c + 1) * n // nch, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL
+        )
 
 
 def adjoint_items(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL):
@@ -462,5 +510,7 @@ def adjoint_items(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ,
 
     from which :mod:`aggregators.renyi_gradient` assembles the exact gradients.
     """
-    fn = _adjoint_par if L.size >= PARALLEL_MIN_WORK else _adjoint_seq
-    fn(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL)
+    if L.size >= PARALLEL_MIN_WORK:
+        _adjoint_par(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL)
+    else:
+        _adjoint_range(0, L.shape[0], L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL)
