@@ -112,18 +112,21 @@ def dense_hessian(Qi, wp, gam, XT, H):
 
 
 @njit(cache=True, fastmath=True)
-def _woodbury(Qi, wp, gam, b, x, M, C, V, v):
+def _woodbury_factor(Qi, wp, gam, M, C, V, v):
+    """``1/d`` (in ``v[:K]``), ``V_i = s_i Q_i / d`` and the Cholesky factor ``C`` of the capacitance."""
     A, K = Qi.shape
-    d = v[:K]
-    z = v[K : K + A]
-    _diag(Qi, wp, gam, d)
+    dinv = v[:K]
+    s = v[K : K + A]
+    _diag(Qi, wp, gam, dinv)
+    for y in range(K):
+        dinv[y] = 1.0 / dinv[y]
     # V_i = s_i Q_i / d, M = I + diag(s) Q D⁻¹ Qᵀ diag(s)
     for i in range(A):
-        s = np.sqrt(wp[i] * (1.0 - gam[i]))
+        s[i] = np.sqrt(wp[i] * (1.0 - gam[i]))
         for y in range(K):
-            V[i, y] = s * Qi[i, y] / d[y]
+            V[i, y] = s[i] * Qi[i, y] * dinv[y]
     for i in range(A):
-        si = np.sqrt(wp[i] * (1.0 - gam[i]))
+        si = s[i]
         for j in range(i + 1):
             t = 0.0
             for y in range(K):
@@ -132,7 +135,14 @@ def _woodbury(Qi, wp, gam, b, x, M, C, V, v):
             M[j, i] = si * t
         M[i, i] += 1.0
     cho_factor(M, C, 0.0, True)
-    # z = C⁻¹ Xᵀ D⁻¹ b;  x = D⁻¹ b - Σ_i z_i V_i
+
+
+@njit(cache=True, fastmath=True)
+def _woodbury_solve(b, x, C, V, v):
+    """``x = D⁻¹ b - Σ_i z_i V_i`` with ``z = C⁻¹ Xᵀ D⁻¹ b``, from :func:`_woodbury_factor`."""
+    A, K = V.shape
+    dinv = v[:K]
+    z = v[K : K + A]
     for i in range(A):
         acc = 0.0
         for y in range(K):
@@ -140,7 +150,7 @@ def _woodbury(Qi, wp, gam, b, x, M, C, V, v):
         z[i] = acc
     cho_solve(C, z, z)
     for y in range(K):
-        x[y] = b[y] / d[y]
+        x[y] = b[y] * dinv[y]
     for i in range(A):
         zi = z[i]
         for y in range(K):
@@ -249,6 +259,21 @@ def hsolve(mode, Qi, wp, gam, b, x, rtol, M, C, V, v):
         cho_solve(C, b, x)
         return 0
     if mode == WOODBURY:
-        _woodbury(Qi, wp, gam, b, x, M, C, V, v)
+        _woodbury_factor(Qi, wp, gam, M, C, V, v)
+        _woodbury_solve(b, x, C, V, v)
         return 0
     return _cg(Qi, wp, gam, b, x, rtol, V, v)
+
+
+@njit(cache=True)
+def resolve(mode, b, x, C, V, v):
+    """Solve ``H' x = b`` with the factorisation the last :func:`hsolve` left in the workspace (``H'``
+    is ``H`` at that solve's point: a chord step). Dense and Woodbury only; returns False for CG,
+    which keeps nothing."""
+    if mode == DENSE:
+        cho_solve(C, b, x)
+        return True
+    if mode == WOODBURY:
+        _woodbury_solve(b, x, C, V, v)
+        return True
+    return False

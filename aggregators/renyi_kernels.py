@@ -44,14 +44,38 @@ from solvers.kernels.fastexp import exp_scaled
 from solvers.kernels.fastlog import log_into
 from solvers.kernels.simplex_log import normalise_log
 
-from .renyi_hessian import hsolve, workspace
+from .renyi_hessian import hsolve, resolve, workspace
 
 STABLE_BELOW = 1e-3
 """Use the ``stable`` evaluation when the smallest γ_i is below this."""
 
+VECTOR_MIN = 16
+"""Below this many classes the scalar ``np.exp``/``np.log`` loops are used: the vectorised kernels'
+fixed cost (30-60 ns a call, measured) is more than they save on a few elements."""
+
 _FM = {"nsz", "contract", "reassoc"}
 """Fast-math flags of the fast form's sums (vectorised reductions; the vectorised exp and log keep
 their own flags)."""
+
+
+@njit(cache=True)
+def _exp_into(x, g, out, buf):
+    """``out = exp(g x)`` (``out`` may be ``x``): vectorised from :data:`VECTOR_MIN` elements."""
+    if x.shape[0] >= VECTOR_MIN:
+        exp_scaled(x, g, out, buf)
+    else:
+        for y in range(x.shape[0]):
+            out[y] = np.exp(g * x[y])
+
+
+@njit(cache=True)
+def _log_into(x, out, buf):
+    """``out = log(x)`` (``out`` not ``x``): vectorised from :data:`VECTOR_MIN` elements."""
+    if x.shape[0] >= VECTOR_MIN:
+        log_into(x, out, buf)
+    else:
+        for y in range(x.shape[0]):
+            out[y] = np.log(x[y])
 
 
 @njit(cache=True)
@@ -66,7 +90,7 @@ def _scaled_powers(L, gam, E, x, buf):
                 m = L[i, y]
         for y in range(K):
             x[y] = L[i, y] - m
-        exp_scaled(x, gam[i], E[i], buf)
+        _exp_into(x, gam[i], E[i], buf)
 
 
 @njit(cache=True)
@@ -102,7 +126,7 @@ def _setup(L, wp, gam, gbar, E, r, use_init, stable, x, buf, sh):
         for i in range(A):
             for y in range(K):
                 r[y] += sh[i] * E[i, y]
-        log_into(r, x, buf)
+        _log_into(r, x, buf)
         for y in range(K):
             r[y] = (x[y] + M) / gbar
         return  # not normalised: the map is shift-invariant and Newton's first step removes the shift
@@ -134,7 +158,7 @@ def _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, x, buf, inv, store):
     for y in range(K):
         x[y] = r[y] - rmax
     for g in range(ng):
-        exp_scaled(x, 1.0 - ugam[g], qg[g], buf)
+        _exp_into(x, 1.0 - ugam[g], qg[g], buf)
     for y in range(K):
         mix[y] = 0.0
     for i in range(A):
@@ -153,7 +177,7 @@ def _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, x, buf, inv, store):
         else:
             for y in range(K):
                 mix[y] += c * (E[i, y] * qg[g, y])
-    log_into(mix, G, buf)
+    _log_into(mix, G, buf)
     for y in range(K):
         G[y] -= r[y]
 
@@ -197,6 +221,30 @@ def _newton_direction(mode, Qi, mix, G, wp, gam, rtol, M, C, V, v, delta, b):
     for y in range(K):
         b[y] = mix[y] * G[y]
     hsolve(mode, Qi, wp, gam, b, delta, rtol, M, C, V, v)
+
+
+@njit(cache=True, fastmath=_FM)
+def _shift_to_simplex(r, x, buf):
+    """``r -= logsumexp(r)`` with the vectorised exp (the fast form's one normalisation per item)."""
+    K = r.shape[0]
+    m = r.max()
+    for y in range(K):
+        x[y] = r[y] - m
+    _exp_into(x, 1.0, x, buf)
+    s = 0.0
+    for y in range(K):
+        s += x[y]
+    lse = m + np.log(s)
+    for y in range(K):
+        r[y] -= lse
+
+
+@njit(cache=True)
+def _normalise(stable, r, x, buf):
+    if stable:
+        normalise_log(r)
+    else:
+        _shift_to_simplex(r, x, buf)
 
 
 @njit(cache=True)
@@ -275,26 +323,32 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
     sweeps = 2
     res = _absmax(G)
     converged = False
+    chord = False  # the workspace holds the factor of H at the point before a full Newton step
     while True:
         if not np.isfinite(res):
             break
         if res <= tol:
             converged = True
             # one more Newton step at the accepted point costs no extra pass: take it, unless the
-            # plain step is already exact to rounding (its error is at most residual * (1/γ_min - 1))
+            # plain step is already exact to rounding (its error is at most residual * (1/γ_min - 1)).
+            # After a full Newton step it reuses that step's factor (dense, Woodbury): H moved by
+            # O(that step) = O(sqrt(residual)), so the chord step's error is O(residual^1.5)
             if newton and res * (gmax_inv - 1.0) > 1e-14:
-                _newton_direction(mode, Qi, mix, G, wp, gam, 1e-3, M, C, V, v, delta, b)
+                for y in range(K):
+                    b[y] = mix[y] * G[y]
+                if not (chord and resolve(mode, b, delta, C, V, v)):
+                    hsolve(mode, Qi, wp, gam, b, delta, 1e-3, M, C, V, v)
                 for y in range(K):
                     r[y] += delta[y]
             else:
                 for y in range(K):
                     r[y] += G[y]
-            normalise_log(r)
+            _normalise(stable, r, acc, buf)
             break
         if sweeps >= max_sweeps:
             for y in range(K):
                 r[y] += G[y]
-            normalise_log(r)
+            _normalise(stable, r, acc, buf)
             break
         if newton:
             # a fresh H every iteration: reusing the last factor (chord steps) was measured at
@@ -317,6 +371,7 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
                 t *= 0.5
                 if t < 1.0 / 16.0:
                     break
+            chord = accepted and t == 1.0
             if accepted:
                 r[:] = rt
                 if stable:
@@ -330,7 +385,7 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
                 if sweeps >= max_sweeps:
                     for y in range(K):
                         r[y] += G[y]
-                    normalise_log(r)
+                    _normalise(stable, r, acc, buf)
                     break
                 for y in range(K):
                     r[y] += G[y]  # = log Q, normalised
