@@ -474,13 +474,7 @@ def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, 
     """One item of :func:`adjoint_items`; ``ws`` holds the scratch arrays of :func:`_adjoint_range`."""
     n, A, K = L.shape
     E, Qi, Qa, M, C, V, v, vecs, qg, wpa, gama, inv = ws
-    mix = vecs[0]
-    G = vecs[1]
-    acc = vecs[2]
-    buf = vecs[3]
-    lam = vecs[4]
-    e = vecs[5]
-    r = vecs[6]
+    mix, G, acc, buf, lam, e, r = vecs[0], vecs[1], vecs[2], vecs[3], vecs[4], vecs[5], vecs[6]
     Ln = L[j]
     r[:] = R[j]
     _scaled_powers(Ln, gam, E, acc, buf)

@@ -56,18 +56,13 @@ def log_into(x, out, buf):
         f = m - 1.0
         s = f / (2.0 + f)
         z = s * s
-        r = 2.0 / 23.0
-        r = r * z + 2.0 / 21.0
-        r = r * z + 2.0 / 19.0
-        r = r * z + 2.0 / 17.0
-        r = r * z + 2.0 / 15.0
-        r = r * z + 2.0 / 13.0
-        r = r * z + 2.0 / 11.0
-        r = r * z + 2.0 / 9.0
-        r = r * z + 2.0 / 7.0
-        r = r * z + 2.0 / 5.0
-        r = r * z + 2.0 / 3.0
-        r = r * z
+        # R = z P(z), P = Σ_j z^j 2/(2j+3) for j = 0..10, by Estrin's scheme (short dependency chains)
+        z2 = z * z
+        z4 = z2 * z2
+        q0 = (2.0 / 3.0 + z * (2.0 / 5.0)) + z2 * (2.0 / 7.0 + z * (2.0 / 9.0))
+        q1 = (2.0 / 11.0 + z * (2.0 / 13.0)) + z2 * (2.0 / 15.0 + z * (2.0 / 17.0))
+        q2 = (2.0 / 19.0 + z * (2.0 / 21.0)) + z2 * (2.0 / 23.0)
+        r = z * (q0 + z4 * (q1 + z4 * q2))
         out[j] = e * LN2_HI + ((f - s * (f - r)) + e * LN2_LO)
     for j in range(n):
         v = x[j]
