@@ -16,7 +16,11 @@ Two evaluations of ``F``:
     evaluation costs ``n_groups * K`` exponentials (one group per distinct γ) and two
     matrix-vector products: ``Z_i = Σ_y E_i(y) Q(y)^{1-γ_i}`` and ``mix = Σ_i (w'_i/Z_i) E_i Q^{1-γ_i}``.
     ``G`` is a difference of O(1) logs, so its absolute error is ~1e-16 and the error in ``r`` is
-    ~1e-16/γ; used when ``min γ_i >= STABLE_BELOW``.
+    ~1e-16/γ; used when ``min γ_i >= STABLE_BELOW``. Its exponentials and logs are vectorised
+    (:mod:`solvers.kernels.fastexp`, :mod:`solvers.kernels.fastlog`) from :data:`VECTOR_MIN`
+    classes. ``F`` is shift-invariant (``F(r + c) = F(r)``), so the iterate is not normalised
+    inside the Newton loop (``H 1 = Q``: Newton's step removes an offset exactly); line-search
+    trials store no ``Q_i`` (rebuilt by :func:`_tilted` on acceptance).
 ``stable``
     ``u_i = γ_i (L_i - r)``, ``τ_i = log1p(Σ_y Q(y) expm1(u_i(y)))``,
     ``G = log1p(Σ_i w'_i expm1(u_i - τ_i))``: every term is O(γ) and computed with *relative*
