@@ -61,12 +61,12 @@ def choose(n_agents: int, n_classes: int, gamma_min: float) -> int:
 
 @njit(cache=True)
 def workspace(mode, A, K):
-    """Scratch arrays for :func:`hsolve`: ``(M, C, V, v)``."""
+    """Scratch arrays for :func:`hsolve`: ``(M, C, V, v)`` (nothing is allocated per solve)."""
     if mode == DENSE:
         return np.empty((K, K)), np.empty((K, K)), np.empty((K, A)), np.empty(K)
     if mode == WOODBURY:
-        return np.empty((A, A)), np.empty((A, A)), np.empty((A, K)), np.empty(K)
-    return np.empty((0, 0)), np.empty((0, 0)), np.empty((5, K)), np.empty(A)
+        return np.empty((A, A)), np.empty((A, A)), np.empty((A, K)), np.empty(K + A)
+    return np.empty((0, 0)), np.empty((0, 0)), np.empty((5, K)), np.empty(2 * A)
 
 
 @njit(cache=True, fastmath=True)
@@ -112,16 +112,21 @@ def dense_hessian(Qi, wp, gam, XT, H):
 
 
 @njit(cache=True, fastmath=True)
-def _woodbury(Qi, wp, gam, b, x, M, C, V, d):
+def _woodbury_factor(Qi, wp, gam, M, C, V, v):
+    """``1/d`` (in ``v[:K]``), ``V_i = s_i Q_i / d`` and the Cholesky factor ``C`` of the capacitance."""
     A, K = Qi.shape
-    _diag(Qi, wp, gam, d)
+    dinv = v[:K]
+    s = v[K : K + A]
+    _diag(Qi, wp, gam, dinv)
+    for y in range(K):
+        dinv[y] = 1.0 / dinv[y]
     # V_i = s_i Q_i / d, M = I + diag(s) Q D⁻¹ Qᵀ diag(s)
     for i in range(A):
-        s = np.sqrt(wp[i] * (1.0 - gam[i]))
+        s[i] = np.sqrt(wp[i] * (1.0 - gam[i]))
         for y in range(K):
-            V[i, y] = s * Qi[i, y] / d[y]
+            V[i, y] = s[i] * Qi[i, y] * dinv[y]
     for i in range(A):
-        si = np.sqrt(wp[i] * (1.0 - gam[i]))
+        si = s[i]
         for j in range(i + 1):
             t = 0.0
             for y in range(K):
@@ -130,18 +135,24 @@ def _woodbury(Qi, wp, gam, b, x, M, C, V, d):
             M[j, i] = si * t
         M[i, i] += 1.0
     cho_factor(M, C, 0.0, True)
-    # t = Xᵀ D⁻¹ b;  z = C⁻¹ t;  x = D⁻¹ b - Σ_i z_i V_i
-    t = np.empty(A)
+
+
+@njit(cache=True, fastmath=True)
+def _woodbury_solve(b, x, C, V, v):
+    """``x = D⁻¹ b - Σ_i z_i V_i`` with ``z = C⁻¹ Xᵀ D⁻¹ b``, from :func:`_woodbury_factor`."""
+    A, K = V.shape
+    dinv = v[:K]
+    z = v[K : K + A]
     for i in range(A):
         acc = 0.0
         for y in range(K):
             acc += V[i, y] * b[y]
-        t[i] = acc
-    cho_solve(C, t, t)
+        z[i] = acc
+    cho_solve(C, z, z)
     for y in range(K):
-        x[y] = b[y] / d[y]
+        x[y] = b[y] * dinv[y]
     for i in range(A):
-        zi = t[i]
+        zi = z[i]
         for y in range(K):
             x[y] -= zi * V[i, y]
 
@@ -152,19 +163,18 @@ def _hv(Qi, c2, d, v, out, dots):
     A, K = Qi.shape
     for y in range(K):
         out[y] = d[y] * v[y]
-    for i in range(A):
+    for i in range(A):  # one pass over Q: row i is still in cache for the update
         t = 0.0
         for y in range(K):
             t += Qi[i, y] * v[y]
-        dots[i] = c2[i] * t
-    for i in range(A):
-        t = dots[i]
+        t *= c2[i]
+        dots[i] = t
         for y in range(K):
             out[y] += t * Qi[i, y]
 
 
 @njit(cache=True, fastmath=True)
-def _cg(Qi, wp, gam, b, x, rtol, V, dots):
+def _cg(Qi, wp, gam, b, x, rtol, V, v):
     """CG on ``H x = b`` preconditioned by ``D`` (so ``D⁻¹H`` is the identity plus rank ``A``: exact in
     ``A + 1`` products), from ``x = D⁻¹ b``; returns the number of products."""
     A, K = Qi.shape
@@ -173,7 +183,8 @@ def _cg(Qi, wp, gam, b, x, rtol, V, dots):
     r = V[2]
     p = V[3]
     hp = V[4]
-    c2 = np.empty(A)
+    dots = v[:A]
+    c2 = v[A : 2 * A]
     for i in range(A):
         c2[i] = wp[i] * (1.0 - gam[i])
     _diag(Qi, wp, gam, d)
@@ -248,6 +259,21 @@ def hsolve(mode, Qi, wp, gam, b, x, rtol, M, C, V, v):
         cho_solve(C, b, x)
         return 0
     if mode == WOODBURY:
-        _woodbury(Qi, wp, gam, b, x, M, C, V, v)
+        _woodbury_factor(Qi, wp, gam, M, C, V, v)
+        _woodbury_solve(b, x, C, V, v)
         return 0
     return _cg(Qi, wp, gam, b, x, rtol, V, v)
+
+
+@njit(cache=True)
+def resolve(mode, b, x, C, V, v):
+    """Solve ``H' x = b`` with the factorisation the last :func:`hsolve` left in the workspace (``H'``
+    is ``H`` at that solve's point: a chord step). Dense and Woodbury only; returns False for CG,
+    which keeps nothing."""
+    if mode == DENSE:
+        cho_solve(C, b, x)
+        return True
+    if mode == WOODBURY:
+        _woodbury_solve(b, x, C, V, v)
+        return True
+    return False

@@ -16,7 +16,11 @@ Two evaluations of ``F``:
     evaluation costs ``n_groups * K`` exponentials (one group per distinct γ) and two
     matrix-vector products: ``Z_i = Σ_y E_i(y) Q(y)^{1-γ_i}`` and ``mix = Σ_i (w'_i/Z_i) E_i Q^{1-γ_i}``.
     ``G`` is a difference of O(1) logs, so its absolute error is ~1e-16 and the error in ``r`` is
-    ~1e-16/γ; used when ``min γ_i >= STABLE_BELOW``.
+    ~1e-16/γ; used when ``min γ_i >= STABLE_BELOW``. Its exponentials and logs are vectorised
+    (:mod:`solvers.kernels.fastexp`, :mod:`solvers.kernels.fastlog`) from :data:`VECTOR_MIN`
+    classes. ``F`` is shift-invariant (``F(r + c) = F(r)``), so the iterate is not normalised
+    inside the Newton loop (``H 1 = Q``: Newton's step removes an offset exactly); line-search
+    trials store no ``Q_i`` (rebuilt by :func:`_tilted` on acceptance).
 ``stable``
     ``u_i = γ_i (L_i - r)``, ``τ_i = log1p(Σ_y Q(y) expm1(u_i(y)))``,
     ``G = log1p(Σ_i w'_i expm1(u_i - τ_i))``: every term is O(γ) and computed with *relative*
@@ -40,17 +44,48 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from solvers.kernels.fastexp import exp_scaled
+from solvers.kernels.fastlog import log_into
 from solvers.kernels.simplex_log import normalise_log
 
-from .renyi_hessian import hsolve, workspace
+from .renyi_hessian import hsolve, resolve, workspace
 
 STABLE_BELOW = 1e-3
 """Use the ``stable`` evaluation when the smallest γ_i is below this."""
 
+VECTOR_MIN = 16
+"""Below this many classes the scalar ``np.exp``/``np.log`` loops are used: the vectorised kernels'
+fixed cost (30-60 ns a call, measured) is more than they save on a few elements."""
+
+_FM = {"nsz", "contract", "reassoc"}
+"""Fast-math flags of the fast form's sums (vectorised reductions; the vectorised exp and log keep
+their own flags)."""
+
 
 @njit(cache=True)
-def _scaled_powers(L, gam, E):
-    """``E_i = exp(γ_i (L_i - max L_i))`` (the fast form's setup, max-shifted per agent)."""
+def _exp_into(x, g, out, buf):
+    """``out = exp(g x)`` (``out`` may be ``x``): vectorised from :data:`VECTOR_MIN` elements."""
+    if x.shape[0] >= VECTOR_MIN:
+        exp_scaled(x, g, out, buf)
+    else:
+        for y in range(x.shape[0]):
+            out[y] = np.exp(g * x[y])
+
+
+@njit(cache=True)
+def _log_into(x, out, buf):
+    """``out = log(x)`` (``out`` not ``x``): vectorised from :data:`VECTOR_MIN` elements."""
+    if x.shape[0] >= VECTOR_MIN:
+        log_into(x, out, buf)
+    else:
+        for y in range(x.shape[0]):
+            out[y] = np.log(x[y])
+
+
+@njit(cache=True)
+def _scaled_powers(L, gam, E, x, buf):
+    """``E_i = exp(γ_i (L_i - max L_i))`` (the fast form's setup, max-shifted per agent), with the
+    vectorised exp (:mod:`solvers.kernels.fastexp`); ``x``, ``buf`` (K,) are scratch."""
     A, K = L.shape
     for i in range(A):
         m = L[i, 0]
@@ -58,11 +93,12 @@ def _scaled_powers(L, gam, E):
             if L[i, y] > m:
                 m = L[i, y]
         for y in range(K):
-            E[i, y] = np.exp(gam[i] * (L[i, y] - m))
+            x[y] = L[i, y] - m
+        _exp_into(x, gam[i], E[i], buf)
 
 
 @njit(cache=True)
-def _setup(L, wp, gam, gbar, E, r, use_init, stable, uniform):
+def _setup(L, wp, gam, gbar, E, r, use_init, stable, x, buf, sh):
     """Setup pass: ``E_i = exp(γ_i (L_i - max L_i))`` (fast form) and, unless warm-started, the start.
 
     The start is the power mean ``r0(y) = (1/γ̄) log Σ_i w'_i P_i(y)^γ̄`` (γ̄ = Σ w'_i γ_i): exact at
@@ -71,20 +107,20 @@ def _setup(L, wp, gam, gbar, E, r, use_init, stable, uniform):
     """
     A, K = L.shape
     if not stable:
-        _scaled_powers(L, gam, E)
+        _scaled_powers(L, gam, E, x, buf)
     if use_init:
         normalise_log(r)
         return
-    if uniform and not stable:
-        g = gam[0]
-        sh = np.empty(A)
+    if not stable:
+        # read off E: r0 = (1/γ̄) log Σ_i w'_i P_i^{γ_i}, the power mean for a shared γ; with one γ per
+        # agent it tends to the γ → 0 limit Σ_i (w'_i γ_i / γ̄) log P_i of the fixed point as well
         M = -np.inf
         for i in range(A):
             m = L[i, 0]
             for y in range(1, K):
                 if L[i, y] > m:
                     m = L[i, y]
-            sh[i] = g * m
+            sh[i] = gam[i] * m
             if sh[i] > M:
                 M = sh[i]
         for i in range(A):
@@ -94,8 +130,10 @@ def _setup(L, wp, gam, gbar, E, r, use_init, stable, uniform):
         for i in range(A):
             for y in range(K):
                 r[y] += sh[i] * E[i, y]
+        _log_into(r, x, buf)
         for y in range(K):
-            r[y] = (np.log(r[y]) + M) / g
+            r[y] = (x[y] + M) / gbar
+        return  # not normalised: the map is shift-invariant and Newton's first step removes the shift
     else:
         for y in range(K):
             c = L[0, y]
@@ -112,31 +150,51 @@ def _setup(L, wp, gam, gbar, E, r, use_init, stable, uniform):
     normalise_log(r)
 
 
-@njit(cache=True)
-def _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg):
-    """One evaluation of the fixed-point map (fast form). Fills ``Qi``, ``mix``, ``G``."""
+@njit(cache=True, fastmath=_FM)
+def _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, x, buf, inv, store):
+    """One evaluation of the fixed-point map (fast form). Fills ``mix``, ``G``, ``qg`` (the powers
+    ``Q^{1-γ}`` per group) and ``inv`` (A,) (``1 / Σ_y E_i Q^{1-γ_i}``), and ``Qi`` if ``store``
+    (else :func:`_tilted` rebuilds it from these); ``x``, ``buf`` (K,) are scratch of the vectorised
+    exp and log (:mod:`solvers.kernels.fastexp`, ``fastlog``)."""
     A, K = E.shape
     ng = ugam.shape[0]
     rmax = r.max()
+    for y in range(K):
+        x[y] = r[y] - rmax
     for g in range(ng):
-        for y in range(K):
-            qg[g, y] = np.exp((1.0 - ugam[g]) * (r[y] - rmax))
+        _exp_into(x, 1.0 - ugam[g], qg[g], buf)
     for y in range(K):
         mix[y] = 0.0
     for i in range(A):
         g = gidx[i]
         s = 0.0
         for y in range(K):
-            v = E[i, y] * qg[g, y]
-            Qi[i, y] = v
-            s += v
-        inv = 1.0 / s
-        c = wp[i] * inv
-        for y in range(K):
-            Qi[i, y] *= inv
-            mix[y] += c * E[i, y] * qg[g, y]
+            s += E[i, y] * qg[g, y]
+        iv = 1.0 / s
+        inv[i] = iv
+        c = wp[i] * iv
+        if store:
+            for y in range(K):
+                v = E[i, y] * qg[g, y]
+                Qi[i, y] = v * iv
+                mix[y] += c * v
+        else:
+            for y in range(K):
+                mix[y] += c * (E[i, y] * qg[g, y])
+    _log_into(mix, G, buf)
     for y in range(K):
-        G[y] = np.log(mix[y]) - r[y]
+        G[y] -= r[y]
+
+
+@njit(cache=True)
+def _tilted(E, gidx, qg, inv, Qi):
+    """``Q_i = E_i Q^{1-γ_i} / Σ_y (...)`` from what :func:`_eval_fast` kept (one pass, no exp)."""
+    A, K = E.shape
+    for i in range(A):
+        g = gidx[i]
+        iv = inv[i]
+        for y in range(K):
+            Qi[i, y] = E[i, y] * qg[g, y] * iv
 
 
 @njit(cache=True)
@@ -169,6 +227,30 @@ def _newton_direction(mode, Qi, mix, G, wp, gam, rtol, M, C, V, v, delta, b):
     hsolve(mode, Qi, wp, gam, b, delta, rtol, M, C, V, v)
 
 
+@njit(cache=True, fastmath=_FM)
+def _shift_to_simplex(r, x, buf):
+    """``r -= logsumexp(r)`` with the vectorised exp (the fast form's one normalisation per item)."""
+    K = r.shape[0]
+    m = r.max()
+    for y in range(K):
+        x[y] = r[y] - m
+    _exp_into(x, 1.0, x, buf)
+    s = 0.0
+    for y in range(K):
+        s += x[y]
+    lse = m + np.log(s)
+    for y in range(K):
+        r[y] -= lse
+
+
+@njit(cache=True)
+def _normalise(stable, r, x, buf):
+    if stable:
+        normalise_log(r)
+    else:
+        _shift_to_simplex(r, x, buf)
+
+
 @njit(cache=True)
 def _norm2(G):
     s = 0.0
@@ -188,27 +270,32 @@ def _absmax(G):
 
 
 @njit(cache=True)
-def _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc):
+def _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf, inv, store):
+    """One evaluation of the map in the chosen form (the stable form always fills ``Qi``); ``acc``,
+    ``buf`` (K,) are scratch."""
     if stable:
         _eval_stable(L, wp, gam, r, Qi, mix, G, acc)
     else:
-        _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg)
+        _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, acc, buf, inv, store)
 
 
 @njit(cache=True)
-def _item_workspace(A, K, ng, mode):
-    """Scratch arrays of :func:`_solve_item`, allocated once per run of items (not per item)."""
+def _item_workspace(A, K, ng, mode, stable):
+    """Scratch arrays of :func:`_solve_item`, allocated once per run of items (not per item). The
+    fast form's line-search trials keep no ``(A, K)`` array (at ``A K = 4e6`` a fresh 32 MB array
+    costs 15-30 ms of page faults here, more than an evaluation): only the stable form has ``Qt``."""
     M, C, V, v = workspace(mode, A, K)
     return (
         np.empty((A, K)),
         np.empty((A, K)),
-        np.empty((A, K)),
+        np.empty((A, K) if stable else (0, K)),
         M,
         C,
         V,
         v,
-        np.empty((8, K)),
+        np.empty((9, K)),
         np.empty((ng, K)),
+        np.empty((2, A)),
     )
 
 
@@ -221,7 +308,9 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
     trials included).
     """
     A, K = L.shape
-    E, Qi, Qt, M, C, V, v, vecs, qg = ws
+    E, Qi, Qt, M, C, V, v, vecs, qg, av = ws
+    sh = av[0]
+    inv = av[1]
     mix = vecs[0]
     mixt = vecs[1]
     G = vecs[2]
@@ -230,33 +319,40 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
     acc = vecs[5]
     delta = vecs[6]
     b = vecs[7]
+    buf = vecs[8]
     gmax_inv = 1.0 / gam.min()
 
-    _setup(L, wp, gam, gbar, E, r, use_init, stable, ugam.shape[0] == 1)
-    _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc)
+    _setup(L, wp, gam, gbar, E, r, use_init, stable, acc, buf, sh)
+    _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf, inv, True)
     sweeps = 2
     res = _absmax(G)
     converged = False
+    chord = False  # the workspace holds the factor of H at the point before a full Newton step
     while True:
         if not np.isfinite(res):
             break
         if res <= tol:
             converged = True
             # one more Newton step at the accepted point costs no extra pass: take it, unless the
-            # plain step is already exact to rounding (its error is at most residual * (1/γ_min - 1))
+            # plain step is already exact to rounding (its error is at most residual * (1/γ_min - 1)).
+            # After a full Newton step it reuses that step's factor (dense, Woodbury): H moved by
+            # O(that step) = O(sqrt(residual)), so the chord step's error is O(residual^1.5)
             if newton and res * (gmax_inv - 1.0) > 1e-14:
-                _newton_direction(mode, Qi, mix, G, wp, gam, 1e-3, M, C, V, v, delta, b)
+                for y in range(K):
+                    b[y] = mix[y] * G[y]
+                if not (chord and resolve(mode, b, delta, C, V, v)):
+                    hsolve(mode, Qi, wp, gam, b, delta, 1e-3, M, C, V, v)
                 for y in range(K):
                     r[y] += delta[y]
             else:
                 for y in range(K):
                     r[y] += G[y]
-            normalise_log(r)
+            _normalise(stable, r, acc, buf)
             break
         if sweeps >= max_sweeps:
             for y in range(K):
                 r[y] += G[y]
-            normalise_log(r)
+            _normalise(stable, r, acc, buf)
             break
         if newton:
             # a fresh H every iteration: reusing the last factor (chord steps) was measured at
@@ -269,8 +365,9 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
             while sweeps < max_sweeps:
                 for y in range(K):
                     rt[y] = r[y] + t * delta[y]
-                normalise_log(rt)
-                _evaluate(stable, L, E, wp, gam, gidx, ugam, rt, Qt, mixt, Gt, qg, acc)
+                if stable:  # the fast form is shift-invariant: Newton's steps keep r normalised to first order
+                    normalise_log(rt)
+                _evaluate(stable, L, E, wp, gam, gidx, ugam, rt, Qt, mixt, Gt, qg, acc, buf, inv, False)
                 sweeps += 1
                 if _norm2(Gt) <= (1.0 - 1e-4 * t) * g0:
                     accepted = True
@@ -278,9 +375,13 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
                 t *= 0.5
                 if t < 1.0 / 16.0:
                     break
+            chord = accepted and t == 1.0
             if accepted:
                 r[:] = rt
-                Qi, Qt = Qt, Qi
+                if stable:
+                    Qi, Qt = Qt, Qi
+                else:
+                    _tilted(E, gidx, qg, inv, Qi)
                 mix, mixt = mixt, mix
                 G, Gt = Gt, G
             else:
@@ -288,18 +389,20 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
                 if sweeps >= max_sweeps:
                     for y in range(K):
                         r[y] += G[y]
-                    normalise_log(r)
+                    _normalise(stable, r, acc, buf)
                     break
                 for y in range(K):
-                    r[y] += G[y]
-                normalise_log(r)
-                _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc)
+                    r[y] += G[y]  # = log Q, normalised
+                if stable:
+                    normalise_log(r)
+                _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf, inv, True)
                 sweeps += 1
         else:
             for y in range(K):
                 r[y] += G[y]
-            normalise_log(r)
-            _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc)
+            if stable:
+                normalise_log(r)
+            _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf, inv, True)
             sweeps += 1
         res = _absmax(G)
     return sweeps, res, converged
@@ -309,7 +412,7 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
 def _solve_range(
     lo, hi, L, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv
 ):
-    ws = _item_workspace(L.shape[1], L.shape[2], ugam.shape[0], mode)
+    ws = _item_workspace(L.shape[1], L.shape[2], ugam.shape[0], mode, stable)
     for j in range(lo, hi):
         s, e, c = _solve_item(
             L[j], wp, gam, gidx, ugam, gbar, R[j], use_init, newton, mode, stable, tol, max_sweeps, ws
@@ -371,29 +474,24 @@ def solve_items(L, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable,
 
 
 @njit(cache=True)
-def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL):
+def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL, act, ws):
+    """One item of :func:`adjoint_items`; ``ws`` holds the scratch arrays of :func:`_adjoint_range`."""
     n, A, K = L.shape
-    ng = ugam.shape[0]
+    E, Qi, Qa, M, C, V, v, vecs, qg, wpa, gama, inv = ws
+    mix, G, acc, buf, lam, e, r = vecs[0], vecs[1], vecs[2], vecs[3], vecs[4], vecs[5], vecs[6]
     Ln = L[j]
-    E = np.empty((A, K))
-    Qi = np.empty((A, K))
-    act = np.flatnonzero(wp > 0)  # H is built from the agents with a positive weight only
-    a = act.size
-    M, C, V, v = workspace(mode, a, K)
-    mix = np.empty(K)
-    G = np.empty(K)
-    qg = np.empty((ng, K))
-    acc = np.empty(K)
-    lam = np.empty(K)
-    e = np.zeros(K)
-    r = R[j].copy()
-    _scaled_powers(Ln, gam, E)
-    _evaluate(stable, Ln, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc)
+    r[:] = R[j]
+    _scaled_powers(Ln, gam, E, acc, buf)
+    _evaluate(stable, Ln, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf, inv, True)
+    e[:] = 0.0
     e[labels[j]] = 1.0
+    a = act.size
     if a == A:
         hsolve(mode, Qi, wp, gam, e, lam, 1e-12, M, C, V, v)
-    else:
-        hsolve(mode, Qi[act], wp[act], gam[act], e, lam, 1e-12, M, C, V, v)
+    else:  # H is built from the agents with a positive weight only
+        for k in range(a):
+            Qa[k] = Qi[act[k]]
+        hsolve(mode, Qa, wpa, gama, e, lam, 1e-12, M, C, V, v)
     lq = 0.0
     for y in range(K):
         lq += lam[y] * mix[y]
@@ -418,16 +516,39 @@ def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, 
         LL[j, i] = s2
 
 
+@njit(cache=True)
+def _adjoint_range(lo, hi, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL):
+    """Items ``lo..hi-1`` of :func:`adjoint_items`, with scratch arrays allocated once for the run."""
+    n, A, K = L.shape
+    act = np.flatnonzero(wp > 0)
+    a = act.size
+    M, C, V, v = workspace(mode, a, K)
+    ws = (
+        np.empty((A, K)),
+        np.empty((A, K)),
+        np.empty((a, K)),
+        M,
+        C,
+        V,
+        v,
+        np.empty((7, K)),
+        np.empty((ugam.shape[0], K)),
+        wp[act],
+        gam[act],
+        np.empty(A),
+    )
+    for j in range(lo, hi):
+        _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL, act, ws)
+
+
 @njit(cache=True, parallel=True)
 def _adjoint_par(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL):
-    for j in prange(L.shape[0]):
-        _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL)
-
-
-@njit(cache=True)
-def _adjoint_seq(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL):
-    for j in range(L.shape[0]):
-        _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL)
+    n = L.shape[0]
+    nch = min(n, 64)
+    for c in prange(nch):
+        _adjoint_range(
+            c * n // nch, (c + 1) * n // nch, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL
+        )
 
 
 def adjoint_items(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL):
@@ -442,5 +563,7 @@ def adjoint_items(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ,
 
     from which :mod:`aggregators.renyi_gradient` assembles the exact gradients.
     """
-    fn = _adjoint_par if L.size >= PARALLEL_MIN_WORK else _adjoint_seq
-    fn(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL)
+    if L.size >= PARALLEL_MIN_WORK:
+        _adjoint_par(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL)
+    else:
+        _adjoint_range(0, L.shape[0], L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,3 +17,29 @@ def timed(fn: Callable[[], Any], reps: int) -> tuple[float, Any]:
         out = fn()
         times.append(time.perf_counter() - t)
     return float(np.median(times)), out
+
+
+def interleaved(
+    fns: Sequence[Callable[[], Any]], min_reps: int = 3, max_reps: int = 15, budget: float = 1.0
+) -> tuple[list[float], list[float], list[Any]]:
+    """Median wall-clock and median CPU seconds (``time.process_time``: all threads of the process) of
+    each of ``fns``, and each one's last result. The calls are interleaved (one round calls every
+    function once, so a load spike hits all of them alike): at least ``min_reps`` rounds, more while
+    the rounds so far took less than ``budget`` wall seconds. On a machine shared by more runnable
+    processes than cores, a call of a few milliseconds is often descheduled for longer than it runs;
+    its CPU time is not."""
+    wall: list[list[float]] = [[] for _ in fns]
+    cpu: list[list[float]] = [[] for _ in fns]
+    outs: list[Any] = [None] * len(fns)
+    total, reps = 0.0, 0
+    while reps < max_reps and (reps < min_reps or total < budget):
+        for k, fn in enumerate(fns):
+            c = time.process_time()
+            t = time.perf_counter()
+            outs[k] = fn()
+            dt = time.perf_counter() - t
+            cpu[k].append(time.process_time() - c)
+            wall[k].append(dt)
+            total += dt
+        reps += 1
+    return [float(np.median(t)) for t in wall], [float(np.median(t)) for t in cpu], outs
