@@ -22,6 +22,9 @@ def check(out, tmp_path, min_auc):
     # Fig 7.3: dual decomposition converges, the subgradient method far more slowly
     assert conv["dd"][49] < 1e-6
     assert conv["sg"][49] > 1e3 * conv["dd"][49]
+    # ... and the minimum-norm point in between: descending, behind DD (the seed's order)
+    assert conv["mnp"][49] > 10 * conv["dd"][49] and conv["mnp"][49] < conv["sg"][49]
+    assert conv["mnp"][-1] < conv["mnp"][9] < conv["mnp"][0]
     for _sec, edges, s in out["runtime"].values():
         assert edges > 0 and s in sfp.GRID
 
