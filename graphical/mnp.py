@@ -13,7 +13,7 @@ edge variables ``x_e = X_ij`` (``i < j``):
   (Bach's proximal problems for Lovász extensions; ``Π`` the projection onto the base polytope) and
   its level sets ``{w > a}`` solve ``min_A G(A) - t(A) + a|A|``; the constraint ``w >= 0`` leaves the
   levels ``a > 0`` alone, so the prox of ``g(|.|)`` is ``sign(z) max(|z| - Π_{B(G)}(|z|), 0)``
-  (checked against the dual decomposition and cvxpy in ``tests/graphical/test_mnp.py``).
+  (checked against the dual decomposition and cvxpy in ``tests/graphical/test_degree_prior.py``).
 * ``Π_{B(G)}(t) - t`` is the minimum-norm point of ``B(G - t)``, found by Wolfe's algorithm (1976;
   Fujishige's use for submodular minimisation) with the greedy linear oracle: sort the edges by a
   direction, ascending, and give each its marginal gain ``(s/2)(h(d_u + 1) - h(d_u) + h(d_v + 1) -
