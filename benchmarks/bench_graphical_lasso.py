@@ -20,7 +20,8 @@ Data families (the correlation of the samples):
 
 Each peer runs at the loosest tolerance of the ladder ``tol x (1, 0.1, 0.01)`` (scikit-learn capped at 200 sweeps) whose result
 reaches the target gap (the search is not timed; "target not reached" when none does); then it is
-timed by wall clock around its call (its own gap evaluations included), best of ``--reps``. The row
+timed by wall clock around its call (its own gap evaluations included): ``--reps`` repetitions
+interleaved across the solvers (the machine is shared), the median reported. The row
 "sklearn, default tol" is scikit-learn at its defaults (``tol = enet_tol = 1e-4``) whatever gap that
 reaches; the ratio in brackets is against it.
 BLAS runs single-threaded for every solver (``OMP_NUM_THREADS=1``, the benchmark protocol).
@@ -127,9 +128,9 @@ SOLVERS = {
 LADDER = (1.0, 0.1, 0.01)
 
 
-def timed(name, C, lam, pen, reps):
-    """The peer's loosest tolerance of ``LADDER`` whose result reaches the target gap (ours: the first),
-    timed best of ``reps`` at that tolerance; ``None`` seconds when the solver fails."""
+def tolerance(name, C, lam, pen):
+    """The peer's loosest tolerance of ``LADDER`` whose result reaches the target gap (ours: the first):
+    ``(f, Θ, work, gap)``, or ``(None, message, nan)`` when the solver fails at every rung."""
     found, failures = None, 0
     for f in LADDER[: 1 if name in ("agora admm", "sklearn, default tol") else None]:
         try:
@@ -141,23 +142,34 @@ def timed(name, C, lam, pen, reps):
         found = (f, Theta, work, gap)
         if gap <= TARGET:
             break
-    if found is None:
-        return None, f"failed at every tol ({failures}x 'Non SPD result')", float("nan"), 0
-    f, Theta, work, gap = found
-    best = np.inf
+    return found or (None, None, f"failed at every tol ({failures}x 'Non SPD result')", float("nan"))
+
+
+def timed(names, C, lam, pen, reps):
+    """Each solver at its tolerance (:func:`tolerance`), the repetitions interleaved (ours, the peers,
+    ours, ...) so that a change of machine load hits all alike; the median seconds per solver."""
+    found = {name: tolerance(name, C, lam, pen) for name in names}
+    secs: dict[str, list[float]] = {name: [] for name in names}
     for _ in range(reps):
-        t0 = time.perf_counter()
-        SOLVERS[name](C, lam, f)
-        best = min(best, time.perf_counter() - t0)
-    edges = int(np.count_nonzero(np.triu(np.abs(Theta) > 1e-8, 1)))
-    return best, work, gap, edges
+        for name in names:
+            if found[name][0] is not None:
+                t0 = time.perf_counter()
+                SOLVERS[name](C, lam, found[name][0])
+                secs[name].append(time.perf_counter() - t0)
+    rows = []
+    for name in names:
+        f, Theta, work, gap = found[name]
+        edges = 0 if Theta is None else int(np.count_nonzero(np.triu(np.abs(Theta) > 1e-8, 1)))
+        rows.append((name, float(np.median(secs[name])) if secs[name] else None, work, gap, edges))
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--families", default="sparse,er,ba,patches,digits,breast_cancer")
     ap.add_argument("--max-p", type=int, default=500)
+    ap.add_argument("--min-p", type=int, default=0)
     ap.add_argument("--no-gglasso", action="store_true")
     a = ap.parse_args(argv)
     names = [n for n in SOLVERS if not (a.no_gglasso and n.startswith("gglasso"))]
@@ -168,11 +180,11 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|---|---|")
     for family in a.families.split(","):
         for p in SIZES[family]:
-            if p > a.max_p:
+            if not a.min_p <= p <= a.max_p:
                 continue
             C, lam = correlation(family, p), LAM[family]
             pen = WeightedL1.uniform(lam, C.shape[0])
-            rows = [(name, *timed(name, C, lam, pen, a.reps)) for name in names]
+            rows = timed(names, C, lam, pen, a.reps)
             ours, sk, sk0 = rows[0][1], rows[1][1], rows[2][1]
             for name, sec, work, gap, edges in rows:
                 mark = "" if gap <= TARGET else " (target not reached)"

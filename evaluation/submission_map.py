@@ -9,19 +9,29 @@ near-copies, two teams sharing a model.
 
 The structure is the graphical lasso (seed 001 Eq 6.5, :func:`graphical.glasso.graphical_lasso`) on
 the correlation matrix of the residuals at ``λ = scale·sqrt(log p / n)`` (the rate of the l1
-estimator's error), with ``scale = 1``. Edge weights are the partial correlations
+estimator's error) with ``scale = 3`` (:data:`SCALE`). Edge weights are the partial correlations
 ``ρ_ij = -Θ_ij / sqrt(Θ_ii Θ_jj)``; a *family* is a connected component of the edges with
-``ρ_ij >= min_partial`` (0.1: the centring makes the residuals sum to zero over submissions, which
-adds small negative partial correlations between unrelated submissions; these are kept as edges but
-never join families).
+``ρ_ij >= min_partial`` (:data:`MIN_PARTIAL` = 0.1; the centring makes the residuals sum to zero over
+submissions, which adds negative partial correlations between unrelated submissions; these are kept
+as edges but never join families).
 
-Decision by measurement (``benchmarks/submission_map_methods.py``, table in
-``benchmarks/results/graphical-submission-map.md``): on generated competitions with planted families
+Both settings by measurement (``benchmarks/submission_map_tuning.py``, table in
+``benchmarks/results/graphical-submission-map.md``), over scale ∈ {1, 2, 3, 4, 6} × min_partial ∈
+{0.05, 0.1, 0.15, 0.2, 0.3}: planted families (4, 3, 3 + 6 lone, 2,000 public items, 10 seeds) at copy
+noise 0.3-2.0, scored by the adjusted Rand index against the planted families; a competition with no
+family (16 lone: any family is false); the demo's 22 submissions (no truth: the largest family,
+chaining). ``scale = 3, min_partial = 0.1`` recovers the planted families exactly up to copy noise 1.5
+(the old ``scale = 1`` fell to ARI 0.58 there), finds no false family in the null competition, and
+keeps the demo's largest family at 7 of 22 (``scale = 1`` chained 19 into one; smaller thresholds
+chain at every scale, larger ones lose the noisy planted families). At noise 2.0 (copies as far from
+each other as from the truth) no setting that keeps the demo readable recovers the families.
+
+The method, by measurement (``benchmarks/submission_map_methods.py``, at ``scale = 1``): on generated competitions with planted families
 (:func:`evaluation.grouping.planted_competition`: 3 families of 4, 3, 3 near-copies plus 6 lone
 submissions, 2,000 public items, 10 seeds), exact recovery of the planted families was 10/10 for the
 graphical lasso and 8/10 for neighbourhood selection (union rule at the same ``λ``, weights by
 :func:`graphical.structure_mle.fit_on_graph`) at copy noise 0.3; 10/10 against 0/10 at copy noise 1.0;
-0/10 for both at 1.5 (copies as far from each other as from the truth). The residuals sum to zero over
+0/10 for both at 1.5 (recovered at ``scale = 3``, above). The residuals sum to zero over
 submissions, so their correlation is singular: the maximum-likelihood refit that gives neighbourhood
 selection its weights breaks down on it, while the graphical lasso's penalty keeps the fit defined and
 gives the partial correlations in one fit. The graphical lasso is used.
@@ -43,6 +53,9 @@ from solvers.errors import InputError
 MIN_SUBMISSIONS = 3
 MIN_PARTIAL = 0.1
 """Partial correlation at or above which an edge joins two submissions into one family."""
+SCALE = 3.0
+"""``λ = SCALE·sqrt(log p / n)`` for the graphical lasso over the submissions (tuned with ``MIN_PARTIAL``
+by ``benchmarks/submission_map_tuning.py``; see the module docstring)."""
 
 
 def log_loss_residuals(log_probs: Any, y: Any, *, floor: float = DEFAULT_FLOOR) -> np.ndarray:
@@ -90,8 +103,21 @@ def families_of(P: np.ndarray, min_partial: float = MIN_PARTIAL) -> list[list[in
     return sorted(groups.values(), key=lambda g: (-len(g), g[0]))
 
 
+def submission_partials(
+    log_probs: Any, y: Any, *, scale: float = SCALE, floor: float = DEFAULT_FLOOR
+) -> tuple[np.ndarray, float, int]:
+    """``(partial correlations, λ, n_items)`` of the graphical lasso on the residuals' correlation at
+    ``λ = scale·sqrt(log p / n)``."""
+    if not (np.isfinite(scale) and scale > 0):
+        raise InputError("scale", f"must be a finite number > 0; got {scale!r}")
+    R = log_loss_residuals(log_probs, y, floor=floor)
+    n, p = R.shape
+    lam = float(scale * np.sqrt(np.log(p) / n))
+    return partial_correlations(graphical_lasso(residual_correlation(R), lam, tol=1e-8).x), lam, int(n)
+
+
 def submission_map(
-    log_probs: Any, y: Any, *, scale: float = 1.0, min_partial: float = MIN_PARTIAL, floor: float = DEFAULT_FLOOR
+    log_probs: Any, y: Any, *, scale: float = SCALE, min_partial: float = MIN_PARTIAL, floor: float = DEFAULT_FLOOR
 ) -> dict[str, Any]:
     """The map of a competition's submissions from their public-part predictions and labels.
 
@@ -99,14 +125,8 @@ def submission_map(
     ``i < j``, strongest first), ``families`` (lists of submission indices, see :func:`families_of`),
     ``lam`` and ``n_items``. JSON-ready.
     """
-    if not (np.isfinite(scale) and scale > 0):
-        raise InputError("scale", f"must be a finite number > 0; got {scale!r}")
-    R = log_loss_residuals(log_probs, y, floor=floor)
-    n, p = R.shape
-    lam = float(scale * np.sqrt(np.log(p) / n))
-    Theta = graphical_lasso(residual_correlation(R), lam, tol=1e-8).x
-    P = partial_correlations(Theta)
+    P, lam, n = submission_partials(log_probs, y, scale=scale, floor=floor)
     i, j = np.nonzero(np.triu(np.abs(P) > 1e-6, 1))
     order = np.argsort(-np.abs(P[i, j]), kind="stable")
     edges = [{"pair": [int(i[k]), int(j[k])], "weight": float(P[i[k], j[k]])} for k in order]
-    return {"edges": edges, "families": families_of(P, min_partial), "lam": lam, "n_items": int(n)}
+    return {"edges": edges, "families": families_of(P, min_partial), "lam": lam, "n_items": n}

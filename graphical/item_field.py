@@ -24,6 +24,8 @@ Learning:
   singular ``Θ`` makes the Bethe free energy unbounded (the model is improper), so the baseline keeps
   diagonal dominance as an inequality: ``Θ = L(w) + diag(d)``, ``d >= d_min > 0`` -- the diagonally
   dominant class on which the seed notes BP converges (l.3298).
+* :func:`exact_ml_item_field` -- Table 9.1's exact maximum-likelihood row: the same parameters and
+  bounds with the exact ``log det`` and ``Θ^{-1}`` (dense Cholesky), tractable for a few hundred items.
 
 Prediction (§9.7): ``μ_{U|K} = μ_U - Θ_UU^{-1} Θ_UK (r_K - μ_K)``, one sparse solve per user; a
 component of unrated items with no rated neighbour gets its means (the seed's rule for components).
@@ -39,6 +41,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.optimize import minimize
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import splu
@@ -151,6 +154,43 @@ def bethe_ml_item_field(
     ``∂/∂w_ij = (Σ_ii + Σ_jj - 2Σ_ij) - (C_ii + C_jj - 2C_ij)``, ``∂/∂d_i = Σ_ii - C_ii``. ``d_min``
     defaults to ``1e-3 / median(Σ_ii)``. ``history`` holds the objective per evaluation.
     """
+    state: dict[str, Any] = {"msg": None}
+
+    def moments(theta: sp.csr_matrix, E: Edges) -> tuple[float, np.ndarray, np.ndarray] | None:
+        bp = gaussian_bp(theta, tol=bp_tol, max_iter=100_000, messages=state["msg"], edges=E)
+        if not bp.converged and state["msg"] is not None:  # a warm start can leave a cavity non-positive
+            bp = gaussian_bp(theta, tol=bp_tol, max_iter=100_000, edges=E)
+        if not bp.converged:
+            return None
+        state["msg"] = bp.messages
+        ld, _ = bethe_log_det(theta, bp=bp, edges=E)
+        return ld, bp.var, bp.edge_cov
+
+    return _max_likelihood(Sigma, graph, moments, d_min, max_iter, tol)
+
+
+def exact_ml_item_field(
+    Sigma: Any, graph: Any, *, d_min: float | None = None, max_iter: int = 200, tol: float = 1e-7
+) -> Fit:
+    """Exact maximum likelihood of the item field (Table 9.1's exact row, where it is tractable):
+    minimise ``⟨Θ, Σ⟩ - log det Θ`` (Eq 6.4 restricted to ``Θ = L(w) + diag(d)``) over the same
+    parameters and bounds as :func:`bethe_ml_item_field`, with ``log det`` and ``C = Θ^{-1}`` exact (one
+    dense Cholesky factor and inverse per evaluation, ``O(p^3)``: a few hundred items)."""
+
+    def moments(theta: sp.csr_matrix, E: Edges) -> tuple[float, np.ndarray, np.ndarray] | None:
+        try:
+            F = cho_factor(theta.toarray(), lower=True, check_finite=False)
+        except LinAlgError:
+            return None
+        C = cho_solve(F, np.eye(E.p), check_finite=False)
+        return 2.0 * float(np.sum(np.log(np.diag(F[0])))), np.diag(C).copy(), C[E.i, E.j]
+
+    return _max_likelihood(Sigma, graph, moments, d_min, max_iter, tol)
+
+
+def _max_likelihood(Sigma: Any, graph: Any, moments: Any, d_min: float | None, max_iter: int, tol: float) -> Fit:
+    """``min ⟨Θ, Σ⟩ - logdet(Θ)`` over ``Θ = L(w) + diag(d)``, ``w >= 0``, ``d >= d_min`` by L-BFGS-B, from the
+    Eq 9.3 start; ``moments(Θ, edges)`` gives ``(logdet, diag C, C on the edges)`` or None outside the domain."""
     t0 = time.perf_counter()
     S = as_covariance(Sigma, field="Sigma", nonzero_variance=True)
     E = Edges.of(as_adjacency(graph, field="graph", p=S.shape[0]))
@@ -162,25 +202,20 @@ def bethe_ml_item_field(
     td, te = _eq93(sd, S[E.i, E.j], E)
     w0 = np.maximum(-te, 0.0)
     x0 = np.concatenate([w0, np.maximum(td - E.node_sum(w0), 1.0 / sd)])
-    state: dict[str, Any] = {"msg": None}
     history: list[float] = []
 
     def fg(x: np.ndarray) -> tuple[float, np.ndarray]:
-        fit = Fit(E, x[:m], x[m:], 0, True, 0.0)
-        bp = gaussian_bp(fit.precision(), tol=bp_tol, max_iter=100_000, messages=state["msg"], edges=E)
-        if not bp.converged and state["msg"] is not None:  # a warm start can leave a cavity non-positive
-            bp = gaussian_bp(fit.precision(), tol=bp_tol, max_iter=100_000, edges=E)
-        if not bp.converged:
+        got = moments(Fit(E, x[:m], x[m:], 0, True, 0.0).precision(), E)
+        if got is None:
             return np.inf, np.zeros_like(x)
-        state["msg"] = bp.messages
-        ld, _ = bethe_log_det(fit.precision(), bp=bp, edges=E)
+        ld, var, edge_cov = got
         f = float(x[:m] @ sq + x[m:] @ sd - ld)
-        gw = sq - (bp.var[E.i] + bp.var[E.j] - 2.0 * bp.edge_cov)
         history.append(f)
-        return f, np.concatenate([gw, sd - bp.var])
+        return f, np.concatenate([sq - (var[E.i] + var[E.j] - 2.0 * edge_cov), sd - var])
 
     bounds = [(0.0, None)] * m + [(dmin, None)] * p
-    r = minimize(fg, x0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": max_iter, "gtol": tol})
+    opts = {"maxiter": max_iter, "gtol": tol, "ftol": 1e-2 * tol}  # ftol: at tol = 1e-7 about scipy's default
+    r = minimize(fg, x0, jac=True, method="L-BFGS-B", bounds=bounds, options=opts)
     return Fit(E, r.x[:m], r.x[m:], int(r.nit), bool(r.success), time.perf_counter() - t0, history)
 
 
@@ -229,7 +264,8 @@ def conditional_mean(theta: sp.csr_matrix, mu: np.ndarray, ratings: np.ndarray) 
 class ItemField:
     """Item-field recommender (seed 001 ch. 9): ``fit(ratings)`` learns ``Θ``; ``predict(ratings)`` fills the gaps.
 
-    ``method`` is ``"max_entropy"`` (Alg 9.1) or ``"bethe_ml"`` (GaBP + L-BFGS-B). ``ratings`` are
+    ``method`` is ``"max_entropy"`` (Alg 9.1), ``"bethe_ml"`` (GaBP + L-BFGS-B) or ``"exact_ml"``
+    (exact log det + L-BFGS-B, a few hundred items). ``ratings`` are
     ``(n_users, n_items)`` with ``nan`` where unrated; missing entries are imputed by the item mean
     for the covariance (l.3417). Learnt: ``mu_``, ``graph_``, ``fit_`` (a :class:`Fit`), ``theta_``.
     """
@@ -248,10 +284,11 @@ class ItemField:
         self.graph_ = knn_graph(Sigma / sd[:, None] / sd[None, :], self.n_neighbours)
         if self.method == "max_entropy":
             self.fit_ = max_entropy_item_field(Sigma, self.graph_)
-        elif self.method == "bethe_ml":
-            self.fit_ = bethe_ml_item_field(Sigma, self.graph_)
+        elif self.method in ("bethe_ml", "exact_ml"):
+            learn = bethe_ml_item_field if self.method == "bethe_ml" else exact_ml_item_field
+            self.fit_ = learn(Sigma, self.graph_)
         else:
-            raise InputError("method", f"must be 'max_entropy' or 'bethe_ml'; got {self.method!r}")
+            raise InputError("method", f"must be 'max_entropy', 'bethe_ml' or 'exact_ml'; got {self.method!r}")
         self.theta_ = self.fit_.precision()
         return self
 

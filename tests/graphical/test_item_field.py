@@ -203,6 +203,9 @@ def test_knn_graph_and_bad_input():
         itf.bethe_ml_item_field(-S, A)
     assert e.value.field == "Sigma" and e.value.code == "not_psd"
     with pytest.raises(InputError) as e:
+        itf.exact_ml_item_field(S, A, d_min=0.0)
+    assert e.value.field == "d_min"
+    with pytest.raises(InputError) as e:
         itf.ItemField().fit(np.array([[1.0, np.inf], [2.0, 3.0]]))
     assert e.value.field == "ratings"
     with pytest.raises(InputError) as e:
@@ -211,3 +214,44 @@ def test_knn_graph_and_bad_input():
     with pytest.raises(InputError) as e:
         itf.ItemField(n_neighbours=1, method="exact").fit(np.array([[1.0, 2.0, 3.0], [2.0, 3.0, 1.0]]))
     assert e.value.field == "method"
+
+
+def exact_objective(fit, S):
+    Theta = fit.precision().toarray()
+    return float(np.sum(Theta * S) - np.linalg.slogdet(Theta)[1])
+
+
+def test_exact_ml_equals_cvxpy():
+    """Table 9.1's exact maximum likelihood against cvxpy's log_det over the same Θ = L(w) + diag(d)."""
+    import cvxpy as cp
+
+    S, A, _ = item_field_covariance(9, 11)
+    dmin = 1e-2
+    fit = itf.exact_ml_item_field(S, A, d_min=dmin, tol=1e-10, max_iter=5000)
+    E = fit.edges
+    B = np.zeros((E.i.size, E.p))
+    B[np.arange(E.i.size), E.i], B[np.arange(E.i.size), E.j] = 1.0, -1.0
+    w, d = cp.Variable(E.i.size), cp.Variable(E.p)
+    Theta = B.T @ cp.diag(w) @ B + cp.diag(d)
+    prob = cp.Problem(cp.Minimize(cp.trace(Theta @ S) - cp.log_det(Theta)), [w >= 0, d >= dmin])
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
+    assert fit.converged
+    assert exact_objective(fit, S) <= prob.value + 1e-7
+    np.testing.assert_allclose(fit.w, w.value, atol=1e-4)
+    np.testing.assert_allclose(fit.d, d.value, atol=1e-4)
+
+
+def test_exact_ml_equals_bethe_ml_on_a_tree_and_beats_it_on_loops():
+    rng = np.random.default_rng(12)
+    T = nx.to_numpy_array(nx.random_labeled_tree(15, seed=12)) > 0
+    W = np.triu(rng.uniform(0.5, 2.0, (15, 15)), 1)
+    W = T * (W + W.T)
+    S = np.linalg.inv(np.diag(W.sum(1)) - W + 0.1 * np.eye(15))
+    ex = itf.exact_ml_item_field(S, T, tol=1e-10, max_iter=3000)
+    be = itf.bethe_ml_item_field(S, T, tol=1e-10, max_iter=3000)
+    np.testing.assert_allclose(ex.w, be.w, rtol=1e-4, atol=1e-5)  # BP is exact on a tree
+    S, A, _ = item_field_covariance(20, 13)
+    ex = itf.exact_ml_item_field(S, A, tol=1e-10, max_iter=3000)
+    be = itf.bethe_ml_item_field(S, A, tol=1e-10, max_iter=3000)
+    assert exact_objective(ex, S) <= exact_objective(be, S) + 1e-9
+    assert np.abs(ex.w - be.w).max() > 1e-3  # on loops the approximation moves the weights
