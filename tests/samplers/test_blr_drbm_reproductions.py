@@ -58,3 +58,20 @@ def test_drbm_short_digits_and_the_generated_set_has_table_42s_acoustic_size():
     assert err[-1] < 0.2 and err[0] > 0.5, err
     Xg, yg, _, _ = drbm.data("generated")
     assert drbm.DRBM(Xg, yg, n_hidden=20).dim == 1083
+
+
+def test_blr_marginals_short():
+    """SHORT of reproductions/samplers_blr_marginals.py (the 10^6-draw 2-D marginals): N = 3,000,
+    D = 20, 20,000 steps at h = 0.005, A = 10, against 2,000 NUTS draws: every chain's means within
+    4.5 Monte Carlo standard errors (plus 0.05 sd of bias) of NUTS's; the thermostats' 95 % ellipses
+    (SGNHT, CCAdL) within 20 % of NUTS's area (measured 0.93-0.99; SGLD and SGHMC run 1.23-1.28)."""
+    pytest.importorskip("blackjax")
+    marg = load_reproduction("samplers_blr_marginals")
+    X, y, Xt, yt = blr.generated(3_000, 1_000, 20)
+    setup = blr.Setup("generated", LogisticRegression(X, y), Xt, yt, 500, (0.005,), 0, 0)
+    res = marg.run_marginals(setup, 20_000, 2_000)
+    for method, row in res["rows"].items():
+        assert "failed" not in row and row["kept"] == 1_600, (method, row)
+        assert row["dist"] <= 4.5 * row["se"] + 0.05, (method, row)
+    for method in ("sgnht", "ccadl"):
+        assert 1 / 1.2 < res["rows"][method]["area"] < 1.2, res["rows"][method]
