@@ -86,24 +86,19 @@ def sgld_loop(grad, data, x, k0, h, b, decay, idx, noise, out):  # pragma: no co
 
 
 @njit(cache=True, error_model="numpy")
-def sghmc_loop(grad, data, x, xp, g, k0, h, b, every, C, resample, noise, idx, out_x, out_p):  # pragma: no cover
+def sghmc_loop(grad, data, x, xp, g, k0, h, b, every, resample, noise, idx, out_x, out_p):  # pragma: no cover
     """``K`` SGHMC steps in heavy-ball form (Alg. 4.2): ``x+ = x - h^2 g + b (x - x_prev')`` with
-    ``b = 1 - hA`` and ``x_prev' = x_prev - h (C n_t)/b``; every ``every`` steps (``every > 0``) the
-    momentum is first redrawn (``x_prev = x - h r_t``). ``g`` is the gradient at ``x`` (updated in place)."""
+    ``b = 1 - hA`` and ``x_prev' = x_prev - h c_t/b``, ``c_t`` the step's velocity noise (``noise[t]``,
+    ``C n_t``); every ``every`` steps (``every > 0``) the momentum is first redrawn (``x_prev = x - h
+    r_t``). ``g`` is the gradient at ``x`` (updated in place)."""
     K, D = noise.shape
-    cn = np.empty(D)
     for t in range(K):
         k = k0 + t
         if every > 0 and k % every == 0 and k > 0:
             for d in range(D):
                 xp[d] = x[d] - h * resample[t, d]
         for d in range(D):
-            s = 0.0
-            for e in range(D):
-                s += C[d, e] * noise[t, e]
-            cn[d] = s
-        for d in range(D):
-            xpn = xp[d] - h * cn[d] / b
+            xpn = xp[d] - h * noise[t, d] / b
             xn = (x[d] - (h * h) * g[d]) + b * (x[d] - xpn)
             xp[d] = x[d]
             x[d] = xn

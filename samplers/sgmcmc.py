@@ -201,7 +201,8 @@ def sghmc_steps(model: Model, state: SGHMCState, rng: np.random.Generator, cfg: 
     x, xp, g = hb.x.copy(), hb.x_prev.copy(), hb.value_grad[1].copy()
     X, P = np.empty((K, D)), np.empty((K, D))
     b = 1.0 - cfg["h"] * cfg["A"]
-    sghmc_loop(terms[0], terms[1], x, xp, g, state.k, cfg["h"], b, every, cfg["noise"], resample, Z[row], idx, X, P)
+    noise = Z[row] @ cfg["noise"].T  # the velocity noise C n_t of every step, one BLAS product per block
+    sghmc_loop(terms[0], terms[1], x, xp, g, state.k, cfg["h"], b, every, resample, noise, idx, X, P)
     return SGHMCState(HeavyBallState(x, xp, (float("nan"), g)), state.k + K, batch), X, P, {}
 
 
