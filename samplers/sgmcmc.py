@@ -196,25 +196,28 @@ def sghmc_steps(model: Model, state: SGHMCState, rng: np.random.Generator, cfg: 
     row = np.arange(K) + np.cumsum(refresh)  # the noise row of each step, after its refresh row
     resample = np.zeros((K, D))
     resample[refresh] = Z[row[refresh] - 1]
-    idx, batch = _block_batches(model, rng, cfg, ks + 1, state.batch)
+    rows, which, batch = _block_batches(model, rng, cfg, ks + 1, state.batch)
     hb = state.hb
     x, xp, g = hb.x.copy(), hb.x_prev.copy(), hb.value_grad[1].copy()
     X, P = np.empty((K, D)), np.empty((K, D))
     b = 1.0 - cfg["h"] * cfg["A"]
     noise = Z[row] @ cfg["noise"].T  # the velocity noise C n_t of every step, one BLAS product per block
-    sghmc_loop(terms[0], terms[1], x, xp, g, state.k, cfg["h"], b, every, resample, noise, idx, X, P)
+    sghmc_loop(
+        terms[0], terms[1], x, xp, g, state.k, cfg["h"], b, every, resample, noise, rows, which, cfg["reuse"], X, P
+    )
     return SGHMCState(HeavyBallState(x, xp, (float("nan"), g)), state.k + K, batch), X, P, {}
 
 
 def _block_batches(model: Model, rng: np.random.Generator, cfg: dict[str, Any], ks: np.ndarray, batch: np.ndarray):
-    """The mini-batch rows ``(K, n)`` of the gradients at the positions reached by steps ``ks``
-    (:func:`_potential`'s policy for a block) and the batch kept."""
+    """The mini-batches of the gradients at the positions reached by steps ``ks`` (:func:`_potential`'s
+    policy for a block): the distinct batches ``rows`` ``(B, n)``, the row of each step ``which``
+    ``(K,)``, and the batch kept."""
     if not cfg["reuse"]:
-        return rng.integers(0, model.n_data, (ks.size, cfg["n"])), batch
+        return rng.integers(0, model.n_data, (ks.size, cfg["n"])), np.arange(ks.size), batch
     new = ks % cfg["resample"] == 0
     fresh = rng.integers(0, model.n_data, (int(new.sum()), cfg["n"]))
     rows = np.vstack([batch[None, :], fresh])  # sghmc_init drew the first outer iteration's batch
-    return rows[np.cumsum(new)], rows[-1]
+    return rows, np.cumsum(new), rows[-1]
 
 
 def sghmc_momentum(state: SGHMCState, cfg: dict[str, Any]) -> np.ndarray:
