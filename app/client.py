@@ -272,9 +272,14 @@ class AgoraClient:
         solver: str | None = None,
         name: str = "",
         params: dict[str, Any] | None = None,
+        posterior: dict[str, Any] | None = None,
         **job: Unpack[JobOptions],
     ) -> dict[str, Any]:
-        """Fit a pool; returns the pool (waiting for its job if the server ran it in the background)."""
+        """Fit a pool; returns the pool (waiting for its job if the server ran it in the background).
+        ``posterior``: also sample the posterior over the weights of a log, linear or Rényi pool
+        (the options of ``PosteriorOptions``: ``samples``, ``alpha``, ``level``, ``method``, ``step``,
+        ``seed``, ``options``; ``{}`` for the defaults), always a background job; read it with
+        :meth:`weight_posterior`."""
         body: dict[str, Any] = {
             "method": method,
             "kind": kind,
@@ -284,11 +289,24 @@ class AgoraClient:
             "params": params or {},
             "gamma": np.asarray(gamma).tolist() if isinstance(gamma, np.ndarray) else gamma,
             "solver": solver,
+            "posterior": posterior,
         }
         return self._start("/v1/pools", body, job, lambda done: self.get_pool(done["result"]["pool_id"]))
 
     def get_pool(self, pool_id: str) -> dict[str, Any]:
         return self._request("GET", f"/v1/pools/{pool_id}").json()
+
+    def weight_posterior(self, pool: str | dict[str, Any]) -> dict[str, Any]:
+        """The weight posterior of a pool fitted with ``posterior`` (its id or its view): ``mean``
+        ``(n_agents,)`` and ``intervals`` ``(n_agents, 2)`` (equal-tailed, at ``level``) of the weights,
+        ``log_loss_interval`` ``(2,)`` of the aggregate's mean log loss, as arrays; the other entries
+        (``level``, ``n_draws``, ``ess``, ``method``, ...) as the server gives them."""
+        view = self.get_pool(pool) if isinstance(pool, str) else pool
+        post = view.get("posterior")
+        if not post:
+            raise ValueError(f"pool {view['id']} was fitted without a posterior")
+        arrays = ("mean", "intervals", "log_loss_interval")
+        return post | {k: np.asarray(post[k], dtype=float) for k in arrays}
 
     def list_pools(self, *, page_size: int = 100) -> Iterator[dict[str, Any]]:
         """Every pool, newest first (follows the cursors)."""
@@ -302,9 +320,14 @@ class AgoraClient:
         kind: Kind = "log_probs",
         output: Kind = "log_probs",
         labels: Any = None,
+        posterior_predictive: bool = False,
     ) -> np.ndarray | tuple[np.ndarray, dict[str, Any]]:
-        """Pool new predictions with a stored pool; with ``labels`` also returns the metrics."""
+        """Pool new predictions with a stored pool; with ``labels`` also returns the metrics;
+        ``posterior_predictive``: with the posterior-predictive aggregate of a pool fitted with
+        ``posterior``."""
         body: dict[str, Any] = {"kind": kind, "predictions": _array_in(predictions), "output": output, "format": "npy"}
+        if posterior_predictive:
+            body["posterior_predictive"] = True
         if labels is not None:
             body["labels"] = _array_in(np.asarray(labels))
         d = self._request("POST", f"/v1/pools/{pool_id}/predict", json=body).json()

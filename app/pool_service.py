@@ -75,11 +75,12 @@ def check_params(method: str, solver: str | None, params: dict[str, Any]) -> Non
 
 
 def check_posterior(method: str, posterior: Any, sample_weight: Any, background: bool | None) -> None:
-    """A weight posterior is offered for the log and linear pools, without sample weights, as a job."""
+    """A weight posterior is offered for the log, linear and Rényi (at its fitted γ) pools, without
+    sample weights, as a job."""
     if posterior is None:
         return
-    if method not in ("log", "linear"):
-        raise InputError("posterior", f"is offered for the 'log' and 'linear' pools; got {method!r}")
+    if method not in ("log", "linear", "renyi"):
+        raise InputError("posterior", f"is offered for the 'log', 'linear' and 'renyi' pools; got {method!r}")
     if sample_weight is not None:
         raise InputError("posterior", "does not take sample_weight (the likelihood counts every item once)")
     if background is False:

@@ -105,8 +105,9 @@ class AggregateResponse(BaseModel):
 
 # -- pools -------------------------------------------------------------------------------------------
 class PosteriorOptions(Body):
-    """A posterior over the weights of a log or linear pool: a Dirichlet(``alpha``) prior on the
-    simplex, sampled on softmax coordinates (``samplers.pool_weights``) from the fitted weights."""
+    """A posterior over the weights of a log, linear or Rényi pool (at its fitted γ and λ): a
+    Dirichlet(``alpha``) prior on the simplex, sampled on softmax coordinates
+    (``samplers.pool_weights``, ``evaluation.renyi_posterior``) from the fitted weights."""
 
     samples: int = Field(2000, ge=100, le=100_000, description="draws kept after a burn-in of a tenth")
     alpha: PositiveFloat | list[PositiveFloat] = Field(
@@ -146,7 +147,9 @@ class PoolCreate(Predictions):
         None, description="force (true) or forbid (false) a background job; default: by size"
     )
     posterior: PosteriorOptions | None = Field(
-        None, description="log and linear pools: also sample the posterior over the weights (always a background job)"
+        None,
+        description="log, linear and renyi pools (renyi: at its fitted gamma): also sample the posterior over the "
+        "weights (always a background job)",
     )
 
 

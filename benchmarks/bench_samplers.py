@@ -4,9 +4,12 @@
    mini-batch size. Per-step cost (microseconds per gradient step, after compilation on both sides:
    ours runs blocks of steps in one numba call, ``samplers/compiled.py``) and effective samples per
    second (the mean over coordinates of ArviZ's bulk ESS of the last 80 % of the positions, divided by
-   the sampling seconds; each side's seconds are the fastest of ``REPEATS`` identical runs). BlackJAX's SGHMC integrates ``L`` steps on one mini-batch and redraws the
-   momentum per call; ours runs with ``resample_every=L`` and a fresh mini-batch per step. BlackJAX's
-   SGNHT moves theta before p (ours: p before theta, Alg. 4.3).
+   the sampling seconds; each side's seconds are the median of ``REPEATS`` identical runs, ours and
+   BlackJAX's interleaved). BlackJAX's SGHMC integrates ``L`` steps on one mini-batch, redraws the
+   momentum per call and returns the position after each call; ours runs with ``resample_every=L``
+   and ``thin=L`` (the same positions) and either a fresh mini-batch per step (row ``sghmc``) or one per
+   outer iteration (row ``sghmc-reuse``, ``reuse_batch=True``: like for like). BlackJAX's SGNHT moves
+   theta before p (ours: p before theta, Alg. 4.3).
 2. HMC against NumPyro's HMC (no adaptation, identity mass, the same step and path length ``h L``):
    ESS per gradient evaluation (the statistical efficiency, which should agree) and wall time.
 
@@ -33,8 +36,8 @@ from samplers.diagnostics import ess_all
 warnings.filterwarnings("ignore")
 
 
-#: every timing is the fastest of this many identical runs (the same draws: a seed, a PRNG key), which
-#: filters the spikes of a shared machine out of both sides alike
+#: every timing is the median of this many identical runs (the same draws: a seed, a PRNG key), ours
+#: and the peer's interleaved, so the load of a shared machine falls on both sides alike
 REPEATS = 3
 
 
@@ -97,21 +100,41 @@ def blackjax_run(model: LogisticRegression, method: str, steps: int, h: float, A
 
     w0 = jnp.zeros(D)
     run(jax.random.PRNGKey(1), w0).block_until_ready()  # compile
-    seconds = []
-    for _ in range(REPEATS):
+
+    def timed() -> tuple[np.ndarray, float]:
         t = time.perf_counter()
         out = run(jax.random.PRNGKey(0), w0).block_until_ready()
-        seconds.append(time.perf_counter() - t)
-    return np.asarray(out), min(seconds), calls
+        return np.asarray(out), time.perf_counter() - t
+
+    return timed
 
 
-def ours_run(model, method, steps, h, A, n, L, repeats=1):
-    opts = {"sgld": {}, "sghmc": {"friction": A, "resample_every": L}, "sgnht": {"friction": A}}[method]
-    runs = [
-        sample(model, method, steps, theta0=np.zeros(model.dim), step=h, batch=n, seed=0, record_every=steps, **opts)
-        for _ in range(repeats)
-    ]
-    return runs[0].samples, min(r.seconds for r in runs)
+#: our options per row: SGHMC draws a fresh mini-batch per step ("sghmc") or one per outer iteration
+#: of L steps ("sghmc-reuse", BlackJAX's policy); both keep the position after every L-th step (thin
+#: L), the draws BlackJAX returns (one per call of L integration steps)
+OURS = {
+    "sgld": lambda A, L: {},
+    "sghmc": lambda A, L: {"friction": A, "resample_every": L, "thin": L},
+    "sghmc-reuse": lambda A, L: {"friction": A, "resample_every": L, "thin": L, "reuse_batch": True},
+    "sgnht": lambda A, L: {"friction": A},
+}
+
+
+def ours_run(model, method, steps, h, A, n, L):
+    opts = OURS[method](A, L)
+    thin = opts.get("thin", 1)
+    r = sample(
+        model,
+        method.split("-")[0],
+        steps // thin,
+        theta0=np.zeros(model.dim),
+        step=h,
+        batch=n,
+        seed=0,
+        record_every=steps,
+        **opts,
+    )
+    return r.samples, r.seconds
 
 
 def ess_per_second(draws: np.ndarray, seconds: float) -> float:
@@ -166,26 +189,40 @@ def numpyro_hmc(model: LogisticRegression, n_samples: int, h: float, L: int):
     return np.asarray(out), seconds, float(np.mean(mcmc.get_extra_fields()["accept_prob"]))
 
 
-def sg_table(cases, steps: int, L: int) -> None:
+def _timed(call) -> tuple[np.ndarray, float, float]:
+    """``call()``'s draws, wall seconds and CPU seconds of the process (every thread: XLA's pool too)."""
+    c = time.process_time()
+    draws, wall = call()
+    return draws, wall, time.process_time() - c
+
+
+def sg_table(cases, steps: int, L: int, methods: tuple[str, ...]) -> None:
+    """Per cell: wall and CPU microseconds per step, ESS per wall second and per CPU second (the CPU
+    time does not count the time the loaded machine gave to other processes), and the two ratios."""
     print(
-        "| family | N | D | n | method | ours us/step | BlackJAX us/step | ours ESS/s | BlackJAX ESS/s | ESS/s ratio ours/BJ |"
+        "| family | N | D | n | method | ours us/step | BlackJAX us/step | ours CPU us/step | BlackJAX CPU us/step "
+        "| ours ESS/s | BlackJAX ESS/s | ESS/s ratio ours/BJ | ESS/CPU-s ratio ours/BJ |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for fam, N, D, n in cases:
         model = family(fam, N, D)
         N, D, n = model.n_data, model.dim, min(n, model.n_data)
-        for method, h, A in (
-            ("sgld", 0.5 / N, 0.0),
-            ("sghmc", 0.5 / np.sqrt(N), 1.0),
-            ("sgnht", 0.5 / np.sqrt(N), 1.0),
-        ):
+        for method in methods:
+            h, A = (0.5 / N, 0.0) if method == "sgld" else (0.5 / np.sqrt(N), 1.0)
             ours_run(model, method, 2 * L, h, A, n, L)  # loads the compiled loops once
-            s_o, t_o = ours_run(model, method, steps, h, A, n, L, REPEATS)
-            s_b, t_b, calls = blackjax_run(model, method, steps, h, A, n, L)
-            e_o, e_b = ess_per_second(s_o, t_o), ess_per_second(s_b, t_b)
+            peer = blackjax_run(model, method.split("-")[0], steps, h, A, n, L)
+            t_o, t_b = [], []
+            for _ in range(REPEATS):  # interleaved: a load spike hits both sides alike
+                s_o, *t = _timed(lambda: ours_run(model, method, steps, h, A, n, L))
+                t_o.append(t)
+                s_b, *t = _timed(peer)
+                t_b.append(t)
+            (w_o, c_o), (w_b, c_b) = np.median(t_o, axis=0), np.median(t_b, axis=0)
+            e_o, e_b = ess_per_second(s_o, w_o), ess_per_second(s_b, w_b)
             print(
-                f"| {fam} | {N} | {D} | {n} | {method} | {1e6 * t_o / steps:.0f} | {1e6 * t_b / steps:.0f} | "
-                f"{e_o:.0f} | {e_b:.0f} | {e_o / e_b:.2f} |",
+                f"| {fam} | {N} | {D} | {n} | {method} | {1e6 * w_o / steps:.0f} | {1e6 * w_b / steps:.0f} | "
+                f"{1e6 * c_o / steps:.0f} | {1e6 * c_b / steps:.0f} | {e_o:.0f} | {e_b:.0f} | {e_o / e_b:.2f} | "
+                f"{e_o * w_o / c_o / (e_b * w_b / c_b):.2f} |",
                 flush=True,
             )
 
@@ -229,6 +266,8 @@ def _main(argv: list[str] | None) -> int:
     ap.add_argument("--steps", type=int, default=10000)
     ap.add_argument("--hmc-samples", type=int, default=1000)
     ap.add_argument("--quick", action="store_true", help="the seed's size only")
+    ap.add_argument("--methods", default="sgld,sghmc,sghmc-reuse,sgnht", help="rows of the SG table")
+    ap.add_argument("--no-hmc", action="store_true", help="skip the HMC table")
     a = ap.parse_args(argv)
     L = 10
     if a.quick:
@@ -239,9 +278,10 @@ def _main(argv: list[str] | None) -> int:
         sg_cases += [("digits", 1797, 64, 100), ("digits", 1797, 64, 500)]
         hmc_cases = [("gaussian", 2000, 10), ("gaussian", 12214, 100), ("correlated", 12214, 100), ("digits", 1797, 64)]
     print(f"load (1-min) at start: {os.getloadavg()[0]:.2f}; {a.steps} SG steps; L = {L} (SGHMC refresh, HMC path)")
-    sg_table(sg_cases, a.steps, L)
-    print(f"\nload (1-min): {os.getloadavg()[0]:.2f}; HMC: {a.hmc_samples} samples each")
-    hmc_table(hmc_cases, a.hmc_samples, L)
+    sg_table(sg_cases, a.steps, L, tuple(a.methods.split(",")))
+    if not a.no_hmc:
+        print(f"\nload (1-min): {os.getloadavg()[0]:.2f}; HMC: {a.hmc_samples} samples each")
+        hmc_table(hmc_cases, a.hmc_samples, L)
     print(f"\nload (1-min) at end: {os.getloadavg()[0]:.2f}")
     return 0
 

@@ -38,7 +38,7 @@ from .market import MAX_EPOCHS as MARKET_MAX_EPOCHS
 from .market import fit_market
 from .split import private_subsets
 from .table import subset_log_losses, table_row
-from .weight_posterior import BANDS_BUDGET, credit_bands
+from .weight_posterior import credit_bands
 
 
 def eta_grid(eta_min: float = 1.5, eta_max: float = 100.0, n_points: int = 7) -> tuple[float, ...]:
@@ -113,8 +113,8 @@ def progress_plan(
     """The steps of a run and their weights in its progress fraction: ``(name, weight)``: 1 per
     plain method and per Rényi fit, 3 per 200 epochs of the market's cap (a market runs to its cap
     unless it converges), ``n_agents / 4`` for the leave-one-out refits. With a log pool and
-    ``bands`` (the validation part within :data:`BANDS_BUDGET`) the HMC credible bands of its
-    weights are a step of weight 10, about 3.4 times the 200-epoch market's measured cost
+    ``bands`` the HMC credible bands of its weights (on at most :data:`evaluation.weight_posterior.BANDS_BUDGET` numbers of the
+    validation part, subsampled above) are a step of weight 10, about 3.4 times the 200-epoch market's measured cost
     (``benchmarks/results/aggregation-eta.md``)."""
     market = 3.0 * market_epochs / 200.0
     steps = [(m, {"renyi": float(n_etas), "market": market}.get(m, 1.0)) for m in methods]
@@ -181,7 +181,7 @@ def aggregate_submissions(
         n_agents,
         loo=loo,
         loo_refit=loo_refit,
-        bands=val_lp.size <= BANDS_BUDGET,
+        bands=True,
         market_epochs=market_max_epochs,
     )
     total = sum(w for _, w in steps) or 1.0

@@ -1,7 +1,8 @@
 """The posterior over a fitted pool's weights, for the pool API and the competition's weight chart.
 
-:func:`samplers.pool_weights.weight_posterior` samples the weights of a log or linear pool under a
-Dirichlet prior on the simplex (softmax coordinates with the Jacobian). This module applies it to a
+:func:`samplers.pool_weights.sample_weight_posterior` samples the weights of a log or linear pool
+(or a Rényi pool at its fitted γ, :mod:`evaluation.renyi_posterior`) under a Dirichlet prior on the
+simplex (softmax coordinates with the Jacobian). This module applies it to a
 fitted :class:`aggregators.base.Pool`: the pool's own input handling (the log pool's probability
 floor), the fitted weights as the chain's start (moved inside the simplex), and the result kept on
 the estimator as learnt state (``posterior_``: the summary; ``posterior_weights_``: the draws), so a
@@ -14,15 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from samplers.pool_weights import POOLS, posterior_predictive, weight_posterior
+from samplers.pool_weights import POOLS, PoolWeightsModel, posterior_predictive, sample_weight_posterior
 from solvers.errors import InputError
 from solvers.progress import ProgressFn
 
 #: the draws a stored pool keeps for its posterior-predictive aggregate
 MAX_STORED_DRAWS = 2000
 
-#: the competition's credible bands run when ``n_items x n_agents x n_classes`` is at most this
-#: (800 HMC draws of 8 leapfrog steps: about 7,000 full-data gradients)
+#: the numbers (``n_items x n_agents x n_classes``) the competition's credible bands sample on (800
+#: HMC draws of 8 leapfrog steps: about 7,000 gradients); a bigger validation part is subsampled
 BANDS_BUDGET = 200_000
 
 
@@ -47,20 +48,17 @@ def fit_posterior(
     progress: ProgressFn | None = None,
     kind: str = "log_probs",
 ) -> dict[str, Any]:
-    """Sample the weight posterior of the fitted log or linear ``pool`` on ``(log_probs, y)`` (the
-    data it was fitted on), store it on the pool (``posterior_``, ``posterior_weights_``) and return
-    the summary (:meth:`samplers.pool_weights.WeightPosterior.summary`). HMC defaults to 10 leapfrog
-    steps."""
-    name = _pool_kind(pool)
+    """Sample the weight posterior of the fitted log, linear or Rényi ``pool`` on ``(log_probs, y)``
+    (the data it was fitted on; a Rényi pool's at its fitted γ and λ,
+    :mod:`evaluation.renyi_posterior`), store it on the pool (``posterior_``, ``posterior_weights_``)
+    and return the summary (:meth:`samplers.pool_weights.WeightPosterior.summary`). HMC defaults to
+    10 leapfrog steps."""
     preds = pool._prepare(log_probs, kind)
     opts = dict(options or {})
     if method == "hmc":
         opts.setdefault("n_leapfrog", 10)
-    post = weight_posterior(
-        preds.log_probs,
-        y,
-        pool=name,
-        alpha=alpha,
+    post = sample_weight_posterior(
+        _model(pool, preds.log_probs, y, alpha),
         method=method,
         n_samples=samples,
         step=step,
@@ -76,15 +74,23 @@ def fit_posterior(
     return pool.posterior_
 
 
-def _pool_kind(pool: Any) -> str:
-    """ "log" or "linear" from the estimator's class, else an InputError naming ``posterior``."""
+def _model(pool: Any, log_probs: np.ndarray, y: Any, alpha: Any = 1.0) -> PoolWeightsModel:
+    """The weight posterior's model of a fitted pool: log, linear, or Rényi at its fitted γ and λ
+    (``y`` None: a model to aggregate with only), else an InputError naming ``posterior``."""
     from aggregators.linear import LinearPool
     from aggregators.logpool import LogPool
+    from aggregators.renyi import RenyiPool
 
+    labels = np.zeros(len(log_probs), dtype=int) if y is None else y
+    if type(pool) is RenyiPool:
+        from .renyi_posterior import RenyiWeightsModel
+
+        lam = getattr(pool, "lam_", None)
+        return RenyiWeightsModel(log_probs, labels, gamma=pool.gamma_, lam=lam, alpha=alpha)
     for cls, name in ((LogPool, "log"), (LinearPool, "linear")):
         if type(pool) is cls:
-            return name
-    raise InputError("posterior", f"is offered for the pools {POOLS}; got {type(pool).__name__}")
+            return PoolWeightsModel(log_probs, labels, pool=name, alpha=alpha)
+    raise InputError("posterior", f"is offered for the pools {POOLS + ('renyi',)}; got {type(pool).__name__}")
 
 
 def predict_posterior(pool: Any, log_probs: Any, *, kind: str = "log_probs") -> tuple[np.ndarray, int]:
@@ -95,22 +101,45 @@ def predict_posterior(pool: Any, log_probs: Any, *, kind: str = "log_probs") -> 
         raise InputError("posterior_predictive", "the pool was fitted without a posterior", code="no_posterior")
     preds = pool._prepare(log_probs, kind)
     pool._check_fitted_shape(preds)
-    return posterior_predictive(preds.log_probs, np.asarray(draws), _pool_kind(pool)), preds.n_floored
+    aggregate = _model(pool, preds.log_probs, None).aggregate
+    return posterior_predictive(preds.log_probs, np.asarray(draws), aggregate), preds.n_floored
 
 
 def credit_bands(
-    credit: list[dict[str, Any]], pool: Any, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None = None
+    credit: list[dict[str, Any]],
+    pool: Any,
+    log_probs: np.ndarray,
+    y: np.ndarray,
+    progress: ProgressFn | None = None,
+    *,
+    budget: int = BANDS_BUDGET,
+    seed: int = 0,
 ) -> str:
     """Add ``weight_log_interval`` (95 % credible interval) and ``weight_log_mean`` to each
     submission's ``credit`` from the fitted log ``pool``'s weight posterior on the validation part
-    (Dirichlet(1) prior, 800 HMC draws, reported to ``progress``); skipped above :data:`BANDS_BUDGET`.
+    (Dirichlet(1) prior, 800 HMC draws, reported to ``progress``). Above ``budget`` numbers
+    (``n_items x n_agents x n_classes``) the posterior is the one given a random ``m`` of the ``n``
+    items (``m = budget // (n_agents n_classes)``, the items drawn with ``seed``): an exact posterior
+    given less data, so its intervals are wider than those given every item, by about
+    ``sqrt(n/m)`` for a weight inside the simplex (the posterior's sd shrinks as ``1/sqrt(items)``)
+    and up to ``n/m`` for a weight pressed against 0 (there it shrinks as ``1/items``); the
+    message says so (measured: ``tests/evaluation/test_weight_bands.py``).
     Returns what was done."""
-    if log_probs.size > BANDS_BUDGET:
-        return f"not computed: {log_probs.size} numbers exceed the budget of {BANDS_BUDGET}"
+    n, M, K = log_probs.shape
+    m = min(n, budget // (M * K))
+    if m < 2:
+        return f"not computed: one item has {M * K} numbers, the budget is {budget}"
+    idx = np.sort(np.random.default_rng(seed).choice(n, m, replace=False)) if m < n else np.arange(n)
     try:
-        s = fit_posterior(pool, log_probs, y, samples=800, options={"n_leapfrog": 8}, progress=progress)
+        s = fit_posterior(pool, log_probs[idx], y[idx], samples=800, options={"n_leapfrog": 8}, progress=progress)
     except (InputError, ValueError, ArithmeticError) as exc:
         return f"failed: {exc}"
-    for c, m, iv in zip(credit, s["mean"], s["intervals"], strict=True):
-        c["weight_log_mean"], c["weight_log_interval"] = m, iv
-    return f"95 % credible intervals of the log pool's weights: Dirichlet(1) prior, {s['n_draws']} HMC draws"
+    for c, mean, iv in zip(credit, s["mean"], s["intervals"], strict=True):
+        c["weight_log_mean"], c["weight_log_interval"] = mean, iv
+    what = f"95 % credible intervals of the log pool's weights: Dirichlet(1) prior, {s['n_draws']} HMC draws"
+    if m == n:
+        return what
+    return (
+        f"{what}, given a random {m} of the {n} validation items (a budget of {budget} numbers): "
+        f"about {np.sqrt(n / m):.1f}x wider than given all of them (up to {n / m:.1f}x for a weight near 0)"
+    )

@@ -112,15 +112,16 @@ def nuts_reference(model: LogisticRegression, n_warmup: int, n_samples: int, see
     return draws, info
 
 
-def run(setup: Setup, method: str, h: float, A: float, passes: float, seed: int = 0):
-    """One chain of ``passes`` passes; SGLD at step ``h / A``; CCAdL with the full covariance."""
+def run(setup: Setup, method: str, h: float, A: float, passes: float, seed: int = 0, thin: int = 1, cov: str = "full"):
+    """One chain of ``passes`` passes keeping every ``thin``-th draw; SGLD at step ``h / A``; CCAdL
+    with the ``cov`` covariance ("full" or "diagonal")."""
     m = setup.model
     n_steps = int(np.ceil(passes * m.n_data / setup.batch))
-    opts = {"batch": setup.batch, "seed": seed, "theta0": np.zeros(m.dim)}
+    opts = {"batch": setup.batch, "seed": seed, "theta0": np.zeros(m.dim), "thin": thin}
     if method == "sgld":
-        return sample(m, method, n_steps, step=h / A, **opts)
-    extra = {"covariance": "full"} if method == "ccadl" else {}
-    return sample(m, method, n_steps, step=h, friction=A, **opts, **extra)
+        return sample(m, method, n_steps // thin, step=h / A, **opts)
+    extra = {"covariance": cov} if method == "ccadl" else {}
+    return sample(m, method, n_steps // thin, step=h, friction=A, **opts, **extra)
 
 
 def curve(setup: Setup, r) -> tuple[np.ndarray, np.ndarray]:

@@ -86,30 +86,45 @@ def sgld_loop(grad, data, x, k0, h, b, decay, idx, noise, out):  # pragma: no co
 
 
 @njit(cache=True, error_model="numpy")
-def sghmc_loop(grad, data, x, xp, g, k0, h, b, every, C, resample, noise, idx, out_x, out_p):  # pragma: no cover
+def sghmc_loop(
+    grad, data, x, xp, g, k0, h, b, every, resample, noise, rows, which, gather, out_x, out_p
+):  # pragma: no cover
     """``K`` SGHMC steps in heavy-ball form (Alg. 4.2): ``x+ = x - h^2 g + b (x - x_prev')`` with
-    ``b = 1 - hA`` and ``x_prev' = x_prev - h (C n_t)/b``; every ``every`` steps (``every > 0``) the
-    momentum is first redrawn (``x_prev = x - h r_t``). ``g`` is the gradient at ``x`` (updated in place)."""
+    ``b = 1 - hA`` and ``x_prev' = x_prev - h c_t/b``, ``c_t`` the step's velocity noise (``noise[t]``,
+    ``C n_t``); every ``every`` steps (``every > 0``) the momentum is first redrawn (``x_prev = x - h
+    r_t``). ``g`` is the gradient at ``x`` (updated in place), the one after step ``t`` on the
+    mini-batch ``rows[which[t]]``. ``gather`` (a batch reused by consecutive steps): the batch's items
+    (``data[0]``'s rows) are copied once into a contiguous buffer, which the gradients then read."""
     K, D = noise.shape
-    cn = np.empty(D)
+    n = rows.shape[1]
+    items = data[0]
+    buf = np.empty((n if gather else 0, items.shape[1]))
+    local = (buf,) + data[1:]  # the model's data with the batch's items in place of all N
+    ar = np.arange(n)
+    cur = -1
     for t in range(K):
         k = k0 + t
         if every > 0 and k % every == 0 and k > 0:
             for d in range(D):
                 xp[d] = x[d] - h * resample[t, d]
         for d in range(D):
-            s = 0.0
-            for e in range(D):
-                s += C[d, e] * noise[t, e]
-            cn[d] = s
-        for d in range(D):
-            xpn = xp[d] - h * cn[d] / b
+            xpn = xp[d] - h * noise[t, d] / b
             xn = (x[d] - (h * h) * g[d]) + b * (x[d] - xpn)
             xp[d] = x[d]
             x[d] = xn
             out_x[t, d] = xn
             out_p[t, d] = (xn - xp[d]) / h
-        grad(data, x, idx[t], g)
+        r = which[t]
+        if gather:
+            if r != cur:
+                for j in range(n):
+                    i = rows[r, j]
+                    for e in range(items.shape[1]):
+                        buf[j, e] = items[i, e]
+                cur = r
+            grad(local, x, ar, g)
+        else:
+            grad(data, x, rows[r], g)
 
 
 @njit(cache=True, error_model="numpy")

@@ -25,6 +25,7 @@ in ``aggregators.validation``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,6 +132,10 @@ class PoolWeightsModel:
         """The aggregate's mean log loss ``-(1/n) sum log p(y_i | w)`` on the fitting data."""
         return float(-self._loglik_w_grads(w, np.arange(self.n_data))[0].mean())
 
+    def aggregate(self, log_probs: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """The pool's normalised log-probabilities ``(n_items, n_classes)`` at weights ``w``."""
+        return pooled_log_probs(log_probs, w, self.pool)
+
 
 @dataclass
 class WeightPosterior:
@@ -145,10 +150,11 @@ class WeightPosterior:
     level: float
     pool: str
     result: SampleResult
+    model: PoolWeightsModel
 
     def predict(self, log_probs: Any, max_draws: int = 500) -> np.ndarray:
         """The posterior-predictive aggregate (:func:`posterior_predictive`) of these draws."""
-        return posterior_predictive(log_probs, self.weights, self.pool, max_draws)
+        return posterior_predictive(log_probs, self.weights, self.model.aggregate, max_draws)
 
     def summary(self) -> dict[str, Any]:
         """What the API stores and shows: the mean and interval of every weight and of the mean log
@@ -171,23 +177,34 @@ class WeightPosterior:
         }
 
 
-def posterior_predictive(log_probs: Any, weights: np.ndarray, pool: str, max_draws: int = 500) -> np.ndarray:
+def posterior_predictive(
+    log_probs: Any,
+    weights: np.ndarray,
+    pool: str | Callable[[np.ndarray, np.ndarray], np.ndarray],
+    max_draws: int = 500,
+) -> np.ndarray:
     """The posterior-predictive aggregate ``log (1/S) sum_s p(. | w_s)`` over (up to ``max_draws``
-    evenly spaced) weight draws ``(n, M)``: ``(n_items, n_classes)`` normalised log-probabilities."""
+    evenly spaced) weight draws ``(n, M)``: ``(n_items, n_classes)`` normalised log-probabilities.
+    ``pool``: "log", "linear", or a function ``(log_probs, w) -> pooled log-probabilities`` (a
+    model's ``aggregate``)."""
     lp = _check_log_probs(log_probs)
     if lp.shape[1] != weights.shape[1]:
         raise InputError("log_probs", f"has {lp.shape[1]} agents; the posterior has {weights.shape[1]}")
     draws = weights[np.linspace(0, len(weights) - 1, min(max_draws, len(weights))).astype(int)]
-    stack = np.stack([pooled_log_probs(lp, w, pool) for w in draws])
+    pooled = pool if callable(pool) else (lambda a, w: pooled_log_probs(a, w, str(pool)))
+    stack = np.stack([pooled(lp, w) for w in draws])
     return logsumexp(stack, axis=0) - np.log(len(draws))
 
 
-def weight_posterior(
-    log_probs: Any,
-    y: Any,
+def weight_posterior(log_probs: Any, y: Any, *, pool: str = "log", alpha: Any = 1.0, **options: Any) -> WeightPosterior:
+    """Sample the weight posterior of a ``pool`` ("log" or "linear") under a Dirichlet(``alpha``)
+    prior: :func:`sample_weight_posterior` on :class:`PoolWeightsModel` (its options)."""
+    return sample_weight_posterior(PoolWeightsModel(log_probs, y, pool=pool, alpha=alpha), **options)
+
+
+def sample_weight_posterior(
+    model: PoolWeightsModel,
     *,
-    pool: str = "log",
-    alpha: Any = 1.0,
     method: str = "hmc",
     n_samples: int = 4000,
     step: float | None = None,
@@ -198,11 +215,10 @@ def weight_posterior(
     max_loss_draws: int = 1000,
     **options: Any,
 ) -> WeightPosterior:
-    """Sample the weight posterior of a ``pool`` ("log" or "linear") under a Dirichlet(``alpha``)
-    prior with any sampler of :func:`samplers.sample` on softmax coordinates; ``step`` defaults to
-    ``0.5 / sqrt(n_items)`` (the posterior's scale shrinks as ``1/sqrt(n)``), burn-in to a tenth of
-    ``n_samples``, ``w0`` to the uniform weights."""
-    model = PoolWeightsModel(log_probs, y, pool=pool, alpha=alpha)
+    """Sample the weight posterior of ``model`` (a :class:`PoolWeightsModel`, or a subclass with
+    another pool's likelihood) with any sampler of :func:`samplers.sample` on softmax coordinates;
+    ``step`` defaults to ``0.5 / sqrt(n_items)`` (the posterior's scale shrinks as ``1/sqrt(n)``),
+    burn-in to a tenth of ``n_samples``, ``w0`` to the uniform weights."""
     if not 0 < level < 1:
         raise InputError("level", f"must be in (0, 1); got {level!r}")
     M = model.n_agents
@@ -226,6 +242,7 @@ def weight_posterior(
         log_loss=loss,
         log_loss_interval=np.quantile(loss, q),
         level=level,
-        pool=pool,
+        pool=model.pool,
         result=r,
+        model=model,
     )

@@ -93,7 +93,7 @@ def sample(
 ) -> SampleResult:
     """Run ``method`` (a key of :data:`SAMPLERS`) on ``model`` from ``theta0``; ``options`` are the
     method's own (``mass``, ``n_leapfrog``, ``friction``, ``batch``, ``sigma_hat``,
-    ``resample_every``, ``covariance``, ``offset``, ``decay``: see each ``*_configure``).
+    ``resample_every``, ``reuse_batch``, ``covariance``, ``offset``, ``decay``: see each ``*_configure``).
     ``compiled``: SGLD, SGHMC and SGNHT on a model with a compiled mini-batch gradient
     (:func:`samplers.compiled.compiled_terms`) run blocks of steps in one numba call (the same
     updates on randomness drawn per block, so a seed gives another path than ``compiled=False``)."""

@@ -107,9 +107,13 @@ def sghmc_configure(
     batch: int | None = None,
     sigma_hat: Any = None,
     resample_every: int | None = None,
+    reuse_batch: bool = False,
 ) -> dict[str, Any]:
     """Step ``h``, friction ``A``, gradient-noise estimate ``sigma_hat`` (None: 0), and the outer
-    loop of Alg. 4.2: resample ``p ~ N(0, I)`` every ``resample_every`` inner steps (None: never)."""
+    loop of Alg. 4.2: resample ``p ~ N(0, I)`` every ``resample_every`` inner steps (None: never).
+    ``reuse_batch``: one mini-batch per outer iteration, reused by its ``resample_every`` inner steps
+    (Alg. 4.2 writes the inner loop's gradient ``grad U~(theta^(tau))`` with one ``U~`` and no index
+    tau; BlackJAX's SGHMC reads it so); False draws a fresh mini-batch for every inner step."""
     h, A, D = positive("step", step), positive("friction", friction), model.dim
     if h * A >= 1:
         raise InputError("friction", f"step * friction must be < 1 (the momentum 1 - hA is > 0); got {h * A:.3g}")
@@ -128,21 +132,47 @@ def sghmc_configure(
     )
     if resample_every is not None and not (isinstance(resample_every, int | np.integer) and resample_every >= 1):
         raise InputError("resample_every", f"must be an integer >= 1 or None; got {resample_every!r}")
-    return {"h": h, "A": A, "noise": noise, "n": _batch(model, batch), "resample": resample_every}
+    if reuse_batch not in (True, False):
+        raise InputError("reuse_batch", f"must be True or False; got {reuse_batch!r}")
+    if reuse_batch and resample_every is None:
+        raise InputError("reuse_batch", "needs resample_every (the inner loop's length, the batch's lifetime)")
+    return {"h": h, "A": A, "noise": noise, "n": _batch(model, batch), "resample": resample_every, "reuse": reuse_batch}
+
+
+class _FixedBatchPotential:
+    """The potential of one mini-batch ``idx`` (the outer iteration's ``U~`` with ``reuse_batch``)."""
+
+    def __init__(self, model: Model, idx: np.ndarray) -> None:
+        self.model, self.idx = model, idx
+
+    def value_and_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        return float("nan"), minibatch_grad(self.model, x, self.idx)[0]
 
 
 class SGHMCState(NamedTuple):
-    """The heavy-ball state (position, previous position, gradient at the position) and the step count
-    (for the outer loop's momentum refresh)."""
+    """The heavy-ball state (position, previous position, gradient at the position), the step count
+    (for the outer loop's momentum refresh) and, with ``reuse_batch``, the outer iteration's
+    mini-batch (else empty)."""
 
     hb: HeavyBallState
     k: int
+    batch: np.ndarray
+
+
+def _potential(model: Model, rng: np.random.Generator, cfg: dict[str, Any], k: int, batch: np.ndarray):
+    """The potential whose gradient at the position reached by step ``k`` the next step uses, and the
+    batch kept: a fresh draw per step, or with ``reuse_batch`` a new one as each outer iteration starts."""
+    if not cfg["reuse"]:
+        return _MinibatchPotential(model, rng, cfg["n"]), batch
+    if k % cfg["resample"] == 0:
+        batch = _draw(model, rng, cfg["n"])
+    return _FixedBatchPotential(model, batch), batch
 
 
 def sghmc_init(model: Model, theta0: np.ndarray, rng: np.random.Generator, cfg: dict[str, Any]) -> SGHMCState:
     p = rng.standard_normal(model.dim)
-    pot = _MinibatchPotential(model, rng, cfg["n"])
-    return SGHMCState(HeavyBallState(theta0, theta0 - cfg["h"] * p, pot.value_and_grad(theta0)), 0)
+    pot, batch = _potential(model, rng, cfg, 0, np.zeros(0, dtype=np.int64))
+    return SGHMCState(HeavyBallState(theta0, theta0 - cfg["h"] * p, pot.value_and_grad(theta0)), 0, batch)
 
 
 def sghmc_step(model: Model, state: SGHMCState, rng: np.random.Generator, cfg: dict[str, Any]) -> SGHMCState:
@@ -153,9 +183,8 @@ def sghmc_step(model: Model, state: SGHMCState, rng: np.random.Generator, cfg: d
         hb = hb._replace(x_prev=hb.x - h * rng.standard_normal(model.dim))
     n = cfg["noise"] @ rng.standard_normal(model.dim)
     noisy = hb._replace(x_prev=hb.x_prev - h * n / b)
-    return SGHMCState(
-        heavy_ball_step(_MinibatchPotential(model, rng, cfg["n"]), noisy, _IDENTITY, h * h, b), state.k + 1
-    )
+    pot, batch = _potential(model, rng, cfg, state.k + 1, state.batch)
+    return SGHMCState(heavy_ball_step(pot, noisy, _IDENTITY, h * h, b), state.k + 1, batch)
 
 
 def sghmc_steps(model: Model, state: SGHMCState, rng: np.random.Generator, cfg: dict[str, Any], K: int, terms):
@@ -167,13 +196,28 @@ def sghmc_steps(model: Model, state: SGHMCState, rng: np.random.Generator, cfg: 
     row = np.arange(K) + np.cumsum(refresh)  # the noise row of each step, after its refresh row
     resample = np.zeros((K, D))
     resample[refresh] = Z[row[refresh] - 1]
-    idx = rng.integers(0, model.n_data, (K, cfg["n"]))
+    rows, which, batch = _block_batches(model, rng, cfg, ks + 1, state.batch)
     hb = state.hb
     x, xp, g = hb.x.copy(), hb.x_prev.copy(), hb.value_grad[1].copy()
     X, P = np.empty((K, D)), np.empty((K, D))
     b = 1.0 - cfg["h"] * cfg["A"]
-    sghmc_loop(terms[0], terms[1], x, xp, g, state.k, cfg["h"], b, every, cfg["noise"], resample, Z[row], idx, X, P)
-    return SGHMCState(HeavyBallState(x, xp, (float("nan"), g)), state.k + K), X, P, {}
+    noise = Z[row] @ cfg["noise"].T  # the velocity noise C n_t of every step, one BLAS product per block
+    sghmc_loop(
+        terms[0], terms[1], x, xp, g, state.k, cfg["h"], b, every, resample, noise, rows, which, cfg["reuse"], X, P
+    )
+    return SGHMCState(HeavyBallState(x, xp, (float("nan"), g)), state.k + K, batch), X, P, {}
+
+
+def _block_batches(model: Model, rng: np.random.Generator, cfg: dict[str, Any], ks: np.ndarray, batch: np.ndarray):
+    """The mini-batches of the gradients at the positions reached by steps ``ks`` (:func:`_potential`'s
+    policy for a block): the distinct batches ``rows`` ``(B, n)``, the row of each step ``which``
+    ``(K,)``, and the batch kept."""
+    if not cfg["reuse"]:
+        return rng.integers(0, model.n_data, (ks.size, cfg["n"])), np.arange(ks.size), batch
+    new = ks % cfg["resample"] == 0
+    fresh = rng.integers(0, model.n_data, (int(new.sum()), cfg["n"]))
+    rows = np.vstack([batch[None, :], fresh])  # sghmc_init drew the first outer iteration's batch
+    return rows, np.cumsum(new), rows[-1]
 
 
 def sghmc_momentum(state: SGHMCState, cfg: dict[str, Any]) -> np.ndarray:

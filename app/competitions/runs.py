@@ -194,7 +194,7 @@ def run_aggregation(db, agg_id: str, progress=None, eta=None) -> dict:
         len(etas),
         n_agents,
         loo_refit=loo_refit,
-        bands=n_val * n_agents * comp_k <= aggregation.BANDS_BUDGET,
+        bands=True,  # subsampled to the budget above it (evaluation.weight_posterior.credit_bands)
         market_epochs=max_epochs,
     )
     # the pooled forecasts on every item and the stored pools come last: weight 3, about the measured

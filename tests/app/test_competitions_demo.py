@@ -66,5 +66,11 @@ def test_load_demo_is_idempotent_and_complete(tmp_path):
         # the whole-private perplexity of the best single entry is that submission's private score
         assert rows["best_single"]["private_perplexity"] == pytest.approx(best_sub.private_perplexity, rel=1e-5)
         assert all("error" not in rows[m] for m in ("topk", "linear", "log"))
+        # the demo's validation part (300 items x 22 submissions x 64 classes) exceeds the bands'
+        # budget: the bands are sampled on a subset of its items and say so
+        assert "credible intervals" in res["weight_bands"] and "given a random 142 of the" in res["weight_bands"]
+        assert all(
+            c["weight_log_interval"][0] <= c["weight_log_mean"] <= c["weight_log_interval"][1] for c in res["credit"]
+        )
         lb = svc.leaderboard_rows(s, comp, private=True)
         assert len(lb) == 10 and lb[0]["rank"] == 1

@@ -74,6 +74,34 @@ def test_client_end_to_end(server):
         assert e.value.status == 404
 
 
+def test_client_weight_posterior(server):
+    """A fit with ``posterior`` through the client: the credible intervals and the posterior-predictive
+    aggregate are the library's on the same data and seed; a bad option is a 422 naming it."""
+    from aggregators.registry import make_pool
+    from evaluation.weight_posterior import fit_posterior, predict_posterior
+
+    lp, y = _data(2, n=60, a=3)
+    opts = {"samples": 200, "seed": 1, "options": {"n_leapfrog": 5}}
+    with AgoraClient(server.url, api_key=ADMIN) as c:
+        pool = c.create_pool("log", lp, y, posterior=opts)
+        assert pool["status"] == "ready" and pool["job_id"]
+        post = c.weight_posterior(pool["id"])
+        ref_pool = make_pool("log").fit(lp, y)
+        ref = fit_posterior(ref_pool, lp, y, **opts)
+        np.testing.assert_allclose(post["intervals"], ref["intervals"], rtol=1e-10)
+        np.testing.assert_allclose(post["mean"], ref["mean"], rtol=1e-10)
+        np.testing.assert_allclose(post["log_loss_interval"], ref["log_loss_interval"], rtol=1e-10)
+        assert post["intervals"].shape == (3, 2) and post["level"] == 0.95 and post["n_draws"] == 200
+        agg = c.predict(pool["id"], lp[:7], posterior_predictive=True)
+        np.testing.assert_allclose(agg, predict_posterior(ref_pool, lp[:7])[0], rtol=1e-9, atol=1e-12)
+        plain = c.create_pool("log", lp, y)
+        with pytest.raises(ValueError, match="without a posterior"):
+            c.weight_posterior(plain)
+        with pytest.raises(AgoraError) as e:
+            c.create_pool("log", lp, y, posterior={"level": 2.0})
+        assert e.value.status == 422 and e.value.errors[0]["field"].startswith("posterior.level")
+
+
 def test_idempotent_retry_over_http(server):
     lp, y = _data(2)
     body = {"method": "bma", "predictions": lp.tolist(), "labels": y.tolist()}

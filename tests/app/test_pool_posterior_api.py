@@ -38,18 +38,19 @@ def _wait(client, loc, timeout=120.0):
     raise AssertionError(f"job stuck: {j}")
 
 
-@pytest.mark.parametrize("method", ["log", "linear"])
+@pytest.mark.parametrize("method", ["log", "linear", "renyi"])
 def test_posterior_is_a_job_and_matches_the_library(client, method):
     p, y = _data()
+    params = {"gamma": 0.3} if method == "renyi" else {}
     body = {"method": method, "kind": "probs", "predictions": p.tolist(), "labels": y.tolist(), "posterior": POST}
-    r = client.post("/v1/pools", json=body)
+    r = client.post("/v1/pools", json=body | {"params": params})
     assert r.status_code == 202, r.text
     j = _wait(client, r.headers["location"])
     assert j["state"] == "succeeded" and j["progress"] == 1.0, j
     view = client.get(f"/v1/pools/{j['resource_id']}").json()
     post = view["posterior"]
 
-    ref_pool = make_pool(method).fit(p, y, kind="probs")
+    ref_pool = make_pool(method, **params).fit(p, y, kind="probs")
     ref = fit_posterior(ref_pool, p, y, kind="probs", **POST)
     np.testing.assert_allclose(post["mean"], ref["mean"], rtol=1e-10)
     np.testing.assert_allclose(post["intervals"], ref["intervals"], rtol=1e-10)

@@ -49,6 +49,7 @@ CASES = [
     ("sgld", 1e-3, {"decay": 0.6, "offset": 10.0}),
     ("sghmc", 0.01, {"friction": 2.0, "resample_every": 3}),
     ("sghmc", 0.01, {"friction": 2.0, "sigma_hat": "diag"}),
+    ("sghmc", 0.01, {"friction": 2.0, "resample_every": 7, "reuse_batch": True}),
     ("sgnht", 0.01, {"friction": 1.5}),
 ]
 

@@ -93,6 +93,18 @@ def test_stochastic_gradient_samplers_on_the_gaussian(method, step, opts):
     assert abs(kt.mean() - 1.0) <= Z * kt.std() / np.sqrt(ess(kt)) + 0.02
 
 
+def test_sghmc_reusing_each_batch_for_its_inner_loop_on_the_gaussian():
+    """One mini-batch per outer iteration of 5 inner steps: the positions keep the posterior's moments
+    (3 % allowance), but the momentum runs hot: the reused batch's gradient error is the same for 5
+    steps, so ``sigma_hat`` (the white-noise correction of one batch) undercorrects it."""
+    mean, var = GAUSS.posterior_mean_var()
+    opts = {"friction": 20.0, "sigma_hat": GAUSS.gradient_noise_cov(10), "resample_every": 5, "reuse_batch": True}
+    r = sample(GAUSS, "sghmc", 40000, theta0=mean, step=0.005, batch=10, burn_in=2000, seed=5, **opts)
+    assert r.ok
+    assert_moments(r.samples, mean, var, extra_var_tol=0.03)
+    assert r.stats["kinetic_temperature"].mean() > 1.05
+
+
 def test_sghmc_without_the_noise_correction_is_too_hot():
     """Without sigma_hat the gradient noise heats SGHMC (the seed's motivation for SGNHT/CCAdL)."""
     mean, var = GAUSS.posterior_mean_var()

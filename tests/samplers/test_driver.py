@@ -92,6 +92,8 @@ def test_covariances_that_are_not_psd():
         ("mala", {"step": float("nan")}, "step"),
         ("hmc", {"n_leapfrog": 0}, "n_leapfrog"),
         ("sghmc", {"friction": 200.0}, "friction"),
+        ("sghmc", {"reuse_batch": True}, "reuse_batch"),
+        ("sghmc", {"reuse_batch": "yes", "resample_every": 5}, "reuse_batch"),
         ("sgld", {"decay": 2.0}, "decay"),
         ("sgld", {"batch": 0}, "batch"),
         ("ccadl", {"batch": 1}, "batch"),
