@@ -4,7 +4,8 @@ one thread each, one cluster for the whole module.
 Consensus ADMM's Dask rounds equal the in-process rounds and reach the centralized optimum; a
 data-less worker in a role that needs data and an unreachable scheduler are clear errors; the log
 pool's chunked fit (dask.array, Zarr) equals the in-memory fit, and a Zarr store larger than the
-workers' memory limit fits.
+workers' memory limit fits; so do the linear and Rényi (weights) chunked fits, with their partial
+sums added on the workers (one per pass reaches the driver) or on the driver.
 """
 
 import os
@@ -19,9 +20,9 @@ zarr = pytest.importorskip("zarr")
 
 import dask.array as da  # noqa: E402
 
-from aggregators import LogPool  # noqa: E402
+from aggregators import LinearPool, LogPool, RenyiPool  # noqa: E402
 from cluster import graphs as g  # noqa: E402
-from cluster.chunked_fit import fit_log_pool  # noqa: E402
+from cluster.chunked_fit import fit_chunked, fit_log_pool  # noqa: E402
 from cluster.consensus_admm import consensus_admm  # noqa: E402
 from cluster.fanout import gamma_sweep  # noqa: E402
 from solvers.errors import InputError  # noqa: E402
@@ -95,6 +96,29 @@ def test_chunked_log_pool_fit_equals_the_in_memory_fit(client, tmp_path):
         assert pool.n_floored_ == ref.n_floored_ > 0
         assert pool.fit_result_.converged
     np.testing.assert_allclose(on_zarr.predict(lp[:50]), ref.predict(lp[:50]), atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: LinearPool(solver="newton"), lambda: RenyiPool(gamma=0.3)], ids=["linear", "renyi"]
+)
+def test_linear_and_renyi_chunked_fits_on_dask_equal_the_in_memory_fits(client, tmp_path, make):
+    from benchmarks.logpool_families import make_family
+
+    lp, y = make_family("gaussian-logit", 4000, 30, 8, seed=2)
+    ref = make().fit(lp, y)
+    z = zarr.create_array(str(tmp_path / "lp.zarr"), shape=lp.shape, chunks=(500, 30, 8), dtype="f8")
+    z[:] = lp
+    tree = fit_chunked(make(), da.from_array(lp, chunks=(500, 30, 8)), y, client=client)
+    to_driver = fit_chunked(make(), da.from_array(lp, chunks=(500, 30, 8)), y, client=client, reduce="driver")
+    streamed = fit_chunked(make(), str(tmp_path / "lp.zarr"), y, client=client, persist=False)  # read at every pass
+    for pool in (tree, to_driver, streamed):
+        np.testing.assert_allclose(pool.weights_, ref.weights_, atol=1e-10)
+        assert pool.fit_result_.converged and pool.n_iter_ == ref.n_iter_
+    # 8 blocks on 2 workers: the tree sends the driver one partial sum per pass, the driver mode 8
+    (a, b), (c, d) = (
+        (p.fit_result_.extra["driver_bytes"], p.fit_result_.extra["passes_on_workers"]) for p in (tree, to_driver)
+    )
+    assert b == d and 7 * a < c < 9 * a
 
 
 @pytest.mark.parametrize(
