@@ -162,9 +162,89 @@ def test_gamma_sweep_and_leave_one_out_fan_out_as_dask_tasks(client):
         np.testing.assert_allclose(a["weights"], b["weights"], atol=1e-12)
         assert a["private_perplexity"] == pytest.approx(b["private_perplexity"], rel=1e-12)
     np.testing.assert_allclose(leave_one_out(*args, client=client), leave_one_out(*args), atol=1e-12)
-    # the competition aggregation sends its leave-one-out refits to the cluster (AGORA_DASK_SCHEDULER)
+
+
+def test_the_competition_aggregation_runs_its_fits_on_the_cluster(client):
+    from benchmarks.logpool_families import make_family
     from evaluation.aggregation import aggregate_submissions
 
-    serial = aggregate_submissions(*args, methods=("log",))
-    on = aggregate_submissions(*args, methods=("log",), client=client)
-    np.testing.assert_allclose([c["loo_gain"] for c in on["credit"]], [c["loo_gain"] for c in serial["credit"]])
+    lp, y = make_family("gaussian-logit", 600, 5, 6, seed=3)
+    args = (lp[:300], y[:300], lp[300:], y[300:])
+    kw = {"methods": ("average", "linear", "log", "renyi", "market"), "etas": (2.0, 10.0), "market_max_epochs": 20}
+    serial = aggregate_submissions(*args, **kw)
+    tasks_before = len(client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.task_prefixes))
+    on = aggregate_submissions(*args, **kw, client=client)
+    # the methods, the sweep's chain and the refits ran as tasks of those functions
+    prefixes = client.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
+    assert {"fit_method", "sweep_step", "loo_perplexity"} <= set(prefixes) and len(prefixes) > tasks_before
+    # the same run: the sweep's chain warm-starts each gamma from the previous one, as in-process
+    assert [r["method"] for r in on["rows"]] == [r["method"] for r in serial["rows"]]
+    for a, b in zip(on["rows"], serial["rows"]):
+        assert "error" not in a
+        assert a["private_perplexity"] == pytest.approx(b["private_perplexity"], rel=1e-12)
+        assert a["public_perplexity"] == pytest.approx(b["public_perplexity"], rel=1e-12)
+    assert [p["eta"] for p in on["gamma_sweep"]] == [1.0, 2.0, 10.0]
+    for a, b in zip(on["gamma_sweep"], serial["gamma_sweep"]):
+        assert a["private_perplexity"] == pytest.approx(b["private_perplexity"], rel=1e-12)
+    for key in ("loo_gain", "weight_log", "weight_renyi", "weight_linear", "market_wealth"):
+        np.testing.assert_allclose([c[key] for c in on["credit"]], [c[key] for c in serial["credit"]], atol=1e-10)
+
+
+def _tasks_run(client, prefix: str) -> int:
+    """How many tasks named ``prefix`` the scheduler has seen finish (entries into the memory state)."""
+    return client.run_on_scheduler(
+        lambda dask_scheduler: getattr(dask_scheduler.task_prefixes.get(prefix), "state_counts", {}).get("memory", 0)
+    )
+
+
+def test_the_service_runs_a_competition_on_the_cluster_agora_dask_scheduler_names(client, tmp_path, monkeypatch):
+    from fastapi.testclient import TestClient
+
+    from app.competitions import parsing
+    from app.main import create_app
+    from app.settings import Settings, get_settings
+    from cluster.connect import close_shared
+    from tests.app.conftest import competition_body, finished_job
+
+    admin = {"Authorization": "Bearer cluster-admin"}
+    y = np.random.default_rng(6).integers(0, 3, 80)
+    results = {}
+    settings = Settings(database_url=f"sqlite:///{tmp_path}/agora.db", admin_key="cluster-admin")
+    with TestClient(create_app(settings)) as api:
+        cid = api.post("/v1/competitions", json=competition_body(y, 3, daily_cap=1000), headers=admin).json()["id"]
+        for i, s in enumerate((0.7, 0.6, 0.5)):
+            tok = api.post(f"/v1/competitions/{cid}/participants", json={"name": f"p{i}"}).json()["token"]
+            probs = np.where(np.arange(3)[None, :] == y[:, None], s, (1 - s) / 2)
+            probs = 0.8 * probs + 0.2 * np.random.default_rng(i).dirichlet(np.ones(3), len(y))
+            up = api.post(
+                f"/v1/competitions/{cid}/submissions?kind=probs",
+                content=parsing.to_npy(np.arange(len(y)), probs),
+                headers={"Authorization": f"Bearer {tok}"},
+            )
+            assert up.status_code == 201, up.text
+        for name, address in (("in the server", None), ("on the cluster", client.scheduler.address)):
+            if address is None:
+                monkeypatch.delenv("AGORA_DASK_SCHEDULER", raising=False)
+            else:
+                monkeypatch.setenv("AGORA_DASK_SCHEDULER", address)
+            get_settings.cache_clear()  # the job reads the setting when it runs
+            before = _tasks_run(client, "fit_method"), _tasks_run(client, "sweep_step")
+            body = {"methods": ["linear", "log", "renyi"], "etas": [2.0, 10.0]}
+            r = api.post(f"/v1/competitions/{cid}/aggregations", json=body, headers=admin)
+            job = finished_job(api, r, "cluster-admin", poll=0.05)
+            assert job["state"] == "succeeded", job
+            results[name] = api.get(f"/v1/competitions/{cid}/aggregations/{r.json()['id']}", headers=admin).json()
+            ran = _tasks_run(client, "fit_method") - before[0], _tasks_run(client, "sweep_step") - before[1]
+            assert ran == ((0, 0) if address is None else (2, 2))  # linear and log; one link per eta
+    monkeypatch.delenv("AGORA_DASK_SCHEDULER", raising=False)
+    get_settings.cache_clear()
+    close_shared()  # the service's kept connection to this cluster
+    a, b = (results[k]["result"] for k in ("on the cluster", "in the server"))
+    assert (
+        [r["method"] for r in a["rows"]]
+        == [r["method"] for r in b["rows"]]
+        == ["best_single", "linear", "log", "renyi"]
+    )
+    for ra, rb in zip(a["rows"], b["rows"]):
+        assert ra["private_perplexity"] == pytest.approx(rb["private_perplexity"], rel=1e-12)
+    np.testing.assert_allclose([c["loo_gain"] for c in a["credit"]], [c["loo_gain"] for c in b["credit"]], atol=1e-10)
