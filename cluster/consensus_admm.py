@@ -55,7 +55,7 @@ from solvers.result import SolveResult
 from .connect import connected, worker_addresses
 from .graphs import WorkerGraph
 
-__all__ = ["Shard", "consensus_admm", "beta_grid", "BETA_RULES"]
+__all__ = ["Shard", "WorkerLost", "consensus_admm", "beta_grid", "BETA_RULES"]
 
 BETA_RULES = ("adaptive", "he", "sqrt")
 LOSSES = ("squares", "logistic")
@@ -219,6 +219,19 @@ def _drop_run(run: str) -> None:
 # -- where the node tasks run -------------------------------------------------------------------
 
 
+class WorkerLost(RuntimeError):
+    """A Dask worker holding node state left the cluster during a run: ``workers`` (their addresses)
+    and ``nodes`` (the graph nodes whose shard, iterate and edge multipliers were lost with them)."""
+
+    def __init__(self, workers: list[str], nodes: list[int]) -> None:
+        self.workers, self.nodes = workers, nodes
+        super().__init__(
+            f"Dask worker(s) {', '.join(workers)} left the cluster during the run and took the state of "
+            f"node(s) {nodes} with them; consensus ADMM keeps node state in the worker processes, so the "
+            "run stops: run it again (it starts from the first round) on the workers that remain"
+        )
+
+
 class _InProcess:
     """The reference path: each node task is a plain call, in order."""
 
@@ -238,6 +251,9 @@ class _InProcess:
 class _OnDask:
     """Node tasks on Dask workers: node ``i`` pinned to worker ``i mod n_workers`` (sorted addresses)."""
 
+    poll = 1.0
+    """Seconds between checks that the nodes' workers are still in the cluster while waiting."""
+
     def __init__(self, client: Any, n_nodes: int) -> None:
         self.client = client
         addrs = worker_addresses(client)
@@ -250,10 +266,28 @@ class _OnDask:
         return self.client.submit(fn, *args, workers=[self.where[node]], allow_other_workers=False, pure=False)
 
     def gather(self, items: list) -> list:
-        return self.client.gather(items)
+        """The results, watching the nodes' workers: a worker that left the cluster (its process died,
+        or the nanny replaced it) took its nodes' state with it, so the run stops with
+        :class:`WorkerLost` instead of waiting for tasks pinned to an address that is gone."""
+        from distributed import wait
+
+        while True:
+            try:
+                wait(items, timeout=self.poll)
+                return self.client.gather(items)
+            except TimeoutError:
+                lost = sorted(set(self.where) - self._alive())
+                if lost:
+                    nodes = [i for i, w in enumerate(self.where) if w in lost]
+                    raise WorkerLost(lost, nodes) from None
+
+    def _alive(self) -> set[str]:
+        return set(self.client.scheduler_info(n_workers=-1)["workers"])
 
     def close(self, run: str) -> None:
-        self.client.run(_drop_run, run, workers=sorted(set(self.where)))
+        alive = sorted(set(self.where) & self._alive())
+        if alive:
+            self.client.run(_drop_run, run, workers=alive)
 
 
 # -- the driver ----------------------------------------------------------------------------------

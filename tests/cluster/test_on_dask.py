@@ -248,3 +248,28 @@ def test_the_service_runs_a_competition_on_the_cluster_agora_dask_scheduler_name
     for ra, rb in zip(a["rows"], b["rows"]):
         assert ra["private_perplexity"] == pytest.approx(rb["private_perplexity"], rel=1e-12)
     np.testing.assert_allclose([c["loo_gain"] for c in a["credit"]], [c["loo_gain"] for c in b["credit"]], atol=1e-10)
+
+
+def test_a_worker_lost_mid_run_stops_consensus_admm_with_a_clear_error():
+    from cluster.consensus_admm import WorkerLost
+
+    shards, x_star = _least_squares(n_nodes=6)
+    G = g.topology("biregular", 6)
+    # its own cluster: the module's workers stay as they are for the other tests
+    with (
+        distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as lc,
+        distributed.Client(lc) as c,
+    ):
+        victim = sorted(c.scheduler_info(n_workers=-1)["workers"])[0]
+
+        def kill_after_round_3(f: float) -> None:
+            if f == pytest.approx(3 / 40):
+                c.restart_workers([victim])  # the nanny replaces the process: a new worker, the state gone
+
+        with pytest.raises(WorkerLost) as e:
+            consensus_admm(G, shards, beta="adaptive", max_rounds=40, client=c, progress=kill_after_round_3)
+        assert e.value.workers == [victim] and e.value.nodes == [0, 2, 4]  # round-robin: every other node
+        assert victim in str(e.value) and "run it again" in str(e.value)
+        # the workers that remain run the whole problem again
+        again = consensus_admm(G, shards, beta="adaptive", max_rounds=40, client=c)
+        np.testing.assert_allclose(again.x, x_star, atol=1e-6)
