@@ -294,9 +294,9 @@ class ChunkedProblem:
         return np.sort(np.argsort(-s, kind="stable")[: min(k, self.dim)])
 
     def restrict(self, idx: Any) -> ChunkedProblem:
+        """The problem on the agents ``idx`` (the others at weight zero); each block restricts its own
+        problem, whose ``restrict`` checks the indices, at the next pass."""
         idx = np.asarray(idx, dtype=np.int64)
-        if idx.ndim != 1 or idx.size == 0 or idx.min() < 0 or idx.max() >= self.dim:
-            raise InputError("idx", f"must be non-empty 1-D indices in 0..{self.dim - 1}")
         cols = idx if self.cols is None else self.cols[idx]
         out = ChunkedProblem(
             self.kind, self.opts, self.groups, self.shape, client=self.client, reduce=self.reduce, cols=cols
