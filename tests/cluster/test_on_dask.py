@@ -250,7 +250,7 @@ def test_the_service_runs_a_competition_on_the_cluster_agora_dask_scheduler_name
     np.testing.assert_allclose([c["loo_gain"] for c in a["credit"]], [c["loo_gain"] for c in b["credit"]], atol=1e-10)
 
 
-def test_a_worker_lost_mid_run_stops_consensus_admm_with_a_clear_error():
+def test_a_worker_lost_mid_run_stops_consensus_admm_or_restarts_from_the_last_round():
     from cluster.consensus_admm import WorkerLost
 
     shards, x_star = _least_squares(n_nodes=6)
@@ -270,6 +270,14 @@ def test_a_worker_lost_mid_run_stops_consensus_admm_with_a_clear_error():
             consensus_admm(G, shards, beta="adaptive", max_rounds=40, client=c, progress=kill_after_round_3)
         assert e.value.workers == [victim] and e.value.nodes == [0, 2, 4]  # round-robin: every other node
         assert victim in str(e.value) and "run it again" in str(e.value)
-        # the workers that remain run the whole problem again
-        again = consensus_admm(G, shards, beta="adaptive", max_rounds=40, client=c)
-        np.testing.assert_allclose(again.x, x_star, atol=1e-6)
+        # with checkpoints, round 4 restarts from round 3's state and the run ends as an uninterrupted one
+        victim = sorted(c.scheduler_info(n_workers=-1)["workers"])[1]
+        ref = consensus_admm(G, shards, beta="adaptive", max_rounds=40)
+        on = consensus_admm(
+            G, shards, beta="adaptive", max_rounds=40, client=c, checkpoint=True, progress=kill_after_round_3
+        )
+        assert on.extra["restarts"] == [(4, [victim])] and len(on.extra["r"]) == 40
+        np.testing.assert_allclose(on.extra["r"], ref.extra["r"], rtol=1e-8, atol=1e-14 * ref.extra["r"][0])
+        np.testing.assert_allclose(on.extra["beta"], ref.extra["beta"], rtol=1e-12)
+        np.testing.assert_allclose(on.extra["node_values"], ref.extra["node_values"], atol=1e-12)
+        np.testing.assert_allclose(on.x, x_star, atol=1e-6)
