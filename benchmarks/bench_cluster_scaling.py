@@ -154,6 +154,8 @@ def logpool_scaling(args: argparse.Namespace, workdir: str) -> None:
     read: list[float] = []
     ref = in_memory()[0]
     configs = [*SCALING, ("2 workers, 1 numba thread each, every block's partial sum to the driver", 2, 1, "driver")]
+    if args.pair:  # the in-memory fit and the two one-thread-per-worker clusters only
+        configs = [c for c in configs if c[1] == 0 or (c[2] == 1 and c[3] == "workers")]
     med = interleaved(
         configs,
         in_memory,
@@ -281,6 +283,9 @@ def main() -> None:
         default="kept",
         choices=("kept", "read-per-pass"),
         help="blocks floored once and kept on the workers, or read from the store at every pass",
+    )
+    p.add_argument(
+        "--pair", action="store_true", help="log-pool scaling: in memory, 1 and 2 workers of one numba thread only"
     )
     p.add_argument("--sweep-items", type=int, default=2_000)
     p.add_argument("--admm-rounds", type=int, default=20)
