@@ -87,8 +87,9 @@ class Settings(BaseSettings):
     )
     dask_scheduler: str | None = Field(
         None,
-        description="Address of a Dask scheduler (tcp://host:8786): a competition's leave-one-out refits "
-        "run as tasks on that cluster. Unset: everything runs in the server process.",
+        description="Address of a Dask scheduler (tcp://host:8786): a competition's aggregation runs its "
+        "methods, gamma sweep and leave-one-out refits as tasks on that cluster. Unset: everything runs in "
+        "the server process.",
     )
     competition_joins_per_hour: int = Field(
         20, ge=1, description="Competition joins accepted per client address per hour (429 above)."

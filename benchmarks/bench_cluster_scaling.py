@@ -2,13 +2,14 @@
 
 Tables printed (all from this run; the machine's load is printed beside them):
 
-1. Log-pool fit on a Zarr store (default 20,000 x 269 x 64, float64, uncompressed, read by the
-   workers at every pass): in-memory ``LogPool().fit`` in this process, then
-   :func:`cluster.chunked_fit.fit_log_pool` on a ``LocalCluster`` of 1 and of 2 worker processes
-   (one thread each); speed-up = t(1 worker) / t(2 workers); the weights of every run against the
-   in-memory fit.
+1. Log-pool fit on a Zarr store (default 20,000 x 269 x 64, float64, uncompressed; blocks kept on
+   the workers, or read at every pass): in-memory ``LogPool().fit`` in this process (numba on every
+   core), then :func:`cluster.chunked_fit.fit_log_pool` on a ``LocalCluster`` of 1 worker (numba on
+   every core, or one numba thread) and of 2 workers (one numba thread each; partial sums added on
+   the workers, or every block's sent to the driver); the repetitions are interleaved; the weights
+   of every run against the in-memory fit, and the pickled bytes the driver received.
 2. The competition's gamma sweep (:func:`cluster.fanout.gamma_sweep`, 4 etas, one Rényi fit per
-   task) on 1 and 2 workers, and in this process.
+   task) in this process and on the same worker configurations.
 3. Communication per round of consensus ADMM (:func:`cluster.consensus_admm.consensus_admm`) on
    each E6 topology (24 nodes, D = 50): floats along edges per round (2D per edge) against the seed's
    3D per edge, and the bytes Dask actually moved between the worker processes per round.
@@ -16,7 +17,7 @@ Tables printed (all from this run; the machine's load is printed beside them):
    in ``benchmarks/results/cluster.md`` is built from.
 
     OMP_NUM_THREADS=1 NUMBA_CACHE_DIR=.numba_cache .venv/bin/python benchmarks/bench_cluster_scaling.py
-    ... --n-items 5000 --sweep-items 2000   # a quick run
+    ... --n-items 5000 --sweep-items 500 --reps 1   # a quick run
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from aggregators import LogPool  # noqa: E402
 from benchmarks.competition_data import make_competition_predictions  # noqa: E402
 from cluster import graphs  # noqa: E402
-from cluster.chunked_fit import _block_pass, _build, fit_log_pool  # noqa: E402
+from cluster.chunked_fit import fit_log_pool  # noqa: E402
+from cluster.chunked_problem import build_kept, group_pass  # noqa: E402
 from cluster.consensus_admm import consensus_admm  # noqa: E402
 from cluster.fanout import gamma_sweep  # noqa: E402
 
@@ -49,36 +51,75 @@ def load() -> str:
     return "load " + " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def local_cluster(n_workers: int):
+def local_cluster(n_workers: int, numba_threads: int | None = None):
+    """A LocalCluster of ``n_workers`` processes, one Dask thread each; ``numba_threads`` sets the
+    workers' NUMBA_NUM_THREADS (None: numba's default, every core)."""
     from distributed import Client, LocalCluster
 
-    lc = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    env = {} if numba_threads is None else {"NUMBA_NUM_THREADS": str(numba_threads)}
+    lc = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None, env=env)
     return lc, Client(lc)
 
 
-def over_workers(warm, work, check, reps: int) -> dict[int, float]:
-    """Time ``work(client)`` on a LocalCluster of 1 and of 2 workers (after ``warm(client)``, which
-    loads the kernels in the workers); print a row per size with ``check(result)`` = (error, passes)."""
-    print("| workers | seconds (median) | runs | passes | max abs difference to the reference | load |")
-    print("|---|---|---|---|---|---|")
-    times = {}
-    for w in (1, 2):
-        lc, c = local_cluster(w)
-        try:
-            warm(c)
-            runs = []
-            for _ in range(reps):
-                t = time.perf_counter()
-                out = work(c)
-                runs.append(time.perf_counter() - t)
-            times[w] = float(np.median(runs))
-            err, passes = check(out)
-            print(f"| {w} | {times[w]:.2f} | {', '.join(f'{r:.2f}' for r in runs)} | {passes} | {err:.1e} | {load()} |")
-        finally:
-            c.close()
-            lc.close()
-    print(f"speed-up 1 -> 2 workers: {times[1] / times[2]:.2f}x (target 1.6x)")
-    return times
+def interleaved(configs: list[tuple], local, on_cluster, warm, check, reps: int) -> dict[str, float]:
+    """Run every configuration ``(label, n_workers, numba_threads, reduce)`` once per repetition, in
+    turn (the order reversed every other repetition, so load drift hits all alike); ``n_workers = 0``
+    is ``local()`` in this process (it returns its result and the seconds to count), else ``on_cluster(client, reduce)`` on a fresh LocalCluster (after
+    ``warm(client)`` off the clock). Prints one row per configuration: median seconds, the runs,
+    ``check(result)`` = (max abs difference to the reference, passes, driver bytes), the 1-minute
+    load at each run."""
+    runs: dict[str, list[float]] = {c[0]: [] for c in configs}
+    loads: dict[str, list[float]] = {c[0]: [] for c in configs}
+    outs: dict[str, object] = {}
+    for r in range(reps):
+        for label, n_workers, threads, reduce in configs if r % 2 == 0 else configs[::-1]:
+            if n_workers == 0:
+                outs[label], seconds = local()
+                runs[label].append(seconds)
+            else:
+                lc, c = local_cluster(n_workers, threads)
+                try:
+                    warm(c)
+                    t = time.perf_counter()
+                    outs[label] = on_cluster(c, reduce)
+                    runs[label].append(time.perf_counter() - t)
+                finally:
+                    c.close()
+                    lc.close()
+            loads[label].append(os.getloadavg()[0])
+    print(
+        "| configuration | seconds (median) | runs | passes | bytes to the driver | max abs diff to in-memory | load |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    med = {k: float(np.median(v)) for k, v in runs.items()}
+    for label, *_ in configs:
+        err, passes, nbytes = check(outs[label])
+        print(
+            f"| {label} | {med[label]:.2f} | {', '.join(f'{x:.2f}' for x in runs[label])} | {passes} | {nbytes} "
+            f"| {err:.1e} | {', '.join(f'{x:.1f}' for x in loads[label])} |"
+        )
+    return med
+
+
+def timed(fn, *args):
+    t = time.perf_counter()
+    out = fn(*args)
+    return out, time.perf_counter() - t
+
+
+def ratios(med: dict[str, float], two: str) -> None:
+    for label, s in med.items():
+        if label != two:
+            print(f"- {label} / {two}: **{s / med[two]:.2f}x**")
+
+
+SCALING = [
+    ("in memory, this process, numba on 2 cores", 0, None, None),
+    ("1 worker, numba on 2 cores", 1, None, "workers"),
+    ("1 worker, 1 numba thread", 1, 1, "workers"),
+    ("2 workers, 1 numba thread each", 2, 1, "workers"),
+]
+TWO = "2 workers, 1 numba thread each"
 
 
 def write_store(path: str, lp: np.ndarray, block: int) -> None:
@@ -90,27 +131,47 @@ def write_store(path: str, lp: np.ndarray, block: int) -> None:
 
 
 def logpool_scaling(args: argparse.Namespace, workdir: str) -> None:
+    import zarr
+
     N, A, K = args.n_items, args.n_agents, args.n_classes
     lp, y = make_competition_predictions(N, A, K, seed=0)
     path = os.path.join(workdir, "lp.zarr")
     write_store(path, lp, args.block)
     print(
         f"\n## 1. log-pool fit, {N} x {A} x {K} ({lp.nbytes / 2**30:.2f} GiB), Zarr blocks of {args.block} items, "
-        f"{args.zarr_mode}"
+        f"{args.zarr_mode}, {args.reps} interleaved repetitions"
     )
     LogPool().fit(lp[:200], y[:200])  # compile the kernels off the clock
-    t = time.perf_counter()
-    ref = LogPool().fit(lp, y)
-    t_mem = time.perf_counter() - t
-    print(f"in-memory LogPool().fit (this process): {t_mem:.2f} s, {ref.n_iter_} iterations  [{load()}]")
-    times = over_workers(
-        lambda c: fit_log_pool(lp[:400], y[:400], client=c, chunk_items=100),  # loads the kernels in the workers
-        lambda c: fit_log_pool(path, y, client=c, chunk_items=args.block, persist=args.zarr_mode == "kept"),
-        lambda pool: (float(np.abs(pool.weights_ - ref.weights_).max()), pool.fit_result_.extra["passes_on_workers"]),
+    per_chunk(lp, y, args.block, args.n_agents)
+    del lp  # the driver holds the array only while it fits in memory (read from the store, as the workers)
+
+    def in_memory() -> tuple[LogPool, float]:
+        t = time.perf_counter()
+        arr = zarr.open_array(path, mode="r")[:]
+        read.append(time.perf_counter() - t)
+        return timed(LogPool().fit, arr, y)
+
+    read: list[float] = []
+    ref = in_memory()[0]
+    configs = [*SCALING, ("2 workers, 1 numba thread each, every block's partial sum to the driver", 2, 1, "driver")]
+    if args.pair:  # the in-memory fit and the two one-thread-per-worker clusters only
+        configs = [c for c in configs if c[1] == 0 or (c[2] == 1 and c[3] == "workers")]
+    med = interleaved(
+        configs,
+        in_memory,
+        lambda c, red: fit_log_pool(
+            path, y, client=c, chunk_items=args.block, persist=args.zarr_mode == "kept", reduce=red
+        ),
+        lambda c: fit_log_pool(np.asarray(zarr.open_array(path, mode="r")[:400]), y[:400], client=c, chunk_items=100),
+        lambda pool: (
+            float(np.abs(pool.weights_ - ref.weights_).max()),
+            pool.fit_result_.extra.get("passes_on_workers", "-"),
+            pool.fit_result_.extra.get("driver_bytes", "-"),
+        ),
         args.reps,
     )
-    print(f"1 worker vs in-memory: {times[1] / t_mem:.2f}x the time")
-    per_chunk(lp, y, args.block, args.n_agents)
+    print(f"(the in-memory rows count the fit alone; reading the store into this process took {np.median(read):.2f} s)")
+    ratios(med, TWO)
 
 
 def per_chunk(lp: np.ndarray, y: np.ndarray, block: int, A: int) -> None:
@@ -121,6 +182,7 @@ def per_chunk(lp: np.ndarray, y: np.ndarray, block: int, A: int) -> None:
     z = zarr.create_array(os.path.join(d, "b.zarr"), shape=(block, *lp.shape[1:]), dtype="f8", compressors=None)
     z[:] = lp[:block]
     w = np.full(A, 1.0 / A)
+    opts = {"floor": 1e-9, "dtype": "float64"}
     rows = []
     t = time.perf_counter()
     for _ in range(3):
@@ -128,14 +190,16 @@ def per_chunk(lp: np.ndarray, y: np.ndarray, block: int, A: int) -> None:
     rows.append(("read the block from the Zarr store (page cache)", (time.perf_counter() - t) / 3))
     t = time.perf_counter()
     for _ in range(3):
-        P, _ = _build(lp[:block], y[:block], 0, 1e-9)
+        kept = build_kept("log", opts, lp[:block], y[:block], 0)
     rows.append(("floor + build the block's problem", (time.perf_counter() - t) / 3))
-    src = (P, 0)
-    _block_pass(src, y[:block], 0, 1e-9, None, "value_and_grad", w)
+    blk = (kept, y[:block], 0)
+    group_pass("log", opts, None, "value_and_grad", (w,), [blk], [()])
     for op, cols in (("value_and_grad", None), ("hessian", None), ("hessian", np.arange(min(50, A)))):
+        x = w if cols is None else np.full(cols.size, 1.0 / cols.size)
+        group_pass("log", opts, cols, op, (x,), [blk], [()])  # the working set's restriction, built once
         t = time.perf_counter()
         for _ in range(3):
-            _block_pass(src, y[:block], 0, 1e-9, cols, op, w if cols is None else np.full(cols.size, 1.0 / cols.size))
+            group_pass("log", opts, cols, op, (x,), [blk], [()])
         name = op + ("" if cols is None else f" on a working set of {cols.size} agents")
         rows.append((name, (time.perf_counter() - t) / 3))
     print("| step | seconds per block | ns per item x agent x class |")
@@ -151,18 +215,22 @@ def sweep_scaling(args: argparse.Namespace) -> None:
     lp, y = make_competition_predictions(2 * N, A, K, seed=1)
     data = (lp[:N], y[:N], lp[N:], y[N:])
     etas = (2.0, 5.0, 10.0, 30.0)
-    print(f"\n## 2. gamma sweep, 4 etas {etas}, {N} public + {N} private items x {A} x {K}")
+    print(f"\n## 2. gamma sweep, 4 etas {etas}, {N} public + {N} private items x {A} x {K}, {args.reps} repetitions")
     gamma_sweep(lp[:100], y[:100], lp[100:200], y[100:200], (2.0,))  # compile off the clock
-    t = time.perf_counter()
     ref = gamma_sweep(*data, etas)
-    t_in = time.perf_counter() - t
-    print(f"in this process: {t_in:.2f} s  [{load()}]")
-    over_workers(
+    med = interleaved(
+        SCALING,
+        lambda: timed(gamma_sweep, *data, etas),
+        lambda c, red: gamma_sweep(*data, etas, client=c),
         lambda c: gamma_sweep(lp[:100], y[:100], lp[100:200], y[100:200], (2.0, 5.0), client=c),
-        lambda c: gamma_sweep(*data, etas, client=c),
-        lambda out: (max(float(np.abs(np.subtract(a["weights"], b["weights"])).max()) for a, b in zip(out, ref)), "-"),
-        1,
+        lambda out: (
+            max(float(np.abs(np.subtract(a["weights"], b["weights"])).max()) for a, b in zip(out, ref)),
+            "-",
+            "-",
+        ),
+        args.reps,
     )
+    ratios(med, TWO)
 
 
 def communication(args: argparse.Namespace) -> None:
@@ -215,6 +283,9 @@ def main() -> None:
         default="kept",
         choices=("kept", "read-per-pass"),
         help="blocks floored once and kept on the workers, or read from the store at every pass",
+    )
+    p.add_argument(
+        "--pair", action="store_true", help="log-pool scaling: in memory, 1 and 2 workers of one numba thread only"
     )
     p.add_argument("--sweep-items", type=int, default=2_000)
     p.add_argument("--admm-rounds", type=int, default=20)

@@ -7,13 +7,14 @@ client is passed as it is. An address that cannot be reached within ``timeout`` 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from solvers.errors import InputError
 
-__all__ = ["connect", "connected", "worker_addresses"]
+__all__ = ["connect", "connected", "shared_client", "close_shared", "worker_addresses"]
 
 DEFAULT_TIMEOUT = 10.0
 """Seconds to wait for a scheduler before giving up."""
@@ -53,6 +54,29 @@ def connected(client: Any, *, timeout: float = DEFAULT_TIMEOUT, field: str = "cl
     finally:
         if c is not client:
             c.close()
+
+
+_SHARED: dict[str, Any] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_client(client: Any, *, timeout: float = DEFAULT_TIMEOUT, field: str = "client") -> Any:
+    """:func:`connect`, with the client made from an address kept open and reused by later calls with
+    the same address (a service's jobs share one connection per scheduler; a closed one is replaced)."""
+    if not isinstance(client, str):
+        return connect(client, timeout=timeout, field=field)
+    with _SHARED_LOCK:
+        c = _SHARED.get(client)
+        if c is None or c.status != "running":
+            c = _SHARED[client] = connect(client, timeout=timeout, field=field)
+        return c
+
+
+def close_shared() -> None:
+    """Close every client :func:`shared_client` kept (a service at shutdown, a test at its end)."""
+    with _SHARED_LOCK:
+        while _SHARED:
+            _SHARED.popitem()[1].close()
 
 
 def worker_addresses(client: Any) -> list[str]:

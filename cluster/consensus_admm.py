@@ -55,7 +55,7 @@ from solvers.result import SolveResult
 from .connect import connected, worker_addresses
 from .graphs import WorkerGraph
 
-__all__ = ["Shard", "consensus_admm", "beta_grid", "BETA_RULES"]
+__all__ = ["Shard", "WorkerLost", "consensus_admm", "beta_grid", "BETA_RULES"]
 
 BETA_RULES = ("adaptive", "he", "sqrt")
 LOSSES = ("squares", "logistic")
@@ -211,12 +211,37 @@ def _node_vector(run: str, node: int) -> np.ndarray:
     return _NODES[(run, node)].z
 
 
+def _node_state(run: str, node: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A copy of the node's state ``(z, lam, nbr)``: the checkpoint of a round."""
+    st = _NODES[(run, node)]
+    return st.z.copy(), st.lam.copy(), st.nbr.copy()
+
+
+def _restore_node(run: str, node: int, shard: Shard, degree: int, state: tuple) -> None:
+    """The node rebuilt from its shard and a checkpoint (:func:`_node_state`), under run id ``run``."""
+    z, lam, nbr = (np.array(v) for v in state)
+    _NODES[(run, node)] = _Node(shard, degree, z, lam, nbr)
+
+
 def _drop_run(run: str) -> None:
     for key in [k for k in _NODES if k[0] == run]:
         del _NODES[key]
 
 
 # -- where the node tasks run -------------------------------------------------------------------
+
+
+class WorkerLost(RuntimeError):
+    """A Dask worker holding node state left the cluster during a run: ``workers`` (their addresses)
+    and ``nodes`` (the graph nodes whose shard, iterate and edge multipliers were lost with them)."""
+
+    def __init__(self, workers: list[str], nodes: list[int]) -> None:
+        self.workers, self.nodes = workers, nodes
+        super().__init__(
+            f"Dask worker(s) {', '.join(workers)} left the cluster during the run and took the state of "
+            f"node(s) {nodes} with them; consensus ADMM keeps node state in the worker processes, so the "
+            "run stops: run it again (it starts from the first round) on the workers that remain"
+        )
 
 
 class _InProcess:
@@ -234,13 +259,23 @@ class _InProcess:
     def close(self, run: str) -> None:
         _drop_run(run)
 
+    def place(self, n_nodes: int) -> None:
+        pass
+
 
 class _OnDask:
     """Node tasks on Dask workers: node ``i`` pinned to worker ``i mod n_workers`` (sorted addresses)."""
 
+    poll = 1.0
+    """Seconds between checks that the nodes' workers are still in the cluster while waiting."""
+
     def __init__(self, client: Any, n_nodes: int) -> None:
         self.client = client
-        addrs = worker_addresses(client)
+        self.place(n_nodes)
+
+    def place(self, n_nodes: int) -> None:
+        """Nodes round-robin over the workers the cluster has now."""
+        addrs = worker_addresses(self.client)
         self.where = [addrs[i % len(addrs)] for i in range(n_nodes)]
 
     def scatter(self, value: Any, node: int) -> Any:
@@ -250,10 +285,28 @@ class _OnDask:
         return self.client.submit(fn, *args, workers=[self.where[node]], allow_other_workers=False, pure=False)
 
     def gather(self, items: list) -> list:
-        return self.client.gather(items)
+        """The results, watching the nodes' workers: a worker that left the cluster (its process died,
+        or the nanny replaced it) took its nodes' state with it, so the run stops with
+        :class:`WorkerLost` instead of waiting for tasks pinned to an address that is gone."""
+        from distributed import wait
+
+        while True:
+            try:
+                wait(items, timeout=self.poll)
+                return self.client.gather(items)
+            except TimeoutError:
+                lost = sorted(set(self.where) - self._alive())
+                if lost:
+                    nodes = [i for i, w in enumerate(self.where) if w in lost]
+                    raise WorkerLost(lost, nodes) from None
+
+    def _alive(self) -> set[str]:
+        return set(self.client.scheduler_info(n_workers=-1)["workers"])
 
     def close(self, run: str) -> None:
-        self.client.run(_drop_run, run, workers=sorted(set(self.where)))
+        alive = sorted(set(self.where) & self._alive())
+        if alive:
+            self.client.run(_drop_run, run, workers=alive)
 
 
 # -- the driver ----------------------------------------------------------------------------------
@@ -326,6 +379,7 @@ def consensus_admm(
     loss: str = "squares",
     client: Any = None,
     timeout: float = 10.0,
+    checkpoint: bool = False,
     progress: ProgressFn | None = None,
 ) -> SolveResult:
     """Alg. 9 on ``graph`` with ``shards[i]`` the data of worker ``i``; returns a :class:`SolveResult`.
@@ -341,6 +395,11 @@ def consensus_admm(
     order : ``"left-first"`` (Alg. 9) or ``"right-first"`` (the other updating order, §5.6.5).
     loss : of the ``(S, l)`` pairs: ``"squares"`` or ``"logistic"``.
     client : ``None`` (in-process), a ``distributed.Client`` or a scheduler address.
+    checkpoint : after every round, copy each node's state (its vector, its copy of its edges'
+        multipliers, its neighbours' last vectors: ``(1 + 2 degree) D`` floats) to the driver; a
+        worker lost during a round (:class:`WorkerLost`) then restarts that round on the workers that
+        remain, every node restored from the last round's state, so the run ends as an uninterrupted
+        one (``extra["restarts"]``: ``(round, lost workers)``). Without it a lost worker stops the run.
 
     ``x`` is the mean of the nodes' vectors, ``fun`` the sum of ``f_i`` at them; ``trace`` records
     per round the objective, ``r``, ``s`` and ``beta`` (``extra``: ``node_values``, ``r``, ``s``,
@@ -365,7 +424,7 @@ def consensus_admm(
 
     with connected(client, timeout=timeout) as c:
         ex: Any = _InProcess() if c is None else _OnDask(c, graph.n_nodes)
-        return _rounds(ex, graph, data, beta, max_rounds, tol, q_th, progress)
+        return _rounds(ex, graph, data, beta, max_rounds, tol, q_th, progress, checkpoint)
 
 
 def _rounds(
@@ -377,10 +436,13 @@ def _rounds(
     tol: float,
     q_th: float,
     progress: ProgressFn | None,
+    checkpoint: bool = False,
 ) -> SolveResult:
     """The BSP rounds of Alg. 9 on the executor ``ex`` (in-process or Dask)."""
     run_id = uuid.uuid4().hex
     nb = {v: graph.neighbours(v) for v in range(graph.n_nodes)}
+    saved: list = []
+    restarts: list[tuple[int, list[str]]] = []
     try:
         shard_refs = [ex.scatter(d, i) for i, d in enumerate(data)]
         consts = ex.gather(
@@ -394,14 +456,33 @@ def _rounds(
         secs: list[float] = []
         fun = np.inf
         converged = False
+        if checkpoint:
+            saved = ex.gather([ex.submit(_node_state, v, run_id, v) for v in range(graph.n_nodes)])
         k = 0
-        for k in range(1, max_rounds + 1):
+        while k < max_rounds:
+            k += 1
             t0 = time.perf_counter()
-            xs = {p: ex.submit(_left_solve, p, run_id, p, b) for p in graph.left}
-            ys = {n: ex.submit(_right_solve, n, run_id, n, b, *[xs[p] for p in nb[n]]) for n in graph.right}
-            absorbed = [ex.submit(_left_absorb, p, run_id, p, b, *[ys[n] for n in nb[p]]) for p in graph.left]
-            right_out = ex.gather([ys[n] for n in graph.right])
-            left_out = ex.gather(absorbed)
+            try:
+                xs = {p: ex.submit(_left_solve, p, run_id, p, b) for p in graph.left}
+                ys = {n: ex.submit(_right_solve, n, run_id, n, b, *[xs[p] for p in nb[n]]) for n in graph.right}
+                absorbed = [ex.submit(_left_absorb, p, run_id, p, b, *[ys[n] for n in nb[p]]) for p in graph.left]
+                right_out = ex.gather([ys[n] for n in graph.right])
+                left_out = ex.gather(absorbed)
+                if checkpoint:
+                    state = ex.gather([ex.submit(_node_state, v, run_id, v) for v in range(graph.n_nodes)])
+            except WorkerLost as lost:
+                if not checkpoint:
+                    raise
+                restarts.append((k, lost.workers))
+                ex.close(run_id)
+                run_id = uuid.uuid4().hex  # every node rebuilt from the last round's state, on the workers left
+                ex.place(graph.n_nodes)
+                refs = [ex.scatter(d, i) for i, d in enumerate(data)]
+                ex.gather([ex.submit(_restore_node, v, run_id, v, refs[v], len(nb[v]), saved[v]) for v in nb])
+                k -= 1
+                continue
+            if checkpoint:
+                saved = state
             secs.append(time.perf_counter() - t0)
             r = float(np.sqrt(sum(t[1] for t in right_out)))
             aty = float(np.sqrt(sum(t[0] for t in left_out)))
@@ -435,6 +516,7 @@ def _rounds(
         beta=betas,
         round_seconds=secs,
         floats_per_round=2 * D * graph.n_edges,
+        restarts=restarts,
     )
 
 

@@ -1,13 +1,17 @@
-"""A competition's independent fits as Dask tasks: the Rényi gamma sweep and the leave-one-out refits.
+"""A competition's fits as Dask tasks: the Rényi gamma sweep, the methods and the leave-one-out refits.
 
-:func:`evaluation.aggregation.aggregate_submissions` fits the Rényi pool for each ``eta = 1/gamma``
-in turn (each warm-started from the previous weights) and refits the log pool without each
-submission. Those fits are independent given the data, so here each is one task: the validation
-and private arrays are scattered once to every worker, each task fits one pool and returns a few
-numbers. The sweep's fits start cold (no warm start across gammas), so their weights agree with the
-serial sweep's to the solver's tolerance, not bit for bit.
+:func:`evaluation.aggregation.aggregate_submissions` fits every method on the public part, the
+Rényi pool for each ``eta = 1/gamma`` in turn (each warm-started from the previous weights), and
+refits the log pool without each submission. Given a cluster (``client=``, the service's
+``AGORA_DASK_SCHEDULER``) it hands them to :class:`CompetitionTasks`: the four arrays are scattered
+once to every worker, every method but the market (which needs the chosen gamma) and every
+leave-one-out refit is one task submitted at the start of the run, and the sweep is a chain of
+tasks, one per gamma, each starting from the previous task's weights, so the run's results are those
+of the serial run. The chain runs while the other tasks do.
 
-``client=None`` runs the same tasks in this process, one after the other (the reference).
+:func:`gamma_sweep` is the sweep as independent tasks instead: each fit starts cold, so its weights
+agree with the serial sweep's to the solver's tolerance, not bit for bit. :func:`leave_one_out` is
+the refits alone. ``client=None`` runs their tasks in this process, one after the other.
 """
 
 from __future__ import annotations
@@ -18,31 +22,72 @@ from typing import Any
 import numpy as np
 
 from aggregators.metrics import perplexity
-from aggregators.registry import make_pool
-from evaluation.aggregation import DEFAULT_ETAS, RENYI_OPTIONS
+from evaluation.aggregation import DEFAULT_ETAS, fit_method, loo_perplexity, sweep_point
 from solvers.errors import InputError
 
-from .connect import connected
+from .connect import connected, shared_client
 
-__all__ = ["gamma_sweep", "leave_one_out"]
+__all__ = ["CompetitionTasks", "gamma_sweep", "leave_one_out"]
 
 
 def _renyi_point(val_lp: np.ndarray, val_y: np.ndarray, test_lp: np.ndarray, test_y: np.ndarray, eta: float) -> dict:
-    """One point of Fig. 2.5a: the Rényi pool at ``gamma = 1/eta`` fitted on the public part."""
-    pool = make_pool("renyi", gamma=1.0 / eta, **RENYI_OPTIONS).fit(val_lp, val_y)
+    """One point of Fig. 2.5a from a cold start, as a ``gamma_sweep`` row with the weights."""
+    pool, pv, _, pt = sweep_point(val_lp, val_y, test_lp, test_y, eta)
+    w = [float(x) for x in pool.weights_]
     return {
         "eta": float(eta),
         "gamma": 1.0 / float(eta),
-        "public_perplexity": float(np.exp(-pool.score(val_lp, val_y))),
-        "private_perplexity": perplexity(pool.predict(test_lp), test_y),
-        "weights": [float(w) for w in pool.weights_],
+        "public_perplexity": pv,
+        "private_perplexity": pt,
+        "weights": w,
     }
 
 
-def _loo_point(val_lp: np.ndarray, val_y: np.ndarray, test_lp: np.ndarray, test_y: np.ndarray, a: int) -> float:
-    """The log pool refitted without submission ``a``: its private perplexity."""
-    keep = np.arange(val_lp.shape[1]) != a
-    return perplexity(make_pool("log").fit(val_lp[:, keep], val_y).predict(test_lp[:, keep]), test_y)
+def _sweep_step(
+    val_lp: np.ndarray, val_y: np.ndarray, test_lp: np.ndarray, test_y: np.ndarray, eta: float, prev: Any
+) -> tuple:
+    """One link of the sweep's chain: ``prev`` is the first start (``None`` or weights) or the
+    previous link's result, whose pool's weights are the start."""
+    w0 = prev if prev is None or isinstance(prev, list) else [float(x) for x in prev[0].weights_]
+    return sweep_point(val_lp, val_y, test_lp, test_y, eta, w0)
+
+
+class CompetitionTasks:
+    """A competition run's fits on a cluster (``client``: a ``distributed.Client`` or a scheduler
+    address, whose connection is kept for later runs).
+
+    ``data`` is ``(val_lp, val_y, test_lp, test_y)``. On construction every method of ``methods``
+    but ``"renyi"`` and ``"market"`` is submitted (``fits[method]``: a future of
+    :func:`~evaluation.aggregation.fit_method`'s result) and, with ``loo``, one log-pool refit per
+    submission (``loo``: futures of private perplexities).
+    """
+
+    def __init__(self, client: Any, data: tuple, methods: Sequence[str], *, loo: bool) -> None:
+        self.client = shared_client(client)
+        self.data = [self.client.scatter(x, broadcast=True) for x in data]
+        val_lp, val_y, test_lp, _ = self.data
+        submit = self.client.submit
+        self.fits = {
+            m: submit(fit_method, m, val_lp, val_y, test_lp, pure=False)
+            for m in methods
+            if m not in ("renyi", "market")
+        }
+        n_agents = data[0].shape[1]
+        self.loo = [submit(loo_perplexity, *self.data, a, pure=False) for a in range(n_agents)] if loo else []
+        self._chain: list = []
+
+    def sweep(self, etas: Sequence[float], w0: list[float] | None) -> list:
+        """The sweep's chain from the weights ``w0``: futures of
+        :func:`~evaluation.aggregation.sweep_point`'s result, one per ``eta`` in the given order."""
+        prev: Any = w0
+        for eta in etas:
+            prev = self.client.submit(_sweep_step, *self.data, float(eta), prev, pure=False)
+            self._chain.append(prev)
+        return list(self._chain)
+
+    def cancel(self) -> None:
+        """Drop every task of the run that is still pending, and the scattered data."""
+        self.client.cancel([*self.fits.values(), *self.loo, *self._chain, *self.data])
 
 
 def _fan_out(client: Any, fn: Callable, data: tuple, points: Sequence[Any]) -> list:
@@ -63,7 +108,7 @@ def gamma_sweep(
     client: Any = None,
 ) -> list[dict]:
     """The Rényi sweep of :func:`~evaluation.aggregation.aggregate_submissions` (``gamma_sweep`` rows,
-    without the linear pool's point), one task per ``eta``, sorted by ``eta``."""
+    without the linear pool's point), one independent cold-started task per ``eta``, sorted by ``eta``."""
     e = sorted(float(x) for x in etas)
     if not e or min(e) <= 0:
         raise InputError("etas", f"must be positive numbers; got {list(etas)!r}")
@@ -77,6 +122,6 @@ def leave_one_out(
     private perplexity without each submission minus with all, one task per submission."""
     if val_lp.shape[1] < 2:
         raise InputError("val_lp", "leave-one-out needs at least two submissions")
-    base = perplexity(make_pool("log").fit(val_lp, val_y).predict(test_lp), test_y)
-    ppl = _fan_out(client, _loo_point, (val_lp, val_y, test_lp, test_y), list(range(val_lp.shape[1])))
+    base = perplexity(fit_method("log", val_lp, val_y, test_lp)[2], test_y)
+    ppl = _fan_out(client, loo_perplexity, (val_lp, val_y, test_lp, test_y), list(range(val_lp.shape[1])))
     return [p - base for p in ppl]

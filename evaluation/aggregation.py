@@ -75,6 +75,39 @@ fitted weights are renormalised without the submission (no refit), which is chea
 the others' weights would adapt."""
 
 
+def fit_method(
+    method: str, val_lp: np.ndarray, val_y: np.ndarray, test_lp: np.ndarray, progress: ProgressFn | None = None
+) -> tuple[Any, float, np.ndarray]:
+    """One pool of ``method`` fitted on the public part: the pool, its public perplexity and its
+    aggregate on the private part (a Dask task when the run has a cluster)."""
+    pool = make_pool(method).fit(val_lp, val_y, progress=progress)
+    return pool, float(np.exp(-pool.score(val_lp, val_y))), pool.predict(test_lp)
+
+
+def sweep_point(
+    val_lp: np.ndarray,
+    val_y: np.ndarray,
+    test_lp: np.ndarray,
+    test_y: np.ndarray,
+    eta: float,
+    w0: list[float] | None = None,
+    progress: ProgressFn | None = None,
+) -> tuple[Any, float, np.ndarray, float]:
+    """One point of Fig. 2.5a: the Rényi pool at ``gamma = 1/eta`` fitted on the public part from the
+    weights ``w0`` (the sweep's warm start); the pool, its public perplexity, its aggregate on the
+    private part and the private perplexity."""
+    pool = make_pool("renyi", gamma=1.0 / float(eta), weights=w0, **RENYI_OPTIONS)
+    pool.fit(val_lp, val_y, progress=progress)
+    pred = pool.predict(test_lp)
+    return pool, float(np.exp(-pool.score(val_lp, val_y))), pred, perplexity(pred, test_y)
+
+
+def loo_perplexity(val_lp: np.ndarray, val_y: np.ndarray, test_lp: np.ndarray, test_y: np.ndarray, a: int) -> float:
+    """The log pool refitted without submission ``a``: its private perplexity."""
+    keep = np.arange(val_lp.shape[1]) != a
+    return perplexity(make_pool("log").fit(val_lp[:, keep], val_y).predict(test_lp[:, keep]), test_y)
+
+
 def _log_pool_fixed(lp: np.ndarray, w: np.ndarray) -> np.ndarray:
     """The log pool with given weights, through the registry's stateless pooling (floors zeros)."""
     return aggregate("log", lp, weights=w)[0]
@@ -160,8 +193,10 @@ def aggregate_submissions(
         (submissions) are the same columns in both.
     val_y, test_y : integer labels.
     seed : fixes the 10 private subsets.
-    client : ``None``, or a Dask client or scheduler address: the leave-one-out refits then run as
-        Dask tasks (:func:`cluster.fanout.leave_one_out`).
+    client : ``None``, or a Dask client or scheduler address: the fits then run as Dask tasks
+        (:class:`cluster.fanout.CompetitionTasks`): every method but the market, and the leave-one-out
+        refits, all submitted at the start; the γ sweep as a chain of tasks, each warm-started from
+        the previous one as here. The results are the same as without a cluster.
 
     Returns a JSON-ready dict: ``rows`` (Table 2.3: one per method plus the best single entry, with
     ``public_perplexity`` on the validation part, ``private_perplexity`` on the whole private
@@ -204,6 +239,12 @@ def aggregate_submissions(
         done[0] += weight
         emit(done[0] / total)
 
+    remote = None
+    if client is not None:
+        from cluster.fanout import CompetitionTasks
+
+        loo_tasks = loo and loo_refit and "log" in methods and n_agents > 1
+        remote = CompetitionTasks(client, (val_lp, val_y, test_lp, test_y), methods, loo=loo_tasks)
     results: dict[str, dict] = {}
     test_preds: dict[str, np.ndarray] = {}
 
@@ -233,6 +274,7 @@ def aggregate_submissions(
                             "private_perplexity": perplexity(test_preds["linear"], test_y),
                         }
                     )
+                chain = None if remote is None else remote.sweep(sorted(float(e) for e in etas), w0)
                 for i, eta in enumerate(sorted(float(e) for e in etas)):
                     gamma = 1.0 / float(eta)
                     n_eta = len(etas)
@@ -240,13 +282,11 @@ def aggregate_submissions(
                     def sweep_progress(f: float, i: int = i) -> None:
                         cb((i + f) / n_eta)
 
-                    pool = make_pool("renyi", gamma=gamma, weights=w0, **RENYI_OPTIONS).fit(
-                        val_lp, val_y, progress=sweep_progress
-                    )
-                    w0 = _weights(pool)
-                    pv = float(np.exp(-pool.score(val_lp, val_y)))
-                    pred = pool.predict(test_lp)
-                    pt = perplexity(pred, test_y)
+                    if chain is None:
+                        pool, pv, pred, pt = sweep_point(val_lp, val_y, test_lp, test_y, eta, w0, sweep_progress)
+                        w0 = _weights(pool)
+                    else:
+                        pool, pv, pred, pt = chain[i].result()
                     gamma_sweep.append(
                         {"eta": float(eta), "gamma": gamma, "public_perplexity": pv, "private_perplexity": pt}
                     )
@@ -263,13 +303,12 @@ def aggregate_submissions(
                 fitted["market"] = info
                 results["market"] = {"params": info.get("params", {}), "public_perplexity": info["public_perplexity"]}
             else:
-                pool = make_pool(method).fit(val_lp, val_y, progress=sub(weight))
+                if remote is None:
+                    pool, pv, test_preds[method] = fit_method(method, val_lp, val_y, test_lp, sub(weight))
+                else:
+                    pool, pv, test_preds[method] = remote.fits[method].result()
                 fitted[method] = pool
-                test_preds[method] = pool.predict(test_lp)
-                results[method] = {
-                    "params": _public_params(pool),
-                    "public_perplexity": float(np.exp(-pool.score(val_lp, val_y))),
-                }
+                results[method] = {"params": _public_params(pool), "public_perplexity": pv}
         except Exception as exc:  # noqa: BLE001 - one failing method must not sink the run
             results[method] = {"error": f"{exc.__class__.__name__}: {exc}"}
         results[method]["seconds"] = round(time.perf_counter() - t, 3)
@@ -318,20 +357,19 @@ def aggregate_submissions(
         w_all = np.asarray(fitted["log"].weights_, dtype=float)
         keep_all = np.ones(n_agents, dtype=bool)
         try:
-            if refit and client is not None:  # the refits are independent: one Dask task each
-                from cluster.fanout import leave_one_out
-
-                gains = leave_one_out(val_lp, val_y, test_lp, test_y, client=client)
-                for a in range(n_agents):
-                    credit[a]["loo_gain"] = gains[a]
-            for a in range(n_agents if client is None or not refit else 0):
+            if refit and remote is not None:  # the refits are independent: one Dask task each
+                for a, ppl in enumerate(remote.client.gather(remote.loo)):
+                    credit[a]["loo_gain"] = ppl - base_ppl
+            for a in range(n_agents if remote is None or not refit else 0):
                 keep = keep_all.copy()
                 keep[a] = False
                 if refit:
-                    p = make_pool("log").fit(val_lp[:, keep], val_y).predict(test_lp[:, keep])
+                    ppl = loo_perplexity(val_lp, val_y, test_lp, test_y, a)
                 else:
-                    p = _log_pool_fixed(test_lp[:, keep], w_all[keep] / max(w_all[keep].sum(), 1e-300))
-                credit[a]["loo_gain"] = perplexity(p, test_y) - base_ppl
+                    ppl = perplexity(
+                        _log_pool_fixed(test_lp[:, keep], w_all[keep] / max(w_all[keep].sum(), 1e-300)), test_y
+                    )
+                credit[a]["loo_gain"] = ppl - base_ppl
                 cb((a + 1) / n_agents)
         except Exception as exc:  # noqa: BLE001 - a failing refit loses the gains, not the table
             loo_mode = f"failed: {exc.__class__.__name__}: {exc}"
@@ -359,5 +397,7 @@ def aggregate_submissions(
             model = model.get("model") if isinstance(model, dict) else model
             if model is not None:
                 out["predictions"][key] = np.asarray(model.predict(predict_lp), dtype=np.float64)
+    if remote is not None:
+        remote.cancel()  # the refits of a run whose log pool failed
     report(progress, 1.0)
     return out

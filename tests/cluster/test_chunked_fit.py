@@ -1,11 +1,12 @@
-"""The chunked log-pool fit in-process (the Dask runs are in test_on_dask.py): same optimum, bad input."""
+"""The chunked pool fits in-process (the Dask runs are in test_on_dask.py): same optimum, bad input."""
 
 import numpy as np
 import pytest
 
-from aggregators import LogPool
+from aggregators import LinearPool, LogPool, RenyiPool
 from benchmarks.competition_data import make_competition_predictions
-from cluster.chunked_fit import fit_log_pool
+from benchmarks.logpool_families import make_family
+from cluster.chunked_fit import fit_chunked, fit_log_pool
 from solvers.errors import InputError
 
 
@@ -35,3 +36,44 @@ def test_bad_input_names_the_argument(tmp_path):
     with pytest.raises(InputError) as e:
         fit_log_pool(bad, y, chunk_items=10)
     assert e.value.item == 37  # the item in the whole array, not in its block
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: LinearPool(solver="newton"), lambda: RenyiPool(gamma=0.3)], ids=["linear", "renyi"]
+)
+def test_linear_and_renyi_chunked_fits_take_the_in_memory_path(make):
+    # above 8,000 items: Newton's subsampled Hessian over blocks, as in memory
+    lp, y = make_family("gaussian-logit", 9000, 20, 6, seed=5)
+    ref = make().fit(lp, y)
+    on = fit_chunked(make(), lp, y, chunk_items=1700)
+    # the Rényi fixed point is solved to fixed_point_tol = 1e-11 from the same warm starts: the same
+    # iterates to rounding (the bound the in-memory solver guarantees is its tol = 1e-8 on the gap)
+    np.testing.assert_allclose(on.weights_, ref.weights_, atol=1e-10)
+    assert on.n_iter_ == ref.n_iter_ and on.fit_result_.converged
+    assert on.fit_result_.extra["driver_bytes"] == 0  # in-process: nothing crosses a network
+    np.testing.assert_allclose(on.predict(lp[:20]), ref.predict(lp[:20]), atol=1e-10)
+    if isinstance(ref, RenyiPool):
+        assert on.gamma_ == ref.gamma_ == 0.3 and on.loglik_ == pytest.approx(ref.loglik_, abs=1e-12)
+
+
+def test_the_linear_pool_by_em_lands_within_its_tolerance_of_the_optimum():
+    # EM (SQUAREM) stops on a gap of 1e-10, which leaves the weights ~1e-8 from the optimum; its
+    # trajectory depends on rounding (the in-memory fit on permuted items moves 2e-9), so the chunked
+    # EM is compared with the exact optimum, as the in-memory EM is
+    lp, y = make_family("gaussian-logit", 9000, 30, 8, seed=2)
+    opt = LinearPool(solver="newton", tol=1e-14).fit(lp, y).weights_
+    ref = LinearPool().fit(lp, y)
+    on = fit_chunked(LinearPool(), lp, y, chunk_items=1700)
+    assert on.fit_result_.method == "em" and on.fit_result_.converged
+    assert np.abs(on.weights_ - opt).max() < 5e-8 and np.abs(ref.weights_ - opt).max() < 5e-8
+
+
+def test_pools_the_chunked_fit_does_not_offer_are_refused():
+    lp, y = make_competition_predictions(50, 3, 4, seed=0)
+    for pool, field in [(RenyiPool(gamma="grid"), "pool"), (RenyiPool(learn_lam=True), "pool"), (object(), "pool")]:
+        with pytest.raises(InputError) as e:
+            fit_chunked(pool, lp, y)
+        assert e.value.field == field
+    with pytest.raises(InputError) as e:
+        fit_chunked(LogPool(), lp, y, reduce="everywhere")
+    assert e.value.field == "reduce"

@@ -4,7 +4,8 @@ one thread each, one cluster for the whole module.
 Consensus ADMM's Dask rounds equal the in-process rounds and reach the centralized optimum; a
 data-less worker in a role that needs data and an unreachable scheduler are clear errors; the log
 pool's chunked fit (dask.array, Zarr) equals the in-memory fit, and a Zarr store larger than the
-workers' memory limit fits.
+workers' memory limit fits; so do the linear and Rényi (weights) chunked fits, with their partial
+sums added on the workers (one per pass reaches the driver) or on the driver.
 """
 
 import os
@@ -19,9 +20,9 @@ zarr = pytest.importorskip("zarr")
 
 import dask.array as da  # noqa: E402
 
-from aggregators import LogPool  # noqa: E402
+from aggregators import LinearPool, LogPool, RenyiPool  # noqa: E402
 from cluster import graphs as g  # noqa: E402
-from cluster.chunked_fit import fit_log_pool  # noqa: E402
+from cluster.chunked_fit import fit_chunked, fit_log_pool  # noqa: E402
 from cluster.consensus_admm import consensus_admm  # noqa: E402
 from cluster.fanout import gamma_sweep  # noqa: E402
 from solvers.errors import InputError  # noqa: E402
@@ -98,6 +99,29 @@ def test_chunked_log_pool_fit_equals_the_in_memory_fit(client, tmp_path):
 
 
 @pytest.mark.parametrize(
+    "make", [lambda: LinearPool(solver="newton"), lambda: RenyiPool(gamma=0.3)], ids=["linear", "renyi"]
+)
+def test_linear_and_renyi_chunked_fits_on_dask_equal_the_in_memory_fits(client, tmp_path, make):
+    from benchmarks.logpool_families import make_family
+
+    lp, y = make_family("gaussian-logit", 4000, 30, 8, seed=2)
+    ref = make().fit(lp, y)
+    z = zarr.create_array(str(tmp_path / "lp.zarr"), shape=lp.shape, chunks=(500, 30, 8), dtype="f8")
+    z[:] = lp
+    tree = fit_chunked(make(), da.from_array(lp, chunks=(500, 30, 8)), y, client=client)
+    to_driver = fit_chunked(make(), da.from_array(lp, chunks=(500, 30, 8)), y, client=client, reduce="driver")
+    streamed = fit_chunked(make(), str(tmp_path / "lp.zarr"), y, client=client, persist=False)  # read at every pass
+    for pool in (tree, to_driver, streamed):
+        np.testing.assert_allclose(pool.weights_, ref.weights_, atol=1e-10)
+        assert pool.fit_result_.converged and pool.n_iter_ == ref.n_iter_
+    # 8 blocks on 2 workers: the tree sends the driver one partial sum per pass, the driver mode 8
+    (a, b), (c, d) = (
+        (p.fit_result_.extra["driver_bytes"], p.fit_result_.extra["passes_on_workers"]) for p in (tree, to_driver)
+    )
+    assert b == d and 7 * a < c < 9 * a
+
+
+@pytest.mark.parametrize(
     "times", [pytest.param(1.25, id="short"), pytest.param(4.0, id="full", marks=pytest.mark.slow)]
 )
 def test_a_zarr_store_larger_than_the_workers_memory_limit_fits(client, times):
@@ -138,9 +162,122 @@ def test_gamma_sweep_and_leave_one_out_fan_out_as_dask_tasks(client):
         np.testing.assert_allclose(a["weights"], b["weights"], atol=1e-12)
         assert a["private_perplexity"] == pytest.approx(b["private_perplexity"], rel=1e-12)
     np.testing.assert_allclose(leave_one_out(*args, client=client), leave_one_out(*args), atol=1e-12)
-    # the competition aggregation sends its leave-one-out refits to the cluster (AGORA_DASK_SCHEDULER)
+
+
+def test_the_competition_aggregation_runs_its_fits_on_the_cluster(client):
+    from benchmarks.logpool_families import make_family
     from evaluation.aggregation import aggregate_submissions
 
-    serial = aggregate_submissions(*args, methods=("log",))
-    on = aggregate_submissions(*args, methods=("log",), client=client)
-    np.testing.assert_allclose([c["loo_gain"] for c in on["credit"]], [c["loo_gain"] for c in serial["credit"]])
+    lp, y = make_family("gaussian-logit", 600, 5, 6, seed=3)
+    args = (lp[:300], y[:300], lp[300:], y[300:])
+    kw = {"methods": ("average", "linear", "log", "renyi", "market"), "etas": (2.0, 10.0), "market_max_epochs": 20}
+    serial = aggregate_submissions(*args, **kw)
+    tasks_before = len(client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.task_prefixes))
+    on = aggregate_submissions(*args, **kw, client=client)
+    # the methods, the sweep's chain and the refits ran as tasks of those functions
+    prefixes = client.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
+    assert {"fit_method", "sweep_step", "loo_perplexity"} <= set(prefixes) and len(prefixes) > tasks_before
+    # the same run: the sweep's chain warm-starts each gamma from the previous one, as in-process
+    assert [r["method"] for r in on["rows"]] == [r["method"] for r in serial["rows"]]
+    for a, b in zip(on["rows"], serial["rows"]):
+        assert "error" not in a
+        assert a["private_perplexity"] == pytest.approx(b["private_perplexity"], rel=1e-12)
+        assert a["public_perplexity"] == pytest.approx(b["public_perplexity"], rel=1e-12)
+    assert [p["eta"] for p in on["gamma_sweep"]] == [1.0, 2.0, 10.0]
+    for a, b in zip(on["gamma_sweep"], serial["gamma_sweep"]):
+        assert a["private_perplexity"] == pytest.approx(b["private_perplexity"], rel=1e-12)
+    for key in ("loo_gain", "weight_log", "weight_renyi", "weight_linear", "market_wealth"):
+        np.testing.assert_allclose([c[key] for c in on["credit"]], [c[key] for c in serial["credit"]], atol=1e-10)
+
+
+def _tasks_run(client, prefix: str) -> int:
+    """How many tasks named ``prefix`` the scheduler has seen finish (entries into the memory state)."""
+    return client.run_on_scheduler(
+        lambda dask_scheduler: getattr(dask_scheduler.task_prefixes.get(prefix), "state_counts", {}).get("memory", 0)
+    )
+
+
+def test_the_service_runs_a_competition_on_the_cluster_agora_dask_scheduler_names(client, tmp_path, monkeypatch):
+    from fastapi.testclient import TestClient
+
+    from app.competitions import parsing
+    from app.main import create_app
+    from app.settings import Settings, get_settings
+    from cluster.connect import close_shared
+    from tests.app.conftest import competition_body, finished_job
+
+    admin = {"Authorization": "Bearer cluster-admin"}
+    y = np.random.default_rng(6).integers(0, 3, 80)
+    results = {}
+    settings = Settings(database_url=f"sqlite:///{tmp_path}/agora.db", admin_key="cluster-admin")
+    with TestClient(create_app(settings)) as api:
+        cid = api.post("/v1/competitions", json=competition_body(y, 3, daily_cap=1000), headers=admin).json()["id"]
+        for i, s in enumerate((0.7, 0.6, 0.5)):
+            tok = api.post(f"/v1/competitions/{cid}/participants", json={"name": f"p{i}"}).json()["token"]
+            probs = np.where(np.arange(3)[None, :] == y[:, None], s, (1 - s) / 2)
+            probs = 0.8 * probs + 0.2 * np.random.default_rng(i).dirichlet(np.ones(3), len(y))
+            up = api.post(
+                f"/v1/competitions/{cid}/submissions?kind=probs",
+                content=parsing.to_npy(np.arange(len(y)), probs),
+                headers={"Authorization": f"Bearer {tok}"},
+            )
+            assert up.status_code == 201, up.text
+        for name, address in (("in the server", None), ("on the cluster", client.scheduler.address)):
+            if address is None:
+                monkeypatch.delenv("AGORA_DASK_SCHEDULER", raising=False)
+            else:
+                monkeypatch.setenv("AGORA_DASK_SCHEDULER", address)
+            get_settings.cache_clear()  # the job reads the setting when it runs
+            before = _tasks_run(client, "fit_method"), _tasks_run(client, "sweep_step")
+            body = {"methods": ["linear", "log", "renyi"], "etas": [2.0, 10.0]}
+            r = api.post(f"/v1/competitions/{cid}/aggregations", json=body, headers=admin)
+            job = finished_job(api, r, "cluster-admin", poll=0.05)
+            assert job["state"] == "succeeded", job
+            results[name] = api.get(f"/v1/competitions/{cid}/aggregations/{r.json()['id']}", headers=admin).json()
+            ran = _tasks_run(client, "fit_method") - before[0], _tasks_run(client, "sweep_step") - before[1]
+            assert ran == ((0, 0) if address is None else (2, 2))  # linear and log; one link per eta
+    monkeypatch.delenv("AGORA_DASK_SCHEDULER", raising=False)
+    get_settings.cache_clear()
+    close_shared()  # the service's kept connection to this cluster
+    a, b = (results[k]["result"] for k in ("on the cluster", "in the server"))
+    assert (
+        [r["method"] for r in a["rows"]]
+        == [r["method"] for r in b["rows"]]
+        == ["best_single", "linear", "log", "renyi"]
+    )
+    for ra, rb in zip(a["rows"], b["rows"]):
+        assert ra["private_perplexity"] == pytest.approx(rb["private_perplexity"], rel=1e-12)
+    np.testing.assert_allclose([c["loo_gain"] for c in a["credit"]], [c["loo_gain"] for c in b["credit"]], atol=1e-10)
+
+
+def test_a_worker_lost_mid_run_stops_consensus_admm_or_restarts_from_the_last_round():
+    from cluster.consensus_admm import WorkerLost
+
+    shards, x_star = _least_squares(n_nodes=6)
+    G = g.topology("biregular", 6)
+    # its own cluster: the module's workers stay as they are for the other tests
+    with (
+        distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as lc,
+        distributed.Client(lc) as c,
+    ):
+        victim = sorted(c.scheduler_info(n_workers=-1)["workers"])[0]
+
+        def kill_after_round_3(f: float) -> None:
+            if f == pytest.approx(3 / 40):
+                c.restart_workers([victim])  # the nanny replaces the process: a new worker, the state gone
+
+        with pytest.raises(WorkerLost) as e:
+            consensus_admm(G, shards, beta="adaptive", max_rounds=40, client=c, progress=kill_after_round_3)
+        assert e.value.workers == [victim] and e.value.nodes == [0, 2, 4]  # round-robin: every other node
+        assert victim in str(e.value) and "run it again" in str(e.value)
+        # with checkpoints, round 4 restarts from round 3's state and the run ends as an uninterrupted one
+        victim = sorted(c.scheduler_info(n_workers=-1)["workers"])[1]
+        ref = consensus_admm(G, shards, beta="adaptive", max_rounds=40)
+        on = consensus_admm(
+            G, shards, beta="adaptive", max_rounds=40, client=c, checkpoint=True, progress=kill_after_round_3
+        )
+        assert on.extra["restarts"] == [(4, [victim])] and len(on.extra["r"]) == 40
+        np.testing.assert_allclose(on.extra["r"], ref.extra["r"], rtol=1e-8, atol=1e-14 * ref.extra["r"][0])
+        np.testing.assert_allclose(on.extra["beta"], ref.extra["beta"], rtol=1e-12)
+        np.testing.assert_allclose(on.extra["node_values"], ref.extra["node_values"], atol=1e-12)
+        np.testing.assert_allclose(on.x, x_star, atol=1e-6)

@@ -1,0 +1,312 @@
+"""A pool's weight-learning problem over item blocks, its passes on Dask workers (issue 18 §4).
+
+The three pools whose weights are learnt on the simplex minimise a mean over items (seed 000):
+
+- the log pool (Eq. 2.5), :class:`~solvers.problems.loglinear.ConditionalLogLinear`;
+- the linear pool (Eq. 2.4), :class:`~solvers.problems.mixture.MixtureLikelihood`;
+- the Rényi pool's weights at a fixed γ (§2.6, the fixed point of Eq. 2.8 per item),
+  :class:`~aggregators.renyi_weight_hessian.RenyiWeightProblem`.
+
+So their value, gradient, Hessian-vector product and Hessian are sums of per-block sums.
+:class:`ChunkedProblem` builds the in-memory problem on each block of items (on the worker that
+holds the block), evaluates the block's sum with that problem's own code (its mean times the block's
+item count), and adds the partial sums. It offers the solver protocol, so :func:`solvers.minimize`
+runs the same solver on it as the in-memory pool does.
+
+Reduction (``reduce=``):
+
+- ``"workers"`` (default): one task per worker and pass evaluates the worker's blocks one after the
+  other and adds them up there; the per-worker sums are added pairwise by tasks on the workers (a
+  tree); the driver receives one partial sum per pass, whatever the number of blocks or workers.
+- ``"driver"``: one task per block, every block's partial sum is sent to the driver and added there.
+
+Hooks for the pools' internals live here, not in ``aggregators/``: :func:`_build` (which problem a
+block builds, floored as the pool floors it) and :func:`_screen_sum` (the per-agent score behind each
+problem's ``screen``, as a sum over items so that blocks add up).
+"""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from aggregators.renyi_weight_hessian import RenyiWeightProblem
+from aggregators.validation import as_floored_log_probs, as_log_probs
+from solvers.errors import InputError
+from solvers.problems.loglinear import ConditionalLogLinear
+from solvers.problems.mixture import MixtureLikelihood
+from solvers.simplex import project_simplex
+
+__all__ = ["ChunkedProblem", "ZarrBlock", "Kept", "KINDS", "build_kept"]
+
+KINDS: dict[str, tuple[str, ...]] = {
+    "log": ("hvp", "n_classes"),
+    "linear": ("hvp", "mixture", "mixture_offset"),
+    "renyi": (),
+}
+"""The optional members each kind's in-memory problem offers (beyond value, gradient, Hessian,
+``screen`` and ``restrict``); the chunked problem offers exactly these, so ``"auto"`` picks the same
+solver."""
+_OPTIONAL = ("hvp", "n_classes", "mixture", "mixture_offset")
+
+
+@dataclass(frozen=True)
+class ZarrBlock:
+    """Items ``start..stop-1`` of the Zarr array at ``path`` (read on the worker at every pass)."""
+
+    path: str
+    start: int
+    stop: int
+
+
+def _build(kind: str, opts: dict, block: Any, labels: np.ndarray, start: int) -> tuple[Any, int]:
+    """The block's in-memory problem (its input floored or normalised exactly as the pool does) and
+    its floor count; an error names the item in the whole array."""
+    if isinstance(block, ZarrBlock):
+        import zarr
+
+        block = zarr.open_array(block.path, mode="r")[block.start : block.stop]
+    try:
+        if kind == "linear":
+            lp = as_log_probs(block, kind="log_probs", field="log_probs").log_probs
+            return MixtureLikelihood.from_log_probs(lp, labels), 0
+        preds = as_floored_log_probs(block, floor=opts["floor"], field="log_probs")
+        if kind == "log":
+            return ConditionalLogLinear.from_log_probs(preds.log_probs, labels, dtype=opts["dtype"]), preds.n_floored
+        return RenyiWeightProblem(preds.log_probs, labels, opts["gamma"], None, tol=opts["tol"]), preds.n_floored
+    except InputError as e:
+        item = None if e.item is None else e.item + start
+        raise InputError(e.field, e.reason, code=e.code, item=item, agent=e.agent) from None
+
+
+class Kept:
+    """A block's problem built once and kept (on its worker, or in this process), with its floor count
+    and the last restriction to a working set (reused while the solver stays on that set)."""
+
+    def __init__(self, problem: Any, n_floored: int) -> None:
+        self.problem, self.n_floored = problem, n_floored
+        self._key: bytes | None = None
+        self._sub: Any = None
+
+    def restricted(self, cols: np.ndarray | None) -> Any:
+        if cols is None:
+            return self.problem
+        key = cols.tobytes()
+        if key != self._key:
+            self._key, self._sub = key, self.problem.restrict(cols)
+        return self._sub
+
+
+def build_kept(kind: str, opts: dict, block: Any, labels: np.ndarray, start: int) -> Kept:
+    """:func:`_build` once, kept."""
+    return Kept(*_build(kind, opts, block, labels, start))
+
+
+def _screen_sum(kind: str, P: Any) -> np.ndarray:
+    """The sum over the block's items of the per-agent score each problem's ``screen`` ranks by (its
+    mean): the log-probability each agent gave to the label (the linear pool's in its rows' scaling)."""
+    n = np.arange(P.n_terms)
+    if kind == "log":
+        return P.features_ndk[n, :, P.labels].sum(axis=0)
+    if kind == "linear":
+        with np.errstate(divide="ignore"):
+            return np.log(P.Q).sum(axis=0)
+    return P.L[n, :, P.labels].sum(axis=0)
+
+
+def _one_block(kind: str, opts: dict, cols: Any, op: str, args: tuple, block: tuple, extra: tuple) -> Any:
+    """One block's partial sum of ``op`` on the coordinates ``cols`` (``None``: all)."""
+    source, labels, start = block
+    kept = source if isinstance(source, Kept) else build_kept(kind, opts, source, labels, start)
+    if op == "setup":  # the screen's score, the floor count, the linear pool's row-scaling offset
+        P = kept.problem
+        offset = P.n_terms * P.mixture_offset if kind == "linear" else 0.0
+        return _screen_sum(kind, P), kept.n_floored, offset
+    P = kept.restricted(cols)
+    n = P.n_terms
+    if op == "value":
+        return n * P.value(args[0])
+    if op == "value_and_grad":
+        f, g = P.value_and_grad(args[0])
+        return n * f, n * g
+    if op == "hvp":
+        return n * P.hvp(args[0], args[1])
+    if op == "mixture":
+        return [(start, P.mixture(args[0]))]
+    if extra:  # a subsampled Hessian: this block's items of the sample
+        return extra[0].size * P.hessian(args[0], items=extra[0])
+    return n * P.hessian(args[0])
+
+
+def _add(a: Any, b: Any) -> Any:
+    """Two partial sums added (tuples entry by entry; lists, the per-item values, joined)."""
+    if isinstance(a, tuple):
+        return tuple(_add(x, y) for x, y in zip(a, b))
+    return a + b
+
+
+def group_pass(kind: str, opts: dict, cols: Any, op: str, args: tuple, blocks: list, extras: list) -> Any:
+    """The sum of ``op`` over ``blocks`` (those whose extra argument is not ``None``), one after the other."""
+    out = None
+    for block, extra in zip(blocks, extras):
+        if extra is not None:
+            part = _one_block(kind, opts, cols, op, args, block, extra)
+            out = part if out is None else _add(out, part)
+    return out
+
+
+class ChunkedProblem:
+    """A pool's weight problem (``kind``: ``"log"``, ``"linear"`` or ``"renyi"``) over item blocks.
+
+    ``groups`` are ``(worker address or None, blocks)``; a block is ``(source, labels, start)`` with
+    ``source`` a :class:`ZarrBlock` or an array (built at every pass), or a :class:`Kept` (or a Dask
+    future of one on that worker). Built by :func:`cluster.chunked_fit.fit_chunked`.
+    ``bytes_received`` counts the pickled bytes of the partial sums the driver received.
+    """
+
+    constraint = "simplex"
+    dtype = np.float64
+    mu = None
+
+    def __init__(
+        self,
+        kind: str,
+        opts: dict,
+        groups: list[tuple[str | None, list]],
+        shape: tuple[int, int, int],
+        *,
+        client: Any,
+        reduce: str = "workers",
+        cols: np.ndarray | None = None,
+    ) -> None:
+        if reduce not in ("workers", "driver"):
+            raise InputError("reduce", f"must be 'workers' or 'driver'; got {reduce!r}")
+        self.kind, self.opts, self.groups, self.client, self.reduce, self.cols = (
+            kind,
+            opts,
+            groups,
+            client,
+            reduce,
+            cols,
+        )
+        self.shape = shape
+        self.n_terms, self.n_agents, n_classes = shape
+        self.dim = self.n_agents if cols is None else int(cols.size)
+        self.project = project_simplex
+        self.prox = lambda x, step=1.0: project_simplex(x)
+        offered = KINDS[kind] if cols is None else tuple(m for m in KINDS[kind] if not m.startswith("mixture"))
+        for m in _OPTIONAL:  # hide what this kind's in-memory problem does not offer
+            if m not in offered:
+                setattr(self, m, None)
+        if "n_classes" in offered:
+            self.n_classes = n_classes
+        self.counters = {"passes": 0, "bytes_received": 0}  # shared with the restricted problems
+
+    # -- passes ---------------------------------------------------------------------------------
+    def _received(self, value: Any) -> Any:
+        self.counters["bytes_received"] += len(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        return value
+
+    def _map(self, op: str, *args: Any, per_block: list | None = None) -> Any:
+        """``op`` summed over the blocks (``per_block``: one extra argument tuple per block in block
+        order, ``None`` skips the block)."""
+        self.counters["passes"] += 1
+        extras = iter(per_block or [()] * sum(len(b) for _, b in self.groups))
+        work = [(w, blocks, [next(extras) for _ in blocks]) for w, blocks in self.groups]
+        head = (self.kind, self.opts, self.cols, op, args)
+        if self.client is None:
+            parts = [group_pass(*head, b, e) for _, b, e in work]
+            return _sum([p for p in parts if p is not None])
+        submit = self.client.submit
+        if self.reduce == "driver":  # one task per block, every partial sum to the driver
+            futs = [submit(group_pass, *head, [b], [e], pure=False) for _, bs, es in work for b, e in zip(bs, es)]
+            return _sum([self._received(p) for p in self.client.gather(futs) if p is not None])
+        futs = [
+            submit(group_pass, *head, bs, es, workers=[w], allow_other_workers=True, pure=False)
+            for w, bs, es in work
+            if any(e is not None for e in es)
+        ]
+        while len(futs) > 1:  # pairwise on the workers: a tree of depth log2(number of workers)
+            pairs = [submit(_add, a, b, pure=False) for a, b in zip(futs[::2], futs[1::2])]
+            futs = pairs + futs[len(pairs) * 2 :]
+        return self._received(futs[0].result())
+
+    def _w(self, x: np.ndarray) -> np.ndarray:
+        w = np.ascontiguousarray(x, dtype=np.float64)
+        if w.shape != (self.dim,):
+            raise InputError("x", f"must have shape ({self.dim},); got {w.shape}")
+        return w
+
+    # -- the solver protocol --------------------------------------------------------------------
+    def x0(self) -> np.ndarray:
+        return np.full(self.dim, 1.0 / self.dim)
+
+    def value(self, x: np.ndarray) -> float:
+        return float(self._map("value", self._w(x))) / self.n_terms
+
+    def value_and_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        f, g = self._map("value_and_grad", self._w(x))
+        return float(f) / self.n_terms, g / self.n_terms
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        return self.value_and_grad(x)[1]
+
+    def hvp(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return self._map("hvp", self._w(x), np.ascontiguousarray(v, dtype=np.float64)) / self.n_terms
+
+    def mixture(self, x: np.ndarray) -> np.ndarray:
+        """The linear pool's ``(Q w)_n`` per item, in each row's scaling (as the in-memory problem)."""
+        return np.concatenate([m for _, m in sorted(self._map("mixture", self._w(x)), key=lambda p: p[0])])
+
+    def hessian(self, x: np.ndarray, *, items: np.ndarray | None = None) -> np.ndarray:
+        """The Hessian (the Rényi pool: its curvature), or (``items``) the mean over those items only:
+        the subsampled Hessian the Newton solver uses above 8,000 items, as the in-memory problems
+        offer it, so both take the same path."""
+        if items is None:
+            H = self._map("hessian", self._w(x)) / self.n_terms
+        else:
+            its = np.asarray(items, dtype=np.int64)
+            starts = [st for _, blocks in self.groups for _, _, st in blocks]
+            stops = [self._stop(st) for st in starts]
+            local = [its[(its >= a) & (its < b)] - a for a, b in zip(starts, stops)]
+            H = self._map("hessian", self._w(x), per_block=[(i,) if i.size else None for i in local]) / its.size
+        return 0.5 * (H + H.T)
+
+    def _stop(self, start: int) -> int:
+        later = [st for _, blocks in self.groups for _, _, st in blocks if st > start]
+        return min(later) if later else self.n_terms
+
+    def setup(self) -> int:
+        """One pass: the screen's per-agent score, the floor count (returned) and the linear pool's
+        row-scaling offset."""
+        score, n_floored, offset = self._map("setup")
+        self._score = score
+        if "mixture_offset" in KINDS[self.kind]:
+            self.mixture_offset = float(offset) / self.n_terms
+        return int(n_floored)
+
+    def screen(self, k: int) -> np.ndarray:
+        """As the in-memory problems' ``screen``: the ``k`` agents with the best mean score."""
+        s = self._score if self.cols is None else self._score[self.cols]
+        return np.sort(np.argsort(-s, kind="stable")[: min(k, self.dim)])
+
+    def restrict(self, idx: Any) -> ChunkedProblem:
+        """The problem on the agents ``idx`` (the others at weight zero); each block restricts its own
+        problem, whose ``restrict`` checks the indices, at the next pass."""
+        idx = np.asarray(idx, dtype=np.int64)
+        cols = idx if self.cols is None else self.cols[idx]
+        out = ChunkedProblem(
+            self.kind, self.opts, self.groups, self.shape, client=self.client, reduce=self.reduce, cols=cols
+        )
+        out._score, out.counters = self._score, self.counters
+        return out
+
+
+def _sum(parts: list) -> Any:
+    out = parts[0]
+    for p in parts[1:]:
+        out = _add(out, p)
+    return out
