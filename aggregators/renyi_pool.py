@@ -10,9 +10,11 @@ gradient (``"projected_gradient"``) when γ or λ are learnt with them.
 γ (``gamma``):
 
 - a number in (0, 1] or one per agent: fixed;
-- ``"grid"``: fit the weights at every γ of ``gamma_grid`` (largest first, each fit warm-started
-  from the previous one), keep the best; ``validation_curve_`` holds the curve behind Fig. 2.1a /
-  2.5a (log-likelihood and perplexity against γ);
+- ``"grid"``: fit the weights at every γ of ``gamma_grid`` by continuation (smallest first, from
+  the log pool's weights, the limit γ → 0 of Eq. 2.8; each later fit warm-started with the previous
+  γ's weights, aggregate and working set, to ``grid_tol``), keep the best (refitted to ``tol``);
+  ``validation_curve_`` holds the curve behind Fig. 2.1a / 2.5a (log-likelihood and perplexity
+  against γ);
 - ``"learn"``: the grid, then the maximum of the profile likelihood ``max_w ℓ(w, γ)`` in ``log γ``
   between the grid neighbours of the best grid point (safeguarded secant on its exact derivative:
   by the envelope theorem it is ``γ ∂ℓ/∂γ`` at the fitted weights, from the implicit gradient);
