@@ -209,7 +209,9 @@ class RenyiPool(Pool):
 
         grid = self._grid()
         n_stage = len(grid) + (0 if mode == "grid" else 1)
-        grid_tol = max(self.tol, self.grid_tol)
+        if not (isinstance(self.grid_tol, (int, float)) and 0 <= self.grid_tol < 1):
+            raise PredictionError("grid_tol", f"must be a number in [0, 1); got {self.grid_tol!r}", code="bad_tol")
+        grid_tol = max(self.tol, float(self.grid_tol))
         ng = len(grid)
         lls, cv_lls, xs = [0.0] * ng, [0.0] * ng, [np.empty(0)] * ng
         fits: list = []

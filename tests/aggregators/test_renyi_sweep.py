@@ -9,6 +9,7 @@ import pytest
 
 from aggregators.renyi import RenyiPool
 from aggregators.renyi_gradient import RenyiProblem
+from solvers.errors import InputError
 from tests.aggregators.test_renyi_weight_hessian import many_agents
 from tests.references import slsqp_simplex
 
@@ -59,3 +60,11 @@ def test_sweep_with_fixed_start_weights_does_not_use_the_log_pool():
     started = RenyiPool(gamma="grid", gamma_grid=GRID, weights=w).fit(lp, y)
     free = RenyiPool(gamma="grid", gamma_grid=GRID).fit(lp, y)
     assert abs(started.loglik_ - free.loglik_) < 1e-8
+
+
+@pytest.mark.parametrize("bad", [-1e-6, 1.0, float("nan"), "1e-6"])
+def test_bad_grid_tol_names_the_argument(bad):
+    lp, y, _ = many_agents(n=30, A=4, K=3)
+    with pytest.raises(InputError) as e:
+        RenyiPool(gamma="grid", gamma_grid=GRID, grid_tol=bad).fit(lp, y)
+    assert e.value.field == "grid_tol"
