@@ -10,9 +10,11 @@ gradient (``"projected_gradient"``) when γ or λ are learnt with them.
 γ (``gamma``):
 
 - a number in (0, 1] or one per agent: fixed;
-- ``"grid"``: fit the weights at every γ of ``gamma_grid`` (largest first, each fit warm-started
-  from the previous one), keep the best; ``validation_curve_`` holds the curve behind Fig. 2.1a /
-  2.5a (log-likelihood and perplexity against γ);
+- ``"grid"``: fit the weights at every γ of ``gamma_grid`` by continuation (smallest first, from
+  the log pool's weights, the limit γ → 0 of Eq. 2.8; each later fit warm-started with the previous
+  γ's weights, aggregate and working set, to ``grid_tol``), keep the best (refitted to ``tol``);
+  ``validation_curve_`` holds the curve behind Fig. 2.1a / 2.5a (log-likelihood and perplexity
+  against γ);
 - ``"learn"``: the grid, then the maximum of the profile likelihood ``max_w ℓ(w, γ)`` in ``log γ``
   between the grid neighbours of the best grid point (safeguarded secant on its exact derivative:
   by the envelope theorem it is ``γ ∂ℓ/∂γ`` at the fitted weights, from the implicit gradient);
@@ -35,11 +37,12 @@ from typing import Any
 
 import numpy as np
 
+from solvers.problems.loglinear import ConditionalLogLinear
 from solvers.progress import ProgressFn, report, scaled
 from solvers.registry import minimize
 
 from .base import Pool
-from .renyi_fixed_point import check_gamma, check_lam, renyi_aggregate
+from .renyi_fixed_point import anneal, check_gamma, check_lam, renyi_aggregate
 from .renyi_gradient import RenyiProblem
 from .renyi_weight_hessian import RenyiWeightProblem
 from .validation import DEFAULT_FLOOR, PredictionError
@@ -50,6 +53,9 @@ DEFAULT_GAMMA_GRID = tuple(float(g) for g in np.logspace(-3, 0, 13))
 """γ from 1e-3 to 1, four points per decade (log-spaced, as the seed's figures)."""
 
 _GAMMA_MODES = ("grid", "learn", "learn_per_agent")
+
+LIMIT_START_GAMMA = 0.25
+"""A fit at one shared γ up to this starts from the log pool's weights (the γ → 0 limit)."""
 
 
 @dataclass(eq=False, repr=False)
@@ -69,6 +75,9 @@ class RenyiPool(Pool):
     solver_options : extra keyword arguments for the solver (e.g. ``{"hessian_sample": 0.25}`` for
         Newton); not passed to the projected-gradient fallback of ``"auto"``.
     tol, max_iter : the solver's tolerance (Frank-Wolfe gap on the simplex, relative) and iterations.
+    grid_tol : the tolerance of the grid modes' fits at each γ (the curve needs no more: its values
+        are within ``grid_tol·max(1, |ℓ|)`` of the optimum at their γ); the chosen γ is refitted to
+        ``tol`` from its grid fit.
     fixed_point_tol : tolerance of every fixed-point solve (log-space residual).
     cv : None, or the number of folds scoring the γ grid by held-out log-likelihood.
     floor : the probability floor applied to inputs (:func:`aggregators.validation.apply_floor`).
@@ -93,6 +102,7 @@ class RenyiPool(Pool):
     max_iter: int = 500
     solver_options: dict | None = None
     fixed_point_tol: float = 1e-11
+    grid_tol: float = 1e-6
     cv: int | None = None
     floor: float | None = DEFAULT_FLOOR
     random_state: int = 0
@@ -115,14 +125,25 @@ class RenyiPool(Pool):
         learn_gamma: str | None,
         progress: ProgressFn | None,
         sw: np.ndarray | None = None,
+        warm: Any = None,
+        tol: float | None = None,
     ):
-        """One weight fit (plus γ/λ when learnt) with item weights ``sw``; returns ``(problem, result)``."""
+        """One weight fit (plus γ/λ when learnt) with item weights ``sw``; returns ``(problem, result)``.
+
+        ``warm``: the problem of a previous fit on the same data (another γ): its solved aggregate
+        starts this fit's fixed points, and its support (with ``x0``, its solution) is the first
+        working set of the Newton solver. ``tol``: the solver's tolerance (default ``self.tol``)."""
         learn_lam = bool(self.learn_lam)
         prob: Any
         solver = self.solver
         opts = dict(self.solver_options or {})
         if learn_gamma is None and not learn_lam and self.learn_weights:
             prob = RenyiWeightProblem(L, y, gamma, lam, tol=self.fixed_point_tol, sample_weight=sw)
+            if x0 is not None and solver in ("auto", "newton"):
+                # keep the start's support in the first working set (the solver's default size may be smaller)
+                nnz = int(np.count_nonzero(x0[: L.shape[1]]))
+                opts.setdefault("ws_init", min(L.shape[1], nnz + max(5, nnz // 10)))
+                opts.setdefault("ws_first_tol", 0.1 * (self.tol if tol is None else tol))  # not a guess: solve it
         else:
             prob = RenyiProblem(
                 L,
@@ -143,6 +164,9 @@ class RenyiPool(Pool):
             if self.weights is not None:
                 w0 = np.asarray(self.weights, dtype=np.float64)
                 x0[:A] = w0 / w0.sum()
+        warm = getattr(warm, "inner", warm)  # a _FixedWeights' problem
+        if warm is not None and warm._warm is not None:
+            prob._warm = warm._warm
         if not self.learn_weights:
             prob = _FixedWeights(prob, x0[:A])
             x0 = x0[A:]
@@ -153,7 +177,8 @@ class RenyiPool(Pool):
                 return prob, SolveResult(x0, f, 0, 1.0, True, "nothing to learn", "none")
         if fresh and self.weights is None and isinstance(prob, RenyiWeightProblem):
             x0 = None  # no start given: the working-set Newton screens the agents instead of solving at uniform
-        res = minimize(prob, solver, x0=x0, tol=self.tol, max_iter=self.max_iter, progress=progress, **opts)
+        tol = self.tol if tol is None else tol
+        res = minimize(prob, solver, x0=x0, tol=tol, max_iter=self.max_iter, progress=progress, **opts)
         return prob, res
 
     def _fit(
@@ -173,25 +198,45 @@ class RenyiPool(Pool):
         self.validation_curve_ = None
         if mode is None:
             gamma = check_gamma(self.gamma, A)
-            prob, res = self._fit_at(L, y, gamma, lam, None, None, progress, sw)
+            # small shared γ: start from the log pool's weights (its limit; measured 10-35% faster at
+            # γ = 0.1 on three families, log-pool fit included, and no faster or slower at γ = 0.5)
+            x0 = (
+                self._limit_start(L, y, lam, sw) if np.ndim(self.gamma) == 0 and gamma[0] <= LIMIT_START_GAMMA else None
+            )
+            prob, res = self._fit_at(L, y, gamma, lam, x0, None, progress, sw)
             self._store(prob, res, per_agent=np.ndim(self.gamma) > 0)
             return
 
         grid = self._grid()
         n_stage = len(grid) + (0 if mode == "grid" else 1)
-        lls, cv_lls, xs = [], [], []
-        x_prev = None
-        for k, g in enumerate(grid):
-            sub = scaled(progress, k / n_stage, (k + 1) / n_stage)
-            gam = np.full(A, g)
-            prob, res = self._fit_at(L, y, gam, lam, x_prev, None, sub, sw)
-            x_prev = self._full_x(prob, res.x)
-            xs.append(x_prev)
-            lls.append(-float(res.fun))
+        if not (isinstance(self.grid_tol, (int, float)) and 0 <= self.grid_tol < 1):
+            raise PredictionError("grid_tol", f"must be a number in [0, 1); got {self.grid_tol!r}", code="bad_tol")
+        grid_tol = max(self.tol, float(self.grid_tol))
+        ng = len(grid)
+        lls, cv_lls, xs = [0.0] * ng, [0.0] * ng, [np.empty(0)] * ng
+        fits: list = []
+        # continuation in γ, from the smallest up: the first fit starts from the log pool's weights (the
+        # γ → 0 limit), each later one from the previous γ's weights, aggregate and working set
+        x_prev, prob, best_k = self._limit_start(L, y, lam, sw), None, -1
+        for j, k in enumerate(range(ng - 1, -1, -1)):
+            sub = scaled(progress, j / n_stage, (j + 1) / n_stage)
+            gam = np.full(A, grid[k])
+            prob, res = self._fit_at(L, y, gam, lam, x_prev, None, sub, sw, warm=prob, tol=grid_tol)
+            x_prev = xs[k] = self._full_x(prob, res.x)
+            lls[k] = -float(res.fun)
             if self.cv:
-                cv_lls.append(self._cv_score(L, y, gam, lam, x_prev, sw))
-        score = np.array(cv_lls if self.cv else lls)
-        best = int(np.argmax(score))
+                cv_lls[k] = self._cv_score(L, y, gam, lam, x_prev, sw)
+            score = cv_lls if self.cv else lls
+            if best_k < 0 or score[k] >= score[best_k]:  # ties: np.argmax's choice, the larger γ
+                best_k, fits = k, [prob, res]  # only the best fit's problem (and its data) is kept
+        best = best_k
+        prob, res = fits
+        loose = not res.converged or res.extra.get("gap", np.inf) > self.tol * max(1.0, abs(res.fun))
+        if mode == "grid" and loose:
+            # the best γ's fit to the full tolerance, from its grid fit (one or two Newton steps; "learn"
+            # refits it anyway)
+            prob, res = self._fit_at(L, y, np.full(A, grid[best]), lam, xs[best], None, None, sw, warm=prob)
+            xs[best], lls[best] = self._full_x(prob, res.x), -float(res.fun)
         self.validation_curve_ = {
             "gamma": grid.tolist(),
             "log_gamma": np.log(grid).tolist(),
@@ -202,10 +247,7 @@ class RenyiPool(Pool):
         if self.cv:
             self.validation_curve_["cv_loglik"] = cv_lls
             self.validation_curve_["cv_perplexity"] = np.exp(-np.array(cv_lls)).tolist()
-        gbest = np.full(A, grid[best])
-        x_best = xs[best]
         if mode == "grid":
-            prob, res = self._fit_at(L, y, gbest, lam, x_best, None, None, sw)
             self._store(prob, res, per_agent=False)
             report(progress, 1.0)
             return
@@ -224,6 +266,16 @@ class RenyiPool(Pool):
         self._store(prob, res, per_agent=True)
         self.validation_curve_["gamma_learnt_shared"] = float(np.exp(t_best))
         report(progress, 1.0)
+
+    def _limit_start(self, L, y, lam, sw) -> np.ndarray | None:
+        """The log pool's weights on the (annealed) data: the Rényi optimum's limit as γ → 0 (the
+        aggregate of Eq. 2.8 tends to the log pool with weights ``w' = w`` at a shared γ), a start
+        for the grid's smallest γ. None when the start is not free (weights fixed or given, λ learnt)."""
+        if not self.learn_weights or self.learn_lam or self.weights is not None:
+            return None
+        problem = ConditionalLogLinear.from_log_probs(anneal(L, lam), y, sample_weight=sw)
+        x = np.clip(minimize(problem, "auto", tol=1e-6).x, 0.0, None)  # a start: no need for more
+        return x / x.sum()
 
     def _profile(self, L, y, lam, t, x_start, sw=None):
         """φ(t) and φ'(t) (t = log γ) with the weights refitted from ``x_start``."""

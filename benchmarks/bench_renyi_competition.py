@@ -7,14 +7,17 @@ For every family of :mod:`benchmarks.logpool_families` in ``--families`` and eve
 - ``RenyiPool(gamma=g).fit(X, y)`` for each ``--gammas``, with the default solver (``auto``:
   working-set Newton with the Gauss-Newton matrix of :mod:`aggregators.renyi_weight_hessian`): time,
   ratio to the log pool, Newton iterations, working-set sizes, fixed-point sweeps per item, active
-  agents, ``converged_``; the log-pool and Newton fits are repeated ``--reps`` times, interleaved,
-  and the fastest of each is kept (wall and CPU seconds: the machine is shared);
+  agents, ``converged_``; the log-pool fit, the Newton fits and the sweep are repeated ``--reps``
+  times, interleaved, and the median of each is reported (wall and CPU seconds: the machine is shared);
 - with ``--spg``: the same fit by spectral projected gradient (the previous default), and the gap
   between the two optima (mean log-likelihood);
-- with ``--sweep``: ``RenyiPool(gamma="grid")`` over 10 log-spaced γ in [0.01, 1] (each fit
-  warm-started from the previous one), time and ratio to the log pool.
+- with ``--sweep``: ``RenyiPool(gamma="grid")`` over 10 log-spaced γ in [0.01, 1] (continuation
+  from the log pool's weights up the grid, each fit warm-started from the previous one), time and
+  ratio to the log pool;
+- with ``--shapes``: instead, the fit at each ``--shape-classes`` x ``--shape-agents`` (items enough
+  for ``--shape-entries`` numbers) against the log pool's, medians of ``--reps`` interleaved runs.
 
-Run (results in ``benchmarks/results/core-at-scale-session6.md``)::
+Run (results in ``benchmarks/results/core-at-scale-renyi-weights-session7.md``)::
 
     OPENBLAS_NUM_THREADS=1 PYTHONPATH=. NUMBA_CACHE_DIR=.numba_cache .venv/bin/python \\
         benchmarks/bench_renyi_competition.py --families competition gaussian-logit noise --n 2000 5000
@@ -49,11 +52,43 @@ def _timed(make, X, y):
         return time.perf_counter() - t, time.process_time() - c, pool
 
 
-def _best(runs: dict, key, make, X, y):
-    """Time one more fit of ``key`` and keep the fastest (by wall time) of its runs."""
-    wall, cpu, pool = _timed(make, X, y)
-    if key not in runs or wall < runs[key][0]:
-        runs[key] = (wall, cpu, pool)
+def _add(runs: dict, key, make, X, y):
+    """Time one more fit of ``key``; its runs are summarised by their median (see :func:`_median`)."""
+    runs.setdefault(key, []).append(_timed(make, X, y))
+
+
+def _median(runs: dict, key):
+    """``(median wall s, median cpu s, pool of the median-wall run)`` of ``key``'s interleaved runs."""
+    rs = sorted(runs[key], key=lambda r: r[0])
+    return float(np.median([r[0] for r in rs])), float(np.median([r[1] for r in rs])), rs[len(rs) // 2][2]
+
+
+def shapes_table(a) -> None:
+    """``--shapes``: the learnt-weight fit at each (classes, agents) of the grid against the log pool's,
+    same data, interleaved repetitions, medians (items: ``--shape-entries`` / (agents x classes),
+    clamped to [20, max(--n)])."""
+    print(
+        "| family | classes | agents | n | γ | LogPool cpu s | Rényi cpu s | cpu x log pool | wall x log pool | active |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for fam in a.families:
+        for K in a.shape_classes:
+            for A in a.shape_agents:
+                n = int(min(max(a.n), max(20, a.shape_entries // (A * K))))
+                X, y = make_family(fam, n, A, K, a.seed)
+                for g in a.gammas:
+                    runs: dict = {}
+                    for _ in range(a.reps):
+                        _add(runs, "log", LogPool, X, y)
+                        _add(runs, g, lambda g=g: RenyiPool(gamma=g), X, y)
+                    t_log, c_log, _ = _median(runs, "log")
+                    dt, dc, pool = _median(runs, g)
+                    print(
+                        f"| {fam} | {K} | {A} | {n} | {g} | {c_log:.3f} | {dc:.3f} | {dc / c_log:.1f} | "
+                        f"{dt / t_log:.1f} | {np.count_nonzero(pool.weights_)} |",
+                        flush=True,
+                    )
+                del X, y
 
 
 def main(argv=None) -> None:
@@ -67,12 +102,20 @@ def main(argv=None) -> None:
     ap.add_argument("--reps", type=int, default=1, help="interleaved repetitions of the log-pool and Newton fits")
     ap.add_argument("--spg", action="store_true", help="also fit by projected gradient (slow)")
     ap.add_argument("--sweep", action="store_true", help="also the 10-value γ sweep")
+    ap.add_argument("--shapes", action="store_true", help="the (classes x agents) grid instead")
+    ap.add_argument("--shape-classes", type=int, nargs="+", default=[2, 16, 64, 256, 1024])
+    ap.add_argument("--shape-agents", type=int, nargs="+", default=[2, 10, 100, 1000])
+    ap.add_argument("--shape-entries", type=int, default=4_000_000, help="items x agents x classes per cell")
     a = ap.parse_args(argv)
     print(f"# load {os.getloadavg()}; OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}")
     # compile / load every kernel on a small problem first
     Xs, ys = make_family("competition", 200, 30, a.classes, 1)
     LogPool().fit(Xs, ys)
     RenyiPool(gamma=0.3).fit(Xs, ys)
+    if a.shapes:
+        shapes_table(a)
+        print(f"# load at the end {os.getloadavg()}")
+        return
     print(
         "| family | n | fit | wall s | cpu s | wall x log pool | cpu x log pool | iters | working sets | sweeps/item "
         "| active | converged | Newton - SPG loglik |"
@@ -83,14 +126,14 @@ def main(argv=None) -> None:
             X, y = make_family(fam, n, a.agents, a.classes, a.seed)
             runs: dict = {}
             for _ in range(a.reps):  # interleaved, so that a change of the machine's load hits every fit
-                _best(runs, "log", LogPool, X, y)
+                _add(runs, "log", LogPool, X, y)
                 for g in a.gammas:
-                    _best(runs, g, lambda g=g: RenyiPool(gamma=g), X, y)
+                    _add(runs, g, lambda g=g: RenyiPool(gamma=g), X, y)
+                if a.sweep:
+                    _add(runs, "sweep", lambda: RenyiPool(gamma="grid", gamma_grid=SWEEP), X, y)
             for g in a.gammas if a.spg else ():
-                _best(runs, ("spg", g), lambda g=g: RenyiPool(gamma=g, solver="projected_gradient"), X, y)
-            if a.sweep:
-                _best(runs, "sweep", lambda: RenyiPool(gamma="grid", gamma_grid=SWEEP), X, y)
-            t_log, c_log, lp = runs["log"]
+                _add(runs, ("spg", g), lambda g=g: RenyiPool(gamma=g, solver="projected_gradient"), X, y)
+            t_log, c_log, lp = _median(runs, "log")
             row = f"| {fam} | {n} |"
             print(
                 f"{row} LogPool | {t_log:.2f} | {c_log:.2f} | 1 | 1 | {lp.fit_result_.n_iter} | | | "
@@ -101,11 +144,11 @@ def main(argv=None) -> None:
                 + [(("spg", g), f"Rényi γ={g} SPG") for g in a.gammas if a.spg]
                 + ([("sweep", "Rényi 10-γ sweep")] if a.sweep else [])
             ):
-                dt, dc, pool = runs[key]
+                dt, dc, pool = _median(runs, key)
                 res = pool.fit_result_
                 gap = ""
                 if isinstance(key, tuple):
-                    gap = f"{runs[key[1]][2].loglik_ - pool.loglik_:.1e}"
+                    gap = f"{_median(runs, key[1])[2].loglik_ - pool.loglik_:.1e}"
                 if key == "sweep":
                     label += f" (best γ {pool.gamma_:.3g})"
                 print(

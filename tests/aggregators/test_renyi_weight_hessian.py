@@ -125,16 +125,23 @@ def test_restricted_problem_is_the_full_problem_on_its_agents():
     assert full.sweeps >= sub.sweeps > 0  # the restricted solves count in the root's sweeps
 
 
-@pytest.mark.parametrize("gamma", [0.1, 0.6, 1.0, "per_agent"])
-def test_newton_reaches_the_scipy_optimum(gamma):
-    """Working-set Newton with the blended curvature and SLSQP on the same objective agree."""
-    rng = np.random.default_rng(8)
-    n, A, K = 150, 50, 6
+def many_agents(n=150, A=50, K=6, seed=8):
+    """Agents that see the truth at varied sharpness and noise (a sparse optimum: the working set
+    has work to do); returns ``(log_probs, labels, rng)``."""
+    rng = np.random.default_rng(seed)
     truth = rng.normal(size=(n, K)) * 2
     y = np.array([rng.choice(K, p=np.exp(t - logsumexp(t))) for t in truth])
     sharp = rng.uniform(0.2, 2.0, A)
     lp = sharp[None, :, None] * truth[:, None, :] + rng.normal(size=(n, A, K)) * rng.uniform(0.5, 3, A)[None, :, None]
     lp -= logsumexp(lp, axis=2, keepdims=True)
+    return lp, y, rng
+
+
+@pytest.mark.parametrize("gamma", [0.1, 0.6, 1.0, "per_agent"])
+def test_newton_reaches_the_scipy_optimum(gamma):
+    """Working-set Newton with the blended curvature and SLSQP on the same objective agree."""
+    lp, y, rng = many_agents()
+    A = lp.shape[1]
     g = rng.uniform(0.1, 0.6, A) if gamma == "per_agent" else gamma
     prob = RenyiWeightProblem(lp, y, g, tol=1e-13)
     res = minimize(prob, "auto", tol=1e-12, max_iter=100)

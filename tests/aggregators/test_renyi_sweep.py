@@ -1,0 +1,70 @@
+"""The γ sweep of ``RenyiPool(gamma="grid")``: continuation from the log pool's weights up the grid,
+each fit warm-started (weights, aggregate, working set) from the previous γ, against cold fits and
+scipy's SLSQP at every γ."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from aggregators.renyi import RenyiPool
+from aggregators.renyi_gradient import RenyiProblem
+from solvers.errors import InputError
+from tests.aggregators.test_renyi_weight_hessian import many_agents
+from tests.references import slsqp_simplex
+
+GRID = [1.0, 0.3, 0.1, 0.03]
+
+
+def test_warm_started_sweep_reaches_the_scipy_optimum_at_every_gamma():
+    """Run to a tight ``grid_tol``, every point of the curve is SLSQP's optimum at its γ (objective
+    within 1e-8, never worse than SLSQP by more than 1e-10), though only the first fit started
+    from the log pool and the others from their neighbour."""
+    lp, y, _ = many_agents()
+    A = lp.shape[1]
+    pool = RenyiPool(gamma="grid", gamma_grid=GRID, tol=1e-12, grid_tol=1e-12, fixed_point_tol=1e-13, floor=None)
+    pool.fit(lp, y)  # no floor: the same data as the reference problem
+    curve = pool.validation_curve_
+    assert curve["gamma"] == GRID
+    for g, ll in zip(GRID, curve["loglik"], strict=True):
+        sp = slsqp_simplex(RenyiProblem(lp, y, g, tol=1e-13).value_and_grad, A)
+        assert -ll <= sp.fun + 1e-10
+        assert abs(-ll - sp.fun) < 1e-8, g
+    assert pool.converged_ and 0 < np.count_nonzero(pool.weights_) < A
+
+
+@pytest.mark.parametrize("seed", [8, 9])
+def test_default_sweep_equals_cold_fits(seed):
+    """With the default ``grid_tol`` the curve is within it of the cold fits at each γ and the chosen
+    γ's fit (refined to ``tol``) equals its cold fit to 1e-8 in the objective."""
+    lp, y, _ = many_agents(seed=seed)
+    pool = RenyiPool(gamma="grid", gamma_grid=GRID).fit(lp, y)
+    cold = [RenyiPool(gamma=g).fit(lp, y) for g in GRID]
+    for c, ll in zip(cold, pool.validation_curve_["loglik"], strict=True):
+        assert c.converged_
+        assert ll <= c.loglik_ + 1e-8 * max(1.0, abs(c.loglik_))
+        assert abs(ll - c.loglik_) <= pool.grid_tol * max(1.0, abs(c.loglik_))
+    best = int(np.argmax([c.loglik_ for c in cold]))
+    assert pool.gamma_ == GRID[best]
+    assert abs(pool.loglik_ - cold[best].loglik_) < 1e-8
+    np.testing.assert_allclose(pool.weights_, cold[best].weights_, atol=1e-3)
+    assert pool.loglik_ == max(pool.validation_curve_["loglik"])
+
+
+def test_sweep_with_fixed_start_weights_does_not_use_the_log_pool():
+    """Given ``weights`` (the start) or ``learn_weights=False``, the grid starts from them."""
+    lp, y, _ = many_agents(n=60, A=8, K=5)
+    w = np.full(8, 1 / 8)
+    fixed = RenyiPool(gamma="grid", gamma_grid=GRID, learn_weights=False).fit(lp, y)
+    np.testing.assert_allclose(fixed.weights_, w)
+    started = RenyiPool(gamma="grid", gamma_grid=GRID, weights=w).fit(lp, y)
+    free = RenyiPool(gamma="grid", gamma_grid=GRID).fit(lp, y)
+    assert abs(started.loglik_ - free.loglik_) < 1e-8
+
+
+@pytest.mark.parametrize("bad", [-1e-6, 1.0, float("nan"), "1e-6"])
+def test_bad_grid_tol_names_the_argument(bad):
+    lp, y, _ = many_agents(n=30, A=4, K=3)
+    with pytest.raises(InputError) as e:
+        RenyiPool(gamma="grid", gamma_grid=GRID, grid_tol=bad).fit(lp, y)
+    assert e.value.field == "grid_tol"
