@@ -4,11 +4,14 @@ seed's fixed point over a grid of goods K x agents A, several utility mixes and 
 For each (family, K, A, utilities): seconds of ``equilibrium(..., method=m, tol=1e-10,
 check=False)`` (the default probability floor 1e-9, what a user gets: both sides apply it inside the
 timed call) for ``auto`` (what a user gets), the dense Newton direction (only for
-K <= --dense-max: it factors a K x K matrix), Newton-CG, and the seed's fixed point (Storkey et al.
+K <= --dense-max: it factors a K x K matrix), Newton-CG, the Anderson-accelerated fixed point,
+and the seed's fixed point (Storkey et al.
 2012, ``c <- sum_i r_i(c)``; isoelastic/log agents only; for markets with exponential agents the
 baseline row is marked n/a), all in the same process on the same validated beliefs, one after the
-other; the ratio auto / fixed point; the largest log-price difference between auto and the fixed
-point (each is within about ``tol * eta`` of the equilibrium). Items per shape: about
+other; the ratio auto / fixed point; *floor / FP*: the same call with ``max_iter=0`` (validation,
+the probability floor, ``P^(1/eta)``, the start and one pass: what every method pays; no method's
+ratio can go below it); the largest log-price difference between auto and the fixed point (each
+is within about ``tol * eta`` of the equilibrium). Items per shape: about
 ``--budget / (A K)`` (at least 1, at most --max-items), so every timing does comparable work.
 
 Families: ``dirichlet`` (agents scatter around a latent truth: ``P_i ~ Dirichlet(s_i p*)``,
@@ -16,8 +19,10 @@ Families: ``dirichlet`` (agents scatter around a latent truth: ``P_i ~ Dirichlet
 ``softmax(b_i * N(0, 1))``, ``b_i`` in [0.3, 3]) and ``dups`` (near-duplicates: five base agents,
 each copied with logit noise of 1e-3).
 
-Utilities: isoelastic with one eta (2, 10, 30), ``mix`` (isoelastic eta 2/10/30 with log agents:
-the general path), ``exp`` (half exponential, half eta = 10: no fixed-point baseline).
+Utilities: isoelastic with one eta (2, 10, 30), ``log`` (all logarithmic: auto takes the closed
+form), ``mix`` (isoelastic eta 2/10/30 with log agents: the general path), ``exp`` (half
+exponential, half eta = 10: no fixed-point baseline). Each figure is the median of ``--reps``
+rounds in which every method runs once, in turn.
 
     PYTHONPATH=$PWD NUMBA_CACHE_DIR=$PWD/.numba_cache OMP_NUM_THREADS=1 \\
         /work/main/.venv/bin/python benchmarks/bench_markets_grid.py
@@ -65,45 +70,48 @@ def utilities(spec, a):
         return [[2.0, 10.0, 30.0, "log"][i % 4] for i in range(a)]
     if spec == "exp":
         return ["exp" if i % 2 else 10.0 for i in range(a)]
-    return float(spec)
+    return spec if spec == "log" else float(spec)
 
 
-REPS = 1
-
-
-def run(fn):
-    """Median seconds of ``REPS`` calls (``--reps``) and the last result."""
-    return timed(fn, REPS)
+def interleaved(fns, reps):
+    """Median seconds of ``reps`` rounds in which every callable of ``fns`` runs once, in turn (so
+    the machine's load of each moment falls on all of them), and each one's last result."""
+    times = {name: [] for name in fns}
+    last = {}
+    for _ in range(reps):
+        for name, fn in fns.items():
+            seconds, last[name] = timed(fn, 1)
+            times[name].append(seconds)
+    return {name: (float(np.median(t)), last[name]) for name, t in times.items()}
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ks", default="2,16,64,256,1024,4096")
     ap.add_argument("--as", dest="as_", default="2,10,100,1000")
-    ap.add_argument("--utilities", default="2,10,30,mix,exp")
+    ap.add_argument("--utilities", default="2,10,mix,log")
     ap.add_argument("--families", default="dirichlet,logit,dups")
+    ap.add_argument("--methods", default="newton,newton_cg,anderson", help="other methods timed beside auto")
     ap.add_argument("--budget", type=float, default=2e6, help="items x agents x goods per shape")
-    ap.add_argument("--max-items", type=int, default=2000)
+    ap.add_argument("--max-items", type=int, default=20000)
     ap.add_argument("--dense-max", type=int, default=64)
     ap.add_argument("--tol", type=float, default=1e-10)
-    ap.add_argument("--reps", type=int, default=1, help="median of this many calls per figure")
+    ap.add_argument("--reps", type=int, default=3, help="median of this many interleaved calls per figure")
     args = ap.parse_args(argv)
-    global REPS
-    REPS = args.reps
     ks = [int(x) for x in args.ks.split(",")]
     As = [int(x) for x in args.as_.split(",")]
+    others = [m for m in args.methods.split(",") if m]
     small = family("dirichlet", 4, 3, 5)
-    for m in ("newton", "newton_cg", "fixed_point"):  # compile / load the cache
+    for m in ("newton", "newton_cg", "fixed_point", "anderson"):  # compile / load the cache
         for u in (2.0, [2.0, "log", "exp"]):
-            if m != "fixed_point" or u == 2.0:
+            if m not in ("fixed_point", "anderson") or u == 2.0:
                 equilibrium(small, u, method=m, check=False)
-    print(f"reps: {REPS}  load: {os.getloadavg()}  threads: {os.environ.get('NUMBA_NUM_THREADS', 'all')}", flush=True)
+    print(f"reps: {args.reps}  load: {os.getloadavg()}  threads: {os.environ.get('NUMBA_NUM_THREADS', 'all')}")
     print(
-        "| family | K | A | items | utilities | auto | auto s | dense s | CG s | FP s | auto / FP "
-        "| iter auto / FP | max Δ log c |",
-        flush=True,
+        "| family | K | A | items | utilities | auto | auto s | FP s | auto / FP | floor / FP | iter auto / FP "
+        "| max Δ log c | " + " | ".join(f"{m} s" for m in others) + " |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
+    print("|---" * (12 + len(others)) + "|", flush=True)
     for fam in args.families.split(","):
         for k in ks:
             for a in As:
@@ -113,14 +121,18 @@ def main(argv=None) -> None:
                 for spec in args.utilities.split(","):
                     u = utilities(spec, a)
                     kw = dict(tol=args.tol, check=False)
-                    ta, ra = run(lambda: equilibrium(lp, u, w, method="auto", **kw))
-                    td = run(lambda: equilibrium(lp, u, w, method="newton", **kw))[0] if k <= args.dense_max else None
-                    tc = run(lambda: equilibrium(lp, u, w, method="newton_cg", **kw))[0]
+                    fns = {m: (lambda m=m: equilibrium(lp, u, w, method=m, **kw)) for m in ["auto", "fixed_point"]}
+                    fns["floor"] = lambda: equilibrium(lp, u, w, method="newton_cg", max_iter=0, **kw)
+                    for m in others:
+                        if (m != "newton" or k <= args.dense_max) and (m != "anderson" or spec != "exp"):
+                            fns[m] = lambda m=m: equilibrium(lp, u, w, method=m, **kw)
                     if spec == "exp":
-                        tf, rf = None, None
-                    else:
-                        tf, rf = run(lambda: equilibrium(lp, u, w, method="fixed_point", **kw))
-                    conv = ra.all_converged and (rf is None or rf.all_converged)
+                        del fns["fixed_point"]
+                    out = interleaved(fns, args.reps)
+                    ta, ra = out["auto"]
+                    tf, rf = out.get("fixed_point", (None, None))
+                    conv = all(r.all_converged for m, (_, r) in out.items() if m != "floor")
+                    floor_ratio = "n/a" if tf is None else f"{out['floor'][0] / tf:.2f}"
 
                     def f(t):
                         return "-" if t is None else f"{t:.3f}"
@@ -128,9 +140,12 @@ def main(argv=None) -> None:
                     ratio = "n/a" if tf is None else f"{ta / tf:.2f}"
                     it_f = "n/a" if rf is None else f"{rf.n_iter.mean():.1f}"
                     diff = "n/a" if rf is None else f"{np.max(np.abs(ra.log_prices - rf.log_prices)):.1e}"
+                    cols = " | ".join(f(out.get(m, (None,))[0]) for m in others)
                     print(
-                        f"| {fam} | {k} | {a} | {n} | {spec} | {ra.method} | {f(ta)} | {f(td)} | {f(tc)} | {f(tf)} "
-                        f"| {ratio}{'' if conv else ' (NOT CONVERGED)'} | {ra.n_iter.mean():.1f} / {it_f} | {diff} |",
+                        f"| {fam} | {k} | {a} | {n} | {spec} | {ra.method} | {f(ta)} | {f(tf)} "
+                        f"| {ratio}{'' if conv else ' (NOT CONVERGED)'} | {floor_ratio} | {ra.n_iter.mean():.1f} / {it_f} "
+                        f"| {diff} "
+                        f"| {cols} |",
                         flush=True,
                     )
     print(f"load at the end: {os.getloadavg()}", flush=True)

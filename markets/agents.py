@@ -125,6 +125,16 @@ def make_agents(utilities: Any, wealth: Any = None, n_agents: int | None = None)
     return Agents(utils, w)
 
 
+def market_of(beliefs: Any, utilities: Any, wealth: Any, kind: str) -> tuple[Any, Agents]:
+    """The ``(beliefs, agents)`` of a call that takes ``utilities`` as an :class:`Agents` (``wealth``
+    then overrides its wealth if given) or as utility specs; specs are sized by the beliefs, which
+    are validated first so that shape errors name the ``beliefs`` argument."""
+    if isinstance(utilities, Agents):
+        return beliefs, (utilities if wealth is None else utilities.with_wealth(wealth))
+    beliefs = as_log_probs(beliefs, kind=kind, field="beliefs")  # type: ignore[arg-type]
+    return beliefs, make_agents(utilities, wealth, beliefs.n_agents)
+
+
 def prepare_beliefs(
     beliefs: Any,
     agents: Agents,

@@ -22,6 +22,10 @@ market clears: ``sum_i r_ik = c_k`` (with total wealth one). Methods:
 ``"fixed_point"``
     The seed's method (Storkey et al. 2012): ``c <- sum_i r_i(c)``, i.e. alternating minimisation of
     ``KL(c || sum_i r_i)``; isoelastic/log agents only. Linear rate about ``1 - min_i 1/eta_i``.
+``"anderson"``
+    The same update, Anderson-accelerated (:mod:`markets.kernels.anderson`): the least-squares
+    combination of the last five steps; one pass plus O(K) per step, 8-25 passes where the plain
+    iteration takes 25-550 (eta 2-30), safeguarded by the plain step. Isoelastic/log agents only.
 ``"tatonnement"``
     For utilities known only through ``U'`` and its inverse (Eq. 2.31): price adjustment
     ``log c <- log c + t (sum_i r_i - c)/c`` with a step halved whenever the clearing error does not
@@ -30,11 +34,13 @@ market clears: ``sum_i r_ik = c_k`` (with total wealth one). Methods:
     closed form when one exists; tâtonnement for generic utilities; otherwise, by shape
     (:func:`auto_newton`, measured in ``benchmarks/results/core-at-scale-markets.md``):
 
-    - the seed's fixed point when there are at least ``FP_MIN_AGENTS = 500`` agents (or 100 agents
-      and 256 goods: Newton-CG measured 1.06-1.24x the fixed point there at eta = 2), all
-      isoelastic or log with ``1/2 <= 1/eta_i <= 1`` (it contracts by ``1 - min 1/eta_i <= 1/2`` per
-      pass, about 30 passes to 1e-10, and with many agents Newton's extra products cost as much:
-      measured ratios Newton / fixed point 0.7-1.2 at eta = 2, A = 1,000);
+    - ``"anderson"`` (the seed's fixed point, Anderson-accelerated) when there are at least
+      ``FP_MIN_AGENTS = 500`` agents (or 100 agents and 256 goods), all isoelastic or log with
+      ``1/2 <= 1/eta_i <= 1``: the plain iteration contracts by ``1 - min 1/eta_i <= 1/2`` per pass
+      (about 30 passes to 1e-10), Anderson needs 8-16 passes of the same cost, and with many agents
+      Newton's products cost as much (Newton-CG measured 1.06-1.24x the plain fixed point at
+      eta = 2, A = 100, K >= 256; session 7's grid in
+      ``benchmarks/results/core-at-scale-markets-session7.md``);
     - else ``"newton_cg"`` from ``CG_MIN_GOODS = 64`` goods (dense Newton at K = 64 is 1.5-4x slower
       than Newton-CG, at K = 256 about 70x);
     - else ``"newton"`` (the dense direction, tuned at K = 10: chord steps reuse its factor).
@@ -48,16 +54,16 @@ from typing import Any
 
 import numpy as np
 
-from aggregators.validation import DEFAULT_FLOOR, Kind, as_log_probs
+from aggregators.validation import DEFAULT_FLOOR, Kind
 from solvers.errors import InputError
 from solvers.special import logsumexp
 
 from . import kernels
-from .agents import Agents, make_agents, prepare_beliefs
+from .agents import Agents, market_of, prepare_beliefs
 from .utilities import EXPONENTIAL, ISOELASTIC
 
-METHODS = ("auto", "closed_form", "newton", "newton_cg", "fixed_point", "tatonnement")
-CODES = {"newton": 0, "fixed_point": 1, "newton_cg": 2}
+METHODS = ("auto", "closed_form", "newton", "newton_cg", "fixed_point", "anderson", "tatonnement")
+CODES = {"newton": 0, "fixed_point": 1, "newton_cg": 2, "anderson": 3}
 """The kernels' method codes (:func:`markets.kernels.solve_item`)."""
 
 
@@ -140,9 +146,10 @@ def check_equilibrium(log_probs: np.ndarray, log_prices: np.ndarray, agents: Age
 
 
 def _closed_form(lp: np.ndarray, agents: Agents) -> np.ndarray | None:
-    if np.all((agents.kind == ISOELASTIC) & (agents.inv_eta == 1.0)):
-        z = logsumexp(lp + np.log(agents.wealth)[None, :, None], axis=1)
-        return z - logsumexp(z, axis=1, keepdims=True)
+    if np.all((agents.kind == ISOELASTIC) & (agents.inv_eta == 1.0)):  # log sum_i W_i P_i, compiled
+        U = np.empty((lp.shape[0], lp.shape[2]))
+        kernels.start_prices(np.ascontiguousarray(lp), agents.kind, agents.inv_eta, agents.wealth, U)
+        return U
     if np.all(agents.kind == EXPONENTIAL):
         z = lp.mean(axis=1)
         return z - logsumexp(z, axis=1, keepdims=True)
@@ -181,11 +188,20 @@ def _tatonnement(lp: np.ndarray, agents: Agents, tol: float, max_iter: int):
     return u, iters, res <= tol
 
 
+FIXED_POINTS = ("fixed_point", "anderson")
+"""The methods that iterate the seed's update (isoelastic and log agents only)."""
+
+
+def default_max_iter(method: str) -> int:
+    """Iteration cap when none is given: 100 Newton steps, 100,000 passes of a fixed point."""
+    return 100_000 if method in FIXED_POINTS else 100
+
+
 CG_MIN_GOODS = 64
 """``method="auto"`` takes the matrix-free Newton-CG direction from this many goods on."""
 FP_MIN_AGENTS = 500
-"""... and the seed's fixed point from this many agents (or from 100 agents at 256 goods or more)
-when it contracts fast (every agent isoelastic or log with ``1/2 <= 1/eta_i <= 1``: rate
+"""... and the Anderson-accelerated fixed point from this many agents (or from 100 agents at 256 goods
+or more) when it contracts fast (every agent isoelastic or log with ``1/2 <= 1/eta_i <= 1``: rate
 ``1 - min 1/eta_i <= 1/2``)."""
 
 
@@ -196,7 +212,7 @@ def auto_newton(n_goods: int, agents: Agents | None = None) -> str:
     if agents is not None and many and not agents.has_exponential:
         g = agents.inv_eta
         if bool(np.all(agents.kind == ISOELASTIC)) and g.min() >= 0.5 and g.max() <= 1.0:
-            return "fixed_point"
+            return "anderson"
     return "newton_cg" if n_goods >= CG_MIN_GOODS else "newton"
 
 
@@ -330,18 +346,15 @@ def equilibrium(
         isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 0
     ):
         raise InputError("max_iter", f"must be a non-negative integer (0: evaluate the start only); got {max_iter!r}")
-    if isinstance(utilities, Agents):
-        agents = utilities if wealth is None else utilities.with_wealth(wealth)
-    else:
-        beliefs = as_log_probs(beliefs, kind=kind, field="beliefs")  # shape errors name the argument
-        agents = make_agents(utilities, wealth, beliefs.n_agents)
+    beliefs, agents = market_of(beliefs, utilities, wealth, kind)
     preds = prepare_beliefs(beliefs, agents, kind=kind, floor=floor)
     lp = preds.log_probs
     n, A, K = lp.shape
     t0 = time.perf_counter()
 
+    closed = _closed_form(lp, agents) if method in ("auto", "closed_form") else None  # computed once
     if method == "auto":
-        if _closed_form(lp, agents) is not None:
+        if closed is not None:
             method = "closed_form"
         elif agents.has_generic:
             method = "tatonnement"
@@ -349,7 +362,7 @@ def equilibrium(
             method = auto_newton(K, agents)
 
     if method == "closed_form":
-        log_c = _closed_form(lp, agents)
+        log_c = closed
         if log_c is None:
             raise InputError(
                 "method", "no closed form for this market (only all-logarithmic or all-exponential markets)"
@@ -363,10 +376,10 @@ def equilibrium(
     else:
         if agents.has_generic:
             raise InputError("method", f"{method!r} needs exponential/log/isoelastic agents; use 'tatonnement'")
-        if method == "fixed_point" and agents.has_exponential:
+        if method in FIXED_POINTS and agents.has_exponential:
             raise InputError("method", "the fixed point (Storkey et al.) is for isoelastic and log agents only")
         code = CODES[method]
-        mi = (100 if code != 1 else 100_000) if max_iter is None else max_iter
+        mi = default_max_iter(method) if max_iter is None else max_iter
         U = np.zeros((n, K)) if start is None else np.array(start, dtype=np.float64, copy=True)
         if U.shape != (n, K):
             raise InputError("start", f"must have shape ({n}, {K}); got {U.shape}")

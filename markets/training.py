@@ -35,13 +35,13 @@ from typing import Any
 
 import numpy as np
 
-from aggregators.validation import DEFAULT_FLOOR, Kind, as_labels, as_log_probs, check_sample_weight
+from aggregators.validation import DEFAULT_FLOOR, Kind, as_labels, check_sample_weight
 from solvers.errors import InputError
 from solvers.progress import ProgressFn, report
 
 from . import kernels
-from .agents import Agents, make_agents, prepare_beliefs
-from .equilibrium import CODES, auto_newton, solve_prices
+from .agents import market_of, prepare_beliefs
+from .equilibrium import CODES, FIXED_POINTS, auto_newton, default_max_iter, solve_prices
 from .utilities import ISOELASTIC
 
 MODES = ("batch", "online")
@@ -81,8 +81,21 @@ def _check_options(mode, batch_size, max_epochs, wealth_tol, tol, method):
         raise InputError("wealth_tol", f"must be a non-negative number; got {wealth_tol!r}")
     if not (np.isfinite(tol) and tol > 0):
         raise InputError("tol", f"must be a positive number; got {tol!r}")
-    if method not in ("auto", "newton", "newton_cg", "fixed_point"):
-        raise InputError("method", f"must be 'auto', 'newton', 'newton_cg' or 'fixed_point'; got {method!r}")
+    if method not in ("auto", *CODES):
+        raise InputError("method", f"must be 'auto' or one of {tuple(CODES)}; got {method!r}")
+
+
+def labelled_market(beliefs, y, utilities, wealth, kind, floor, sample_weight, what: str):
+    """What training and the wealth gradient validate: ``(agents, preds, lp, labels, sample_weight)``
+    with ``lp`` the floored log-beliefs, C-contiguous; ``what`` names the caller in the error for
+    generic utilities."""
+    beliefs, agents = market_of(beliefs, utilities, wealth, kind)
+    if agents.has_generic:
+        raise InputError("utilities", f"{what} supports exponential, log and isoelastic agents")
+    preds = prepare_beliefs(beliefs, agents, kind=kind, floor=floor)
+    lp = np.ascontiguousarray(preds.log_probs)
+    labels = as_labels(y, lp.shape[0], lp.shape[2], field="y")
+    return agents, preds, lp, labels, check_sample_weight(sample_weight, lp.shape[0])
 
 
 def train_market(
@@ -113,26 +126,19 @@ def train_market(
     mode : ``"batch"`` or ``"online"``; ``batch_size`` (batch mode): items per wealth update.
     max_epochs, wealth_tol : stop when the wealth changes by at most ``wealth_tol`` over an epoch.
     tol, method : equilibrium tolerance and solver: ``"auto"`` (closed form for all-log markets,
-        else Newton), ``"newton"``, or the seed's ``"fixed_point"``.
+        else by shape as :func:`markets.equilibrium.auto_newton`), ``"newton"``, ``"newton_cg"``,
+        ``"anderson"`` or the seed's ``"fixed_point"``.
     record_steps : keep the wealth after every update (``step_history``).
     progress : callback receiving the fraction of ``max_epochs`` done (:mod:`solvers.progress`).
     sample_weight : ``None`` or one non-negative weight per item (whole numbers in online mode).
     """
     _check_options(mode, batch_size, max_epochs, wealth_tol, tol, method)
-    if isinstance(utilities, Agents):
-        agents = utilities if wealth is None else utilities.with_wealth(wealth)
-    else:
-        beliefs = as_log_probs(beliefs, kind=kind, field="beliefs")  # shape errors name the argument
-        agents = make_agents(utilities, wealth, beliefs.n_agents)
-    if agents.has_generic:
-        raise InputError("utilities", "market training supports exponential, log and isoelastic agents")
-    if method == "fixed_point" and agents.has_exponential:
+    agents, preds, lp, labels, sw = labelled_market(
+        beliefs, y, utilities, wealth, kind, floor, sample_weight, "market training"
+    )
+    if method in FIXED_POINTS and agents.has_exponential:
         raise InputError("method", "the fixed point (Storkey et al.) is for isoelastic and log agents only")
-    preds = prepare_beliefs(beliefs, agents, kind=kind, floor=floor)
-    lp = np.ascontiguousarray(preds.log_probs)
     n, A, K = lp.shape
-    labels = as_labels(y, n, K, field="y")
-    sw = check_sample_weight(sample_weight, n)
     if sw is not None and mode == "online":
         if not np.array_equal(sw, np.round(sw)):
             raise InputError("sample_weight", "online training counts items: the weights must be whole numbers")
@@ -142,7 +148,8 @@ def train_market(
         keep = sw > 0
         lp, labels, sw = np.ascontiguousarray(lp[keep]), labels[keep], sw[keep]
         n = int(keep.sum())
-    code = CODES[auto_newton(K, agents) if method == "auto" else method]  # auto: by the number of goods
+    solver = auto_newton(K, agents) if method == "auto" else method  # auto: by shape
+    code, max_iter = CODES[solver], default_max_iter(solver)
     # all-log markets: the closed form (Bayes' rule / EM step) unless a solver is asked for by name
     all_log = method == "auto" and bool(np.all((agents.kind == ISOELASTIC) & (agents.inv_eta == 1.0)))
 
@@ -179,7 +186,7 @@ def train_market(
                     agents.inv_eta,
                     W,
                     float(tol),
-                    100_000 if code == 1 else 100,
+                    max_iter,
                     code,
                     U,
                     warm,
@@ -204,7 +211,7 @@ def train_market(
                         lp[sl],
                         agents,
                         float(tol),
-                        100_000 if code == 1 else 100,
+                        max_iter,
                         code,
                         Ub,
                         warm,

@@ -18,16 +18,18 @@ module                      holds
                             :mod:`solvers.kernels.cholesky_factor`) and the chord step
 ``newton_cg``               the matrix-free Newton direction (conjugate gradients, O(K A) per
                             product) for many goods
+``anderson``                the Anderson-accelerated fixed point (memory 5, safeguarded)
+``adjoint``                 the wealth gradient's adjoint solves (one CG solve per item)
 ``line_search``             the safeguarded step: mirror fall-back, capped first trial, Armijo
-``equilibrium``             the drivers (Newton and the seed's fixed point, per item and in
-                            parallel): ``solve_item``, ``solve_items``, ``solve_iso_block``
+``equilibrium``             the drivers (Newton, the seed's fixed point, Anderson; per item and
+                            in parallel): ``solve_item``, ``solve_items``, ``solve_iso_block``
 ``training``                Algorithm 2.4: ``batch_payouts``, ``online_epoch``
 ``zero_beliefs``            ``count_neginf``
 ==========================  =====================================================================
 """
 
 from .direction import CHORD_RATIO
-from .equilibrium import solve_iso_block, solve_item, solve_items
+from .equilibrium import solve_iso_block, solve_item, solve_items, start_prices
 from .isoelastic import iso_workspace_size
 from .line_search import MAX_LOG_STEP
 from .potential import EXP, ISO, item_spending
@@ -42,6 +44,7 @@ __all__ = [
     "solve_item",
     "solve_items",
     "solve_iso_block",
+    "start_prices",
     "iso_workspace_size",
     "item_spending",
     "batch_payouts",

@@ -8,6 +8,7 @@ from numba import njit, prange
 
 from solvers.kernels.simplex_log import normalise_log
 
+from .anderson import MEMORY, anderson_loop, anderson_size
 from .direction import CHORD_RATIO, chord_direction, direction_from_S
 from .isoelastic import iso_gram, iso_pass, iso_powers, iso_S, iso_start, iso_views, iso_workspace_size, one_order
 from .line_search import safeguarded_step, trial
@@ -167,12 +168,38 @@ def _iso_fixed_point_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
 
 
 @njit(cache=True, error_model="numpy")
+def _iso_anderson_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
+    """The Anderson-accelerated fixed point (:mod:`markets.kernels.anderson`) from ``Pg = P^g``
+    (same start and pass as :func:`_iso_fixed_point_pg`). Returns ``(ok, n_iter, converged, residual)``."""
+    K, A = Pg.shape
+    z, s, T, cp = iso_views(ws, K, A, False)[:4]
+    res = _iso_begin(Pg, g, W, Wsum, u, warm, z, s, T, cp)
+    if not np.isfinite(res):
+        return False, 0, False, np.inf
+    no1 = np.empty(0)
+    no2 = np.empty((0, 0))
+    scr = iso_views(ws, K, A, False)[-1]
+    it, res = anderson_loop(
+        True, res, tol, max_iter, u, scr, W, Wsum, T, cp, Pg, g, z, s, no2, np.empty(0, np.int64), no1, no2, no2, no2
+    )
+    return True, it, res <= tol, res
+
+
+@njit(cache=True, error_model="numpy")
 def _iso_solve_pg(method, Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
     """``method`` 0: :func:`_iso_newton_pg` (dense direction), 1: :func:`_iso_fixed_point_pg`,
-    2: :func:`_iso_newton_pg` with the CG direction."""
+    2: :func:`_iso_newton_pg` with the CG direction, 3: :func:`_iso_anderson_pg`."""
+    if method == 3:
+        return _iso_anderson_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws)
     if method != 1:
         return _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws, method == 2)
     return _iso_fixed_point_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws)
+
+
+@njit(cache=True, error_model="numpy")
+def _workspace_size(K, A, method):
+    """Floats of one lean-path workspace for ``method`` (:func:`_iso_solve_pg`)."""
+    return iso_workspace_size(K, A, method == 0, max(cg_scratch_size(K, A), anderson_size(K, MEMORY)))
 
 
 @njit(cache=True, error_model="numpy")
@@ -199,7 +226,7 @@ def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, re
     Wsum = _total(W)
     want_pay = y.shape[0] > 0
     dense = method == 0
-    nws = iso_workspace_size(K, A, dense)
+    nws = _workspace_size(K, A, method)
     # chunks: buffers are allocated once per chunk, not per item (and at most ~2 GB in all)
     m = max(1, min(n, 64, (1 << 28) // (3 * A * K + nws)))
     for c in prange(m):
@@ -234,7 +261,8 @@ def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, re
 @njit(cache=True, error_model="numpy")
 def solve_item(L, kind, inv_eta, W, tol, max_iter, method, u, warm):
     """Equilibrium of one item: ``method`` 0 = safeguarded Newton (:func:`_newton_loop`), 1 = the
-    seed's fixed point (:func:`_fixed_point_loop`), 2 = Newton with the matrix-free CG direction.
+    seed's fixed point (:func:`_fixed_point_loop`), 2 = Newton with the matrix-free CG direction,
+    3 = the Anderson-accelerated fixed point (:func:`markets.kernels.anderson.anderson_loop`).
     ``u`` (K,) is the start if ``warm`` and the answer on return. A one-order market goes through the lean path first (:func:`_iso_solve_pg`);
     if that declines (a start that is not finite), the general path below decides. Returns
     ``(n_iter, converged, residual, n_negative)``."""
@@ -245,7 +273,7 @@ def solve_item(L, kind, inv_eta, W, tol, max_iter, method, u, warm):
         Pg = np.empty((K, A))
         iso_powers(L, inv_eta[0], Pg, np.empty(A * K), np.empty(A * K))
         ok, it, conv, res = _iso_solve_pg(
-            method, Pg, inv_eta[0], W, Wsum, tol, max_iter, u, warm, np.empty(iso_workspace_size(K, A, method == 0))
+            method, Pg, inv_eta[0], W, Wsum, tol, max_iter, u, warm, np.empty(_workspace_size(K, A, method))
         )
         if ok:
             return it, conv, res, 0
@@ -259,6 +287,13 @@ def solve_item(L, kind, inv_eta, W, tol, max_iter, method, u, warm):
     if not warm:
         init_prices(L, kind, inv_eta, W, Pg, u)
     phi, res, nneg = evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
+    if method == 3:  # iso/log agents only: no short sales
+        no1 = np.empty(0)
+        it, res = anderson_loop(
+            False, res, tol, max_iter, u, np.empty(anderson_size(K, MEMORY)), W, Wsum, T, cp, Pg, 0.0, no1, no1, L,
+            kind, inv_eta, Pg, Q, B,
+        )  # fmt: skip
+        return it, res <= tol, res, 0
     if method != 1:
         return _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, method == 2)
     return _fixed_point_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg)
@@ -352,3 +387,16 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm):
         iters[j], conv[j], res[j], nneg[j] = solve_item(L[j], kind, inv_eta, W, tol, max_iter, method, u, warm)
         U[j] = u
     return iters, conv, res, nneg
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def start_prices(L, kind, inv_eta, W, U):
+    """``U[j]``: the start of every item (:func:`markets.kernels.potential.init_prices`), in parallel.
+    For an all-logarithmic market it is the answer (the wealth-weighted linear pool, Table 2.4)."""
+    n, A, K = L.shape
+    for j in prange(n):
+        Pg = np.zeros((A, K))
+        u = np.empty(K)
+        powers(L[j], kind, inv_eta, Pg)
+        init_prices(L[j], kind, inv_eta, W, Pg, u)
+        U[j] = u

@@ -21,6 +21,8 @@ from solvers.kernels.simplex_log import normalise_log
 from .potential import ISO
 
 _FM = {"reassoc", "contract"}
+TILE = 32
+"""Side of the tiles in which :func:`iso_powers` transposes an item's powers."""
 
 
 @njit(cache=True, error_model="numpy")
@@ -42,13 +44,19 @@ def iso_powers(L, g, PgT, flat, buf):
     """``PgT[k, i] = P_ik^g`` (goods-major) from log-beliefs ``L`` (A, K); 0 where ``P_ik = 0``.
     ``flat`` and ``buf`` are scratch of length ``A * K``. The powers come from the vectorised
     :func:`solvers.kernels.fastexp.exp_scaled` (within 1.5 ulp of ``exp``) over the item's
-    row-major beliefs, then are transposed (about 1.4 µs for A = 100, K = 10)."""
+    row-major beliefs, then are transposed (about 1.4 µs for A = 100, K = 10) in tiles of
+    ``TILE`` x ``TILE`` (a row-by-row transposition of a 1,000 x 1,024 item missed the cache on
+    every read: 64 ms against 0.7 ms for its exponentials)."""
     A, K = L.shape
     exp_scaled(np.ascontiguousarray(L).reshape(A * K), g, flat, buf)
-    for k in range(K):
-        row = PgT[k]
-        for i in range(A):
-            row[i] = flat[i * K + k]
+    for k0 in range(0, K, TILE):
+        k1 = min(K, k0 + TILE)
+        for i0 in range(0, A, TILE):
+            i1 = min(A, i0 + TILE)
+            for k in range(k0, k1):
+                row = PgT[k]
+                for i in range(i0, i1):
+                    row[i] = flat[i * K + k]
 
 
 @njit(cache=True, fastmath=_FM, error_model="numpy")
@@ -166,13 +174,12 @@ def iso_S(g, T, cp, G, H):
 
 
 @njit(cache=True, error_model="numpy")
-def iso_workspace_size(K, A, dense=True):
-    """Floats of one workspace: the dense direction's three K x K blocks, or (``dense`` False,
-    Newton-CG and the fixed point at many goods) the scratch of
-    :func:`markets.kernels.newton_cg.cg_scratch_size` instead."""
+def iso_workspace_size(K, A, dense=True, scratch=0):
+    """Floats of one workspace: the dense direction's three K x K blocks, or (``dense`` False:
+    Newton-CG and the fixed points) ``scratch`` floats instead (the caller's: CG's and Anderson's)."""
     if dense:
         return 2 * A + 7 * K + 3 * K * K
-    return 2 * A + 7 * K + 8 * K + A
+    return 2 * A + 7 * K + scratch
 
 
 @njit(cache=True, error_model="numpy")

@@ -132,6 +132,24 @@ def cg_direction(lean, u, T, Wsum, reg, res, tol, d, scr, PgT, g, cp, z, s, kind
     at ``u``. ``scr`` is scratch of :func:`cg_scratch_size` floats. Returns ``(ok, n_products)``;
     ``ok`` False (a non-positive curvature, from rounding) sends the caller to the mirror step."""
     K = u.shape[0]
+    b = scr[3 * K : 4 * K]  # the right-hand side goes where cg_solve keeps its residual
+    for k in range(K):
+        b[k] = T[k] - Wsum * np.exp(u[k])
+    forcing = min(0.1, res)
+    floor = 0.1 * tol / max(res, 1e-300)
+    if forcing < floor:
+        forcing = min(0.1, floor)
+    return cg_solve(lean, u, b, reg, forcing * res, d, scr, PgT, g, T, cp, z, s, kind, inv_eta, W, Q, dg)
+
+
+@njit(cache=True, error_model="numpy")
+def cg_solve(lean, u, b, reg, stop, d, scr, PgT, g, T, cp, z, s, kind, inv_eta, W, Q, dg):
+    """``d = M^(-1) b`` by CG on the scaled system (module docstring) until the residual, in the
+    clearing residual's norm ``max_k |(b - M d)_k| / c_k``, is at most ``stop`` (or
+    :data:`CG_MAX_ITER` products). ``b`` may be ``scr[3K:4K]``. The Newton direction
+    (:func:`cg_direction`) and the adjoint of the weight gradient
+    (:mod:`markets.kernels.adjoint`) both solve with it. Returns ``(ok, n_products)``."""
+    K = u.shape[0]
     c = scr[:K]
     rc = scr[K : 2 * K]
     h = scr[2 * K : 3 * K]
@@ -153,15 +171,10 @@ def cg_direction(lean, u, T, Wsum, reg, res, tol, d, scr, PgT, g, cp, z, s, kind
     beta_cc = reg + sh
     rr = 0.0
     for k in range(K):
-        r[k] = (T[k] - Wsum * c[k]) * rc[k]  # right-hand side, scaled; CG starts from y = 0
+        r[k] = b[k] * rc[k]  # right-hand side, scaled; CG starts from y = 0
         p[k] = r[k]
         d[k] = 0.0
         rr += r[k] * r[k]
-    forcing = min(0.1, res)
-    floor = 0.1 * tol / max(res, 1e-300)
-    if forcing < floor:
-        forcing = min(0.1, floor)
-    stop = forcing * res
     n = 0
     while _rel(r, rc) > stop and n < CG_MAX_ITER:
         n += 1

@@ -274,11 +274,13 @@ def wild_markets(n_cases, seed=7):
         yield lp, W / W.sum(), eta, start - logsumexp(start)
 
 
-def test_newton_from_far_starts_on_extreme_markets():
+@pytest.mark.parametrize("method", ["newton", "anderson"])
+def test_newton_from_far_starts_on_extreme_markets(method):
     """Newton from far starts (both of its phases are exercised, see :func:`wild_markets`) reaches
-    the seed's fixed point, and the clearing conditions hold."""
+    the seed's fixed point, and the clearing conditions hold; so does the Anderson-accelerated
+    fixed point (session 7) from the same starts."""
     for lp, W, eta, start in wild_markets(300):
-        a = equilibrium(lp[None], eta, W, method="newton", tol=1e-12, floor=None, start=start[None])
+        a = equilibrium(lp[None], eta, W, method=method, tol=1e-12, floor=None, start=start[None])
         b = equilibrium(lp[None], eta, W, method="fixed_point", tol=1e-13, floor=None)
         assert a.all_converged and b.all_converged
         np.testing.assert_allclose(a.log_prices, b.log_prices, atol=1e-9)
