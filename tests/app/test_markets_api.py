@@ -133,23 +133,24 @@ def test_batch_training_in_the_background_converges_to_the_ml_linear_pool(make_c
     assert obj(m["wealth"]) <= ref.fun + 1e-6
 
 
-def test_newton_cg_is_offered_by_name_and_agrees_with_the_dense_newton(client):
-    """``newton_cg`` (the matrix-free direction) through the API: the stateless equilibrium and a stored
-    market's training give the dense Newton's answer."""
+def test_newton_cg_and_anderson_are_offered_by_name_and_agree_with_the_dense_newton(client):
+    """``newton_cg`` (the matrix-free direction) and ``anderson`` (the accelerated fixed point) through the
+    API: the stateless equilibrium and a stored market's training give the dense Newton's answer."""
     rng = np.random.default_rng(7)
     p = rng.dirichlet(np.ones(70) * 0.5, size=(6, 3))
     y = rng.integers(0, 70, 6)
     prices = {}
-    for m in ("newton", "newton_cg"):
+    for m in ("newton", "newton_cg", "anderson"):
         r = client.post(
             "/v1/markets/equilibrium",
             json={"kind": "probs", "predictions": p.tolist(), "utilities": [2.0, 10.0, 30.0], "method": m},
         )
         assert r.status_code == 200, r.text
         prices[m] = np.array(r.json()["prices"])
-    np.testing.assert_allclose(prices["newton_cg"], prices["newton"], rtol=1e-8, atol=1e-12)
+    for m in ("newton_cg", "anderson"):
+        np.testing.assert_allclose(prices[m], prices["newton"], rtol=1e-8, atol=1e-12)
     wealth = {}
-    for m in ("newton", "newton_cg"):
+    for m in ("newton", "newton_cg", "anderson"):
         r = client.post("/v1/markets", json={"n_agents": 3, "utilities": [2.0, 10.0, 30.0], "method": m})
         assert r.status_code == 201, r.text
         mid = r.json()["id"]
@@ -159,6 +160,7 @@ def test_newton_cg_is_offered_by_name_and_agrees_with_the_dense_newton(client):
         )
         assert r.status_code == 200, r.text
         wealth[m] = np.array(r.json()["wealth"])
-    np.testing.assert_allclose(wealth["newton_cg"], wealth["newton"], rtol=1e-8, atol=1e-12)
+    for m in ("newton_cg", "anderson"):
+        np.testing.assert_allclose(wealth[m], wealth["newton"], rtol=1e-8, atol=1e-12)
     r = client.post("/v1/markets", json={"n_agents": 3, "utilities": "log", "method": "bogus"})
     assert r.status_code == 422 and r.json()["errors"][0]["field"] == "method"
