@@ -73,7 +73,7 @@ def newton(
     hessian_sample: float | None = None,
     seed=0,
     ws_first_tol=1e-6,
-    warm_items=2000,
+    warm_items=500,
     **stop: Unpack[Stop],
 ) -> SolveResult:
     """Newton with Armijo backtracking; projected (SQP) Newton on the simplex; working set when offered.
