@@ -273,6 +273,9 @@ GROW_REUSE = 0.1
 GROW_HESSIAN_ITEMS = 2000
 """After a warm start: the model Hessians average over this many random items (a sample estimate:
 the steps converge linearly at a rate of a few per cent, and the gradient stays exact)."""
+GROW_MODEL_MARGIN = 10.0
+"""After a warm start: the model decrease (an estimate of the gap, exact for a quadratic) counts ten
+times when tested against the tolerance (near-singular Hessians make it optimistic)."""
 GROW_HESSIAN_DTYPE = np.float32
 """After a warm start: BLAS precision of the model Hessians (half the time of float64; each item
 chunk is summed into a float64 matrix)."""
@@ -437,6 +440,7 @@ def _newton_grow(problem, x, f, g, run, *, alpha, beta, items, n_iter, **stop: U
     H: np.ndarray | None = None
     gap_last, gap0 = None, None
     S, sizes = np.flatnonzero(x > 0), []
+    checked = False  # the last model Hessian is float64 over every item, at the current point
     converged, message, gap = False, "maximum number of iterations reached", float("inf")
     while True:
         target = tol * rel_tol_scale(f)
@@ -456,8 +460,17 @@ def _newton_grow(problem, x, f, g, run, *, alpha, beta, items, n_iter, **stop: U
             H = _hessian(problem.restrict(S), x[S], items, GROW_HESSIAN_DTYPE)
             run.passes += (1 if items is None else items.size / problem.n_terms) * S.size / problem.dim
             d_, slope_, dec_ = _model_step(H, g[S], x[S], True)
+        if min(gap, GROW_MODEL_MARGIN * dec_) <= target and not checked:
+            # the model of a sampled or kept Hessian claims convergence: check it with the Hessian of
+            # every item at this point in float64 (a sample's curvature, or float32 rounding, can be off
+            # in near-singular directions, and the model decrease with it)
+            S = need
+            H = _hessian(problem.restrict(S), x[S], None)
+            run.passes += S.size / problem.dim
+            d_, slope_, dec_ = _model_step(H, g[S], x[S], True)
+            checked = True
         xs = x[S]
-        gap = min(gap, dec_)
+        gap = min(gap, GROW_MODEL_MARGIN * dec_)
         gap_last = gap
         gap0 = gap if gap0 is None else gap0
         if gap_progress(run.progress, gap0, gap, target):
@@ -472,6 +485,7 @@ def _newton_grow(problem, x, f, g, run, *, alpha, beta, items, n_iter, **stop: U
         d = np.zeros_like(x)
         d[S] = _step(xs, 1.0, d_, True) - xs
         x1 = x + d
+        checked = False
         f1, g1 = problem.value_and_grad(x1)
         run.passes += 1
         if f1 <= f + alpha * slope_:
