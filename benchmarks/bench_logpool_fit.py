@@ -179,6 +179,8 @@ def main() -> None:
     # warm-up: compile every kernel outside the clock
     small = ConditionalLogLinear.from_log_probs(lp[:50], y[:50])
     solvers.minimize(small, "newton", tol=1e-8)
+    small.hessian(np.full(args.n_agents, 1.0 / args.n_agents), dtype=np.float32)  # the warm start's model Hessians
+    small.subsample(np.arange(10)).value_and_grad(np.full(args.n_agents, 1.0 / args.n_agents))
     ConditionalLogLinear.from_log_probs(lp[:50], y[:50], dtype=np.float32).value_and_grad(
         np.full(args.n_agents, 1.0 / args.n_agents)
     )

@@ -50,13 +50,13 @@ def _softmax_inplace(s, y_n):
 
 
 @njit(cache=True, fastmath=_FM)
-def value_sum(F, cols, y, w, nz, c, nchunk=1):
-    """Sum over items of ``logsumexp(s_n) - s_n[y_n]`` (reads only the rows in ``nz``).
+def value_sum(F, cols, y, w, nz, c, items, nchunk=1):
+    """Sum over the items ``items`` of ``logsumexp(s_n) - s_n[y_n]`` (reads only the rows in ``nz``).
 
     The items are cut into ``nchunk`` contiguous chunks whose sums are added in chunk order (the
     layout of a parallel pass; run serially, see the module note).
     """
-    N = F.shape[0]
+    N = items.shape[0]
     K = F.shape[2]
     fs = np.zeros(nchunk)
     for ch in range(nchunk):
@@ -64,7 +64,8 @@ def value_sum(F, cols, y, w, nz, c, nchunk=1):
         hi = (ch + 1) * N // nchunk
         s = np.empty(K)
         f = 0.0
-        for n in range(lo, hi):
+        for m in range(lo, hi):
+            n = items[m]
             _scores(F, cols, n, w, nz, s)
             t = _softmax_inplace(s, y[n])
             f += t if c.shape[0] == 0 else c[n] * t
@@ -76,14 +77,15 @@ def value_sum(F, cols, y, w, nz, c, nchunk=1):
 
 
 @njit(cache=True, fastmath=_FM)
-def _value_grad_range(F, cols, y, w, nz, c, lo, hi, g):
+def _value_grad_range(F, cols, y, w, nz, c, items, lo, hi, g):
     K = F.shape[2]
     d = cols.shape[0]
     s = np.empty(K)
     for j in range(d):
         g[j] = 0.0
     f = 0.0
-    for n in range(lo, hi):
+    for m in range(lo, hi):
+        n = items[m]
         _scores(F, cols, n, w, nz, s)
         yn = y[n]
         cn = 1.0 if c.shape[0] == 0 else c[n]
@@ -98,19 +100,19 @@ def _value_grad_range(F, cols, y, w, nz, c, lo, hi, g):
 
 
 @njit(cache=True, fastmath=_FM)
-def value_grad_sum(F, cols, y, w, nz, c, g, nchunk=1):
-    """Fused pass: returns the summed NLL and writes the summed gradient into ``g``.
+def value_grad_sum(F, cols, y, w, nz, c, items, g, nchunk=1):
+    """Fused pass over the items ``items``: returns the summed NLL and writes the summed gradient into ``g``.
 
     Per item: ``g += F_n p_n - F_n[:, y_n]`` (seed 000 §2.2.2.2: the exact gradient of the log pool).
     Items in ``nchunk`` contiguous chunks, each with its own gradient buffer, added in chunk order
     (the layout of a parallel pass; run serially, see the module note).
     """
-    N = F.shape[0]
+    N = items.shape[0]
     d = cols.shape[0]
     fs = np.zeros(nchunk)
     gs = np.zeros((nchunk, d))
     for ch in range(nchunk):
-        fs[ch] = _value_grad_range(F, cols, y, w, nz, c, ch * N // nchunk, (ch + 1) * N // nchunk, gs[ch])
+        fs[ch] = _value_grad_range(F, cols, y, w, nz, c, items, ch * N // nchunk, (ch + 1) * N // nchunk, gs[ch])
     for j in range(d):
         g[j] = 0.0
     f = 0.0
@@ -122,16 +124,16 @@ def value_grad_sum(F, cols, y, w, nz, c, g, nchunk=1):
 
 
 @njit(cache=True, fastmath=_FM)
-def hvp_sum(F, cols, y, w, nz, c, v, out):
-    """Summed Hessian-vector product ``sum_n F_n (p ⊙ (u - <p,u>))`` with ``u = F_nᵀ v``."""
-    N = F.shape[0]
+def hvp_sum(F, cols, y, w, nz, c, items, v, out):
+    """Hessian-vector product summed over ``items``: ``sum_n F_n (p ⊙ (u - <p,u>))`` with ``u = F_nᵀ v``."""
     K = F.shape[2]
     d = cols.shape[0]
     s = np.empty(K)
     u = np.empty(K)
     for i in range(d):
         out[i] = 0.0
-    for n in range(N):
+    for m in range(items.shape[0]):
+        n = items[m]
         _scores(F, cols, n, w, nz, s)
         _softmax_inplace(s, y[n])
         for k in range(K):
@@ -157,24 +159,26 @@ def hvp_sum(F, cols, y, w, nz, c, v, out):
 
 
 @njit(cache=True, fastmath=_FM)
-def probs_chunk(F, cols, y, w, nz, start, stop, P):
-    """Write ``p_n`` for items ``start..stop-1`` into ``P[n - start]``; return the summed NLL."""
+def probs_chunk(F, cols, y, w, nz, items, start, stop, P):
+    """Write ``p_n`` for the items ``items[start..stop-1]`` into ``P[m - start]``; return the summed NLL."""
     K = F.shape[2]
     s = np.empty(K)
     f = 0.0
-    for n in range(start, stop):
+    for m in range(start, stop):
+        n = items[m]
         _scores(F, cols, n, w, nz, s)
         f += _softmax_inplace(s, y[n])
         for k in range(K):
-            P[n - start, k] = s[k]
+            P[m - start, k] = s[k]
     return f
 
 
 @njit(cache=True, fastmath=_FM)
-def hessian_chunk(F, cols, y, w, nz, cw, items, G, M):
-    """For the items ``items[c]``: ``G[j, c*K + k] = F[n, cols[j], k] sqrt(c_n p_nk)`` and
-    ``M[c, j] = sqrt(c_n) (F_n p_n)_j`` (``c_n = cw[n]``, 1 when ``cw`` is empty). The chunk's
-    Hessian contribution is ``G Gᵀ - Mᵀ M`` (two BLAS calls).
+def hessian_chunk(F, cols, y, w, nz, cw, items, G):
+    """For the items ``items[c]``: ``G[j, c*K + k] = (F[n, cols[j], k] - m_nj) sqrt(c_n p_nk)`` with
+    ``m_n = F_n p_n`` (``c_n = cw[n]``, 1 when ``cw`` is empty). The chunk's Hessian contribution
+    ``sum_n F_n (diag p_n - p_n p_nᵀ) F_nᵀ`` is ``G Gᵀ`` (one BLAS syrk on the centred features;
+    ``G`` may be float32).
     """
     K = F.shape[2]
     d = cols.shape[0]
@@ -187,24 +191,23 @@ def hessian_chunk(F, cols, y, w, nz, cw, items, G, M):
         cn = 1.0 if cw.shape[0] == 0 else cw[n]
         for k in range(K):
             r[k] = np.sqrt(cn * s[k])
-        rc = np.sqrt(cn)
         base = c * K
         for j in range(d):
             i = cols[j]
             acc = 0.0
             for k in range(K):
-                v = F[n, i, k]
-                G[j, base + k] = v * r[k]
-                acc += v * s[k]
-            M[c, j] = rc * acc
+                acc += F[n, i, k] * s[k]
+            for k in range(K):
+                G[j, base + k] = (F[n, i, k] - acc) * r[k]
 
 
 @njit(cache=True)
-def label_feature_sum(F, cols, y, c, out):
-    """``out[j] = sum_n c_n F[n, cols[j], y_n]`` (for the log pool: each agent's total log-likelihood)."""
+def label_feature_sum(F, cols, y, c, items, out):
+    """``out[j] = sum_n c_n F[n, cols[j], y_n]`` over ``items`` (for the log pool: each agent's total log-likelihood)."""
     for j in range(cols.shape[0]):
         out[j] = 0.0
-    for n in range(F.shape[0]):
+    for m in range(items.shape[0]):
+        n = items[m]
         yn = y[n]
         cn = 1.0 if c.shape[0] == 0 else c[n]
         for j in range(cols.shape[0]):

@@ -20,6 +20,15 @@ problem's ``screen(k)`` when it offers one and no ``x0`` is given, else from the
 of every coordinate; the coordinates violating the KKT condition ``g_i >= nu`` (``nu = <g, x>``)
 most are added to ``S``, until the gap of the full problem is below the tolerance. Pool optima are
 sparse, so most Newton iterations touch only a few agents' data and the Hessians stay small.
+
+Warm start (problems offering ``subsample(items)`` with at least ``2 * warm_items`` terms, no ``x0``):
+the problem is first solved on a random quarter of its terms (recursively, to ``WARM_TOL``); its
+optimum is close to the full one at a quarter of the cost per pass. From there every trial point
+gets a full value+gradient pass, so the KKT violators join the working set at once
+(:func:`_newton_grow`); the model Hessians average over ``GROW_HESSIAN_ITEMS`` random items in
+float32 BLAS products and are kept while each step divides the gap by ten (chord steps), so most
+iterations cost one pass and no Hessian. The gradient is always exact (float64 sums), so the
+optimum reached is the full problem's.
 """
 
 from __future__ import annotations
@@ -64,6 +73,7 @@ def newton(
     hessian_sample: float | None = None,
     seed=0,
     ws_first_tol=1e-6,
+    warm_items=500,
     **stop: Unpack[Stop],
 ) -> SolveResult:
     """Newton with Armijo backtracking; projected (SQP) Newton on the simplex; working set when offered.
@@ -74,7 +84,10 @@ def newton(
     ``max(20, |S| // 2)``), ``hessian_sample`` (fraction of the items the Hessian averages over, a
     fixed random subset drawn with ``seed``: subsampled Newton; default all items, and 1/4 of them
     inside the working set when there are more than 8,000 items), ``ws_first_tol`` (relative
-    tolerance of the first, rough working-set solve; default 1e-6).
+    tolerance of the first, rough working-set solve; default 1e-6), ``warm_items`` (working set on a
+    problem offering ``subsample`` with at least twice this many terms and no ``x0``: the start and
+    the first working set come from the solve of a random quarter of the terms, recursively down to
+    this many; ``0`` disables the warm start).
     """
     simplex = constraint_of(problem) == "simplex"
     if working_set is None:
@@ -93,6 +106,7 @@ def newton(
             hessian_sample=hessian_sample,
             seed=seed,
             ws_first_tol=ws_first_tol,
+            warm_items=warm_items,
         )
     return _newton_plain(
         problem, x0, **stop, alpha=alpha, beta=beta, hessian_items=_sample(problem, hessian_sample, seed)
@@ -120,13 +134,24 @@ def _step(x: np.ndarray, t: float, d: np.ndarray, simplex: bool) -> np.ndarray:
     return z
 
 
-def _takes_items(problem) -> bool:
+def _hessian_takes(problem, name: str) -> bool:
+    """Whether the problem's ``hessian`` takes the keyword ``name`` (``items``: subsampled; ``dtype``:
+    precision of its BLAS products)."""
     import inspect
 
     try:
-        return "items" in inspect.signature(problem.hessian).parameters
+        return name in inspect.signature(problem.hessian).parameters
     except (TypeError, ValueError):
         return False
+
+
+def _hessian(problem, x, items, dtype=None):
+    """The model Hessian at ``x`` (over ``items`` when given; in ``dtype`` BLAS products when the
+    problem offers that keyword)."""
+    kw: dict = {} if items is None else {"items": items}
+    if dtype is not None and _hessian_takes(problem, "dtype"):
+        kw["dtype"] = dtype
+    return problem.hessian(x, **kw)
 
 
 def _sample(problem, fraction, seed):
@@ -177,12 +202,8 @@ def _newton_plain(
                 gap_progress(run.progress, gap0 if gap0 is not None else gap, gap, tol * rel_tol_scale(f))
                 converged, message, it = True, "gap below tolerance", it - 1
                 break
-        if hessian_items is None:
-            H = problem.hessian(x)
-            run.passes += 1
-        else:
-            H = problem.hessian(x, items=hessian_items)
-            run.passes += hessian_items.size / problem.n_terms
+        H = _hessian(problem, x, hessian_items)
+        run.passes += 1 if hessian_items is None else hessian_items.size / problem.n_terms
         d, slope, model_dec = _model_step(H, g, x, simplex)  # model_dec: λ²/2 for the pure Newton step
         gap = min(gap, model_dec) if simplex else model_dec
         gap0 = gap if gap0 is None else gap0
@@ -244,8 +265,48 @@ def _newton_plain(
     return run.result(x, f, it, converged, message, gap=float(gap), fw_gap=fw, grad=g)
 
 
+WARM_TOL = 1e-4
+"""Relative tolerance of a warm-start solve on a subsample (its optimum differs from the full one by
+far more: solving it further would be wasted)."""
+GROW_REUSE = 0.1
+"""After a warm start: a model Hessian is kept while each step divides the gap by at least 10."""
+GROW_HESSIAN_ITEMS = 2000
+"""After a warm start: the model Hessians average over this many random items (a sample estimate:
+the steps converge linearly at a rate of a few per cent, and the gradient stays exact)."""
+GROW_MODEL_MARGIN = 10.0
+"""After a warm start: the model decrease (an estimate of the gap, exact for a quadratic) counts ten
+times when tested against the tolerance (near-singular Hessians make it optimistic)."""
+GROW_HESSIAN_DTYPE = np.float32
+"""After a warm start: BLAS precision of the model Hessians (half the time of float64; each item
+chunk is summed into a float64 matrix)."""
+
+
+def _warm_start(problem, opts: dict, warm_items: int, seed: int) -> tuple[np.ndarray, float, int]:
+    """Solve the problem on a random quarter of its terms (recursively, working-set Newton): its
+    minimiser, the passes it cost (in passes over the full problem) and its iterations."""
+    n = problem.n_terms
+    m = n // 4
+    items = np.sort(np.random.default_rng(seed).choice(n, size=m, replace=False))
+    sub = problem.subsample(items)
+    r = _newton_working_set(
+        sub, None, **opts, seed=seed, warm_items=warm_items, tol=WARM_TOL, max_iter=200, callback=None, progress=None
+    )
+    return r.x, r.n_passes * m / n, r.n_iter
+
+
 def _newton_working_set(
-    problem, x0, *, alpha, beta, ws_init, ws_add, hessian_sample, seed, ws_first_tol=1e-6, **stop: Unpack[Stop]
+    problem,
+    x0,
+    *,
+    alpha,
+    beta,
+    ws_init,
+    ws_add,
+    hessian_sample,
+    seed,
+    ws_first_tol=1e-6,
+    warm_items=0,
+    **stop: Unpack[Stop],
 ) -> SolveResult:
     tol, max_iter = stop["tol"], stop["max_iter"]
     run = Run("newton", **stop)
@@ -254,7 +315,21 @@ def _newton_working_set(
     x = problem.project(x) if offers(problem, "project") else x
     k0 = min(d, ws_init or max(20, -(-d // 5)))
     run.passes = 0.0
-    if x0 is None and offers(problem, "screen"):
+    warm_iter = 0
+    known = None
+    if x0 is None and warm_items > 0 and problem.n_terms >= 2 * warm_items and offers(problem, "subsample"):
+        opts = dict(alpha=alpha, beta=beta, ws_init=ws_init, ws_add=ws_add, hessian_sample=hessian_sample)
+        opts.update(ws_first_tol=ws_first_tol)
+        x, p_warm, warm_iter = _warm_start(problem, opts, warm_items, seed)
+        run.passes += p_warm
+        f, g = problem.value_and_grad(x)
+        run.passes += 1.0
+        run.record(f)
+        if hessian_sample is None and problem.n_terms > GROW_HESSIAN_ITEMS and _hessian_takes(problem, "items"):
+            hessian_sample = GROW_HESSIAN_ITEMS / problem.n_terms
+        items = _sample(problem, hessian_sample, seed)
+        return _newton_grow(problem, x, f, g, run, alpha=alpha, beta=beta, items=items, n_iter=warm_iter, **stop)
+    elif x0 is None and offers(problem, "screen"):
         # no start given: screen coordinates cheaply instead of a full gradient pass at x0
         S = np.asarray(problem.screen(k0), dtype=np.int64)
         run.passes += 1.0 / problem.n_classes if offers(problem, "n_classes") else 0.0
@@ -269,18 +344,19 @@ def _newton_working_set(
             S = np.union1d(support, np.argsort(g)[: k0 - support.size])
         else:
             S = np.sort(np.argsort(g)[:k0])
-    if hessian_sample is None and problem.n_terms > 8000 and _takes_items(problem):
+    if hessian_sample is None and problem.n_terms > 8000 and _hessian_takes(problem, "items"):
         hessian_sample = 0.25
     items = _sample(problem, hessian_sample, seed)
     final_inner = tol / 10
-    inner_tol = max(final_inner, ws_first_tol)  # the first working set is a guess: solve it roughly
+    # the first working set is a guess (unless a warm start chose it): solve it roughly
+    inner_tol = final_inner if known is not None else max(final_inner, ws_first_tol)
     converged, message = False, "maximum number of iterations reached"
-    n_iter, rounds, gap, gap0 = 0, 0, float("inf"), None
+    n_iter, rounds, gap, gap0 = warm_iter, 0, float("inf"), None
     sizes = []
+    tried: set = set()
     # the restricted problem's f and gradient at x (zero outside S) are the full ones restricted to S
     # when both read the same data (float64 storage): then a round starts from the last full pass
     exact = np.dtype(capability(problem, "dtype", np.float64)) == np.float64
-    known = None
     while True:
         rounds += 1
         sub = problem.restrict(S)
@@ -340,9 +416,108 @@ def _newton_working_set(
             continue
         m = ws_add or max(20, S.size // 2)
         add = cand[np.argsort(-viol[cand])[:m]]
+        tried.add((S.tobytes(), inner_tol))
         S = np.union1d(np.flatnonzero(x > 0), add)
         inner_tol = final_inner  # Newton converges quadratically: later rounds solve to the end
+        if (S.tobytes(), inner_tol) in tried:
+            # the restricted solves stopped on their model decrease without moving the added
+            # coordinates (near-singular Hessians): the rounds would cycle
+            converged, message = gap <= 10 * target, "working set repeats (precision limit)"
+            break
     return run.result(x, f, n_iter, converged, message, gap=float(gap), rounds=rounds, working_set_sizes=sizes, grad=g)
+
+
+def _newton_grow(problem, x, f, g, run, *, alpha, beta, items, n_iter, **stop: Unpack[Stop]) -> SolveResult:
+    """Projected Newton on a growing working set from a warm start ``x`` with its full ``f``, ``g``.
+
+    Every trial point is evaluated by a full value+gradient pass, so the KKT violators outside ``S``
+    (``g_i < <g, x>``) are seen at every iterate and join ``S`` at once; the Hessian and the simplex
+    QP are restricted to ``S`` (the other weights stay zero). A model Hessian is kept while ``S`` is
+    unchanged and the gap keeps falling by the factor ``GROW_REUSE`` (chord steps). The gap is the
+    smaller of the full Frank-Wolfe gap and the restricted model decrease (no violators remain).
+    """
+    tol, max_iter = stop["tol"], stop["max_iter"]
+    H: np.ndarray | None = None
+    gap_last, gap0 = None, None
+    S, sizes = np.flatnonzero(x > 0), []
+    checked = False  # the last model Hessian is float64 over every item, at the current point
+    converged, message, gap = False, "maximum number of iterations reached", float("inf")
+    while True:
+        target = tol * rel_tol_scale(f)
+        # the support and the KKT violators: the set a new Hessian is formed on
+        need = np.flatnonzero((x > 0) | (float(g @ x) - g > 0.5 * target))
+        gap = fw_gap(x, g)
+        if gap <= target:
+            converged, message = True, "gap below tolerance"
+            break
+        fresh = H is None or np.setdiff1d(need, S, assume_unique=True).size > 0
+        if H is not None and not fresh:
+            d_, slope_, dec_ = _model_step(H, g[S], x[S], True)
+            fresh = not (slope_ < 0 and gap_last is not None and min(gap, dec_) <= GROW_REUSE * gap_last)
+        if fresh:
+            S = need
+            sizes.append(int(S.size))
+            H = _hessian(problem.restrict(S), x[S], items, GROW_HESSIAN_DTYPE)
+            run.passes += (1 if items is None else items.size / problem.n_terms) * S.size / problem.dim
+            d_, slope_, dec_ = _model_step(H, g[S], x[S], True)
+        if min(gap, GROW_MODEL_MARGIN * dec_) <= target and not checked:
+            # the model of a sampled or kept Hessian claims convergence: check it with the Hessian of
+            # every item at this point in float64 (a sample's curvature, or float32 rounding, can be off
+            # in near-singular directions, and the model decrease with it)
+            S = need
+            H = _hessian(problem.restrict(S), x[S], None)
+            run.passes += S.size / problem.dim
+            d_, slope_, dec_ = _model_step(H, g[S], x[S], True)
+            checked = True
+        xs = x[S]
+        gap = min(gap, GROW_MODEL_MARGIN * dec_)
+        gap_last = gap
+        gap0 = gap if gap0 is None else gap0
+        if gap_progress(run.progress, gap0, gap, target):
+            converged, message = True, "gap below tolerance"
+            break
+        if slope_ >= 0:
+            converged, message = gap <= 10 * target, "no descent direction (precision limit)"
+            break
+        if n_iter >= max_iter:
+            break
+        n_iter += 1
+        d = np.zeros_like(x)
+        d[S] = _step(xs, 1.0, d_, True) - xs
+        x1 = x + d
+        checked = False
+        f1, g1 = problem.value_and_grad(x1)
+        run.passes += 1
+        if f1 <= f + alpha * slope_:
+            x, f, g, t = x1, f1, g1, 1.0
+        else:
+            t, f_new, n_ev, ok = armijo(lambda t: problem.value(x + t * d), f, slope_, t0=beta, alpha=alpha, beta=beta)
+            run.passes += n_ev
+            if t == 0.0 and f1 >= f:
+                converged, message = gap <= 10 * target, "line search made no progress (precision limit)"
+                break
+            if not ok and f1 < f_new:
+                t = 1.0
+            x = x1 if t == 1.0 else _step(x, t, d, True)
+            f, g = (f1, g1) if t == 1.0 else problem.value_and_grad(x)
+            run.passes += 0 if t == 1.0 else 1
+            H = None  # a short step: the model was poor, form a new Hessian
+        run.record(f, gap=gap, step=t, ws_size=S.size)
+        if run.callback_stops(x):
+            message = "stopped by callback"
+            break
+    return run.result(
+        x,
+        f,
+        n_iter,
+        converged,
+        message,
+        gap=float(gap),
+        rounds=len(sizes),
+        working_set_sizes=sizes,
+        grad=g,
+        warm_start=True,
+    )
 
 
 def _auto_rule(problem) -> str | None:

@@ -111,6 +111,8 @@ class ConditionalLogLinear:
         self._F = F
         self.cols = np.arange(d, dtype=np.int64)
         self.labels = as_labels(labels, N, K)
+        self._y = self.labels  # the kernels' labels, indexed by stored item
+        self._items = np.arange(N, dtype=np.int64)  # the stored items this problem averages over
         self.dim = d
         self.n_terms = N
         self.n_classes = K
@@ -164,9 +166,10 @@ class ConditionalLogLinear:
         return self._features_ndk() if self.sample_weight is None else None
 
     def _features_ndk(self) -> np.ndarray:
-        if self.cols.size == self._F.shape[1] and np.array_equal(self.cols, np.arange(self.cols.size)):
-            return self._F
-        return self._F[:, self.cols, :]
+        F = self._F if self.n_terms == self._F.shape[0] else self._F[self._items]
+        if self.cols.size == F.shape[1] and np.array_equal(self.cols, np.arange(self.cols.size)):
+            return F
+        return F[:, self.cols, :]
 
     @property
     def features(self) -> np.ndarray:
@@ -191,13 +194,13 @@ class ConditionalLogLinear:
 
     def value(self, x: np.ndarray) -> float:
         w, nz = self._w(x)
-        f = _k.value_sum(self._F, self.cols, self.labels, w, nz, self._c, self._nchunk()) / self._total
+        f = _k.value_sum(self._F, self.cols, self._y, w, nz, self._c, self._items, self._nchunk()) / self._total
         return float(f + 0.5 * self.l2 * np.dot(w, w))
 
     def value_and_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         w, nz = self._w(x)
         g = np.empty(self.dim)
-        f = _k.value_grad_sum(self._F, self.cols, self.labels, w, nz, self._c, g, self._nchunk()) / self._total
+        f = _k.value_grad_sum(self._F, self.cols, self._y, w, nz, self._c, self._items, g, self._nchunk()) / self._total
         g /= self._total
         if self.l2:
             f += 0.5 * self.l2 * np.dot(w, w)
@@ -211,7 +214,7 @@ class ConditionalLogLinear:
         w, nz = self._w(x)
         v = np.ascontiguousarray(v, dtype=np.float64)
         out = np.empty(self.dim)
-        _k.hvp_sum(self._F, self.cols, self.labels, w, nz, self._c, v, out)
+        _k.hvp_sum(self._F, self.cols, self._y, w, nz, self._c, self._items, v, out)
         out /= self._total
         if self.l2:
             out += self.l2 * v
@@ -222,32 +225,37 @@ class ConditionalLogLinear:
         w, nz = self._w(x)
         stop = self.n_terms if stop is None else stop
         P = np.empty((stop - start, self.n_classes))
-        _k.probs_chunk(self._F, self.cols, self.labels, w, nz, start, stop, P)
+        _k.probs_chunk(self._F, self.cols, self._y, w, nz, self._items, start, stop, P)
         return P
 
-    def hessian(self, x: np.ndarray, *, items: np.ndarray | None = None, chunk: int = 256) -> np.ndarray:
-        """Exact dense Hessian ``(1/N) sum_n Cov_{p_n}[f_n] + l2 I`` (BLAS over item chunks).
+    def hessian(
+        self, x: np.ndarray, *, items: np.ndarray | None = None, chunk: int = 256, dtype: Any = np.float64
+    ) -> np.ndarray:
+        """Exact dense Hessian ``(1/N) sum_n Cov_{p_n}[f_n] + l2 I``: one BLAS syrk per item chunk on
+        the centred features ``(f_n(y) - E_{p_n} f_n) sqrt(p_n(y))``.
 
         ``items``: average over these items only (a subsampled Hessian, for subsampled Newton);
-        default all. Costs ``O(items * n_classes * dim^2)`` flops: meant for small ``dim``
-        (restricted problems), or occasional use.
+        default all. ``dtype``: precision of the chunk matrices (``np.float32`` halves the BLAS time;
+        every chunk is summed into a float64 Hessian; the Newton solver's model Hessians). Costs
+        ``O(items * n_classes * dim^2)`` flops: meant for small ``dim`` (restricted problems).
         """
         w, nz = self._w(x)
         d, K = self.dim, self.n_classes
-        its = np.arange(self.n_terms, dtype=np.int64) if items is None else np.asarray(items, dtype=np.int64)
-        if its.ndim != 1 or its.size == 0 or its.min() < 0 or its.max() >= self.n_terms:
-            raise InputError("items", "must be a non-empty 1-D array of item indices")
+        if items is None:
+            its = self._items
+        else:
+            its = np.asarray(items, dtype=np.int64)
+            if its.ndim != 1 or its.size == 0 or its.min() < 0 or its.max() >= self.n_terms:
+                raise InputError("items", "must be a non-empty 1-D array of item indices")
+            its = self._items[its]
         H = np.zeros((d, d))
-        G = np.empty((d, chunk * K))
-        M = np.empty((chunk, d))
+        G = np.empty((d, chunk * K), dtype=dtype)
         for start in range(0, its.size, chunk):
             sel = its[start : start + chunk]
-            c = sel.size
-            _k.hessian_chunk(self._F, self.cols, self.labels, w, nz, self._c, sel, G, M)
-            Gc, Mc = G[:, : c * K], M[:c]
+            _k.hessian_chunk(self._F, self.cols, self._y, w, nz, self._c, sel, G)
+            Gc = G[:, : sel.size * K]
             H += Gc @ Gc.T
-            H -= Mc.T @ Mc
-        H /= its.size if self.sample_weight is None else self.sample_weight[its].sum()
+        H /= its.size if self._c.size == 0 else self._c[its].sum()
         H = 0.5 * (H + H.T)
         if self.l2:
             H[np.diag_indices(d)] += self.l2
@@ -259,7 +267,7 @@ class ConditionalLogLinear:
 
     def term_grad(self, i: int, x: np.ndarray) -> np.ndarray:
         """Gradient of term ``i``: ``E_{p_i}[f_i] - f_i(y_i) + l2 x`` (times ``N c_i / sum c`` when weighted)."""
-        Fi = self._F[i][self.cols].astype(np.float64, copy=False)
+        Fi = self._F[self._items[i]][self.cols].astype(np.float64, copy=False)
         x = np.asarray(x, dtype=np.float64)
         s = x @ Fi
         p = np.exp(s - s.max())
@@ -272,7 +280,7 @@ class ConditionalLogLinear:
         return g
 
     def term_value(self, i: int, x: np.ndarray) -> float:
-        Fi = self._F[i][self.cols].astype(np.float64, copy=False)
+        Fi = self._F[self._items[i]][self.cols].astype(np.float64, copy=False)
         s = np.asarray(x, dtype=np.float64) @ Fi
         m = s.max()
         nll = m + np.log(np.exp(s - m).sum()) - s[self.labels[i]]
@@ -285,7 +293,7 @@ class ConditionalLogLinear:
         if self._L is None:
             Ls = np.empty(self.n_terms)
             for start in range(0, self.n_terms, 1024):
-                Fc = self._F[start : start + 1024][:, self.cols, :].astype(np.float64, copy=False)
+                Fc = self._F[self._items[start : start + 1024]][:, self.cols, :].astype(np.float64, copy=False)
                 D = Fc - Fc.mean(axis=2, keepdims=True)
                 Ls[start : start + 1024] = np.einsum("cik,cik->ck", D, D).max(axis=1)
             if self.sample_weight is not None:  # the terms of the weighted mean carry N c_n / sum c
@@ -309,7 +317,7 @@ class ConditionalLogLinear:
         log pool: the agents with the best individual log-likelihood), a cheap first working set
         that reads one value per item and coordinate."""
         out = np.empty(self.dim)
-        _k.label_feature_sum(self._F, self.cols, self.labels, self._c, out)
+        _k.label_feature_sum(self._F, self.cols, self._y, self._c, self._items, out)
         return np.sort(np.argsort(-out, kind="stable")[: min(k, self.dim)])
 
     def restrict(self, idx: Any) -> ConditionalLogLinear:
@@ -329,5 +337,29 @@ class ConditionalLogLinear:
             out.dtype = np.dtype(np.float64)
         out.cols = np.ascontiguousarray(self.cols[idx])
         out.dim = int(idx.size)
+        out._L = None
+        return out
+
+    def subsample(self, items: Any) -> ConditionalLogLinear:
+        """The same model averaged over the terms ``items`` only (sorted, distinct), without a copy of
+        the data: the Newton solver's warm start solves it first (a subsample's optimum is close to
+        the full one, at a fraction of the cost per pass)."""
+        items = np.asarray(items, dtype=np.int64)
+        if items.ndim != 1 or items.size == 0 or np.any(np.diff(items) <= 0) or items[0] < 0:
+            raise InputError("items", "must be a non-empty sorted 1-D array of distinct term indices")
+        if items[-1] >= self.n_terms:
+            raise InputError("items", f"must be term indices in 0..{self.n_terms - 1}")
+        out = ConditionalLogLinear.__new__(ConditionalLogLinear)
+        out.__dict__.update(self.__dict__)
+        out._items = np.ascontiguousarray(self._items[items])
+        out.n_terms = int(items.size)
+        out.labels = self._y[out._items]
+        if self.sample_weight is not None:
+            out.sample_weight = self._c[out._items]
+            out._total = float(out.sample_weight.sum())
+            if not out._total > 0:
+                raise InputError("items", "the selected terms have zero total sample_weight")
+        else:
+            out._total = float(items.size)
         out._L = None
         return out
