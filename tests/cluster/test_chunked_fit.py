@@ -2,8 +2,10 @@
 
 import numpy as np
 import pytest
+from scipy.special import logsumexp
 
 from aggregators import LinearPool, LogPool, RenyiPool
+from aggregators.metrics import log_loss
 from benchmarks.competition_data import make_competition_predictions
 from benchmarks.logpool_families import make_family
 from cluster.chunked_fit import fit_chunked, fit_log_pool
@@ -21,9 +23,7 @@ def test_above_8000_items_the_subsampled_hessian_path_is_the_in_memory_one():
 
 def _log_pool_objective(lp, y, w):
     s = np.tensordot(lp, w, axes=([1], [0]))
-    s = s - s.max(axis=1, keepdims=True)
-    log_pool = s - np.log(np.exp(s).sum(axis=1, keepdims=True))
-    return -log_pool[np.arange(len(y)), y].mean()
+    return log_loss(s - logsumexp(s, axis=1, keepdims=True), y)
 
 
 def test_past_the_warm_start_threshold_the_chunked_fit_reaches_the_in_memory_optimum():
