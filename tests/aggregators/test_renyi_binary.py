@@ -100,3 +100,32 @@ def test_predicted_stop_saves_an_evaluation():
     cg = solve_fixed_point(lp, w, gamma, tol=1e-10, hessian="cg")  # CG keeps the confirming evaluation
     assert out.sweeps.mean() < cg.sweeps.mean()
     np.testing.assert_allclose(out.log_q, cg.log_q, atol=1e-10, rtol=0)
+
+
+@pytest.mark.parametrize("gkind", ["0.05", "0.5", "per_agent"])
+@pytest.mark.parametrize("scale", [1e-6, 1e-3, 0.1, 1.0])
+def test_step_bound_holds_after_an_exact_newton_step(gkind, scale):
+    """``_step_bound`` against the residual measured after a dense NumPy Newton step, from points at
+    several distances from the fixed point (unnormalised too: the bound ignores offsets)."""
+    lp, w, gamma = _problem(8, 6, 20, gkind, seed=int(-np.log10(scale)) + 1)
+    plain = solve_fixed_point(lp, w, gamma, method="plain", tol=1e-14, max_iter=200_000)
+    wp = mixture_weights(w, gamma)
+    rng = np.random.default_rng(0)
+
+    def evaluate(L, r):
+        t = gamma[:, None] * L + (1 - gamma)[:, None] * r[None]
+        Qi = np.exp(t - logsumexp(t, axis=1, keepdims=True))
+        Q = wp @ Qi
+        return np.log(Q) - r, Qi, Q
+
+    for j in range(8):
+        r = plain.log_q[j] + scale * rng.normal(size=20) + 3.0
+        G, Qi, Q = evaluate(lp[j], r)
+        H = np.diag((wp * gamma) @ Qi) + (Qi.T * (wp * (1 - gamma))) @ Qi
+        delta = np.linalg.solve(H, Q * G)
+        rn = r + delta - logsumexp(r + delta)
+        measured = np.abs(evaluate(lp[j], rn)[0]).max()
+        bound = rk._step_bound(delta, 1.0 - gamma.min())
+        assert measured <= bound
+        if scale == 1e-6:  # near the answer the bound certifies a tight tol
+            assert bound < 1e-10
