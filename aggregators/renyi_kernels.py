@@ -207,6 +207,32 @@ def _tilted(E, gidx, qg, inv, Qi):
             Qi[i, y] = E[i, y] * qg[g, y] * iv
 
 
+@njit(cache=True, fastmath=_FM)
+def _tilted_at(L, wp, gam, r, Qi, mix, x, buf):
+    """``Q_i ∝ exp(γ_i L_i + (1-γ_i) r)`` and ``mix = Σ_i w'_i Q_i`` at a given point ``r`` in one
+    exponential pass (what the adjoint needs at a solved fixed point; no set-up of ``E``)."""
+    A, K = L.shape
+    for y in range(K):
+        mix[y] = 0.0
+    for i in range(A):
+        g = gam[i]
+        m = -np.inf
+        for y in range(K):
+            x[y] = g * L[i, y] + (1.0 - g) * r[y]
+            m = max(m, x[y])
+        for y in range(K):
+            x[y] -= m
+        _exp_into(x, 1.0, Qi[i], buf)
+        t = 0.0
+        for y in range(K):
+            t += Qi[i, y]
+        iv = 1.0 / t
+        c = wp[i] * iv
+        for y in range(K):
+            mix[y] += c * Qi[i, y]
+            Qi[i, y] *= iv
+
+
 @njit(cache=True)
 def _eval_stable(L, wp, gam, r, Qi, mix, G, acc):
     """One evaluation of the fixed-point map (stable form, accurate as γ → 0)."""
@@ -523,12 +549,14 @@ def solve_items(L, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable,
 def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL, act, ws):
     """One item of :func:`adjoint_items`; ``ws`` holds the scratch arrays of :func:`_adjoint_range`."""
     n, A, K = L.shape
-    E, Qi, Qa, M, C, V, v, vecs, qg, wpa, gama, inv = ws
+    Qi, Qa, M, C, V, v, vecs, wpa, gama = ws
     mix, G, acc, buf, lam, e, r = vecs[0], vecs[1], vecs[2], vecs[3], vecs[4], vecs[5], vecs[6]
     Ln = L[j]
     r[:] = R[j]
-    _scaled_powers(Ln, gam, E, acc, buf)
-    _evaluate(stable, Ln, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf, inv, True)
+    if stable:
+        _eval_stable(Ln, wp, gam, r, Qi, mix, G, acc)
+    else:
+        _tilted_at(Ln, wp, gam, r, Qi, mix, acc, buf)
     e[:] = 0.0
     e[labels[j]] = 1.0
     a = act.size
@@ -569,20 +597,7 @@ def _adjoint_range(lo, hi, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_
     act = np.flatnonzero(wp > 0)
     a = act.size
     M, C, V, v = workspace(mode, a, K)
-    ws = (
-        np.empty((A, K)),
-        np.empty((A, K)),
-        np.empty((a, K)),
-        M,
-        C,
-        V,
-        v,
-        np.empty((7, K)),
-        np.empty((ugam.shape[0], K)),
-        wp[act],
-        gam[act],
-        np.empty(A),
-    )
+    ws = (np.empty((A, K)), np.empty((a, K)), M, C, V, v, np.empty((7, K)), wp[act], gam[act])
     for j in range(lo, hi):
         _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL, act, ws)
 
