@@ -60,7 +60,9 @@ class FixedPointResult:
     """Solution of the Rényi fixed point for every item.
 
     ``log_q`` (n, K) normalised log-probabilities; ``sweeps`` (n,) passes over each item's agent data
-    (the setup pass plus every evaluation of the map); ``residual`` (n,) final log-space residual;
+    (the setup pass plus every evaluation of the map); ``residual`` (n,) final log-space residual
+    (the last one evaluated, or, when Newton stopped on an exact step it did not evaluate after, the
+    bound of ``renyi_kernels._step_bound`` or the quadratic rate's prediction);
     ``converged`` (n,) bool; ``method`` and ``mode`` ("fast", "stable" or "log_limit").
     """
 

@@ -48,7 +48,8 @@ from solvers.kernels.fastexp import exp_scaled
 from solvers.kernels.fastlog import log_into
 from solvers.kernels.simplex_log import normalise_log
 
-from .renyi_hessian import hsolve, resolve, workspace
+from . import renyi_binary
+from .renyi_hessian import CG, hsolve, resolve, workspace
 
 STABLE_BELOW = 1e-3
 """Use the ``stable`` evaluation when the smallest γ_i is below this."""
@@ -56,6 +57,15 @@ STABLE_BELOW = 1e-3
 VECTOR_MIN = 16
 """Below this many classes the scalar ``np.exp``/``np.log`` loops are used: the vectorised kernels'
 fixed cost (30-60 ns a call, measured) is more than they save on a few elements."""
+
+CERTIFY_FRACTION = 0.5
+"""An exact Newton step (dense, Woodbury) is taken without a confirming evaluation when the bound of
+:func:`_step_bound` on the residual after it is at most this fraction of ``tol``, ..."""
+
+PREDICT_FRACTION = 1e-3
+"""... or when the rate of the last full step (residual ``c prev²``) predicts a residual ``c res²``
+below this fraction of ``tol`` after it (a heuristic: the measured residuals stayed below ``tol / 20``
+on the grid benchmark's families; ``tests/aggregators/test_renyi_binary.py`` measures them)."""
 
 _FM = {"nsz", "contract", "reassoc"}
 """Fast-math flags of the fast form's sums (vectorised reductions; the vectorised exp and log keep
@@ -197,6 +207,32 @@ def _tilted(E, gidx, qg, inv, Qi):
             Qi[i, y] = E[i, y] * qg[g, y] * iv
 
 
+@njit(cache=True, fastmath=_FM)
+def _tilted_at(L, wp, gam, r, Qi, mix, x, buf):
+    """``Q_i ∝ exp(γ_i L_i + (1-γ_i) r)`` and ``mix = Σ_i w'_i Q_i`` at a given point ``r`` in one
+    exponential pass (what the adjoint needs at a solved fixed point; no set-up of ``E``)."""
+    A, K = L.shape
+    for y in range(K):
+        mix[y] = 0.0
+    for i in range(A):
+        g = gam[i]
+        m = -np.inf
+        for y in range(K):
+            x[y] = g * L[i, y] + (1.0 - g) * r[y]
+            m = max(m, x[y])
+        for y in range(K):
+            x[y] -= m
+        _exp_into(x, 1.0, Qi[i], buf)
+        t = 0.0
+        for y in range(K):
+            t += Qi[i, y]
+        iv = 1.0 / t
+        c = wp[i] * iv
+        for y in range(K):
+            mix[y] += c * Qi[i, y]
+            Qi[i, y] *= iv
+
+
 @njit(cache=True)
 def _eval_stable(L, wp, gam, r, Qi, mix, G, acc):
     """One evaluation of the fixed-point map (stable form, accurate as γ → 0)."""
@@ -249,6 +285,25 @@ def _normalise(stable, r, x, buf):
         normalise_log(r)
     else:
         _shift_to_simplex(r, x, buf)
+
+
+@njit(cache=True)
+def _step_bound(delta, omc):
+    """A bound on the log-space residual after the exact Newton step ``delta`` (``omc = 1 - min γ``).
+
+    Along ``r + ε δ`` the second derivative of ``F(r)(y) = log Σ_i w'_i Q_i(y)`` is
+    ``Var_π(a(y)) - Σ_i π_i(y) Var_{Q_i}((1-γ_i) δ)`` with ``π_i(y) = w'_i Q_i(y) / Q(y)`` and
+    ``a_i(y) = (1-γ_i) (δ(y) - Q_i·δ)``: at most ``1.25 omc² ρ²`` in absolute value, ``ρ = max δ - min δ``.
+    An exact step cancels the linear part, so ``G(r + δ)`` is Taylor's remainder (at most half that)
+    and normalising ``r + δ`` at most doubles it: residual ``<= 1.25 omc² ρ²``, plus rounding.
+    """
+    lo = delta[0]
+    hi = delta[0]
+    for y in range(1, delta.shape[0]):
+        lo = min(lo, delta[y])
+        hi = max(hi, delta[y])
+    rho = hi - lo
+    return 1.25 * omc * omc * rho * rho + 1e-15
 
 
 @njit(cache=True)
@@ -321,6 +376,7 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
     b = vecs[7]
     buf = vecs[8]
     gmax_inv = 1.0 / gam.min()
+    omc = 1.0 - gam.min()
 
     _setup(L, wp, gam, gbar, E, r, use_init, stable, acc, buf, sh)
     _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf, inv, True)
@@ -328,6 +384,7 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
     res = _absmax(G)
     converged = False
     chord = False  # the workspace holds the factor of H at the point before a full Newton step
+    prev = np.inf  # the residual where the last full Newton step started
     while True:
         if not np.isfinite(res):
             break
@@ -359,6 +416,17 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
             # (1,000 x 269 x 64) to cost as many seconds as full Newton and up to twice the sweeps
             # inexact Newton (CG only): a relative residual of min(0.1, res) keeps the quadratic rate
             _newton_direction(mode, Qi, mix, G, wp, gam, min(0.1, res), M, C, V, v, delta, b)
+            if mode != CG:  # an exact step: its residual is bounded, or predicted, without evaluating
+                bound = _step_bound(delta, omc)
+                predicted = res * res * (res / (prev * prev)) if chord else np.inf
+                if bound <= CERTIFY_FRACTION * tol or predicted <= PREDICT_FRACTION * tol:
+                    for y in range(K):
+                        r[y] += delta[y]
+                    _normalise(stable, r, acc, buf)
+                    res = min(bound, predicted)
+                    converged = True
+                    break
+            prev = res
             g0 = _norm2(G)
             t = 1.0
             accepted = False
@@ -468,7 +536,11 @@ scheduling cost more than they save on small problems, badly so on a loaded mach
 
 
 def solve_items(L, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv):
-    """Solve every item of ``L`` (n, A, K); ``R`` (n, K) holds starts (if ``use_init``) and answers."""
+    """Solve every item of ``L`` (n, A, K); ``R`` (n, K) holds starts (if ``use_init``) and answers.
+    Two classes in the fast form go to the scalar Newton of :mod:`aggregators.renyi_binary`."""
+    if L.shape[2] == 2 and newton and not stable:
+        renyi_binary.solve_items(L, wp, gam, gbar, R, use_init, tol, max_sweeps, sweeps, res, conv)
+        return
     fn = _solve_items_par if L.size >= PARALLEL_MIN_WORK else _solve_items_seq
     fn(L, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv)
 
@@ -477,12 +549,14 @@ def solve_items(L, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable,
 def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL, act, ws):
     """One item of :func:`adjoint_items`; ``ws`` holds the scratch arrays of :func:`_adjoint_range`."""
     n, A, K = L.shape
-    E, Qi, Qa, M, C, V, v, vecs, qg, wpa, gama, inv = ws
+    Qi, Qa, M, C, V, v, vecs, wpa, gama = ws
     mix, G, acc, buf, lam, e, r = vecs[0], vecs[1], vecs[2], vecs[3], vecs[4], vecs[5], vecs[6]
     Ln = L[j]
     r[:] = R[j]
-    _scaled_powers(Ln, gam, E, acc, buf)
-    _evaluate(stable, Ln, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf, inv, True)
+    if stable:
+        _eval_stable(Ln, wp, gam, r, Qi, mix, G, acc)
+    else:
+        _tilted_at(Ln, wp, gam, r, Qi, mix, acc, buf)
     e[:] = 0.0
     e[labels[j]] = 1.0
     a = act.size
@@ -523,20 +597,7 @@ def _adjoint_range(lo, hi, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_
     act = np.flatnonzero(wp > 0)
     a = act.size
     M, C, V, v = workspace(mode, a, K)
-    ws = (
-        np.empty((A, K)),
-        np.empty((A, K)),
-        np.empty((a, K)),
-        M,
-        C,
-        V,
-        v,
-        np.empty((7, K)),
-        np.empty((ugam.shape[0], K)),
-        wp[act],
-        gam[act],
-        np.empty(A),
-    )
+    ws = (np.empty((A, K)), np.empty((a, K)), M, C, V, v, np.empty((7, K)), wp[act], gam[act])
     for j in range(lo, hi):
         _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL, act, ws)
 

@@ -16,6 +16,11 @@ With per-agent γ the peer forms ``Q^{1-γ_i}`` per agent (``A K`` exponentials 
 groups agents by distinct γ. "floor" is the time of one NumPy pass ``exp(γ_i log P_i)`` over the
 data (which any method needs, and the peer pays once) over the peer's time: no method reading the
 data through ``P_i^γ`` can have a ratio much below it. "err" is the largest |log P| difference between the two aggregates.
+Two more floors, in seconds and as multiples: "sweep" is ONE sweep of the map over the data by our
+compiled kernel (``method="plain", max_iter=1`` from the peer's first iterate: the set-up pass
+``exp(γ_i (L_i - max))`` and one evaluation, the least any method that evaluates the map once needs),
+"read" is one NumPy pass that merely reads the data (``L.sum()``); "ours/sweep" and "np/sweep" say
+how many such sweeps each side costs (a method reaching 0.2x must cost at most 0.2 np/sweep sweeps).
 Items per cell shrink with ``K A`` (``--budget`` probabilities per cell, at least ``--min-items``).
 
 Timing (``benchmarks.harness.interleaved``): the peer, ours and the floor are called in turn, at
@@ -25,7 +30,7 @@ it. On this machine (2 cores, load 8-18) a call of a few milliseconds is desched
 than it runs, so the wall medians of small cells measure the scheduler; the CPU seconds do not.
 Each row carries the 1-minute load average when it was printed.
 
-Run (results in ``benchmarks/results/core-at-scale-renyi-session7.md``)::
+Run (results in ``benchmarks/results/core-at-scale-renyi-session8.md``)::
 
     PYTHONPATH=. NUMBA_CACHE_DIR=.numba_cache .venv/bin/python benchmarks/bench_renyi_grid.py
 """
@@ -131,11 +136,14 @@ def cell(family, n, A, K, gam_kind, seed, hessian, grad):
     else:
         gam = np.full(A, float(gam_kind))
     labels = rng.integers(0, K, n)
-    (w_np, w_us, _), (t_np, t_us, t_exp), ((r_np, sw), fp, _) = interleaved(
+    start = numpy_fixed_point(L, w, gam, max_iter=1)[0]  # the peer's first iterate: one sweep from the start
+    (w_np, w_us, *_), (t_np, t_us, t_exp, t_sweep, t_read), ((r_np, sw), fp, *_) = interleaved(
         [
             lambda: numpy_fixed_point(L, w, gam),
             lambda: solve_fixed_point(L, w, gam, tol=TOL, hessian=hessian),
             lambda: np.exp(gam[None, :, None] * L),
+            lambda: solve_fixed_point(L, w, gam, method="plain", max_iter=1, init=start, tol=1e-300),
+            lambda: L.sum(),
         ]
     )
     row = dict(
@@ -144,6 +152,8 @@ def cell(family, n, A, K, gam_kind, seed, hessian, grad):
         t_exp=t_exp,
         t_np=t_np,
         t_us=t_us,
+        t_sweep=t_sweep,
+        t_read=t_read,
         sweeps_np=sw,
         sweeps_us=fp.max_sweeps,
         err=float(np.abs(fp.log_q - r_np).max()),
@@ -185,7 +195,10 @@ def main(argv=None) -> None:
     for h in MODES:  # compile (or load from the cache) every kernel before timing
         cell("dirichlet", 3, 3, 12, "0.5", 0, h, True)
         cell("dirichlet", 3, 3, 12, "per_agent", 0, h, True)
-    hdr = "| family | γ | K | A | n | load | solve | numpy s | ours s | ratio | wall ratio | floor | sweeps np/ours | err |"
+    hdr = (
+        "| family | γ | K | A | n | load | solve | numpy s | ours s | ratio | wall ratio | floor | sweeps np/ours | err"
+        " | sweep s | read s | ours/sweep | np/sweep | ours/read | np/read |"
+    )
     if not a.no_grad:
         hdr += " grad numpy s | grad ours s | grad ratio | grad wall ratio | grad err |"
     print(hdr)
@@ -199,13 +212,16 @@ def main(argv=None) -> None:
                     for h in hs:
                         gmin = 0.1 if g == "per_agent" else float(g)
                         name = h if h != "auto" else "auto:" + list(MODES)[choose(A, K, gmin)]
+                        name = "binary" if K == 2 else name  # every solve is the scalar log-odds Newton
                         r = cell(fam, n, A, K, g, a.seed, h, not a.no_grad)
                         rows.append(dict(r, family=fam, gamma=g, K=K, A=A))
                         line = (
                             f"| {fam} | {g} | {K} | {A} | {n} | {os.getloadavg()[0]:.1f} | {name} | "
                             f"{r['t_np']:.4f} | {r['t_us']:.4f} | {r['t_us'] / r['t_np']:.3f} | "
                             f"{r['w_us'] / r['w_np']:.3f} | {r['t_exp'] / r['t_np']:.3f} | {r['sweeps_np']}/{r['sweeps_us']} | "
-                            f"{r['err']:.1e} |"
+                            f"{r['err']:.1e} | {r['t_sweep']:.2e} | {r['t_read']:.2e} | "
+                            f"{r['t_us'] / r['t_sweep']:.2f} | {r['t_np'] / r['t_sweep']:.2f} | "
+                            f"{r['t_us'] / r['t_read']:.1f} | {r['t_np'] / r['t_read']:.1f} |"
                         )
                         if not a.no_grad:
                             line += (
