@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import aggregators.validation as V  # noqa: E402
 from aggregators.validation import apply_floor, as_floored_log_probs, as_log_probs  # noqa: E402
-from benchmarks.logpool_families import FAMILIES, make_family  # noqa: E402
+from benchmarks.logpool_families import FAMILIES, make_family, print_sweep  # noqa: E402
 
 
 def numpy_path(raw: np.ndarray) -> V.Predictions:
@@ -94,15 +94,10 @@ def main() -> None:
     as_floored_log_probs(np.zeros((1, 1 << 15, 2)))  # compile before the clock
     as_log_probs(np.zeros((1, 1 << 15, 2)))
     print(f"# bench_floor_pass {time.strftime('%Y-%m-%d %H:%M:%S')}, reps {args.reps} interleaved, medians")
-    print(
-        "| family | items x agents x classes | GB | load | copy: wall s (cpu) | ours: wall s (cpu) | NumPy: wall s (cpu) "
-        "| NumPy / ours wall (cpu) | ours / copy wall (cpu) | peak new memory / input: ours, NumPy | floored |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for shape in args.shapes:
-        n, a, k = (int(v) for v in shape.split("x"))
-        for fam in args.families:
-            print(row(fam, n, a, k, args.reps), flush=True)
+    header = ["family", "items x agents x classes", "GB", "load", "copy: wall s (cpu)", "ours: wall s (cpu)"]
+    header += ["NumPy: wall s (cpu)", "NumPy / ours wall (cpu)", "ours / copy wall (cpu)"]
+    header += ["peak new memory / input: ours, NumPy", "floored"]
+    print_sweep(header, args.shapes, args.families, lambda f, n, a, k: row(f, n, a, k, args.reps))
 
 
 if __name__ == "__main__":

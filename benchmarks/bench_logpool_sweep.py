@@ -35,7 +35,7 @@ import solvers  # noqa: E402
 from aggregators.logpool import LogPool  # noqa: E402
 from aggregators.validation import as_floored_log_probs  # noqa: E402
 from benchmarks.bench_logpool_fit import NumpyLogPool, run_ours, run_slsqp, time_to  # noqa: E402
-from benchmarks.logpool_families import make_family  # noqa: E402
+from benchmarks.logpool_families import make_family, print_sweep  # noqa: E402
 from solvers.problems.loglinear import ConditionalLogLinear  # noqa: E402
 
 SHAPES = ((2000, 269, 64), (5000, 10, 64), (5000, 269, 2), (2000, 100, 1024), (5000, 1000, 8), (5000, 269, 64))
@@ -88,16 +88,10 @@ def main() -> None:
     print(
         f"# bench_logpool_sweep {time.strftime('%Y-%m-%d %H:%M:%S')}, reps {args.reps}, OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}"
     )
-    print(
-        "| family | items x agents x classes | load | nnz(w*) | ours: wall s to 1e-8 (cpu s) | its / passes | our final rel. gap | "
-        "SLSQP: wall s to 1e-8 (cpu s) | SLSQP its | ratio wall | ratio cpu | LogPool().fit end to end: wall s (cpu s) "
-        "| SLSQP / fit: wall (cpu) |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for shape in args.shapes:
-        N, A, K = (int(v) for v in shape.split("x"))
-        for fam in args.families:
-            print(point(fam, N, A, K, args.reps), flush=True)
+    header = ["family", "items x agents x classes", "load", "nnz(w*)", "ours: wall s to 1e-8 (cpu s)", "its / passes"]
+    header += ["our final rel. gap", "SLSQP: wall s to 1e-8 (cpu s)", "SLSQP its", "ratio wall", "ratio cpu"]
+    header += ["LogPool().fit end to end: wall s (cpu s)", "SLSQP / fit: wall (cpu)"]
+    print_sweep(header, args.shapes, args.families, lambda f, n, a, k: point(f, n, a, k, args.reps))
 
 
 if __name__ == "__main__":
