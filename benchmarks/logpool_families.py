@@ -24,6 +24,8 @@ item chunks (no array-sized temporaries beyond the output). Items have latent lo
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 import numpy as np
 
 FAMILIES = ("competition", "gaussian-logit", "many-active", "noise", "near-duplicate")
@@ -88,3 +90,16 @@ def make_family(
             blk *= sharp[None, :, None]
         _log_softmax_inplace(blk)
     return out, y
+
+
+def print_sweep(
+    header: list[str], shapes: Iterable[str], families: Iterable[str], row: Callable[[str, int, int, int], str]
+) -> None:
+    """Print a markdown table: ``header``, then ``row(family, n_items, n_agents, n_classes)`` for every
+    shape (``"NxAxK"``) and family, shapes outermost."""
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for shape in shapes:
+        n, a, k = (int(v) for v in shape.split("x"))
+        for fam in families:
+            print(row(fam, n, a, k), flush=True)

@@ -44,6 +44,16 @@ N_CHUNKS = 16
 """Item chunks of a large pass (the layout of a parallel pass; the kernels run them serially)."""
 
 
+def _all_finite(F: np.ndarray) -> bool:
+    """Whether every entry of ``F`` is finite, in one read pass without an array-sized temporary: a
+    finite sum proves it (NaN and infinities propagate); a sum that is not finite (or overflows on
+    huge finite entries) is settled item by item."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(F.sum(dtype=np.float64)):
+            return True
+    return all(bool(np.isfinite(F[i : i + 1024]).all()) for i in range(0, F.shape[0], 1024))
+
+
 class ConditionalLogLinear:
     """Mean NLL of a conditional log-linear model; implements the :mod:`solvers.problem` protocol.
 
@@ -102,7 +112,7 @@ class ConditionalLogLinear:
             raise InputError(
                 "features", f"need >= 1 item, >= 1 feature and >= 2 classes; got {(N, K, d)} (items, classes, dim)"
             )
-        if not np.isfinite(F).all():
+        if not _all_finite(F):
             raise InputError("features", "must be finite (floor log-probabilities before building a log pool)")
         if constraint not in ("none", "simplex"):
             raise InputError("constraint", f"must be 'none' or 'simplex'; got {constraint!r}")

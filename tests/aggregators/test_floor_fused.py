@@ -60,3 +60,87 @@ def test_fused_floor_rejects_bad_floor(monkeypatch):
     with pytest.raises(InputError) as e:
         V.as_floored_log_probs(np.zeros((2, 2, 4)), floor=0.5)
     assert e.value.field == "floor"
+
+
+def _ulps_at_row_scale(got, ref, x):
+    """|got - ref| in units of the spacing of the row's scale max(|x|, |x - ref|, 1): the rounding
+    unit of ``x - logsumexp(x)`` (cancellation makes a relative ulp of a result near 0 meaningless)."""
+    xf = np.where(np.isfinite(x), x, 0.0)
+    with np.errstate(invalid="ignore"):
+        scale = np.maximum(np.abs(xf), np.abs(xf - np.where(np.isfinite(ref), ref, 0.0)))
+    scale = np.maximum(scale.max(axis=-1, keepdims=True), 1.0)
+    assert (np.isneginf(got) == np.isneginf(ref)).all()
+    fin = np.isfinite(ref)
+    with np.errstate(invalid="ignore"):
+        return float((np.abs(got - ref)[fin] / np.spacing(np.broadcast_to(scale, ref.shape)[fin])).max())
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 64, 1000])
+def test_vectorised_pass_within_2_ulp_on_edge_values(n_classes, monkeypatch):
+    """The blocked pass (vectorised exp, one log per row) against the NumPy path: zeros (-inf),
+    probabilities that are denormal (log about -740) or one (log 0 with zeros elsewhere), exactly
+    normalised rows, large shifts; the floor count is identical and every entry within 2 ulp at the
+    row's scale (4 at K = 1,000, where the two summation orders differ by that much: each is within
+    4 ulp of an extended-precision reference there, as the scalar kernel was; see the next test)."""
+    rng = np.random.default_rng(n_classes)
+    x = rng.standard_normal((400, 5, n_classes)) * rng.choice([0.1, 3.0, 30.0], size=(400, 5, 1))
+    x[0, 0, 1:] = -np.inf  # probability one in class 0
+    x[0, 1, :] = np.log(np.full(n_classes, 1.0 / n_classes))
+    x[1, 0, 0] = np.log(5e-320)  # a denormal probability (floored)
+    x[1, 1, :] = np.log(np.full(n_classes, 5e-320))  # every entry denormal: normalised to uniform
+    x[2, 0, :] += 500.0  # unnormalised by a large shift
+    x[2, 1, 0] = 5e-320  # a denormal log-probability (probability ~1 relative)
+    floor = min(1e-9, 0.5 / n_classes)
+    ref = _numpy_path(x, floor, monkeypatch)
+    monkeypatch.setattr(V, "FAST_PATH_MIN_SIZE", 1)
+    got = V.as_floored_log_probs(x, floor=floor)
+    assert got.n_floored == ref.n_floored > 0
+    ulp = 2.0 if n_classes <= 64 else 4.0
+    assert _ulps_at_row_scale(got.log_probs, ref.log_probs, x) <= ulp
+    np.testing.assert_allclose(got.log_probs[1, 1], -np.log(n_classes), rtol=0, atol=2 * np.spacing(740.0))
+    plain = V.as_log_probs(x)  # the same pass without a floor (as_log_probs' compiled path)
+    monkeypatch.setattr(V, "FAST_PATH_MIN_SIZE", 1 << 60)
+    assert _ulps_at_row_scale(plain.log_probs, V.as_log_probs(x).log_probs, x) <= ulp
+
+
+@pytest.mark.parametrize("n_classes, ulp", [(2, 2.0), (3, 2.0), (64, 2.0), (1000, 4.0)])
+def test_vectorised_normalisation_against_extended_precision(n_classes, ulp):
+    """``a - logsumexp(a)`` against the same computed in long double (x87, 64-bit mantissa)."""
+    from aggregators.validation_kernels import normalise_log_rows
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2000, n_classes)) * rng.choice([0.1, 3.0, 30.0], size=(2000, 1))
+    xl = x.astype(np.longdouble)
+    m = xl.max(axis=1, keepdims=True)
+    exact = (xl - (m + np.log(np.exp(xl - m).sum(axis=1, keepdims=True)))).astype(np.float64)
+    got = np.empty_like(x)
+    assert normalise_log_rows(x, got) == 0
+    assert _ulps_at_row_scale(got, exact, x) <= ulp
+
+
+@pytest.mark.parametrize("where", [(0, 0, 0), (37, 3, 63), (399, 4, 17)])
+@pytest.mark.parametrize("bad, code", [(np.nan, "nan"), (np.inf, "inf")])
+def test_vectorised_pass_names_bad_entries_in_any_block(where, bad, code, monkeypatch):
+    """A bad entry at a block's start, middle or end, among zeros (-inf) of the same row."""
+    monkeypatch.setattr(V, "FAST_PATH_MIN_SIZE", 1)
+    x = np.random.default_rng(1).standard_normal((400, 5, 64))
+    x[where[0], where[1], :5] = -np.inf
+    x[where] = bad
+    for fn in (V.as_floored_log_probs, V.as_log_probs):
+        with pytest.raises(InputError) as e:
+            fn(x)
+        assert (e.value.field, e.value.code, e.value.item, e.value.agent) == ("predictions", code, *where[:2])
+
+
+def test_vectorised_pass_rejects_zero_rows_and_unnormalised_probs(monkeypatch):
+    monkeypatch.setattr(V, "FAST_PATH_MIN_SIZE", 1)
+    x = np.zeros((50, 3, 8))
+    x[20, 1] = -np.inf
+    with pytest.raises(InputError) as e:
+        V.as_floored_log_probs(x)
+    assert (e.value.field, e.value.code, e.value.item, e.value.agent) == ("predictions", "zero_row", 20, 1)
+    p = np.full((50, 3, 8), 1.0 / 8)
+    p[7, 2, 0] += 0.01
+    with pytest.raises(InputError) as e:
+        V.as_floored_log_probs(p, kind="probs")
+    assert (e.value.field, e.value.code, e.value.item, e.value.agent) == ("predictions", "not_normalised", 7, 2)

@@ -157,3 +157,18 @@ def test_bad_inputs_raise_value_errors():
         ConditionalLogLinear(lp[0], y)
     with pytest.raises(ValueError, match="shape"):
         ConditionalLogLinear.from_log_probs(lp, y).value(np.ones(3))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_non_finite_features_rejected_huge_finite_accepted(bad, dtype):
+    """The finiteness check reads one sum; a sum that overflows on huge finite entries is settled
+    entry by entry (accepted), a NaN or infinity anywhere is rejected as before."""
+    rng = np.random.default_rng(9)
+    lp, y = _log_probs(rng, N=3000)
+    huge = lp.copy()
+    huge[::7, :, 0] = np.finfo(dtype).max / 2  # finite, but their sum overflows
+    ConditionalLogLinear.from_log_probs(huge, y, dtype=dtype)
+    huge[2999, 6, 4] = bad
+    with pytest.raises(ValueError, match="finite"):
+        ConditionalLogLinear.from_log_probs(huge, y, dtype=dtype)
