@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from aggregators.validation import DEFAULT_FLOOR, Predictions, apply_floor, as_log_probs
+from aggregators.validation import DEFAULT_FLOOR, Predictions, _check_floor, as_log_probs
 from solvers.errors import InputError
 
 from . import kernels
@@ -135,6 +135,20 @@ def market_of(beliefs: Any, utilities: Any, wealth: Any, kind: str) -> tuple[Any
     return beliefs, make_agents(utilities, wealth, beliefs.n_agents)
 
 
+def floor_beliefs(preds: Predictions, floor: float) -> Predictions:
+    """:func:`aggregators.validation.apply_floor`'s rule on validated (normalised) beliefs, by the
+    market's compiled pass (:mod:`markets.kernels.floor`: a compare pass, and a copy with ``exp``
+    only of the floored entries when some entry is below the floor; no copy otherwise)."""
+    fl = _check_floor(floor, preds.n_classes)
+    lp = np.ascontiguousarray(preds.log_probs)
+    flat = lp.reshape(-1, lp.shape[2])
+    if kernels.count_rows_below(flat, np.log(fl)) == 0:
+        return Predictions(lp, 0, fl)
+    out = np.empty_like(flat)
+    n = kernels.floor_rows(flat, out, fl)
+    return Predictions(out.reshape(lp.shape), int(n), fl)
+
+
 def prepare_beliefs(
     beliefs: Any,
     agents: Agents,
@@ -154,7 +168,7 @@ def prepare_beliefs(
             code="shape_mismatch",
         )
     if floor is not None:
-        return apply_floor(preds, floor, field=field)
+        return floor_beliefs(preds, floor)
     lp = preds.log_probs
     if kernels.count_neginf(lp.reshape(-1)) > 0:  # one compiled scan; details only if there are zeros
         zeros = np.isneginf(lp)
