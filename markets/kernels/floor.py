@@ -7,9 +7,10 @@ them first), so the same mass-preserving rule needs far less: floored entries ge
 ``floor``, the others keep their proportions and share ``1 - m floor``, i.e. they move by
 ``shift = log(1 - m floor) - log(1 - s)`` where ``s`` is the mass of the ``m`` floored entries (the
 unfloored mass of a normalised row is ``1 - s``); an entry that the shift pushes below the floor
-is floored in turn. Only the floored entries need an ``exp``; a row with nothing below the floor
-is not touched, and an array with nothing below it is not copied (:func:`count_rows_below`, a
-read-only compare pass). Measured (load 5, 9 x 100 x 1,024 beliefs of the market grid, medians of 21):
+is floored in turn. A row with nothing below the floor costs a compare pass and a copy (no
+``exp``); an array with nothing below it is not copied at all (:func:`count_rows_below`, a
+read-only compare pass); a floored row takes its ``exp`` from the vectorised
+:func:`solvers.kernels.fastexp.exp_scaled` (within 1.5 ulp). Measured (load 5, 9 x 100 x 1,024 beliefs of the market grid, medians of 21):
 Dirichlet (80% of entries below 1e-9) 10-16 ms against 23-37 ms for ``apply_floor``; Gaussian
 logits (78 entries below) 0.5 ms against 12-20 ms (``benchmarks/results/core-at-scale-markets-session8.md``).
 """
@@ -19,11 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-NEGLIGIBLE = 40.0
-"""Floored entries more than this below ``log(floor)`` (probabilities under ``4e-18 floor``) are left
-out of the floored mass ``s``: together they weigh less than ``K 4e-27``, far below the rounding
-of ``log1p(-s)``. Most of a sparse row's entries are such (the Dirichlet family's draws of shape
-1e-3 reach 1e-300), and this spares their ``exp``."""
+from solvers.kernels.fastexp import exp_scaled
 
 
 @njit(cache=True, error_model="numpy")
@@ -41,33 +38,35 @@ def count_rows_below(a, log_floor):
 
 
 @njit(cache=True, error_model="numpy")
-def _floor_row(a, r, out, floor, log_floor):
+def _floor_row(a, r, out, floor, log_floor, e, buf):
     """``out[r]``: row ``a[r]`` (normalised log-probabilities) floored by the rule of the module
-    docstring (``out[r]`` marks the floored entries ``-inf`` while it works). Returns how many
-    entries were floored."""
+    docstring (``out[r]`` marks the floored entries ``-inf`` while it works). ``e`` and ``buf``
+    are scratch of length K. Returns how many entries were floored."""
     K = a.shape[1]
     m = 0
-    s = 0.0
-    for k in range(K):
+    for k in range(K):  # compare only: most rows of dense beliefs stop here
         v = a[r, k]
-        if v < log_floor:
-            m += 1
-            if v > log_floor - NEGLIGIBLE:
-                s += np.exp(v)
-            v = -np.inf
+        m += v < log_floor
         out[r, k] = v
     if m == 0:
         return 0
+    exp_scaled(a[r], 1.0, e, buf)  # vectorised: a branchy scalar exp per floored entry was 3x slower
+    s = 0.0
+    for k in range(K):
+        v = out[r, k]
+        low = v < log_floor
+        s += e[k] if low else 0.0
+        out[r, k] = -np.inf if low else v
     shift = 0.0
     for _ in range(K):  # each round floors at least one more entry, or ends
         shift = np.log1p(-m * floor) - np.log1p(-s)
         newly = 0
-        for k in range(K):
+        for k in range(K):  # branch-free (vectorisable): floored entries stay -inf
             v = out[r, k]
-            if v > -np.inf and v + shift < log_floor:
-                out[r, k] = -np.inf
-                s += np.exp(v)
-                newly += 1
+            hit = v + shift < log_floor and v > -np.inf
+            s += e[k] if hit else 0.0
+            newly += hit
+            out[r, k] = -np.inf if hit else v
         if newly == 0:
             break
         m += newly
@@ -84,9 +83,11 @@ def floor_rows(a, out, floor):
     Serial, as :func:`count_rows_below`: a parallel region costs a wait for every thread to be
     scheduled, 9-16 ms per call measured at load 5 on the 2-core machine, against 0.3-10 ms for
     the whole serial pass over a million beliefs."""
-    R = a.shape[0]
+    R, K = a.shape
     log_floor = np.log(floor)
+    e = np.empty(K)
+    buf = np.empty(K)
     n = 0
     for r in range(R):
-        n += _floor_row(a, r, out, floor, log_floor)
+        n += _floor_row(a, r, out, floor, log_floor, e, buf)
     return n
