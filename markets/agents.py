@@ -156,8 +156,11 @@ def prepare_beliefs(
     kind: str = "log_probs",
     floor: float | None = DEFAULT_FLOOR,
     field: str = "beliefs",
+    defer_floor: bool = False,
 ) -> Predictions:
-    """Validate beliefs for a market of ``agents`` (shape, zeros policy, at least two agents)."""
+    """Validate beliefs for a market of ``agents`` (shape, zeros policy, at least two agents).
+    ``defer_floor``: check ``floor`` but return the beliefs unfloored (the one-order equilibrium
+    driver floors each item in cache: :func:`markets.equilibrium.solve_prices`)."""
     preds = as_log_probs(beliefs, kind=kind, field=field)  # type: ignore[arg-type]
     if preds.n_agents < 2:
         raise InputError(field, "a market needs at least two agents; got 1", code="one_agent")
@@ -168,6 +171,9 @@ def prepare_beliefs(
             code="shape_mismatch",
         )
     if floor is not None:
+        if defer_floor:
+            _check_floor(floor, preds.n_classes)
+            return preds
         return floor_beliefs(preds, floor)
     lp = preds.log_probs
     if kernels.count_neginf(lp.reshape(-1)) > 0:  # one compiled scan; details only if there are zeros

@@ -42,3 +42,19 @@ def test_equilibrium_reports_the_floor_count(rng):
     exact = equilibrium(Predictions(ref.log_probs), 3.0, method="newton", floor=None, tol=1e-12)
     assert res.n_floored == ref.n_floored > 0
     np.testing.assert_allclose(res.log_prices, exact.log_prices, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("method", ["newton", "newton_cg", "fixed_point", "anderson"])
+def test_fused_floor_in_the_one_order_driver(rng, method):
+    """One-order markets floor each item inside the parallel driver: same prices and count as
+    solving the beliefs floored first by ``apply_floor`` (1e-10), with and without the check."""
+    lp = random_beliefs(rng, 25, 5, 9, conc=0.05)
+    lp[3, 2, :4] = -np.inf
+    ref = apply_floor(as_log_probs(lp), 1e-6)
+    W = rng.uniform(0.5, 2.0, 5)
+    exact = equilibrium(Predictions(ref.log_probs), 4.0, W, method=method, floor=None, tol=1e-12)
+    for check in (True, False):
+        res = equilibrium(lp, 4.0, W, method=method, floor=1e-6, tol=1e-12, check=check)
+        assert res.n_floored == ref.n_floored > 0 and res.all_converged
+        np.testing.assert_allclose(res.log_prices, exact.log_prices, rtol=0, atol=1e-10)
+    assert res.summary()["max_clearing_error"] <= 1e-12
