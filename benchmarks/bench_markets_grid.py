@@ -97,6 +97,7 @@ def main(argv=None) -> None:
     ap.add_argument("--dense-max", type=int, default=64)
     ap.add_argument("--tol", type=float, default=1e-10)
     ap.add_argument("--reps", type=int, default=3, help="median of this many interleaved calls per figure")
+    ap.add_argument("--no-floor", action="store_true", help="floor=None (bench_markets.py's setting) instead of 1e-9")
     args = ap.parse_args(argv)
     ks = [int(x) for x in args.ks.split(",")]
     As = [int(x) for x in args.as_.split(",")]
@@ -120,7 +121,7 @@ def main(argv=None) -> None:
                 w = np.random.default_rng(1).uniform(0.2, 1.0, a)
                 for spec in args.utilities.split(","):
                     u = utilities(spec, a)
-                    kw = dict(tol=args.tol, check=False)
+                    kw = dict(tol=args.tol, check=False, **({"floor": None} if args.no_floor else {}))
                     fns = {m: (lambda m=m: equilibrium(lp, u, w, method=m, **kw)) for m in ["auto", "fixed_point"]}
                     fns["floor"] = lambda: equilibrium(lp, u, w, method="newton_cg", max_iter=0, **kw)
                     for m in others:

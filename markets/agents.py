@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from aggregators.validation import DEFAULT_FLOOR, Predictions, apply_floor, as_log_probs
+from aggregators.validation import DEFAULT_FLOOR, Predictions, _check_floor, as_log_probs
 from solvers.errors import InputError
 
 from . import kernels
@@ -135,6 +135,20 @@ def market_of(beliefs: Any, utilities: Any, wealth: Any, kind: str) -> tuple[Any
     return beliefs, make_agents(utilities, wealth, beliefs.n_agents)
 
 
+def floor_beliefs(preds: Predictions, floor: float) -> Predictions:
+    """:func:`aggregators.validation.apply_floor`'s rule on validated (normalised) beliefs, by the
+    market's compiled pass (:mod:`markets.kernels.floor`: a compare pass, and a copy with ``exp``
+    only of the floored entries when some entry is below the floor; no copy otherwise)."""
+    fl = _check_floor(floor, preds.n_classes)
+    lp = np.ascontiguousarray(preds.log_probs)
+    flat = lp.reshape(-1, lp.shape[2])
+    if kernels.count_rows_below(flat, np.log(fl)) == 0:
+        return Predictions(lp, 0, fl)
+    out = np.empty_like(flat)
+    n = kernels.floor_rows(flat, out, fl)
+    return Predictions(out.reshape(lp.shape), int(n), fl)
+
+
 def prepare_beliefs(
     beliefs: Any,
     agents: Agents,
@@ -142,8 +156,11 @@ def prepare_beliefs(
     kind: str = "log_probs",
     floor: float | None = DEFAULT_FLOOR,
     field: str = "beliefs",
+    defer_floor: bool = False,
 ) -> Predictions:
-    """Validate beliefs for a market of ``agents`` (shape, zeros policy, at least two agents)."""
+    """Validate beliefs for a market of ``agents`` (shape, zeros policy, at least two agents).
+    ``defer_floor``: check ``floor`` but return the beliefs unfloored (the one-order equilibrium
+    driver floors each item in cache: :func:`markets.equilibrium.solve_prices`)."""
     preds = as_log_probs(beliefs, kind=kind, field=field)  # type: ignore[arg-type]
     if preds.n_agents < 2:
         raise InputError(field, "a market needs at least two agents; got 1", code="one_agent")
@@ -154,7 +171,10 @@ def prepare_beliefs(
             code="shape_mismatch",
         )
     if floor is not None:
-        return apply_floor(preds, floor, field=field)
+        if defer_floor:
+            _check_floor(floor, preds.n_classes)
+            return preds
+        return floor_beliefs(preds, floor)
     lp = preds.log_probs
     if kernels.count_neginf(lp.reshape(-1)) > 0:  # one compiled scan; details only if there are zeros
         zeros = np.isneginf(lp)

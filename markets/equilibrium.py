@@ -54,12 +54,12 @@ from typing import Any
 
 import numpy as np
 
-from aggregators.validation import DEFAULT_FLOOR, Kind
+from aggregators.validation import DEFAULT_FLOOR, Kind, Predictions
 from solvers.errors import InputError
 from solvers.special import logsumexp
 
 from . import kernels
-from .agents import Agents, market_of, prepare_beliefs
+from .agents import Agents, floor_beliefs, market_of, prepare_beliefs
 from .utilities import EXPONENTIAL, ISOELASTIC
 
 METHODS = ("auto", "closed_form", "newton", "newton_cg", "fixed_point", "anderson", "tatonnement")
@@ -227,6 +227,12 @@ def _one_order_inv_eta(agents: Agents, wealth: np.ndarray) -> float | None:
     return float(g[0])
 
 
+def lean_floor(method: str, agents: Agents) -> bool:
+    """True when the one-order driver floors the beliefs itself (:func:`solve_prices`): a Newton or
+    fixed-point method on a one-order isoelastic market, where no closed form applies."""
+    return method not in ("closed_form", "tatonnement") and _one_order_inv_eta(agents, agents.wealth) is not None
+
+
 def solve_prices(
     lp: np.ndarray,
     agents: Agents,
@@ -238,17 +244,25 @@ def solve_prices(
     labels: np.ndarray | None = None,
     payouts: np.ndarray | None = None,
     wealth: np.ndarray | None = None,
+    floor: float | None = None,
+    nfl: np.ndarray | None = None,
 ):
     """Newton (``code`` 0) or the fixed point (1) for every item at ``agents.wealth``. One-order
     isoelastic markets go through :func:`kernels.solve_iso_block` (``P^(1/eta)`` per item inside
     the parallel loop, the same for both methods); items it cannot take, and all other markets, go through the
     general kernels. With ``labels``, also fills ``payouts`` (n, A): each agent's share of the
     realised price of the label (batch market training). ``wealth`` overrides ``agents.wealth``
-    unvalidated (training: wealth may reach zero)."""
+    unvalidated (training: wealth may reach zero). With ``floor`` (one-order markets only, see
+    :func:`lean_floor`), ``lp`` holds validated beliefs not yet floored: the parallel loop floors
+    each item in cache and ``nfl`` (n,) receives the per-item counts."""
     n, A, K = lp.shape
     W = agents.wealth if wealth is None else wealth
     g = _one_order_inv_eta(agents, W)
     pay = labels is not None
+    fused = floor is not None and nfl is not None
+    fl = 0.0 if floor is None else float(floor)
+    if fused and g is None:
+        raise ValueError("the fused floor is for one-order markets only")
     if g is None:
         if pay:
             iters, conv, res = kernels.batch_payouts(
@@ -287,11 +301,15 @@ def solve_prices(
         res,
         labels if pay else np.zeros(0, np.int64),
         payouts if pay else np.zeros((0, A)),
+        fl if fused else 0.0,
+        nfl if fused else np.zeros(0, np.int64),
     )
     nneg = np.zeros(n, np.int64)
     rest = np.flatnonzero(~ok)
     if rest.size:  # e.g. a good nobody believes in: the general path decides (and reports) it
         Ur, lp_r = U[rest], np.ascontiguousarray(lp[rest])
+        if fused:  # the kernel counted these items' floored entries already
+            lp_r = floor_beliefs(Predictions(lp_r), fl).log_probs
         if pay:
             assert payouts is not None and labels is not None  # pay: labels were given, and payouts
             Pr = np.empty((rest.size, A))
@@ -347,8 +365,10 @@ def equilibrium(
     ):
         raise InputError("max_iter", f"must be a non-negative integer (0: evaluate the start only); got {max_iter!r}")
     beliefs, agents = market_of(beliefs, utilities, wealth, kind)
-    preds = prepare_beliefs(beliefs, agents, kind=kind, floor=floor)
+    fused = floor is not None and lean_floor(method, agents)
+    preds = prepare_beliefs(beliefs, agents, kind=kind, floor=floor, defer_floor=fused)
     lp = preds.log_probs
+    nfl = np.zeros(lp.shape[0], np.int64)
     n, A, K = lp.shape
     t0 = time.perf_counter()
 
@@ -385,8 +405,16 @@ def equilibrium(
             raise InputError("start", f"must have shape ({n}, {K}); got {U.shape}")
         if start is not None:  # prices are normalised log-prices: a shifted start would not clear
             U -= logsumexp(U, axis=1, keepdims=True)
-        iters, conv, res, nneg = solve_prices(lp, agents, float(tol), int(mi), code, U, start is not None)
+        iters, conv, res, nneg = solve_prices(
+            lp, agents, float(tol), int(mi), code, U, start is not None, floor=floor if fused else None, nfl=nfl
+        )
         log_c = U
+    if fused:
+        n_floored = int(nfl.sum())
+        if check:  # the equilibrium conditions at the floored beliefs the kernel saw
+            lp = floor_beliefs(preds, floor).log_probs  # type: ignore[arg-type]
+    else:
+        n_floored = preds.n_floored
     seconds = time.perf_counter() - t0
     if check:
         clear, budget, psum, nneg = check_equilibrium(lp, log_c, agents)
@@ -406,5 +434,5 @@ def equilibrium(
         n_negative_positions=np.asarray(nneg),
         tol=float(tol),
         seconds=seconds,
-        n_floored=preds.n_floored,
+        n_floored=n_floored,
     )

@@ -25,11 +25,13 @@ module                      holds
                             in parallel): ``solve_item``, ``solve_items``, ``solve_iso_block``
 ``training``                Algorithm 2.4: ``batch_payouts``, ``online_epoch``
 ``zero_beliefs``            ``count_neginf``
+``floor``                   the probability floor of validated beliefs: ``floor_rows``
 ==========================  =====================================================================
 """
 
 from .direction import CHORD_RATIO
 from .equilibrium import solve_iso_block, solve_item, solve_items, start_prices
+from .floor import count_rows_below, floor_rows
 from .isoelastic import iso_workspace_size
 from .line_search import MAX_LOG_STEP
 from .potential import EXP, ISO, item_spending
@@ -50,4 +52,6 @@ __all__ = [
     "batch_payouts",
     "online_epoch",
     "count_neginf",
+    "count_rows_below",
+    "floor_rows",
 ]

@@ -10,6 +10,7 @@ from solvers.kernels.simplex_log import normalise_log
 
 from .anderson import MEMORY, anderson_loop, anderson_size
 from .direction import CHORD_RATIO, chord_direction, direction_from_S
+from .floor import floor_item
 from .isoelastic import iso_gram, iso_pass, iso_powers, iso_S, iso_start, iso_views, iso_workspace_size, one_order
 from .line_search import safeguarded_step, trial
 from .newton_cg import cg_direction, cg_scratch_size, general_diagonal
@@ -211,7 +212,7 @@ def _total(W):
 
 
 @njit(cache=True, parallel=True, nogil=True, error_model="numpy")
-def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, res, y, pay):
+def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, res, y, pay, floor, nfl):
     """Equilibria of the items of a one-order isoelastic market from their log-beliefs ``L``
     (n, A, K). Each item's ``P^g`` is computed inside the parallel loop by :func:`iso_powers`
     (vectorised exp, in cache, transposed to the goods-major layout of the passes), the same for
@@ -221,7 +222,12 @@ def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, re
     If ``y`` is not empty (batch market training, Algorithm 2.4), also each agent's payout when
     label ``y[j]`` occurs: ``pay[j, i] = r_{i,y} / sum_l r_{l,y}`` with
     ``r_{i,y} = W_i P_iy^g c_y^(1-g) / z_i`` (one more pass at the answer; as in
-    :func:`batch_payouts`, the realised price makes total wealth conserved to rounding)."""
+    :func:`batch_payouts`, the realised price makes total wealth conserved to rounding).
+
+    ``floor`` > 0: ``L`` holds validated (normalised) beliefs not yet floored; each item is floored
+    in cache just before its powers (:func:`markets.kernels.floor.floor_item`, the rule of
+    :func:`aggregators.validation.apply_floor`) and ``nfl[j]`` counts its floored entries: no
+    floored copy of the beliefs, no pass of its own."""
     n, A, K = L.shape
     Wsum = _total(W)
     want_pay = y.shape[0] > 0
@@ -235,8 +241,13 @@ def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, re
         flat = np.empty(A * K)
         buf = np.empty(A * K)
         u = np.empty(K)
+        Lf = np.empty((A, K) if floor > 0.0 else (0, K))
         for j in range(c * n // m, (c + 1) * n // m):
-            iso_powers(L[j], g, PgT, flat, buf)
+            Lj = L[j]
+            if floor > 0.0:
+                nfl[j] = floor_item(Lj, Lf, floor, flat, buf)
+                Lj = Lf
+            iso_powers(Lj, g, PgT, flat, buf)
             u[:] = U[j]
             a, b, cv, d = _iso_solve_pg(method, PgT, g, W, Wsum, tol, max_iter, u, warm, ws)
             ok[j] = a

@@ -1,0 +1,60 @@
+"""The market's probability floor (:mod:`markets.kernels.floor`) against the pools' rule
+(:func:`aggregators.validation.apply_floor`): same entries floored, same beliefs to rounding."""
+
+import numpy as np
+import pytest
+
+from aggregators.validation import Predictions, apply_floor, as_log_probs
+from markets import equilibrium
+from markets.agents import floor_beliefs
+
+from .conftest import random_beliefs
+
+
+@pytest.mark.parametrize("conc", [0.01, 0.1, 1.0])
+@pytest.mark.parametrize("floor", [1e-9, 1e-4, 0.02])
+def test_floor_matches_apply_floor(rng, conc, floor):
+    """Sparse Dirichlet rows (many entries below the floor, several rounds of the rule at the
+    large floors), exact zeros and rows with nothing to floor."""
+    lp = random_beliefs(rng, 40, 6, 12, conc)
+    lp[0, 1, 3] = -np.inf
+    lp[2, :, 0] = -np.inf
+    preds = as_log_probs(lp)
+    ref = apply_floor(preds, floor)
+    got = floor_beliefs(preds, floor)
+    assert got.n_floored == ref.n_floored > 0 and got.floor == ref.floor
+    np.testing.assert_allclose(got.log_probs, ref.log_probs, rtol=0, atol=1e-13)
+    assert np.all(got.log_probs >= np.log(floor) - 1e-15)
+    np.testing.assert_allclose(np.exp(got.log_probs).sum(axis=2), 1.0, atol=1e-14)
+    assert np.array_equal(preds.log_probs, as_log_probs(lp).log_probs)  # the input is not written
+
+
+def test_nothing_below_the_floor_is_not_copied(rng):
+    preds = as_log_probs(random_beliefs(rng, 10, 3, 5, conc=50.0))
+    got = floor_beliefs(preds, 1e-9)
+    assert got.n_floored == 0 and got.log_probs is preds.log_probs
+
+
+def test_equilibrium_reports_the_floor_count(rng):
+    lp = random_beliefs(rng, 30, 4, 8, conc=0.05)
+    ref = apply_floor(as_log_probs(lp), 1e-6)
+    res = equilibrium(lp, 3.0, method="newton", floor=1e-6, tol=1e-12)
+    exact = equilibrium(Predictions(ref.log_probs), 3.0, method="newton", floor=None, tol=1e-12)
+    assert res.n_floored == ref.n_floored > 0
+    np.testing.assert_allclose(res.log_prices, exact.log_prices, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("method", ["newton", "newton_cg", "fixed_point", "anderson"])
+def test_fused_floor_in_the_one_order_driver(rng, method):
+    """One-order markets floor each item inside the parallel driver: same prices and count as
+    solving the beliefs floored first by ``apply_floor`` (1e-10), with and without the check."""
+    lp = random_beliefs(rng, 25, 5, 9, conc=0.05)
+    lp[3, 2, :4] = -np.inf
+    ref = apply_floor(as_log_probs(lp), 1e-6)
+    W = rng.uniform(0.5, 2.0, 5)
+    exact = equilibrium(Predictions(ref.log_probs), 4.0, W, method=method, floor=None, tol=1e-12)
+    for check in (True, False):
+        res = equilibrium(lp, 4.0, W, method=method, floor=1e-6, tol=1e-12, check=check)
+        assert res.n_floored == ref.n_floored > 0 and res.all_converged
+        np.testing.assert_allclose(res.log_prices, exact.log_prices, rtol=0, atol=1e-10)
+    assert res.summary()["max_clearing_error"] <= 1e-12
