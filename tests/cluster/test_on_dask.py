@@ -122,6 +122,25 @@ def test_linear_and_renyi_chunked_fits_on_dask_equal_the_in_memory_fits(client, 
 
 
 @pytest.mark.parametrize(
+    "make",
+    [LogPool, lambda: LinearPool(solver="newton"), lambda: RenyiPool(gamma=0.3)],
+    ids=["log", "linear", "renyi"],
+)
+def test_at_100_agents_and_2000_items_the_chunked_fits_on_dask_equal_the_in_memory_fits(client, make):
+    """Past 40 agents and 1,000 items the log pool's Newton starts from a subsample fit and steps with
+    float32 model Hessians: the chunked problem (blocks across the in-memory runs of 256 items, on two
+    worker processes) follows the same path."""
+    from benchmarks.competition_data import make_competition_predictions
+
+    lp, y = make_competition_predictions(2500, 120, 8, seed=0)
+    ref = make().fit(lp, y)
+    on = fit_chunked(make(), da.from_array(lp, chunks=(700, 120, 8)), y, client=client)
+    np.testing.assert_allclose(on.weights_, ref.weights_, atol=1e-10)
+    assert on.fit_result_.converged and on.n_iter_ == ref.n_iter_
+    assert ("warm_start" in ref.fit_result_.extra) == isinstance(ref, LogPool)
+
+
+@pytest.mark.parametrize(
     "times", [pytest.param(1.25, id="short"), pytest.param(4.0, id="full", marks=pytest.mark.slow)]
 )
 def test_a_zarr_store_larger_than_the_workers_memory_limit_fits(client, times):
