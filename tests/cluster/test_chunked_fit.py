@@ -7,6 +7,7 @@ from aggregators import LinearPool, LogPool, RenyiPool
 from benchmarks.competition_data import make_competition_predictions
 from benchmarks.logpool_families import make_family
 from cluster.chunked_fit import fit_chunked, fit_log_pool
+from cluster.scattered import Scattered
 from solvers.errors import InputError
 
 
@@ -48,6 +49,9 @@ def test_bad_input_names_the_argument(tmp_path):
         with pytest.raises(InputError) as e:
             fit_log_pool(*args, **kw)
         assert e.value.field == field
+    with pytest.raises(InputError) as e:  # blocks on a cluster's workers, without its client
+        fit_log_pool(Scattered(lp.shape, ()), y)
+    assert e.value.field == "client"
     bad = lp.copy()
     bad[37, 1, 2] = np.nan
     with pytest.raises(InputError) as e:
