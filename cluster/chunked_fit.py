@@ -31,7 +31,7 @@ import numpy as np
 from aggregators.linear import LinearPool
 from aggregators.logpool import LogPool
 from aggregators.renyi_fixed_point import check_gamma
-from aggregators.renyi_pool import RenyiPool
+from aggregators.renyi_pool import LIMIT_START_GAMMA, RenyiPool
 from aggregators.validation import DEFAULT_FLOOR
 from solvers.errors import InputError
 from solvers.progress import ProgressFn
@@ -195,14 +195,31 @@ def fit_chunked(
     kind, opts = _kind(pool, A)
     labels = as_labels(np.asarray(y.compute() if hasattr(y, "compute") else y), N, K, field="y")
     with connected(client, timeout=timeout) as c:
-        groups = _groups(kind, opts, log_probs, path, (N, A, K), labels, c, chunk_items, persist)
-        problem = ChunkedProblem(kind, opts, groups, (N, A, K), client=c, reduce=reduce)
-        pool.n_agents_, pool.n_classes_, pool.n_floored_ = A, K, problem.setup()
+
+        def chunked(kind: str, opts: dict) -> tuple[ChunkedProblem, int]:
+            groups = _groups(kind, opts, log_probs, path, (N, A, K), labels, c, chunk_items, persist)
+            problem = ChunkedProblem(kind, opts, groups, (N, A, K), client=c, reduce=reduce)
+            return problem, problem.setup()
+
+        problem, n_floored = chunked(kind, opts)
+        pool.n_agents_, pool.n_classes_, pool.n_floored_ = A, K, n_floored
         if kind != "renyi":
             pool._fit_simplex_weights(problem, progress)
         else:  # RenyiPool._fit_at's weights-only path
             x0 = None if pool.weights is None else np.asarray(pool.weights, dtype=np.float64) / np.sum(pool.weights)
             opts_solver = dict(pool.solver_options or {})
+            if x0 is None and np.ndim(pool.gamma) == 0 and pool.gamma <= LIMIT_START_GAMMA:
+                # RenyiPool._limit_start: a small shared γ starts from the log pool's weights (its γ → 0
+                # limit), whose support is the first working set, solved to the end (RenyiPool._fit_at)
+                start = np.clip(
+                    minimize(chunked("log", {"floor": pool.floor, "dtype": "float64"})[0], "auto", tol=1e-6).x,
+                    0.0,
+                    None,
+                )
+                x0, nnz = start / start.sum(), int(np.count_nonzero(start))
+                if pool.solver in ("auto", "newton"):
+                    opts_solver.setdefault("ws_init", min(A, nnz + max(5, nnz // 10)))
+                    opts_solver.setdefault("ws_first_tol", 0.1 * pool.tol)
             res = minimize(
                 problem, pool.solver, x0=x0, tol=pool.tol, max_iter=pool.max_iter, progress=progress, **opts_solver
             )

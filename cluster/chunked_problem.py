@@ -219,8 +219,8 @@ class ChunkedProblem:
         self.n_terms = N if items is None else int(items.size)
         self.dim = self.n_agents if cols is None else int(cols.size)
         self.dtype = np.dtype(opts.get("dtype", np.float64))  # the storage precision, as in memory
-        self.project = project_simplex
-        self.prox = lambda x, step=1.0: project_simplex(x)
+        self.project = _project_keeping if kind == "renyi" else project_simplex
+        self.prox = lambda x, step=1.0: self.project(x)
         offered = KINDS[kind] if cols is None else tuple(m for m in KINDS[kind] if not m.startswith("mixture"))
         for m in _OPTIONAL:  # hide what this kind's in-memory problem does not offer
             if m not in offered:
@@ -372,6 +372,15 @@ class ChunkedProblem:
         if self.kind != "log":
             raise InputError("items", f"the {self.kind} pool's problem offers no subsample")
         return self._view(self.cols, self._global(items))
+
+
+def _project_keeping(x: np.ndarray) -> np.ndarray:
+    """The Rényi weight problem's projection (:meth:`RenyiWeightProblem.project`): a point already on
+    the simplex is kept as it is (the projection's rounding would turn its zeros into 1e-17)."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.min() >= 0 and abs(x.sum() - 1.0) <= 1e-12:
+        return x.copy()
+    return project_simplex(x)
 
 
 def _sum(parts: list) -> Any:

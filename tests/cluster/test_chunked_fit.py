@@ -98,3 +98,25 @@ def test_pools_the_chunked_fit_does_not_offer_are_refused():
     with pytest.raises(InputError) as e:
         fit_chunked(LogPool(), lp, y, reduce="everywhere")
     assert e.value.field == "reduce"
+
+
+def test_the_chunked_renyi_fit_starts_as_the_in_memory_one():
+    """At a small shared γ without weights the in-memory fit starts from the log pool's weights (its
+    γ → 0 limit) and solves their support first; from given weights (the competition's γ sweep, each
+    γ from the previous one's weights) it keeps a point already on the simplex as it is. The chunked
+    fit does both, so the weights are the same."""
+    from evaluation.aggregation import RENYI_OPTIONS
+
+    lp, y = make_competition_predictions(1000, 150, 16, seed=1)
+    for gamma in (0.25, 0.1):  # from the log pool's weights
+        ref = RenyiPool(gamma=gamma).fit(lp, y)
+        on = fit_chunked(RenyiPool(gamma=gamma), lp, y, chunk_items=300)
+        np.testing.assert_allclose(on.weights_, ref.weights_, atol=1e-10)
+        assert on.n_iter_ == ref.n_iter_
+    w0 = None
+    for eta in (2.0, 5.0, 10.0, 30.0):  # the sweep's warm chain
+        ref = RenyiPool(gamma=1 / eta, weights=w0, **RENYI_OPTIONS).fit(lp, y)
+        on = fit_chunked(RenyiPool(gamma=1 / eta, weights=w0, **RENYI_OPTIONS), lp, y, chunk_items=300)
+        np.testing.assert_allclose(on.weights_, ref.weights_, atol=1e-10)
+        assert on.fit_result_.n_passes == pytest.approx(ref.fit_result_.n_passes)
+        w0 = list(ref.weights_)
