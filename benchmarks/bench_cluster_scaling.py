@@ -45,6 +45,7 @@ from benchmarks.competition_data import make_competition_predictions  # noqa: E4
 from cluster import graphs  # noqa: E402
 from cluster.chunked_fit import fit_log_pool  # noqa: E402
 from cluster.chunked_problem import build_kept, group_pass  # noqa: E402
+from cluster.connect import kernel_friendly_nanny  # noqa: E402
 from cluster.consensus_admm import consensus_admm  # noqa: E402
 from cluster.fanout import warm_sweep  # noqa: E402
 
@@ -56,10 +57,12 @@ def load() -> str:
 def local_cluster(n_workers: int, numba_threads: int | None = None):
     """A LocalCluster of ``n_workers`` processes, one Dask thread each; ``numba_threads`` sets the
     workers' NUMBA_NUM_THREADS (None: numba's default, every core)."""
+    import dask
     from distributed import Client, LocalCluster
 
     env = {} if numba_threads is None else {"NUMBA_NUM_THREADS": str(numba_threads)}
-    lc = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None, env=env)
+    with dask.config.set(kernel_friendly_nanny()):  # no MALLOC_TRIM_THRESHOLD_ in the workers
+        lc = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None, env=env)
     return lc, Client(lc)
 
 

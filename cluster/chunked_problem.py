@@ -72,6 +72,8 @@ def _build(kind: str, opts: dict, block: Any, labels: np.ndarray, start: int) ->
         import zarr
 
         block = zarr.open_array(block.path, mode="r")[block.start : block.stop]
+    elif isinstance(block, np.ndarray) and not block.flags.aligned:  # received over the network
+        block = np.array(block, order="C")
     try:
         if kind == "linear":
             lp = as_log_probs(block, kind="log_probs", field="log_probs").log_probs
