@@ -19,7 +19,7 @@ Tables printed (all from this run; the machine's load is printed beside them):
 
     OMP_NUM_THREADS=1 NUMBA_CACHE_DIR=.numba_cache .venv/bin/python benchmarks/bench_cluster_scaling.py
     ... --n-items 5000 --sweep-items 500 --reps 1   # a quick run
-    ... --skip logpool admm --sweep-items 20000 --reps 3 --pair   # the sweep's 1 -> 2 worker ratio alone
+    ... --skip logpool admm --sweep-items 20000 --sweep-private 2000 --reps 2 --pair   # the sweep's 1 -> 2 ratio
 """
 
 from __future__ import annotations
@@ -239,11 +239,12 @@ def per_chunk(lp: np.ndarray, y: np.ndarray, block: int, A: int) -> None:
 
 def sweep_scaling(args: argparse.Namespace) -> None:
     N, A, K = args.sweep_items, args.n_agents, args.n_classes
-    lp, y = make_competition_predictions(2 * N, A, K, seed=1)
+    M = args.sweep_private or N
+    lp, y = make_competition_predictions(N + M, A, K, seed=1)
     data = (lp[:N], y[:N], lp[N:], y[N:])
     etas = (2.0, 5.0, 10.0, 30.0)
     print(
-        f"\n## 2. gamma sweep, warm chain over 4 etas {etas}, {N} public + {N} private items x {A} x {K}, "
+        f"\n## 2. gamma sweep, warm chain over 4 etas {etas}, {N} public + {M} private items x {A} x {K}, "
         f"{args.reps} repetitions; on a cluster each gamma's fit and predictions run over item blocks on every worker"
     )
     small = (lp[:200], y[:200], lp[200:400], y[200:400])
@@ -316,7 +317,8 @@ def main() -> None:
         help="blocks floored once and kept on the workers, or read from the store at every pass",
     )
     p.add_argument("--pair", action="store_true", help="in memory, 1 and 2 workers of one numba thread only")
-    p.add_argument("--sweep-items", type=int, default=2_000)
+    p.add_argument("--sweep-items", type=int, default=2_000, help="the sweep's public items")
+    p.add_argument("--sweep-private", type=int, default=None, help="the sweep's private items (default: as public)")
     p.add_argument("--admm-rounds", type=int, default=20)
     p.add_argument("--skip", nargs="*", default=(), choices=("logpool", "sweep", "admm"))
     args = p.parse_args()
