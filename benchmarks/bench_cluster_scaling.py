@@ -220,13 +220,15 @@ def per_chunk(lp: np.ndarray, y: np.ndarray, block: int, A: int) -> None:
         kept = build_kept("log", opts, lp[:block], y[:block], 0)
     rows.append(("floor + build the block's problem", (time.perf_counter() - t) / 3))
     blk = (kept, y[:block], 0)
-    group_pass("log", opts, None, "value_and_grad", (w,), [blk], [()])
+    every = [(None, 0)]  # the block's every item, the first at position 0
+    group_pass("log", opts, None, "value_and_grad", (w,), [blk], every)
     for op, cols in (("value_and_grad", None), ("hessian", None), ("hessian", np.arange(min(50, A)))):
         x = w if cols is None else np.full(cols.size, 1.0 / cols.size)
-        group_pass("log", opts, cols, op, (x,), [blk], [()])  # the working set's restriction, built once
+        args = (x,) if op == "value_and_grad" else (x, None, block)  # a float64 Hessian over the block
+        group_pass("log", opts, cols, op, args, [blk], every)  # the working set's restriction, built once
         t = time.perf_counter()
         for _ in range(3):
-            group_pass("log", opts, cols, op, (x,), [blk], [()])
+            group_pass("log", opts, cols, op, args, [blk], every)
         name = op + ("" if cols is None else f" on a working set of {cols.size} agents")
         rows.append((name, (time.perf_counter() - t) / 3))
     print("| step | seconds per block | ns per item x agent x class |")
