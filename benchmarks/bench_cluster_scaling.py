@@ -8,8 +8,9 @@ Tables printed (all from this run; the machine's load is printed beside them):
    every core, or one numba thread) and of 2 workers (one numba thread each; partial sums added on
    the workers, or every block's sent to the driver); the repetitions are interleaved; the weights
    of every run against the in-memory fit, and the pickled bytes the driver received.
-2. The competition's gamma sweep (:func:`cluster.fanout.gamma_sweep`, 4 etas, one Rényi fit per
-   task) in this process and on the same worker configurations.
+2. The competition's gamma sweep (:func:`cluster.fanout.warm_sweep`: 4 etas, each warm-started from
+   the previous one's weights) in this process and on the same worker configurations, where each
+   gamma's fit and predictions run data-parallel over item blocks on every worker.
 3. Communication per round of consensus ADMM (:func:`cluster.consensus_admm.consensus_admm`) on
    each E6 topology (24 nodes, D = 50): floats along edges per round (2D per edge) against the seed's
    3D per edge, and the bytes Dask actually moved between the worker processes per round.
@@ -18,6 +19,7 @@ Tables printed (all from this run; the machine's load is printed beside them):
 
     OMP_NUM_THREADS=1 NUMBA_CACHE_DIR=.numba_cache .venv/bin/python benchmarks/bench_cluster_scaling.py
     ... --n-items 5000 --sweep-items 500 --reps 1   # a quick run
+    ... --skip logpool admm --sweep-items 20000 --sweep-private 2000 --reps 2 --pair   # the sweep's 1 -> 2 ratio
 """
 
 from __future__ import annotations
@@ -43,8 +45,9 @@ from benchmarks.competition_data import make_competition_predictions  # noqa: E4
 from cluster import graphs  # noqa: E402
 from cluster.chunked_fit import fit_log_pool  # noqa: E402
 from cluster.chunked_problem import build_kept, group_pass  # noqa: E402
+from cluster.connect import kernel_friendly_nanny  # noqa: E402
 from cluster.consensus_admm import consensus_admm  # noqa: E402
-from cluster.fanout import gamma_sweep  # noqa: E402
+from cluster.fanout import warm_sweep  # noqa: E402
 
 
 def load() -> str:
@@ -54,11 +57,20 @@ def load() -> str:
 def local_cluster(n_workers: int, numba_threads: int | None = None):
     """A LocalCluster of ``n_workers`` processes, one Dask thread each; ``numba_threads`` sets the
     workers' NUMBA_NUM_THREADS (None: numba's default, every core)."""
+    import dask
     from distributed import Client, LocalCluster
 
     env = {} if numba_threads is None else {"NUMBA_NUM_THREADS": str(numba_threads)}
-    lc = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None, env=env)
+    with dask.config.set(kernel_friendly_nanny()):  # no MALLOC_TRIM_THRESHOLD_ in the workers
+        lc = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None, env=env)
     return lc, Client(lc)
+
+
+def _worker_cpu(client) -> float:
+    """The CPU seconds (user + system) the workers' processes have used so far."""
+    import psutil
+
+    return float(sum(client.run(lambda: sum(psutil.Process().cpu_times()[:2])).values()))
 
 
 def interleaved(configs: list[tuple], local, on_cluster, warm, check, reps: int) -> dict[str, float]:
@@ -66,36 +78,44 @@ def interleaved(configs: list[tuple], local, on_cluster, warm, check, reps: int)
     turn (the order reversed every other repetition, so load drift hits all alike); ``n_workers = 0``
     is ``local()`` in this process (it returns its result and the seconds to count), else ``on_cluster(client, reduce)`` on a fresh LocalCluster (after
     ``warm(client)`` off the clock). Prints one row per configuration: median seconds, the runs,
+    the median CPU seconds (this process, scheduler included, plus the workers' processes),
     ``check(result)`` = (max abs difference to the reference, passes, driver bytes), the 1-minute
     load at each run."""
     runs: dict[str, list[float]] = {c[0]: [] for c in configs}
+    cpus: dict[str, list[float]] = {c[0]: [] for c in configs}
     loads: dict[str, list[float]] = {c[0]: [] for c in configs}
     outs: dict[str, object] = {}
     for r in range(reps):
         for label, n_workers, threads, reduce in configs if r % 2 == 0 else configs[::-1]:
             if n_workers == 0:
+                cpu = time.process_time()
                 outs[label], seconds = local()
                 runs[label].append(seconds)
+                cpus[label].append(time.process_time() - cpu)
             else:
                 lc, c = local_cluster(n_workers, threads)
                 try:
                     warm(c)
+                    cpu = time.process_time() + _worker_cpu(c)
                     t = time.perf_counter()
                     outs[label] = on_cluster(c, reduce)
                     runs[label].append(time.perf_counter() - t)
+                    cpus[label].append(time.process_time() + _worker_cpu(c) - cpu)
                 finally:
                     c.close()
                     lc.close()
             loads[label].append(os.getloadavg()[0])
     print(
-        "| configuration | seconds (median) | runs | passes | bytes to the driver | max abs diff to in-memory | load |"
+        "| configuration | seconds (median) | runs | CPU s (median) | passes | bytes to the driver "
+        "| max abs diff to in-memory | load |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     med = {k: float(np.median(v)) for k, v in runs.items()}
     for label, *_ in configs:
         err, passes, nbytes = check(outs[label])
         print(
-            f"| {label} | {med[label]:.2f} | {', '.join(f'{x:.2f}' for x in runs[label])} | {passes} | {nbytes} "
+            f"| {label} | {med[label]:.2f} | {', '.join(f'{x:.2f}' for x in runs[label])} "
+            f"| {np.median(cpus[label]):.1f} | {passes} | {nbytes} "
             f"| {err:.1e} | {', '.join(f'{x:.1f}' for x in loads[label])} |"
         )
     return med
@@ -120,6 +140,13 @@ SCALING = [
     ("2 workers, 1 numba thread each", 2, 1, "workers"),
 ]
 TWO = "2 workers, 1 numba thread each"
+
+
+def paired(configs: list[tuple], args: argparse.Namespace) -> list[tuple]:
+    """With ``--pair``: the in-memory run and the two one-thread-per-worker clusters only."""
+    if not args.pair:
+        return configs
+    return [c for c in configs if c[1] == 0 or (c[2] == 1 and c[3] == "workers")]
 
 
 def write_store(path: str, lp: np.ndarray, block: int) -> None:
@@ -153,9 +180,9 @@ def logpool_scaling(args: argparse.Namespace, workdir: str) -> None:
 
     read: list[float] = []
     ref = in_memory()[0]
-    configs = [*SCALING, ("2 workers, 1 numba thread each, every block's partial sum to the driver", 2, 1, "driver")]
-    if args.pair:  # the in-memory fit and the two one-thread-per-worker clusters only
-        configs = [c for c in configs if c[1] == 0 or (c[2] == 1 and c[3] == "workers")]
+    configs = paired(
+        [*SCALING, ("2 workers, 1 numba thread each, every block's partial sum to the driver", 2, 1, "driver")], args
+    )
     med = interleaved(
         configs,
         in_memory,
@@ -193,13 +220,15 @@ def per_chunk(lp: np.ndarray, y: np.ndarray, block: int, A: int) -> None:
         kept = build_kept("log", opts, lp[:block], y[:block], 0)
     rows.append(("floor + build the block's problem", (time.perf_counter() - t) / 3))
     blk = (kept, y[:block], 0)
-    group_pass("log", opts, None, "value_and_grad", (w,), [blk], [()])
+    every = [(None, 0)]  # the block's every item, the first at position 0
+    group_pass("log", opts, None, "value_and_grad", (w,), [blk], every)
     for op, cols in (("value_and_grad", None), ("hessian", None), ("hessian", np.arange(min(50, A)))):
         x = w if cols is None else np.full(cols.size, 1.0 / cols.size)
-        group_pass("log", opts, cols, op, (x,), [blk], [()])  # the working set's restriction, built once
+        args = (x,) if op == "value_and_grad" else (x, None, block)  # a float64 Hessian over the block
+        group_pass("log", opts, cols, op, args, [blk], every)  # the working set's restriction, built once
         t = time.perf_counter()
         for _ in range(3):
-            group_pass("log", opts, cols, op, (x,), [blk], [()])
+            group_pass("log", opts, cols, op, args, [blk], every)
         name = op + ("" if cols is None else f" on a working set of {cols.size} agents")
         rows.append((name, (time.perf_counter() - t) / 3))
     print("| step | seconds per block | ns per item x agent x class |")
@@ -212,17 +241,22 @@ def per_chunk(lp: np.ndarray, y: np.ndarray, block: int, A: int) -> None:
 
 def sweep_scaling(args: argparse.Namespace) -> None:
     N, A, K = args.sweep_items, args.n_agents, args.n_classes
-    lp, y = make_competition_predictions(2 * N, A, K, seed=1)
+    M = args.sweep_private or N
+    lp, y = make_competition_predictions(N + M, A, K, seed=1)
     data = (lp[:N], y[:N], lp[N:], y[N:])
     etas = (2.0, 5.0, 10.0, 30.0)
-    print(f"\n## 2. gamma sweep, 4 etas {etas}, {N} public + {N} private items x {A} x {K}, {args.reps} repetitions")
-    gamma_sweep(lp[:100], y[:100], lp[100:200], y[100:200], (2.0,))  # compile off the clock
-    ref = gamma_sweep(*data, etas)
+    print(
+        f"\n## 2. gamma sweep, warm chain over 4 etas {etas}, {N} public + {M} private items x {A} x {K}, "
+        f"{args.reps} repetitions; on a cluster each gamma's fit and predictions run over item blocks on every worker"
+    )
+    small = (lp[:200], y[:200], lp[200:400], y[200:400])
+    warm_sweep(*small, (2.0,))  # compile off the clock
+    ref = warm_sweep(*data, etas)
     med = interleaved(
-        SCALING,
-        lambda: timed(gamma_sweep, *data, etas),
-        lambda c, red: gamma_sweep(*data, etas, client=c),
-        lambda c: gamma_sweep(lp[:100], y[:100], lp[100:200], y[100:200], (2.0, 5.0), client=c),
+        paired(SCALING, args),
+        lambda: timed(warm_sweep, *data, etas),
+        lambda c, red: warm_sweep(*data, etas, client=c),
+        lambda c: warm_sweep(*small, (2.0, 5.0), client=c),
         lambda out: (
             max(float(np.abs(np.subtract(a["weights"], b["weights"])).max()) for a, b in zip(out, ref)),
             "-",
@@ -284,10 +318,9 @@ def main() -> None:
         choices=("kept", "read-per-pass"),
         help="blocks floored once and kept on the workers, or read from the store at every pass",
     )
-    p.add_argument(
-        "--pair", action="store_true", help="log-pool scaling: in memory, 1 and 2 workers of one numba thread only"
-    )
-    p.add_argument("--sweep-items", type=int, default=2_000)
+    p.add_argument("--pair", action="store_true", help="in memory, 1 and 2 workers of one numba thread only")
+    p.add_argument("--sweep-items", type=int, default=2_000, help="the sweep's public items")
+    p.add_argument("--sweep-private", type=int, default=None, help="the sweep's private items (default: as public)")
     p.add_argument("--admm-rounds", type=int, default=20)
     p.add_argument("--skip", nargs="*", default=(), choices=("logpool", "sweep", "admm"))
     args = p.parse_args()

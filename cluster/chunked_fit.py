@@ -31,7 +31,7 @@ import numpy as np
 from aggregators.linear import LinearPool
 from aggregators.logpool import LogPool
 from aggregators.renyi_fixed_point import check_gamma
-from aggregators.renyi_pool import RenyiPool
+from aggregators.renyi_pool import LIMIT_START_GAMMA, RenyiPool
 from aggregators.validation import DEFAULT_FLOOR
 from solvers.errors import InputError
 from solvers.progress import ProgressFn
@@ -39,11 +39,9 @@ from solvers.registry import minimize
 
 from .chunked_problem import ChunkedProblem, ZarrBlock, build_kept
 from .connect import connected, worker_addresses
+from .scattered import BLOCK_BYTES, Scattered, item_bounds
 
 __all__ = ["fit_chunked", "fit_log_pool", "BLOCK_BYTES"]
-
-BLOCK_BYTES = 64 * 2**20
-"""Target size of one block of a Zarr store read per task (64 MiB of float64)."""
 
 
 def _zarr_path(log_probs: Any) -> str | None:
@@ -57,8 +55,11 @@ def _zarr_path(log_probs: Any) -> str | None:
 
 def _source_shape(log_probs: Any) -> tuple[str | None, tuple[int, int, int]]:
     """The Zarr path (``None`` for other arrays) and the checked shape ``(N, A, K)``."""
-    path = _zarr_path(log_probs)
-    if path is not None:
+    path = None if isinstance(log_probs, Scattered) else _zarr_path(log_probs)
+    shape: tuple[int, ...]
+    if isinstance(log_probs, Scattered):
+        shape = tuple(log_probs.shape)
+    elif path is not None:
         import zarr
 
         try:
@@ -108,36 +109,35 @@ def _groups(
     N, A, K = shape
     if persist is None:
         persist = path is None or (client is not None and 2 * N * A * K * 8 < _cluster_memory(client))
-    if chunk_items is not None:
-        if not (isinstance(chunk_items, (int, np.integer)) and chunk_items >= 1):
-            raise InputError("chunk_items", f"must be an integer >= 1; got {chunk_items!r}")
-        bounds = np.append(np.arange(0, N, chunk_items), N)
-    elif (
-        path is None
-        and isinstance(getattr(log_probs, "chunks", None), tuple)
-        and isinstance(log_probs.chunks[0], tuple)
-    ):
-        bounds = np.cumsum((0, *log_probs.chunks[0]))  # a dask array: its own item chunks
+    if isinstance(log_probs, Scattered):  # blocks already on the workers: built where they lie
+        if client is None:
+            raise InputError("client", "blocks scattered to a cluster need its client")
+        placed_on = {a: (w, f) for w, f, a, _ in log_probs.blocks}
+        spans = [(a, b) for _, _, a, b in log_probs.blocks]
     else:
-        bounds = np.append(np.arange(0, N, max(1, BLOCK_BYTES // (8 * A * K))), N)
-    spans = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+        own = getattr(log_probs, "chunks", None) if path is None else None
+        own = own[0] if isinstance(own, tuple) and isinstance(own[0], tuple) else None  # a dask array's
+        spans = item_bounds(shape, chunk_items, own)
     workers: list[str | None] = [None] if client is None else list(worker_addresses(client))
     placed: dict[str | None, list] = {w: [] for w in workers}
     for i, (a, b) in enumerate(spans):
         w, lab = workers[i % len(workers)], labels[a:b]
-        block = ZarrBlock(path, a, b) if path is not None else log_probs[a:b]
+        if isinstance(log_probs, Scattered):
+            w, block = placed_on[a]
+        else:
+            block = ZarrBlock(path, a, b) if path is not None else log_probs[a:b]
         if client is None:
             source = (
                 build_kept(kind, opts, block if path is not None else np.asarray(block), lab, a) if persist else block
             )
             placed[w].append((source, lab, a))
         elif not persist:
-            placed[w].append((block, client.scatter(lab, workers=[w]), a))
+            placed.setdefault(w, []).append((block, client.scatter(lab, workers=[w]), a))
         else:  # read (or computed) on a worker, built there once, and kept there
             fut = client.submit(
                 build_kept, kind, opts, block, lab, a, workers=[w], allow_other_workers=True, pure=False
             )
-            placed[w].append((fut, None, a))
+            placed.setdefault(w, []).append((fut, None, a))
     if client is not None and persist:  # group the kept blocks by the worker that holds them
         futs = [s for blocks in placed.values() for s, _, _ in blocks]
         client.gather(futs)  # raises the first block's error (bad input names its item)
@@ -174,7 +174,8 @@ def fit_chunked(
     Parameters
     ----------
     log_probs : log-probabilities ``(n_items, n_agents, n_classes)`` as a Zarr array or store path, a
-        ``dask.array`` (its chunks along items) or a NumPy array (split into blocks).
+        ``dask.array`` (its chunks along items), a NumPy array (split into blocks), or blocks already
+        on the workers (:class:`cluster.scattered.Scattered`: each is built where it lies).
     y : labels ``(n_items,)`` (held by the driver and sent once, block by block).
     client : ``None`` (the blocks in this process), a ``distributed.Client`` or a scheduler address.
     chunk_items : items per block (default: the dask array's chunks, else about 64 MiB per block).
@@ -194,14 +195,31 @@ def fit_chunked(
     kind, opts = _kind(pool, A)
     labels = as_labels(np.asarray(y.compute() if hasattr(y, "compute") else y), N, K, field="y")
     with connected(client, timeout=timeout) as c:
-        groups = _groups(kind, opts, log_probs, path, (N, A, K), labels, c, chunk_items, persist)
-        problem = ChunkedProblem(kind, opts, groups, (N, A, K), client=c, reduce=reduce)
-        pool.n_agents_, pool.n_classes_, pool.n_floored_ = A, K, problem.setup()
+
+        def chunked(kind: str, opts: dict) -> tuple[ChunkedProblem, int]:
+            groups = _groups(kind, opts, log_probs, path, (N, A, K), labels, c, chunk_items, persist)
+            problem = ChunkedProblem(kind, opts, groups, (N, A, K), client=c, reduce=reduce)
+            return problem, problem.setup()
+
+        problem, n_floored = chunked(kind, opts)
+        pool.n_agents_, pool.n_classes_, pool.n_floored_ = A, K, n_floored
         if kind != "renyi":
             pool._fit_simplex_weights(problem, progress)
         else:  # RenyiPool._fit_at's weights-only path
             x0 = None if pool.weights is None else np.asarray(pool.weights, dtype=np.float64) / np.sum(pool.weights)
             opts_solver = dict(pool.solver_options or {})
+            if x0 is None and np.ndim(pool.gamma) == 0 and pool.gamma <= LIMIT_START_GAMMA:
+                # RenyiPool._limit_start: a small shared γ starts from the log pool's weights (its γ → 0
+                # limit), whose support is the first working set, solved to the end (RenyiPool._fit_at)
+                start = np.clip(
+                    minimize(chunked("log", {"floor": pool.floor, "dtype": "float64"})[0], "auto", tol=1e-6).x,
+                    0.0,
+                    None,
+                )
+                x0, nnz = start / start.sum(), int(np.count_nonzero(start))
+                if pool.solver in ("auto", "newton"):
+                    opts_solver.setdefault("ws_init", min(A, nnz + max(5, nnz // 10)))
+                    opts_solver.setdefault("ws_first_tol", 0.1 * pool.tol)
             res = minimize(
                 problem, pool.solver, x0=x0, tol=pool.tol, max_iter=pool.max_iter, progress=progress, **opts_solver
             )

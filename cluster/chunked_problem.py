@@ -36,21 +36,24 @@ import numpy as np
 from aggregators.renyi_weight_hessian import RenyiWeightProblem
 from aggregators.validation import as_floored_log_probs, as_log_probs
 from solvers.errors import InputError
+from solvers.kernels.loglinear import label_feature_sum
 from solvers.problems.loglinear import ConditionalLogLinear
 from solvers.problems.mixture import MixtureLikelihood
 from solvers.simplex import project_simplex
 
+from .chunked_hessian import HessianPart, block_part
+
 __all__ = ["ChunkedProblem", "ZarrBlock", "Kept", "KINDS", "build_kept"]
 
 KINDS: dict[str, tuple[str, ...]] = {
-    "log": ("hvp", "n_classes"),
+    "log": ("hvp", "n_classes", "subsample"),
     "linear": ("hvp", "mixture", "mixture_offset"),
     "renyi": (),
 }
 """The optional members each kind's in-memory problem offers (beyond value, gradient, Hessian,
 ``screen`` and ``restrict``); the chunked problem offers exactly these, so ``"auto"`` picks the same
 solver."""
-_OPTIONAL = ("hvp", "n_classes", "mixture", "mixture_offset")
+_OPTIONAL = ("hvp", "n_classes", "mixture", "mixture_offset", "subsample")
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,8 @@ def _build(kind: str, opts: dict, block: Any, labels: np.ndarray, start: int) ->
         import zarr
 
         block = zarr.open_array(block.path, mode="r")[block.start : block.stop]
+    elif isinstance(block, np.ndarray) and not block.flags.aligned:  # received over the network
+        block = np.array(block, order="C")
     try:
         if kind == "linear":
             lp = as_log_probs(block, kind="log_probs", field="log_probs").log_probs
@@ -107,10 +112,13 @@ def build_kept(kind: str, opts: dict, block: Any, labels: np.ndarray, start: int
 
 def _screen_sum(kind: str, P: Any) -> np.ndarray:
     """The sum over the block's items of the per-agent score each problem's ``screen`` ranks by (its
-    mean): the log-probability each agent gave to the label (the linear pool's in its rows' scaling)."""
-    n = np.arange(P.n_terms)
+    mean): the log-probability each agent gave to the label (the linear pool's in its rows' scaling).
+    The log pool's is its own ``screen`` kernel, so a subsample view (``P.subsample``) scores its items."""
     if kind == "log":
-        return P.features_ndk[n, :, P.labels].sum(axis=0)
+        out = np.empty(P.dim)
+        label_feature_sum(P._F, P.cols, P._y, P._c, P._items, out)
+        return out
+    n = np.arange(P.n_terms)
     if kind == "linear":
         with np.errstate(divide="ignore"):
             return np.log(P.Q).sum(axis=0)
@@ -118,14 +126,24 @@ def _screen_sum(kind: str, P: Any) -> np.ndarray:
 
 
 def _one_block(kind: str, opts: dict, cols: Any, op: str, args: tuple, block: tuple, extra: tuple) -> Any:
-    """One block's partial sum of ``op`` on the coordinates ``cols`` (``None``: all)."""
+    """One block's partial sum of ``op`` on the coordinates ``cols`` (``None``: all); ``extra`` is
+    ``(items, position)``: the block's items (local indices; ``None``: all) of a subsample view or of a
+    subsampled Hessian, and the position of its first one in the whole list of items."""
     source, labels, start = block
+    local, position = extra
     kept = source if isinstance(source, Kept) else build_kept(kind, opts, source, labels, start)
     if op == "setup":  # the screen's score, the floor count, the linear pool's row-scaling offset
         P = kept.problem
         offset = P.n_terms * P.mixture_offset if kind == "linear" else 0.0
         return _screen_sum(kind, P), kept.n_floored, offset
+    if op == "screen":  # the score over a subsample view's items, every agent
+        return _screen_sum(kind, kept.problem if local is None else kept.problem.subsample(local))
     P = kept.restricted(cols)
+    if op == "hessian":
+        x, dtype, total = args
+        return _hessian_sum(kind, P, x, dtype, total, local, position)
+    if local is not None:  # a subsample view: the block's items of the subsample
+        P = P.subsample(local)
     n = P.n_terms
     if op == "value":
         return n * P.value(args[0])
@@ -134,11 +152,18 @@ def _one_block(kind: str, opts: dict, cols: Any, op: str, args: tuple, block: tu
         return n * f, n * g
     if op == "hvp":
         return n * P.hvp(args[0], args[1])
-    if op == "mixture":
-        return [(start, P.mixture(args[0]))]
-    if extra:  # a subsampled Hessian: this block's items of the sample
-        return extra[0].size * P.hessian(args[0], items=extra[0])
-    return n * P.hessian(args[0])
+    return [(start, P.mixture(args[0]))]  # op == "mixture"
+
+
+def _hessian_sum(kind: str, P: Any, x: np.ndarray, dtype: Any, total: int, local: Any, position: int) -> Any:
+    """The sum of the Hessian over the block's items (``local``: those of the sample, else all); in
+    reduced precision (the log pool's model Hessians) a :class:`~cluster.chunked_hessian.HessianPart`
+    cut as the in-memory BLAS runs over the whole list of ``total`` items are."""
+    its = np.arange(P.n_terms) if local is None else local
+    if dtype is not None and np.dtype(dtype) != np.float64:
+        return block_part(P, x, dtype, its, position, total)
+    kw = {} if dtype is None else {"dtype": dtype}
+    return its.size * P.hessian(x, **({} if local is None else {"items": local}), **kw)
 
 
 def _add(a: Any, b: Any) -> Any:
@@ -165,10 +190,14 @@ class ChunkedProblem:
     ``source`` a :class:`ZarrBlock` or an array (built at every pass), or a :class:`Kept` (or a Dask
     future of one on that worker). Built by :func:`cluster.chunked_fit.fit_chunked`.
     ``bytes_received`` counts the pickled bytes of the partial sums the driver received.
+
+    Views share the blocks: :meth:`restrict` (a working set of agents, ``cols``) and, for the log
+    pool, :meth:`subsample` (the mean over some items, ``items``: sorted indices into the whole array),
+    so the Newton solver's warm start on a random quarter of the items runs here as in memory, on the
+    same items for the same seed.
     """
 
     constraint = "simplex"
-    dtype = np.float64
     mu = None
 
     def __init__(
@@ -181,22 +210,19 @@ class ChunkedProblem:
         client: Any,
         reduce: str = "workers",
         cols: np.ndarray | None = None,
+        items: np.ndarray | None = None,
     ) -> None:
         if reduce not in ("workers", "driver"):
             raise InputError("reduce", f"must be 'workers' or 'driver'; got {reduce!r}")
-        self.kind, self.opts, self.groups, self.client, self.reduce, self.cols = (
-            kind,
-            opts,
-            groups,
-            client,
-            reduce,
-            cols,
-        )
+        self.kind, self.opts, self.groups, self.client, self.reduce = kind, opts, groups, client, reduce
+        self.cols, self.items = cols, items
         self.shape = shape
-        self.n_terms, self.n_agents, n_classes = shape
+        N, self.n_agents, n_classes = shape
+        self.n_terms = N if items is None else int(items.size)
         self.dim = self.n_agents if cols is None else int(cols.size)
-        self.project = project_simplex
-        self.prox = lambda x, step=1.0: project_simplex(x)
+        self.dtype = np.dtype(opts.get("dtype", np.float64))  # the storage precision, as in memory
+        self.project = _project_keeping if kind == "renyi" else project_simplex
+        self.prox = lambda x, step=1.0: self.project(x)
         offered = KINDS[kind] if cols is None else tuple(m for m in KINDS[kind] if not m.startswith("mixture"))
         for m in _OPTIONAL:  # hide what this kind's in-memory problem does not offer
             if m not in offered:
@@ -204,17 +230,31 @@ class ChunkedProblem:
         if "n_classes" in offered:
             self.n_classes = n_classes
         self.counters = {"passes": 0, "bytes_received": 0}  # shared with the restricted problems
+        self._score: np.ndarray | None = None  # the screen's per-agent score over this view's items
+        starts = [st for _, blocks in groups for _, _, st in blocks]
+        self._spans = [(a, min([b for b in starts if b > a], default=N)) for a in starts]
 
     # -- passes ---------------------------------------------------------------------------------
     def _received(self, value: Any) -> Any:
         self.counters["bytes_received"] += len(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
         return value
 
-    def _map(self, op: str, *args: Any, per_block: list | None = None) -> Any:
-        """``op`` summed over the blocks (``per_block``: one extra argument tuple per block in block
-        order, ``None`` skips the block)."""
+    def _per_block(self, items: np.ndarray | None) -> list:
+        """Each block's extra argument for the global sorted ``items`` (``None``: all):
+        ``(local indices or None, position of the first in the list)``, or ``None`` (no item there:
+        the block is skipped)."""
+        if items is None:
+            return [(None, a) for a, _ in self._spans]
+        out: list = []
+        for a, b in self._spans:
+            lo, hi = np.searchsorted(items, (a, b))
+            out.append((items[lo:hi] - a, int(lo)) if hi > lo else None)
+        return out
+
+    def _map(self, op: str, *args: Any, items: np.ndarray | None = None) -> Any:
+        """``op`` summed over the blocks, on ``items`` (sorted global indices; default this view's)."""
         self.counters["passes"] += 1
-        extras = iter(per_block or [()] * sum(len(b) for _, b in self.groups))
+        extras = iter(self._per_block(self.items if items is None else items))
         work = [(w, blocks, [next(extras) for _ in blocks]) for w, blocks in self.groups]
         head = (self.kind, self.opts, self.cols, op, args)
         if self.client is None:
@@ -222,8 +262,13 @@ class ChunkedProblem:
             return _sum([p for p in parts if p is not None])
         submit = self.client.submit
         if self.reduce == "driver":  # one task per block, every partial sum to the driver
-            futs = [submit(group_pass, *head, [b], [e], pure=False) for _, bs, es in work for b, e in zip(bs, es)]
-            return _sum([self._received(p) for p in self.client.gather(futs) if p is not None])
+            futs = [
+                submit(group_pass, *head, [b], [e], pure=False)
+                for _, bs, es in work
+                for b, e in zip(bs, es)
+                if e is not None
+            ]
+            return _sum([self._received(p) for p in self.client.gather(futs)])
         futs = [
             submit(group_pass, *head, bs, es, workers=[w], allow_other_workers=True, pure=False)
             for w, bs, es in work
@@ -239,6 +284,16 @@ class ChunkedProblem:
         if w.shape != (self.dim,):
             raise InputError("x", f"must have shape ({self.dim},); got {w.shape}")
         return w
+
+    def _global(self, items: Any) -> np.ndarray:
+        """Sorted distinct term indices of this view, checked as the in-memory ``subsample`` checks
+        them, as indices into the whole array."""
+        its = np.asarray(items, dtype=np.int64)
+        if its.ndim != 1 or its.size == 0 or np.any(np.diff(its) <= 0) or its[0] < 0:
+            raise InputError("items", "must be a non-empty sorted 1-D array of distinct term indices")
+        if its[-1] >= self.n_terms:
+            raise InputError("items", f"must be term indices in 0..{self.n_terms - 1}")
+        return its if self.items is None else self.items[its]
 
     # -- the solver protocol --------------------------------------------------------------------
     def x0(self) -> np.ndarray:
@@ -261,23 +316,18 @@ class ChunkedProblem:
         """The linear pool's ``(Q w)_n`` per item, in each row's scaling (as the in-memory problem)."""
         return np.concatenate([m for _, m in sorted(self._map("mixture", self._w(x)), key=lambda p: p[0])])
 
-    def hessian(self, x: np.ndarray, *, items: np.ndarray | None = None) -> np.ndarray:
+    def hessian(self, x: np.ndarray, *, items: np.ndarray | None = None, dtype: Any = None) -> np.ndarray:
         """The Hessian (the Rényi pool: its curvature), or (``items``) the mean over those items only:
         the subsampled Hessian the Newton solver uses above 8,000 items, as the in-memory problems
-        offer it, so both take the same path."""
-        if items is None:
-            H = self._map("hessian", self._w(x)) / self.n_terms
-        else:
-            its = np.asarray(items, dtype=np.int64)
-            starts = [st for _, blocks in self.groups for _, _, st in blocks]
-            stops = [self._stop(st) for st in starts]
-            local = [its[(its >= a) & (its < b)] - a for a, b in zip(starts, stops)]
-            H = self._map("hessian", self._w(x), per_block=[(i,) if i.size else None for i in local]) / its.size
+        offer it, so both take the same path. ``dtype``: the log pool's BLAS precision of the blocks'
+        chunk products (``np.float32``: the model Hessians after a warm start, as in memory); the other
+        kinds' in-memory Hessians have no such option and ignore it."""
+        dtype = dtype if self.kind == "log" else None
+        its = self.items if items is None else self._global(items)
+        n = self.n_terms if its is None else its.size
+        H = self._map("hessian", self._w(x), dtype, n, items=its)
+        H = (H.total() if isinstance(H, HessianPart) else H) / n
         return 0.5 * (H + H.T)
-
-    def _stop(self, start: int) -> int:
-        later = [st for _, blocks in self.groups for _, _, st in blocks if st > start]
-        return min(later) if later else self.n_terms
 
     def setup(self) -> int:
         """One pass: the screen's per-agent score, the floor count (returned) and the linear pool's
@@ -289,20 +339,50 @@ class ChunkedProblem:
         return int(n_floored)
 
     def screen(self, k: int) -> np.ndarray:
-        """As the in-memory problems' ``screen``: the ``k`` agents with the best mean score."""
+        """As the in-memory problems' ``screen``: the ``k`` agents with the best mean score (over a
+        subsample view's items: one pass the first time)."""
+        if self._score is None:
+            self._score = self._map("screen")
         s = self._score if self.cols is None else self._score[self.cols]
         return np.sort(np.argsort(-s, kind="stable")[: min(k, self.dim)])
+
+    def _view(self, cols: np.ndarray | None, items: np.ndarray | None) -> ChunkedProblem:
+        out = ChunkedProblem(
+            self.kind,
+            self.opts,
+            self.groups,
+            self.shape,
+            client=self.client,
+            reduce=self.reduce,
+            cols=cols,
+            items=items,
+        )
+        out.counters = self.counters
+        return out
 
     def restrict(self, idx: Any) -> ChunkedProblem:
         """The problem on the agents ``idx`` (the others at weight zero); each block restricts its own
         problem, whose ``restrict`` checks the indices, at the next pass."""
         idx = np.asarray(idx, dtype=np.int64)
-        cols = idx if self.cols is None else self.cols[idx]
-        out = ChunkedProblem(
-            self.kind, self.opts, self.groups, self.shape, client=self.client, reduce=self.reduce, cols=cols
-        )
-        out._score, out.counters = self._score, self.counters
+        out = self._view(idx if self.cols is None else self.cols[idx], self.items)
+        out._score = self._score
         return out
+
+    def subsample(self, items: Any) -> ChunkedProblem:
+        """The log pool's problem averaged over the terms ``items`` only (sorted, distinct; as
+        :meth:`ConditionalLogLinear.subsample`): each block evaluates its own items of the sample."""
+        if self.kind != "log":
+            raise InputError("items", f"the {self.kind} pool's problem offers no subsample")
+        return self._view(self.cols, self._global(items))
+
+
+def _project_keeping(x: np.ndarray) -> np.ndarray:
+    """The Rényi weight problem's projection (:meth:`RenyiWeightProblem.project`): a point already on
+    the simplex is kept as it is (the projection's rounding would turn its zeros into 1e-17)."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.min() >= 0 and abs(x.sum() - 1.0) <= 1e-12:
+        return x.copy()
+    return project_simplex(x)
 
 
 def _sum(parts: list) -> Any:

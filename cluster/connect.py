@@ -14,7 +14,7 @@ from typing import Any
 
 from solvers.errors import InputError
 
-__all__ = ["connect", "connected", "shared_client", "close_shared", "worker_addresses"]
+__all__ = ["connect", "connected", "shared_client", "close_shared", "worker_addresses", "kernel_friendly_nanny"]
 
 DEFAULT_TIMEOUT = 10.0
 """Seconds to wait for a scheduler before giving up."""
@@ -85,3 +85,17 @@ def worker_addresses(client: Any) -> list[str]:
     if not workers:
         raise InputError("client", "the Dask cluster has no workers")
     return workers
+
+
+def kernel_friendly_nanny() -> dict:
+    """Dask configuration for worker processes started by a nanny (``LocalCluster``, ``dask worker``)
+    without the ``MALLOC_TRIM_THRESHOLD_`` Dask sets by default: with it glibc stops adapting its mmap
+    threshold, so every large temporary of the pools' kernels is a fresh mmap whose pages fault in
+    again; the Rényi passes then ran 1.5-2x slower in a worker than in this process (measured,
+    ``benchmarks/results/cluster-session8.md``). Use ``with dask.config.set(kernel_friendly_nanny()):``
+    around the cluster's start; freed memory then stays in the workers' heaps."""
+    import dask
+
+    env = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
+    env.pop("MALLOC_TRIM_THRESHOLD_", None)
+    return {"distributed.nanny.pre-spawn-environ": env}

@@ -1,17 +1,20 @@
-"""A competition's fits as Dask tasks: the Rényi gamma sweep, the methods and the leave-one-out refits.
+"""A competition's fits on a Dask cluster: the Rényi gamma sweep, the methods and the leave-one-out refits.
 
 :func:`evaluation.aggregation.aggregate_submissions` fits every method on the public part, the
 Rényi pool for each ``eta = 1/gamma`` in turn (each warm-started from the previous weights), and
 refits the log pool without each submission. Given a cluster (``client=``, the service's
 ``AGORA_DASK_SCHEDULER``) it hands them to :class:`CompetitionTasks`: the four arrays are scattered
 once to every worker, every method but the market (which needs the chosen gamma) and every
-leave-one-out refit is one task submitted at the start of the run, and the sweep is a chain of
-tasks, one per gamma, each starting from the previous task's weights, so the run's results are those
-of the serial run. The chain runs while the other tasks do.
+leave-one-out refit is one task submitted at the start of the run, and the sweep is data-parallel:
+the warm chain stays on the driver, and each gamma's fit runs its passes over blocks of the public
+items on every worker (:func:`cluster.chunked_fit.fit_chunked` on :mod:`cluster.scattered` blocks
+sliced from the broadcast copies), as do its predictions, so the run's results are those of the
+serial run (the chunked fit equals the in-memory one to 1e-10).
 
-:func:`gamma_sweep` is the sweep as independent tasks instead: each fit starts cold, so its weights
-agree with the serial sweep's to the solver's tolerance, not bit for bit. :func:`leave_one_out` is
-the refits alone. ``client=None`` runs their tasks in this process, one after the other.
+:func:`warm_sweep` is that sweep alone (the benchmark's). :func:`gamma_sweep` is the sweep as
+independent tasks, one per gamma: each fit starts cold, so its weights agree with the serial sweep's
+to the solver's tolerance, not bit for bit. :func:`leave_one_out` is the refits alone.
+``client=None`` runs their tasks in this process, one after the other.
 """
 
 from __future__ import annotations
@@ -24,15 +27,17 @@ import numpy as np
 from aggregators.metrics import perplexity
 from evaluation.aggregation import DEFAULT_ETAS, fit_method, loo_perplexity, sweep_point
 from solvers.errors import InputError
+from solvers.progress import ProgressFn
 
 from .connect import connected, shared_client
+from .scattered import scatter_blocks
 
-__all__ = ["CompetitionTasks", "gamma_sweep", "leave_one_out"]
+__all__ = ["CompetitionTasks", "gamma_sweep", "warm_sweep", "leave_one_out"]
 
 
-def _renyi_point(val_lp: np.ndarray, val_y: np.ndarray, test_lp: np.ndarray, test_y: np.ndarray, eta: float) -> dict:
-    """One point of Fig. 2.5a from a cold start, as a ``gamma_sweep`` row with the weights."""
-    pool, pv, _, pt = sweep_point(val_lp, val_y, test_lp, test_y, eta)
+def _row(eta: float, point: tuple) -> dict:
+    """A ``gamma_sweep`` row with the weights, from :func:`~evaluation.aggregation.sweep_point`'s result."""
+    pool, pv, _, pt = point
     w = [float(x) for x in pool.weights_]
     return {
         "eta": float(eta),
@@ -43,13 +48,16 @@ def _renyi_point(val_lp: np.ndarray, val_y: np.ndarray, test_lp: np.ndarray, tes
     }
 
 
-def _sweep_step(
-    val_lp: np.ndarray, val_y: np.ndarray, test_lp: np.ndarray, test_y: np.ndarray, eta: float, prev: Any
-) -> tuple:
-    """One link of the sweep's chain: ``prev`` is the first start (``None`` or weights) or the
-    previous link's result, whose pool's weights are the start."""
-    w0 = prev if prev is None or isinstance(prev, list) else [float(x) for x in prev[0].weights_]
-    return sweep_point(val_lp, val_y, test_lp, test_y, eta, w0)
+def _renyi_point(val_lp: np.ndarray, val_y: np.ndarray, test_lp: np.ndarray, test_y: np.ndarray, eta: float) -> dict:
+    """One point of Fig. 2.5a from a cold start, as a ``gamma_sweep`` row with the weights."""
+    return _row(eta, sweep_point(val_lp, val_y, test_lp, test_y, eta))
+
+
+def _etas(etas: Sequence[float]) -> list[float]:
+    e = sorted(float(x) for x in etas)
+    if not e or min(e) <= 0:
+        raise InputError("etas", f"must be positive numbers; got {list(etas)!r}")
+    return e
 
 
 class CompetitionTasks:
@@ -74,20 +82,42 @@ class CompetitionTasks:
         }
         n_agents = data[0].shape[1]
         self.loo = [submit(loo_perplexity, *self.data, a, pure=False) for a in range(n_agents)] if loo else []
-        self._chain: list = []
+        self.labels = (np.asarray(data[1]), np.asarray(data[3]))
+        self.blocks = [scatter_blocks(self.data[i], self.client, shape=np.shape(data[i])) for i in (0, 2)]
 
-    def sweep(self, etas: Sequence[float], w0: list[float] | None) -> list:
-        """The sweep's chain from the weights ``w0``: futures of
-        :func:`~evaluation.aggregation.sweep_point`'s result, one per ``eta`` in the given order."""
-        prev: Any = w0
-        for eta in etas:
-            prev = self.client.submit(_sweep_step, *self.data, float(eta), prev, pure=False)
-            self._chain.append(prev)
-        return list(self._chain)
+    def sweep_point(self, eta: float, w0: list[float] | None, progress: ProgressFn | None = None) -> tuple:
+        """:func:`~evaluation.aggregation.sweep_point` from the weights ``w0``, data-parallel on the
+        cluster: the fit's passes and the predictions over item blocks on every worker."""
+        (val, test), (val_y, test_y) = self.blocks, self.labels
+        return sweep_point(val, val_y, test, test_y, eta, w0, progress, client=self.client)
 
     def cancel(self) -> None:
-        """Drop every task of the run that is still pending, and the scattered data."""
-        self.client.cancel([*self.fits.values(), *self.loo, *self._chain, *self.data])
+        """Drop every task of the run that is still pending, the scattered data and its blocks."""
+        blocks = [f for data in self.blocks for _, f, _, _ in data.blocks]
+        self.client.cancel([*self.fits.values(), *self.loo, *blocks, *self.data])
+
+
+def warm_sweep(
+    val_lp: np.ndarray,
+    val_y: np.ndarray,
+    test_lp: np.ndarray,
+    test_y: np.ndarray,
+    etas: Sequence[float] = DEFAULT_ETAS,
+    *,
+    w0: list[float] | None = None,
+    client: Any = None,
+) -> list[dict]:
+    """The Rényi sweep of :func:`~evaluation.aggregation.aggregate_submissions` (``gamma_sweep`` rows
+    with the weights, sorted by ``eta``, without the linear pool's point), each gamma warm-started from
+    the previous one's weights (the first from ``w0``); with a ``client``, data-parallel as in
+    :class:`CompetitionTasks`."""
+    with connected(client) as c:
+        val, test = (val_lp, test_lp) if c is None else (scatter_blocks(val_lp, c), scatter_blocks(test_lp, c))
+        rows: list[dict] = []
+        for eta in _etas(etas):
+            rows.append(_row(eta, sweep_point(val, val_y, test, test_y, eta, w0, client=c)))
+            w0 = rows[-1]["weights"]
+    return rows
 
 
 def _fan_out(client: Any, fn: Callable, data: tuple, points: Sequence[Any]) -> list:
@@ -109,10 +139,7 @@ def gamma_sweep(
 ) -> list[dict]:
     """The Rényi sweep of :func:`~evaluation.aggregation.aggregate_submissions` (``gamma_sweep`` rows,
     without the linear pool's point), one independent cold-started task per ``eta``, sorted by ``eta``."""
-    e = sorted(float(x) for x in etas)
-    if not e or min(e) <= 0:
-        raise InputError("etas", f"must be positive numbers; got {list(etas)!r}")
-    return _fan_out(client, _renyi_point, (val_lp, val_y, test_lp, test_y), e)
+    return _fan_out(client, _renyi_point, (val_lp, val_y, test_lp, test_y), _etas(etas))
 
 
 def leave_one_out(

@@ -2,13 +2,12 @@
 
 import numpy as np
 import pytest
-from scipy.special import logsumexp
 
 from aggregators import LinearPool, LogPool, RenyiPool
-from aggregators.metrics import log_loss
 from benchmarks.competition_data import make_competition_predictions
 from benchmarks.logpool_families import make_family
 from cluster.chunked_fit import fit_chunked, fit_log_pool
+from cluster.scattered import Scattered
 from solvers.errors import InputError
 
 
@@ -21,22 +20,21 @@ def test_above_8000_items_the_subsampled_hessian_path_is_the_in_memory_one():
     np.testing.assert_allclose(pool.predict(lp[:20]), ref.predict(lp[:20]), atol=1e-10)
 
 
-def _log_pool_objective(lp, y, w):
-    s = np.tensordot(lp, w, axes=([1], [0]))
-    return log_loss(s - logsumexp(s, axis=1, keepdims=True), y)
-
-
-def test_past_the_warm_start_threshold_the_chunked_fit_reaches_the_in_memory_optimum():
-    """From 41 agents and 1,000 items the in-memory Newton starts from a subsample fit, which the chunked
-    problem does not offer: the paths differ, so the weights may differ along flat directions, but both
-    objectives equal a tight fit's to 1e-10 relative."""
+def test_past_the_warm_start_threshold_the_chunked_fit_takes_the_in_memory_path():
+    """From 41 agents and 1,000 items the in-memory Newton first solves a random quarter of the items
+    (``subsample``), then steps with float32 model Hessians: the chunked problem offers the same
+    subsample over its blocks and cuts its float32 products where the in-memory runs are cut, so the
+    iterates are the same to rounding. The problem is flat: a tight fit is 1e-5 away from both."""
     lp, y = make_competition_predictions(3000, 60, 8, seed=0)
     ref = LogPool().fit(lp, y)
-    pool = fit_log_pool(lp, y, chunk_items=700)
-    best = _log_pool_objective(lp, y, LogPool(tol=1e-13).fit(lp, y).weights_)
-    for w in (ref.weights_, pool.weights_):
-        assert abs(_log_pool_objective(lp, y, w) - best) <= 1e-10 * best
-    np.testing.assert_allclose(pool.weights_, ref.weights_, atol=1e-4)
+    assert "warm_start" in ref.fit_result_.extra  # the subsample-first path
+    for chunk in (700, 1024):  # blocks across, and along, the in-memory float32 runs of 256 items
+        pool = fit_log_pool(lp, y, chunk_items=chunk)
+        np.testing.assert_allclose(pool.weights_, ref.weights_, atol=1e-10)
+        assert pool.n_iter_ == ref.n_iter_ and pool.fit_result_.n_passes == pytest.approx(ref.fit_result_.n_passes)
+        assert pool.fit_result_.extra["warm_start"] == ref.fit_result_.extra["warm_start"]
+    tight = LogPool(tol=1e-13).fit(lp, y).weights_
+    assert np.abs(tight - ref.weights_).max() > 1e-7  # so the 1e-10 above is the path, not the optimum
 
 
 def test_bad_input_names_the_argument(tmp_path):
@@ -51,6 +49,9 @@ def test_bad_input_names_the_argument(tmp_path):
         with pytest.raises(InputError) as e:
             fit_log_pool(*args, **kw)
         assert e.value.field == field
+    with pytest.raises(InputError) as e:  # blocks on a cluster's workers, without its client
+        fit_log_pool(Scattered(lp.shape, ()), y)
+    assert e.value.field == "client"
     bad = lp.copy()
     bad[37, 1, 2] = np.nan
     with pytest.raises(InputError) as e:
@@ -97,3 +98,25 @@ def test_pools_the_chunked_fit_does_not_offer_are_refused():
     with pytest.raises(InputError) as e:
         fit_chunked(LogPool(), lp, y, reduce="everywhere")
     assert e.value.field == "reduce"
+
+
+def test_the_chunked_renyi_fit_starts_as_the_in_memory_one():
+    """At a small shared γ without weights the in-memory fit starts from the log pool's weights (its
+    γ → 0 limit) and solves their support first; from given weights (the competition's γ sweep, each
+    γ from the previous one's weights) it keeps a point already on the simplex as it is. The chunked
+    fit does both, so the weights are the same."""
+    from evaluation.aggregation import RENYI_OPTIONS
+
+    lp, y = make_competition_predictions(1000, 150, 16, seed=1)
+    for gamma in (0.25, 0.1):  # from the log pool's weights
+        ref = RenyiPool(gamma=gamma).fit(lp, y)
+        on = fit_chunked(RenyiPool(gamma=gamma), lp, y, chunk_items=300)
+        np.testing.assert_allclose(on.weights_, ref.weights_, atol=1e-10)
+        assert on.n_iter_ == ref.n_iter_
+    w0 = None
+    for eta in (2.0, 5.0, 10.0, 30.0):  # the sweep's warm chain
+        ref = RenyiPool(gamma=1 / eta, weights=w0, **RENYI_OPTIONS).fit(lp, y)
+        on = fit_chunked(RenyiPool(gamma=1 / eta, weights=w0, **RENYI_OPTIONS), lp, y, chunk_items=300)
+        np.testing.assert_allclose(on.weights_, ref.weights_, atol=1e-10)
+        assert on.fit_result_.n_passes == pytest.approx(ref.fit_result_.n_passes)
+        w0 = list(ref.weights_)

@@ -122,6 +122,25 @@ def test_linear_and_renyi_chunked_fits_on_dask_equal_the_in_memory_fits(client, 
 
 
 @pytest.mark.parametrize(
+    "make",
+    [LogPool, lambda: LinearPool(solver="newton"), lambda: RenyiPool(gamma=0.3)],
+    ids=["log", "linear", "renyi"],
+)
+def test_at_100_agents_and_2000_items_the_chunked_fits_on_dask_equal_the_in_memory_fits(client, make):
+    """Past 40 agents and 1,000 items the log pool's Newton starts from a subsample fit and steps with
+    float32 model Hessians: the chunked problem (blocks across the in-memory runs of 256 items, on two
+    worker processes) follows the same path."""
+    from benchmarks.competition_data import make_competition_predictions
+
+    lp, y = make_competition_predictions(2500, 120, 8, seed=0)
+    ref = make().fit(lp, y)
+    on = fit_chunked(make(), da.from_array(lp, chunks=(700, 120, 8)), y, client=client)
+    np.testing.assert_allclose(on.weights_, ref.weights_, atol=1e-10)
+    assert on.fit_result_.converged and on.n_iter_ == ref.n_iter_
+    assert ("warm_start" in ref.fit_result_.extra) == isinstance(ref, LogPool)
+
+
+@pytest.mark.parametrize(
     "times", [pytest.param(1.25, id="short"), pytest.param(4.0, id="full", marks=pytest.mark.slow)]
 )
 def test_a_zarr_store_larger_than_the_workers_memory_limit_fits(client, times):
@@ -164,6 +183,24 @@ def test_gamma_sweep_and_leave_one_out_fan_out_as_dask_tasks(client):
     np.testing.assert_allclose(leave_one_out(*args, client=client), leave_one_out(*args), atol=1e-12)
 
 
+def test_the_warm_sweep_runs_each_gammas_passes_on_both_workers_and_equals_the_serial_sweep(client):
+    from benchmarks.competition_data import make_competition_predictions
+    from cluster.fanout import warm_sweep
+
+    lp, y = make_competition_predictions(1200, 100, 6, seed=1)
+    args, etas = (lp[:600], y[:600], lp[600:], y[600:]), (2.0, 10.0, 30.0)
+    ref = warm_sweep(*args, etas)
+    with distributed.get_task_stream(client) as ts:
+        on = warm_sweep(*args, etas, client=client)
+    for a, b in zip(on, ref):
+        assert a["eta"] == b["eta"]
+        np.testing.assert_allclose(a["weights"], b["weights"], atol=1e-10)
+        assert a["public_perplexity"] == pytest.approx(b["public_perplexity"], rel=1e-12)
+        assert a["private_perplexity"] == pytest.approx(b["private_perplexity"], rel=1e-12)
+    passes = {t["worker"] for t in ts.data if t["key"].startswith("group_pass")}
+    assert len(passes) == 2  # data-parallel: every fit's passes ran on both worker processes
+
+
 def test_the_competition_aggregation_runs_its_fits_on_the_cluster(client):
     from benchmarks.logpool_families import make_family
     from evaluation.aggregation import aggregate_submissions
@@ -174,10 +211,11 @@ def test_the_competition_aggregation_runs_its_fits_on_the_cluster(client):
     serial = aggregate_submissions(*args, **kw)
     tasks_before = len(client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.task_prefixes))
     on = aggregate_submissions(*args, **kw, client=client)
-    # the methods, the sweep's chain and the refits ran as tasks of those functions
+    # the methods and the refits ran as tasks of those functions, the sweep's fits as passes over item
+    # blocks (group_pass) and its predictions block by block (predict)
     prefixes = client.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
-    assert {"fit_method", "sweep_step", "loo_perplexity"} <= set(prefixes) and len(prefixes) > tasks_before
-    # the same run: the sweep's chain warm-starts each gamma from the previous one, as in-process
+    assert {"fit_method", "group_pass", "predict", "loo_perplexity"} <= set(prefixes) and len(prefixes) > tasks_before
+    # the same run: the sweep warm-starts each gamma from the previous one, as in-process
     assert [r["method"] for r in on["rows"]] == [r["method"] for r in serial["rows"]]
     for a, b in zip(on["rows"], serial["rows"]):
         assert "error" not in a
@@ -228,14 +266,15 @@ def test_the_service_runs_a_competition_on_the_cluster_agora_dask_scheduler_name
             else:
                 monkeypatch.setenv("AGORA_DASK_SCHEDULER", address)
             get_settings.cache_clear()  # the job reads the setting when it runs
-            before = _tasks_run(client, "fit_method"), _tasks_run(client, "sweep_step")
+            before = _tasks_run(client, "fit_method"), _tasks_run(client, "predict")
             body = {"methods": ["linear", "log", "renyi"], "etas": [2.0, 10.0]}
             r = api.post(f"/v1/competitions/{cid}/aggregations", json=body, headers=admin)
             job = finished_job(api, r, "cluster-admin", poll=0.05)
             assert job["state"] == "succeeded", job
             results[name] = api.get(f"/v1/competitions/{cid}/aggregations/{r.json()['id']}", headers=admin).json()
-            ran = _tasks_run(client, "fit_method") - before[0], _tasks_run(client, "sweep_step") - before[1]
-            assert ran == ((0, 0) if address is None else (2, 2))  # linear and log; one link per eta
+            ran = _tasks_run(client, "fit_method") - before[0], _tasks_run(client, "predict") - before[1]
+            # linear and log; per eta, the public and the private part predicted on each worker's block
+            assert ran == ((0, 0) if address is None else (2, 2 * 2 * 2))
     monkeypatch.delenv("AGORA_DASK_SCHEDULER", raising=False)
     get_settings.cache_clear()
     close_shared()  # the service's kept connection to this cluster

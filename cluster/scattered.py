@@ -1,0 +1,105 @@
+"""An array's item blocks placed on the Dask workers once, for several fits and predictions (issue 18 §4).
+
+The competition's γ sweep fits the Rényi pool (seed 000 Eq. 2.6-2.8) once per γ on the same public
+items and predicts the same private items: :func:`scatter_blocks` places the blocks of items on the
+workers round-robin once (from an array in this process, or sliced on each worker from a copy
+already broadcast to every worker), :func:`cluster.chunked_fit.fit_chunked` takes the result as its
+``log_probs``, and :func:`predict_blocks` runs a fitted pool's ``predict`` on each block where it
+lies. A pool's aggregate is computed item by item (the Rényi fixed point to its tolerance per item),
+so the blocks' predictions are the in-memory ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from solvers.errors import InputError
+
+from .connect import worker_addresses
+
+__all__ = ["Scattered", "scatter_blocks", "predict_blocks", "item_bounds", "aligned", "BLOCK_BYTES"]
+
+BLOCK_BYTES = 64 * 2**20
+"""Target size of one block of items (64 MiB of float64)."""
+
+
+def item_bounds(shape: tuple[int, int, int], chunk_items: Any = None, chunks: Any = None) -> list[tuple[int, int]]:
+    """The blocks' item spans ``(start, stop)``: ``chunk_items`` per block, else the array's own item
+    ``chunks`` (a dask array's), else about :data:`BLOCK_BYTES` of float64 per block."""
+    N, A, K = shape
+    if chunk_items is not None:
+        if not (isinstance(chunk_items, (int, np.integer)) and chunk_items >= 1):
+            raise InputError("chunk_items", f"must be an integer >= 1; got {chunk_items!r}")
+        bounds = np.append(np.arange(0, N, chunk_items), N)
+    elif chunks is not None:
+        bounds = np.cumsum((0, *chunks))
+    else:
+        bounds = np.append(np.arange(0, N, max(1, BLOCK_BYTES // (8 * A * K))), N)
+    return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+
+@dataclass(frozen=True)
+class Scattered:
+    """Item blocks of a ``(n_items, n_agents, n_classes)`` array held by the workers: ``blocks`` are
+    ``(worker address, future of the block, start, stop)`` in item order."""
+
+    shape: tuple[int, int, int]
+    blocks: tuple[tuple[str, Any, int, int], ...]
+
+
+def aligned(x: np.ndarray) -> np.ndarray:
+    """``x``, copied when its data is not aligned to its item size: an array Dask received over the
+    network can start at any byte of its frame, and the compiled kernels then run 2-3x slower."""
+    return x if x.flags.aligned else np.array(x, order="C")
+
+
+def _rows(whole: np.ndarray, start: int, stop: int) -> np.ndarray:
+    return aligned(whole[start:stop])  # a view of the worker's broadcast copy when that is aligned
+
+
+def scatter_blocks(
+    log_probs: Any, client: Any, *, chunk_items: int | None = None, shape: tuple | None = None
+) -> Scattered:
+    """Place the item blocks of ``log_probs`` on the workers of ``client`` round-robin, once (by
+    default about :data:`BLOCK_BYTES` each, and the same number on every worker).
+
+    ``log_probs`` is an array in this process (each block is sent to its worker), or a future of an
+    array of ``shape`` already on every worker (``client.scatter(x, broadcast=True)``; each block is
+    a slice taken there, nothing moves)."""
+    from distributed import Future
+
+    broadcast = isinstance(log_probs, Future)
+    shape = tuple(int(s) for s in (shape if broadcast and shape is not None else np.shape(log_probs)))
+    if len(shape) != 3:
+        raise InputError("log_probs", f"must have shape (n_items, n_agents, n_classes); got {shape}")
+    workers = worker_addresses(client)
+    if chunk_items is None:  # about BLOCK_BYTES each, as many on every worker
+        N, A, K = shape
+        per_worker = -(-N // max(1, BLOCK_BYTES // (8 * A * K)) // len(workers))
+        chunk_items = -(-N // (per_worker * len(workers)))
+    blocks = []
+    for i, (a, b) in enumerate(item_bounds(shape, chunk_items)):  # type: ignore[arg-type]
+        w = workers[i % len(workers)]
+        if broadcast:
+            fut = client.submit(_rows, log_probs, a, b, workers=[w], allow_other_workers=True, pure=False)
+        else:
+            sent = client.scatter(np.ascontiguousarray(log_probs[a:b]), workers=[w])
+            fut = client.submit(aligned, sent, workers=[w], allow_other_workers=True, pure=False)
+        blocks.append((w, fut, a, b))
+    return Scattered(shape, tuple(blocks))  # type: ignore[arg-type]
+
+
+def _predict(pool: Any, block: np.ndarray) -> np.ndarray:
+    return pool.predict(block)
+
+
+def predict_blocks(pool: Any, data: Scattered, client: Any) -> np.ndarray:
+    """``pool.predict`` of every block, on the worker that holds it, joined in item order."""
+    futs = [
+        client.submit(_predict, pool, f, workers=[w], allow_other_workers=True, pure=False)
+        for w, f, _, _ in data.blocks
+    ]
+    return np.concatenate(client.gather(futs))
