@@ -57,6 +57,8 @@ def renyi_weight_curvature(
     blend: bool = True,
     chunk: int = 64,
     dtype: Any = np.float64,
+    items: np.ndarray | None = None,
+    agents: np.ndarray | None = None,
 ) -> np.ndarray:
     """``Σ_n c_n [(1 - β) J_nᵀ diag(q_n) J_n + β J_n[y_n]ᵀ J_n[y_n]]``: the weights' curvature ``(A, A)``.
 
@@ -64,9 +66,13 @@ def renyi_weight_curvature(
     simplex; ``gamma`` (A,); ``log_q`` (n, K) the solved aggregate at ``(w, gamma)``; ``c`` (n,) item
     weights (``1/n`` for the mean). ``blend=False``: the Fisher (Gauss-Newton) matrix alone (β = 0).
     ``dtype``: precision of the per-item work and BLAS products (``np.float32``: about half the time;
-    each chunk's products are summed into float64 matrices).
+    each chunk's products are summed into float64 matrices). ``items``, ``agents``: read only these
+    rows and agents of ``La`` (one chunk at a time, no copy of the whole); ``labels``, ``log_q``, ``c``
+    and ``w``, ``gamma`` are then the selected items' and agents'.
     """
-    n, A, K = La.shape
+    n = La.shape[0] if items is None else items.size
+    A = La.shape[1] if agents is None else agents.size
+    K = La.shape[2]
     dt = np.dtype(dtype)
     wp = mixture_weights(w, gamma)
     S = float(np.sum(w / gamma))
@@ -81,7 +87,8 @@ def renyi_weight_curvature(
     E = np.zeros((A, A))
     woodbury = K > a
     for s in range(0, n, chunk):
-        Lc = La[s : s + chunk].astype(dt, copy=False)
+        rows = slice(s, s + chunk) if items is None else items[s : s + chunk]
+        Lc = (La[rows] if agents is None else La[rows][:, agents]).astype(dt, copy=False)
         m = Lc.shape[0]
         r = log_q[s : s + chunk].astype(dt, copy=False)
         # tilted agents Q_i ∝ P_i^γ_i Q^(1-γ_i), normalised over classes
@@ -191,18 +198,17 @@ class RenyiWeightProblem(RenyiProblem):
         w, gamma, _ = self.unpack(x)
         w = w / w.sum()
         log_q = self._solved_at(x)
-        n = self.n_terms
-        its = np.arange(n) if items is None else np.asarray(items, dtype=np.int64)
         if log_q is None:
             log_q = self.log_q(x)
-            La = self._La if items is None else self._La[its]
-        elif self._L is None and items is not None and self._agents is not None:  # sampled items of the root data
-            La = anneal(self._root.L[np.ix_(its, self._agents)], self.lam0)
-        else:
-            La = self._La if items is None else self._La[its]
+        n = self.n_terms
+        its = np.arange(n) if items is None else np.asarray(items, dtype=np.int64)
         sw = np.ones(n) if self.sample_weight is None else self.sample_weight
         c = sw[its] / sw[its].sum()
-        return renyi_weight_curvature(La, self.labels[its], w, gamma, log_q[its], c, dtype=dtype or np.float64)
+        # a restricted problem not yet evaluated reads its agents from the root's data, chunk by chunk
+        La, agents = (self._La, None) if self._L is not None else (self._root._La, self._agents)
+        return renyi_weight_curvature(
+            La, self.labels[its], w, gamma, log_q[its], c, dtype=dtype or np.float64, items=its, agents=agents
+        )
 
     def screen(self, k: int) -> np.ndarray:
         """The ``k`` agents with the best own mean log-likelihood ``mean_n log P_i(y_n)`` (one value
