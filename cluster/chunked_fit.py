@@ -134,9 +134,10 @@ def _groups(
         elif not persist:
             placed.setdefault(w, []).append((block, client.scatter(lab, workers=[w]), a))
         else:  # read (or computed) on a worker, built there once, and kept there
-            fut = client.submit(
-                build_kept, kind, opts, block, lab, a, workers=[w], allow_other_workers=True, pure=False
-            )
+            # no worker restriction: if workers die while the blocks are built (a nanny's memory kill), Dask
+            # leaves tasks restricted to departed addresses unrunnable for good, even loose ones; the
+            # blocks are grouped below by the worker that holds them
+            fut = client.submit(build_kept, kind, opts, block, lab, a, pure=False)
             placed.setdefault(w, []).append((fut, None, a))
     if client is not None and persist:  # group the kept blocks by the worker that holds them
         futs = [s for blocks in placed.values() for s, _, _ in blocks]

@@ -270,7 +270,7 @@ class ChunkedProblem:
             ]
             return _sum([self._received(p) for p in self.client.gather(futs)])
         futs = [
-            submit(group_pass, *head, bs, es, workers=[w], allow_other_workers=True, pure=False)
+            submit(group_pass, *head, bs, es, pure=False)  # runs where its kept blocks are (see _groups)
             for w, bs, es in work
             if any(e is not None for e in es)
         ]
