@@ -66,6 +66,12 @@ def _calls() -> Iterator[tuple[str, Callable[[], Any]]]:
     for method in LEARNT:
         if method in POOL_METHODS:
             yield f"fit {method}", lambda m=method: make_pool(m).fit(probs, labels).predict(probs)
+    # beliefs with a zero probability take the market's floor pass (markets.kernels.floor); the others skip it
+    sparse = probs.copy()
+    sparse[:, :, 0] = 0.0
+    sparse /= sparse.sum(axis=2, keepdims=True)
+    for utility in UTILITIES:
+        yield f"equilibrium floored {utility}", lambda u=utility: markets.equilibrium(sparse, u, kind="probs")
     for utility in UTILITIES:
         for method in EQUILIBRIUM_METHODS:
             if method == "closed_form" and utility != "log":
