@@ -122,11 +122,12 @@ def gather(client: Any, futures: list, *, timeout: float = DEFAULT_TIMEOUT, fiel
     while the futures are pending the cluster is checked, and once it has had no worker (or no
     connection to the scheduler) for ``timeout`` seconds an :class:`InputError` naming ``field`` is
     raised (``code="no_workers"`` or ``"unreachable"``). Futures Dask cancelled (the client lost the
-    scheduler) and tasks whose workers died at every try (:class:`distributed.KilledWorker`, often a
-    worker's memory limit) raise the same error (``"unreachable"``, ``"workers_died"``); a task's own
-    error (bad input in a block) is raised as it is."""
+    scheduler: ``"unreachable"``; a worker left with data that is no task's result, such as data
+    scattered to it: ``"workers_lost"``) and tasks whose workers died at every try
+    (:class:`distributed.KilledWorker`, often a worker's memory limit: ``"workers_died"``) raise the
+    same error; a task's own error (bad input in a block) is raised as it is."""
     from distributed import KilledWorker, wait
-    from distributed.client import FutureCancelledError
+    from distributed.client import FutureCancelledError, FuturesCancelledError
 
     bad_since = None
     while True:
@@ -136,11 +137,17 @@ def gather(client: Any, futures: list, *, timeout: float = DEFAULT_TIMEOUT, fiel
             return client.gather(futures)
         except TimeoutError:
             pass
-        except FutureCancelledError as exc:
+        except (FutureCancelledError, FuturesCancelledError) as exc:
+            lost = "scheduler" in str(exc)
             raise InputError(
                 field,
-                f"Dask cancelled the work ({exc.reason}): lost the connection to the scheduler?",
-                code="unreachable",
+                f"Dask cancelled the work ({' '.join(str(exc).split())[:300]}): "
+                + (
+                    "it lost the connection to the scheduler"
+                    if lost
+                    else "a worker left with data Dask cannot recompute"
+                ),
+                code="unreachable" if lost else "workers_lost",
             ) from exc
         except KilledWorker as exc:
             raise InputError(

@@ -1,7 +1,7 @@
 """Chunked fits on a real multi-process Dask ``LocalCluster`` (no mocks) when the cluster fails and
 with item weights: a worker killed in the middle of a fit costs time, not the fit (the same weights);
-a cluster that loses every worker is an ``InputError`` naming ``client`` after ``timeout`` seconds,
-never a wait without end; weighted fits (weights as a dask array) equal the in-memory weighted fits.
+a cluster that loses every worker, or its scheduler, is an ``InputError`` naming ``client`` after
+``timeout`` seconds, never a wait without end; weighted fits (weights as a dask array) equal the in-memory weighted fits.
 
 Every fit that could hang runs in a thread joined with a time limit, so a regression fails the test
 rather than hanging the suite (``pytest-timeout`` is not installed).
@@ -24,6 +24,7 @@ import dask.array as da  # noqa: E402
 from aggregators import LinearPool, LogPool, RenyiPool  # noqa: E402
 from benchmarks.logpool_families import make_family  # noqa: E402
 from cluster.chunked_fit import fit_chunked  # noqa: E402
+from cluster.scattered import scatter_blocks  # noqa: E402
 from solvers.errors import InputError  # noqa: E402
 
 from .test_on_dask import MEMORY_LIMIT  # noqa: E402
@@ -69,19 +70,23 @@ def client():
         yield c
 
 
-SOURCES = ["dask-array", "zarr-read-per-pass"]
+SOURCES = ["dask-array", "zarr-read-per-pass", "scattered"]
 
 
 @pytest.mark.parametrize("source", SOURCES)
 def test_a_worker_killed_in_the_middle_of_a_fit_costs_time_not_the_fit(client, tmp_path, source):
     """Dask recomputes what the lost worker held on the worker that remains (the kept blocks from
     the array slice in their task, the labels and weights of blocks read per pass from their task)
-    and the passes go on: the fit ends with the in-memory weights."""
+    and the passes go on: the fit ends with the in-memory weights. Blocks placed by
+    ``cluster.scattered.scatter_blocks`` are data, not tasks: when the lost worker held one that Dask
+    cannot recompute the fit stops with ``InputError("client")`` instead (both outcomes seen)."""
     lp, y = make_family("gaussian-logit", 4000, 30, 8, seed=2)
     sw = np.random.default_rng(0).integers(0, 3, size=4000).astype(float)
     ref = LogPool().fit(lp, y, sample_weight=sw)
     if source == "dask-array":
         data, kw = da.from_array(lp, chunks=(500, 30, 8)), {}
+    elif source == "scattered":
+        data, kw = scatter_blocks(lp, client, chunk_items=500), {}
     else:
         data = zarr.create_array(str(tmp_path / "lp.zarr"), shape=lp.shape, chunks=(500, 30, 8), dtype="f8")
         data[:] = lp
@@ -95,11 +100,18 @@ def test_a_worker_killed_in_the_middle_of_a_fit_costs_time_not_the_fit(client, t
             _kill(client, victim)
         calls.append(f)
 
-    pool = _bounded(
-        lambda: fit_chunked(
+    def fit():
+        return fit_chunked(
             LogPool(), data, y, client=client, sample_weight=sw, progress=kill_at_the_first_step, timeout=30, **kw
         )
-    )
+
+    try:
+        pool = _bounded(fit)
+    except InputError as e:
+        assert source == "scattered" and e.field == "client" and e.code == "workers_lost", e
+        assert victim not in client.scheduler_info(n_workers=-1)["workers"]
+        client.wait_for_workers(2, timeout=60)
+        return
     np.testing.assert_allclose(pool.weights_, ref.weights_, atol=1e-10)
     assert pool.fit_result_.converged and pool.n_iter_ == ref.n_iter_
     assert len(calls) > 1  # passes ran after the kill
@@ -135,6 +147,32 @@ def test_a_cluster_that_loses_every_worker_during_a_fit_is_a_clear_error():
         with pytest.raises(InputError) as e:  # a cluster without workers from the start
             fit_chunked(LogPool(), lp, y, client=c)
         assert e.value.field == "client"
+
+
+@pytest.mark.slow  # the error comes within 10 s; closing a LocalCluster whose scheduler is gone takes 30-40 s more
+def test_a_scheduler_lost_during_a_fit_is_a_clear_error():
+    lp, y = make_family("gaussian-logit", 2000, 30, 8, seed=2)
+    with _cluster() as lc, distributed.Client(lc) as c:
+        closed = []
+
+        def close_the_scheduler(f: float) -> None:
+            if not closed:
+                closed.append(f)
+                lc.sync(lc.scheduler.close)
+
+        with pytest.raises(InputError) as e:
+            _bounded(
+                lambda: fit_chunked(
+                    LogPool(),
+                    da.from_array(lp, chunks=(500, 30, 8)),
+                    y,
+                    client=c,
+                    progress=close_the_scheduler,
+                    timeout=3,
+                )
+            )
+        assert closed and e.value.field == "client" and e.value.code == "unreachable"
+        assert "scheduler" in e.value.reason
 
 
 @pytest.mark.parametrize(
