@@ -280,7 +280,7 @@ def fit_log_pool(
 ) -> LogPool:
     """:func:`fit_chunked` of ``LogPool(solver=, floor=, tol=, max_iter=)``; ``chunking``: the other
     keyword arguments of :func:`fit_chunked` (``chunk_items``, ``persist``, ``reduce``, ``timeout``,
-    ``progress``)."""
+    ``progress``, ``sample_weight``)."""
     return fit_chunked(
         LogPool(solver=solver, floor=floor, tol=tol, max_iter=max_iter), log_probs, y, client=client, **chunking
     )

@@ -119,15 +119,33 @@ def test_a_worker_killed_in_the_middle_of_a_fit_costs_time_not_the_fit(client, t
     client.wait_for_workers(2, timeout=60)  # its replacement, for the next test
 
 
-def test_a_cluster_that_loses_every_worker_during_a_fit_is_a_clear_error():
+def _retire_every_worker(lc, c) -> None:
+    lc.scale(0)  # the workers close and are not replaced
+    while c.scheduler_info(n_workers=-1)["workers"]:
+        time.sleep(0.1)
+
+
+def _close_the_scheduler(lc, c) -> None:
+    lc.sync(lc.scheduler.close)
+
+
+FAILURES = [
+    pytest.param(_retire_every_worker, "no_workers", id="every-worker"),
+    # the error comes within 10 s; closing a LocalCluster whose scheduler is gone takes 30-40 s more
+    pytest.param(_close_the_scheduler, "unreachable", id="the-scheduler", marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize("fail, code", FAILURES)
+def test_a_cluster_that_loses_every_worker_or_its_scheduler_during_a_fit_is_a_clear_error(fail, code):
     lp, y = make_family("gaussian-logit", 2000, 30, 8, seed=2)
     with _cluster() as lc, distributed.Client(lc) as c:
+        failed = []
 
-        def retire_every_worker(f: float) -> None:
-            if c.scheduler_info(n_workers=-1)["workers"]:
-                lc.scale(0)  # the workers close and are not replaced
-                while c.scheduler_info(n_workers=-1)["workers"]:
-                    time.sleep(0.1)
+        def fail_at_the_first_step(f: float) -> None:
+            if not failed:
+                failed.append(f)
+                fail(lc, c)
 
         start = time.monotonic()
         with pytest.raises(InputError) as e:
@@ -137,42 +155,19 @@ def test_a_cluster_that_loses_every_worker_during_a_fit_is_a_clear_error():
                     da.from_array(lp, chunks=(500, 30, 8)),
                     y,
                     client=c,
-                    progress=retire_every_worker,
+                    progress=fail_at_the_first_step,
                     timeout=3,
                 )
             )
-        assert e.value.field == "client" and e.value.code == "no_workers"
-        assert "no workers" in e.value.reason and "3 s" in e.value.reason
+        assert failed and e.value.field == "client" and e.value.code == code
         assert time.monotonic() - start < 60
-        with pytest.raises(InputError) as e:  # a cluster without workers from the start
-            fit_chunked(LogPool(), lp, y, client=c)
-        assert e.value.field == "client"
-
-
-@pytest.mark.slow  # the error comes within 10 s; closing a LocalCluster whose scheduler is gone takes 30-40 s more
-def test_a_scheduler_lost_during_a_fit_is_a_clear_error():
-    lp, y = make_family("gaussian-logit", 2000, 30, 8, seed=2)
-    with _cluster() as lc, distributed.Client(lc) as c:
-        closed = []
-
-        def close_the_scheduler(f: float) -> None:
-            if not closed:
-                closed.append(f)
-                lc.sync(lc.scheduler.close)
-
-        with pytest.raises(InputError) as e:
-            _bounded(
-                lambda: fit_chunked(
-                    LogPool(),
-                    da.from_array(lp, chunks=(500, 30, 8)),
-                    y,
-                    client=c,
-                    progress=close_the_scheduler,
-                    timeout=3,
-                )
-            )
-        assert closed and e.value.field == "client" and e.value.code == "unreachable"
-        assert "scheduler" in e.value.reason
+        if code == "no_workers":
+            assert "no workers" in e.value.reason and "3 s" in e.value.reason
+            with pytest.raises(InputError) as e:  # a cluster without workers from the start
+                fit_chunked(LogPool(), lp, y, client=c)
+            assert e.value.field == "client"
+        else:
+            assert "scheduler" in e.value.reason
 
 
 @pytest.mark.parametrize(
