@@ -32,13 +32,13 @@ from aggregators.linear import LinearPool
 from aggregators.logpool import LogPool
 from aggregators.renyi_fixed_point import check_gamma
 from aggregators.renyi_pool import LIMIT_START_GAMMA, RenyiPool
-from aggregators.validation import DEFAULT_FLOOR
+from aggregators.validation import DEFAULT_FLOOR, check_sample_weight
 from solvers.errors import InputError
 from solvers.progress import ProgressFn
 from solvers.registry import minimize
 
 from .chunked_problem import ChunkedProblem, ZarrBlock, build_kept
-from .connect import connected, worker_addresses
+from .connect import DEFAULT_TIMEOUT, connected, gather, worker_addresses
 from .scattered import BLOCK_BYTES, Scattered, item_bounds
 
 __all__ = ["fit_chunked", "fit_log_pool", "BLOCK_BYTES"]
@@ -91,22 +91,33 @@ def _kind(pool: Any, n_agents: int) -> tuple[str, dict]:
     raise InputError("pool", f"must be an unfitted LogPool, LinearPool or RenyiPool; got {type(pool).__name__}")
 
 
+def _targets(labels: np.ndarray, weights: np.ndarray | None) -> Any:
+    """A block's labels, with its item weights when there are some (what :func:`build_kept` takes)."""
+    return labels if weights is None else (labels, weights)
+
+
 def _groups(
     kind: str,
     opts: dict,
     log_probs: Any,
     path: str | None,
     shape: tuple[int, int, int],
-    labels: np.ndarray,
+    targets: tuple[np.ndarray, np.ndarray | None],
     client: Any,
-    chunk_items: int | None,
-    persist: bool | None,
+    how: dict,
 ) -> list[tuple[str | None, list]]:
     """``(worker, blocks)``: blocks of items spread round-robin over the workers, each built once and
     kept (on its worker, or in this process), or Zarr blocks by path, read at every pass
     (``persist=False``; the default for a Zarr store unless twice its size fits in the workers'
-    memory limits)."""
+    memory limits). ``targets``: the labels and item weights (``None``: 1 each); ``how``: the
+    ``chunk_items``, ``persist`` and ``timeout`` of :func:`fit_chunked`.
+
+    On a cluster every block's input is a task (its problem built on a worker, or, read per pass, its
+    labels and weights), never data scattered to one worker: Dask recomputes the results a lost
+    worker held on the workers that remain (:func:`cluster.connect.gather`)."""
     N, A, K = shape
+    labels, weights = targets
+    persist = how["persist"]
     if persist is None:
         persist = path is None or (client is not None and 2 * N * A * K * 8 < _cluster_memory(client))
     if isinstance(log_probs, Scattered):  # blocks already on the workers: built where they lie
@@ -117,11 +128,12 @@ def _groups(
     else:
         own = getattr(log_probs, "chunks", None) if path is None else None
         own = own[0] if isinstance(own, tuple) and isinstance(own[0], tuple) else None  # a dask array's
-        spans = item_bounds(shape, chunk_items, own)
+        spans = item_bounds(shape, how["chunk_items"], own)
     workers: list[str | None] = [None] if client is None else list(worker_addresses(client))
     placed: dict[str | None, list] = {w: [] for w in workers}
     for i, (a, b) in enumerate(spans):
-        w, lab = workers[i % len(workers)], labels[a:b]
+        own_targets = (labels[a:b], None if weights is None else weights[a:b])
+        w, lab = workers[i % len(workers)], _targets(*own_targets)
         if isinstance(log_probs, Scattered):
             w, block = placed_on[a]
         else:
@@ -131,24 +143,29 @@ def _groups(
                 build_kept(kind, opts, block if path is not None else np.asarray(block), lab, a) if persist else block
             )
             placed[w].append((source, lab, a))
-        elif not persist:
-            placed.setdefault(w, []).append((block, client.scatter(lab, workers=[w]), a))
+        elif not persist:  # the labels (and weights) a task on a worker, the block read there at every pass
+            placed.setdefault(w, []).append((block, client.submit(_targets, *own_targets, pure=False), a))
         else:  # read (or computed) on a worker, built there once, and kept there
             # no worker restriction: if workers die while the blocks are built (a nanny's memory kill), Dask
             # leaves tasks restricted to departed addresses unrunnable for good, even loose ones; the
             # blocks are grouped below by the worker that holds them
             fut = client.submit(build_kept, kind, opts, block, lab, a, pure=False)
             placed.setdefault(w, []).append((fut, None, a))
-    if client is not None and persist:  # group the kept blocks by the worker that holds them
-        futs = [s for blocks in placed.values() for s, _, _ in blocks]
-        client.gather(futs)  # raises the first block's error (bad input names its item)
-        holder = {k: sorted(v)[0] for k, v in client.who_has(futs).items()}
+    if client is not None:  # group the blocks by the worker that holds their kept problem (or labels)
+        futs = [s if persist else t for blocks in placed.values() for s, t, _ in blocks]
+        gather(client, futs, timeout=how["timeout"])  # raises the first block's error (bad input names its item)
+        holder = {k: min(v, default=None) for k, v in client.who_has(futs).items()}
         regrouped: dict[str | None, list] = {}
         for blocks in placed.values():
             for blk in blocks:
-                regrouped.setdefault(holder[blk[0].key], []).append(blk)
+                regrouped.setdefault(holder[blk[0 if persist else 1].key], []).append(blk)
         placed = regrouped
     return [(w, sorted(blocks, key=lambda b: b[2])) for w, blocks in placed.items() if blocks]
+
+
+def _on_driver(x: Any) -> np.ndarray:
+    """A per-item vector (labels, weights) in this process: a dask array computed, else as it is."""
+    return np.asarray(x.compute() if hasattr(x, "compute") else x)
 
 
 def _cluster_memory(client: Any) -> float:
@@ -166,8 +183,9 @@ def fit_chunked(
     chunk_items: int | None = None,
     persist: bool | None = None,
     reduce: str = "workers",
-    timeout: float = 10.0,
+    timeout: float = DEFAULT_TIMEOUT,
     progress: ProgressFn | None = None,
+    sample_weight: Any = None,
 ) -> Any:
     """Fit ``pool`` (an unfitted :class:`LogPool`, :class:`LinearPool`, or :class:`RenyiPool` at a fixed
     γ) on a chunked array with its own hyper-parameters and solver; returns the fitted pool.
@@ -185,7 +203,19 @@ def fit_chunked(
         (and any Zarr store in-process).
     reduce : ``"workers"`` (partial sums added on the workers, one per pass to the driver) or
         ``"driver"`` (one task per block, every partial sum to the driver).
-    timeout : seconds to wait for a scheduler given by address.
+    timeout : seconds to wait for a scheduler given by address, and for a worker when the cluster has
+        none left or has lost its scheduler during the fit (then an :class:`InputError` naming
+        ``client``, never a wait without end; :func:`cluster.connect.gather`).
+    sample_weight : ``None`` or one non-negative weight per item (a NumPy or dask array, held by the
+        driver as the labels are), with the in-memory ``fit``'s meaning
+        (:func:`aggregators.validation.check_sample_weight`): a weight counts the item that many
+        times, weight 0 leaves it out; every mean over items is the weighted mean.
+
+    A worker that leaves the cluster during the fit (its process dies, the nanny restarts it) costs
+    time, not the fit: the blocks it held are rebuilt by Dask on the workers that remain (from the
+    array slice held in their task, or read again from the Zarr store), so the fit ends with the
+    same weights. Blocks given as :class:`~cluster.scattered.Scattered` are data on one worker, not
+    tasks: a worker lost with some of them ends the fit with Dask's error.
 
     The pool's ``fit_result_.extra`` holds ``passes_on_workers`` (passes over the blocks) and
     ``driver_bytes`` (pickled bytes of the partial sums the driver received).
@@ -194,12 +224,16 @@ def fit_chunked(
 
     path, (N, A, K) = _source_shape(log_probs)
     kind, opts = _kind(pool, A)
-    labels = as_labels(np.asarray(y.compute() if hasattr(y, "compute") else y), N, K, field="y")
+    labels = as_labels(_on_driver(y), N, K, field="y")
+    sw = check_sample_weight(None if sample_weight is None else _on_driver(sample_weight), N)
+    how = {"chunk_items": chunk_items, "persist": persist, "timeout": timeout}
     with connected(client, timeout=timeout) as c:
 
         def chunked(kind: str, opts: dict) -> tuple[ChunkedProblem, int]:
-            groups = _groups(kind, opts, log_probs, path, (N, A, K), labels, c, chunk_items, persist)
-            problem = ChunkedProblem(kind, opts, groups, (N, A, K), client=c, reduce=reduce)
+            groups = _groups(kind, opts, log_probs, path, (N, A, K), (labels, sw), c, how)
+            problem = ChunkedProblem(
+                kind, opts, groups, (N, A, K), client=c, reduce=reduce, sample_weight=sw, timeout=timeout
+            )
             return problem, problem.setup()
 
         problem, n_floored = chunked(kind, opts)
@@ -246,7 +280,7 @@ def fit_log_pool(
 ) -> LogPool:
     """:func:`fit_chunked` of ``LogPool(solver=, floor=, tol=, max_iter=)``; ``chunking``: the other
     keyword arguments of :func:`fit_chunked` (``chunk_items``, ``persist``, ``reduce``, ``timeout``,
-    ``progress``)."""
+    ``progress``, ``sample_weight``)."""
     return fit_chunked(
         LogPool(solver=solver, floor=floor, tol=tol, max_iter=max_iter), log_probs, y, client=client, **chunking
     )

@@ -20,7 +20,7 @@ import numpy as np
 from solvers.kernels.loglinear import hessian_chunk
 from solvers.problems.loglinear import ConditionalLogLinear
 
-__all__ = ["HessianPart", "block_part", "LOG_HESSIAN_CHUNK"]
+__all__ = ["HessianPart", "block_part", "item_mass", "LOG_HESSIAN_CHUNK"]
 
 LOG_HESSIAN_CHUNK: int = (ConditionalLogLinear.hessian.__kwdefaults__ or {})["chunk"]
 """Items per BLAS product of the in-memory log pool's Hessian."""
@@ -64,10 +64,22 @@ def _run_product(parts: list, chunk: int, K: int) -> np.ndarray:
     return Gc @ Gc.T
 
 
-def block_part(P: Any, x: np.ndarray, dtype: Any, its: np.ndarray, position: int, total: int) -> HessianPart:
-    """The block's part of the Hessian at ``x`` over its items ``its`` (indices into ``P``'s terms),
-    which sit at ``position`` in the whole item list of ``total`` items, cut into the in-memory runs."""
-    chunk, K = LOG_HESSIAN_CHUNK, P.n_classes
+def item_mass(P: Any, items: np.ndarray | None = None) -> float:
+    """What an in-memory problem ``P`` divides its sums over the terms ``items`` (``None``: all) by:
+    their count, or with item weights (``P.sample_weight``) their weight total; so the mean times
+    this is the block's (weighted) sum."""
+    c = P.sample_weight
+    if c is None:
+        return P.n_terms if items is None else items.size
+    return float(c.sum() if items is None else c[items].sum())
+
+
+def block_part(P: Any, x: np.ndarray, dtype: Any, its: np.ndarray, position: int, total: int, K: int) -> HessianPart:
+    """The block's part of the (weighted) Hessian sum at ``x`` over its items ``its`` (indices into
+    ``P``'s terms), which sit at ``position`` in the whole item list of ``total`` items, cut into the
+    in-memory runs. ``P`` is ``None`` for a block whose item weights are all zero: its columns in a
+    split run are zeros, as the in-memory kernel writes them (``sqrt(c_n) = 0``); ``K`` classes."""
+    chunk = LOG_HESSIAN_CHUNK
     end = position + its.size
     complete, pieces, need = [], {}, {}
     for r in range(position // chunk, (end - 1) // chunk + 1):
@@ -76,12 +88,15 @@ def block_part(P: Any, x: np.ndarray, dtype: Any, its: np.ndarray, position: int
         if b - a == size:
             complete.append((a, b))
             continue
-        w, nz = P._w(x)
-        G = np.empty((P.dim, (b - a) * K), dtype=dtype)
-        hessian_chunk(P._F, P.cols, P._y, w, nz, P._c, P._items[its[a - position : b - position]], G)
+        G = np.zeros((x.size, (b - a) * K), dtype=dtype)
+        if P is not None:
+            w, nz = P._w(x)
+            hessian_chunk(P._F, P.cols, P._y, w, nz, P._c, P._items[its[a - position : b - position]], G)
         pieces[r], need[r] = [(a, G)], size
-    H = np.zeros((P.dim, P.dim))
-    if complete:
+    H = np.zeros((x.size, x.size))
+    if complete and P is not None:
         a, b = complete[0][0] - position, complete[-1][1] - position
-        H += (b - a) * P.hessian(x, items=its[a:b], chunk=chunk, dtype=dtype)
+        mass = item_mass(P, its[a:b])
+        if mass > 0:
+            H += mass * P.hessian(x, items=its[a:b], chunk=chunk, dtype=dtype)
     return HessianPart(H, pieces, need, chunk, K)

@@ -13,6 +13,14 @@ holds the block), evaluates the block's sum with that problem's own code (its me
 item count), and adds the partial sums. It offers the solver protocol, so :func:`solvers.minimize`
 runs the same solver on it as the in-memory pool does.
 
+Item weights (``sample_weight``, :func:`aggregators.validation.check_sample_weight`) make every mean
+the weighted mean ``sum_n c_n f_n / sum_n c_n``: each block builds its problem with its items'
+weights, so its mean times its weight total is its weighted sum, and the driver divides the sum by
+the weight total. A block (or a block's part of a subsample) whose weights are all zero adds nothing
+(it is validated and floored all the same). The linear pool's problem drops the items of weight 0
+(:class:`~solvers.problems.mixture.MixtureLikelihood`), so its terms, and the indices a subsampled
+Hessian draws, are the items of positive weight, as in memory.
+
 Reduction (``reduce=``):
 
 - ``"workers"`` (default): one task per worker and pass evaluates the worker's blocks one after the
@@ -41,7 +49,8 @@ from solvers.problems.loglinear import ConditionalLogLinear
 from solvers.problems.mixture import MixtureLikelihood
 from solvers.simplex import project_simplex
 
-from .chunked_hessian import HessianPart, block_part
+from .chunked_hessian import HessianPart, block_part, item_mass
+from .connect import DEFAULT_TIMEOUT, gather
 
 __all__ = ["ChunkedProblem", "ZarrBlock", "Kept", "KINDS", "build_kept"]
 
@@ -65,34 +74,43 @@ class ZarrBlock:
     stop: int
 
 
-def _build(kind: str, opts: dict, block: Any, labels: np.ndarray, start: int) -> tuple[Any, int]:
-    """The block's in-memory problem (its input floored or normalised exactly as the pool does) and
-    its floor count; an error names the item in the whole array."""
+def _build(kind: str, opts: dict, block: Any, labels: np.ndarray, start: int, weights: Any) -> Kept:
+    """The block's in-memory problem (its input floored or normalised exactly as the pool does, with
+    its items' ``weights``; ``None`` when they are all zero) with its floor count, kept; an error
+    names the item in the whole array."""
     if isinstance(block, ZarrBlock):
         import zarr
 
         block = zarr.open_array(block.path, mode="r")[block.start : block.stop]
     elif isinstance(block, np.ndarray) and not block.flags.aligned:  # received over the network
         block = np.array(block, order="C")
+    shape = tuple(np.shape(block))
+    left_out = weights is not None and not weights.sum() > 0
     try:
         if kind == "linear":
             lp = as_log_probs(block, kind="log_probs", field="log_probs").log_probs
-            return MixtureLikelihood.from_log_probs(lp, labels), 0
+            return Kept(None if left_out else MixtureLikelihood.from_log_probs(lp, labels, weights), 0, shape)
         preds = as_floored_log_probs(block, floor=opts["floor"], field="log_probs")
-        if kind == "log":
-            return ConditionalLogLinear.from_log_probs(preds.log_probs, labels, dtype=opts["dtype"]), preds.n_floored
-        return RenyiWeightProblem(preds.log_probs, labels, opts["gamma"], None, tol=opts["tol"]), preds.n_floored
+        P: Any = None
+        if left_out:
+            pass
+        elif kind == "log":
+            P = ConditionalLogLinear.from_log_probs(preds.log_probs, labels, dtype=opts["dtype"], sample_weight=weights)
+        else:
+            P = RenyiWeightProblem(preds.log_probs, labels, opts["gamma"], None, tol=opts["tol"], sample_weight=weights)
+        return Kept(P, preds.n_floored, shape)
     except InputError as e:
         item = None if e.item is None else e.item + start
         raise InputError(e.field, e.reason, code=e.code, item=item, agent=e.agent) from None
 
 
 class Kept:
-    """A block's problem built once and kept (on its worker, or in this process), with its floor count
-    and the last restriction to a working set (reused while the solver stays on that set)."""
+    """A block's problem built once and kept (on its worker, or in this process; ``None`` when every
+    item of the block has weight 0), with its floor count, its shape ``(items, agents, classes)`` and
+    the last restriction to a working set (reused while the solver stays on that set)."""
 
-    def __init__(self, problem: Any, n_floored: int) -> None:
-        self.problem, self.n_floored = problem, n_floored
+    def __init__(self, problem: Any, n_floored: int, shape: tuple[int, ...]) -> None:
+        self.problem, self.n_floored, self.shape = problem, n_floored, shape
         self._key: bytes | None = None
         self._sub: Any = None
 
@@ -105,46 +123,54 @@ class Kept:
         return self._sub
 
 
-def build_kept(kind: str, opts: dict, block: Any, labels: np.ndarray, start: int) -> Kept:
-    """:func:`_build` once, kept."""
-    return Kept(*_build(kind, opts, block, labels, start))
+def build_kept(kind: str, opts: dict, block: Any, labels: Any, start: int) -> Kept:
+    """:func:`_build` once, kept; ``labels``: the block's labels, or ``(labels, item weights)``."""
+    labels, weights = labels if isinstance(labels, tuple) else (labels, None)
+    return _build(kind, opts, block, labels, start, weights)
 
 
 def _screen_sum(kind: str, P: Any) -> np.ndarray:
-    """The sum over the block's items of the per-agent score each problem's ``screen`` ranks by (its
-    mean): the log-probability each agent gave to the label (the linear pool's in its rows' scaling).
-    The log pool's is its own ``screen`` kernel, so a subsample view (``P.subsample``) scores its items."""
+    """The (weighted) sum over the block's items of the per-agent score each problem's ``screen``
+    ranks by (its mean): the log-probability each agent gave to the label (the linear pool's in its
+    rows' scaling). The log pool's is its own ``screen`` kernel, so a subsample view
+    (``P.subsample``) scores its items."""
     if kind == "log":
         out = np.empty(P.dim)
         label_feature_sum(P._F, P.cols, P._y, P._c, P._items, out)
         return out
-    n = np.arange(P.n_terms)
     if kind == "linear":
         with np.errstate(divide="ignore"):
-            return np.log(P.Q).sum(axis=0)
-    return P.L[n, :, P.labels].sum(axis=0)
+            own = np.log(P.Q)
+    else:
+        own = P.L[np.arange(P.n_terms), :, P.labels]
+    return own.sum(axis=0) if P.sample_weight is None else P.sample_weight @ own
 
 
 def _one_block(kind: str, opts: dict, cols: Any, op: str, args: tuple, block: tuple, extra: tuple) -> Any:
     """One block's partial sum of ``op`` on the coordinates ``cols`` (``None``: all); ``extra`` is
     ``(items, position)``: the block's items (local indices; ``None``: all) of a subsample view or of a
-    subsampled Hessian, and the position of its first one in the whole list of items."""
+    subsampled Hessian, and the position of its first one in the whole list of items. ``None`` when
+    the items' weights are all zero (nothing to add)."""
     source, labels, start = block
     local, position = extra
     kept = source if isinstance(source, Kept) else build_kept(kind, opts, source, labels, start)
     if op == "setup":  # the screen's score, the floor count, the linear pool's row-scaling offset
         P = kept.problem
-        offset = P.n_terms * P.mixture_offset if kind == "linear" else 0.0
+        if P is None:
+            return None, kept.n_floored, None
+        offset = item_mass(P) * P.mixture_offset if kind == "linear" else 0.0
         return _screen_sum(kind, P), kept.n_floored, offset
+    if op == "hessian":
+        x, dtype, total = args
+        return _hessian_sum(kind, kept, cols, x, dtype, total, local, position)
+    if kept.problem is None or item_mass(kept.problem, local) == 0:
+        return None
     if op == "screen":  # the score over a subsample view's items, every agent
         return _screen_sum(kind, kept.problem if local is None else kept.problem.subsample(local))
     P = kept.restricted(cols)
-    if op == "hessian":
-        x, dtype, total = args
-        return _hessian_sum(kind, P, x, dtype, total, local, position)
     if local is not None:  # a subsample view: the block's items of the subsample
         P = P.subsample(local)
-    n = P.n_terms
+    n = item_mass(P)
     if op == "value":
         return n * P.value(args[0])
     if op == "value_and_grad":
@@ -155,19 +181,29 @@ def _one_block(kind: str, opts: dict, cols: Any, op: str, args: tuple, block: tu
     return [(start, P.mixture(args[0]))]  # op == "mixture"
 
 
-def _hessian_sum(kind: str, P: Any, x: np.ndarray, dtype: Any, total: int, local: Any, position: int) -> Any:
-    """The sum of the Hessian over the block's items (``local``: those of the sample, else all); in
-    reduced precision (the log pool's model Hessians) a :class:`~cluster.chunked_hessian.HessianPart`
-    cut as the in-memory BLAS runs over the whole list of ``total`` items are."""
-    its = np.arange(P.n_terms) if local is None else local
+def _hessian_sum(
+    kind: str, kept: Kept, cols: Any, x: np.ndarray, dtype: Any, total: int, local: Any, position: int
+) -> Any:
+    """The (weighted) sum of the Hessian over the block's items (``local``: those of the sample, else
+    all); in reduced precision (the log pool's model Hessians) a
+    :class:`~cluster.chunked_hessian.HessianPart` cut as the in-memory BLAS runs over the whole list
+    of ``total`` items are (a block whose weights are all zero hands over zero columns, as in memory)."""
+    P = None if kept.problem is None else kept.restricted(cols)
+    its = np.arange(kept.shape[0] if P is None else P.n_terms) if local is None else local
     if dtype is not None and np.dtype(dtype) != np.float64:
-        return block_part(P, x, dtype, its, position, total)
+        return block_part(P, x, dtype, its, position, total, kept.shape[2])
+    if P is None or item_mass(P, local) == 0:
+        return None
+    mass = item_mass(P, local)
     kw = {} if dtype is None else {"dtype": dtype}
-    return its.size * P.hessian(x, **({} if local is None else {"items": local}), **kw)
+    return mass * P.hessian(x, **({} if local is None else {"items": local}), **kw)
 
 
 def _add(a: Any, b: Any) -> Any:
-    """Two partial sums added (tuples entry by entry; lists, the per-item values, joined)."""
+    """Two partial sums added (tuples entry by entry; lists, the per-item values, joined; ``None``,
+    nothing, added to anything is that thing)."""
+    if a is None or b is None:
+        return b if a is None else a
     if isinstance(a, tuple):
         return tuple(_add(x, y) for x, y in zip(a, b))
     return a + b
@@ -178,8 +214,7 @@ def group_pass(kind: str, opts: dict, cols: Any, op: str, args: tuple, blocks: l
     out = None
     for block, extra in zip(blocks, extras):
         if extra is not None:
-            part = _one_block(kind, opts, cols, op, args, block, extra)
-            out = part if out is None else _add(out, part)
+            out = _add(out, _one_block(kind, opts, cols, op, args, block, extra))
     return out
 
 
@@ -190,6 +225,10 @@ class ChunkedProblem:
     ``source`` a :class:`ZarrBlock` or an array (built at every pass), or a :class:`Kept` (or a Dask
     future of one on that worker). Built by :func:`cluster.chunked_fit.fit_chunked`.
     ``bytes_received`` counts the pickled bytes of the partial sums the driver received.
+    ``sample_weight``: ``None`` or the checked item weights (``(n_items,)``, held by the driver, which
+    divides the blocks' weighted sums by their total; the blocks carry their own). ``timeout``:
+    seconds a pass waits on a cluster without workers or scheduler before it raises
+    (:func:`cluster.connect.gather`).
 
     Views share the blocks: :meth:`restrict` (a working set of agents, ``cols``) and, for the log
     pool, :meth:`subsample` (the mean over some items, ``items``: sorted indices into the whole array),
@@ -209,16 +248,28 @@ class ChunkedProblem:
         *,
         client: Any,
         reduce: str = "workers",
+        sample_weight: np.ndarray | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
         cols: np.ndarray | None = None,
         items: np.ndarray | None = None,
     ) -> None:
         if reduce not in ("workers", "driver"):
             raise InputError("reduce", f"must be 'workers' or 'driver'; got {reduce!r}")
         self.kind, self.opts, self.groups, self.client, self.reduce = kind, opts, groups, client, reduce
+        self.sample_weight, self.timeout = sample_weight, timeout
         self.cols, self.items = cols, items
         self.shape = shape
         N, self.n_agents, n_classes = shape
+        starts = [st for _, blocks in groups for _, _, st in blocks]
+        spans = [(a, min([b for b in starts if b > a], default=N)) for a in starts]
+        self._weights = sample_weight  # one per term: every item, except in the linear pool's problem,
+        if sample_weight is not None and kind == "linear":  # which drops the items of weight 0
+            term = np.concatenate(([0], np.cumsum(sample_weight > 0)))
+            spans, N = [(int(term[a]), int(term[b])) for a, b in spans], int(term[-1])
+            self._weights = sample_weight[sample_weight > 0]
+        self._spans = spans  # each block's terms
         self.n_terms = N if items is None else int(items.size)
+        self._total = self._mass(items)
         self.dim = self.n_agents if cols is None else int(cols.size)
         self.dtype = np.dtype(opts.get("dtype", np.float64))  # the storage precision, as in memory
         self.project = _project_keeping if kind == "renyi" else project_simplex
@@ -231,8 +282,13 @@ class ChunkedProblem:
             self.n_classes = n_classes
         self.counters = {"passes": 0, "bytes_received": 0}  # shared with the restricted problems
         self._score: np.ndarray | None = None  # the screen's per-agent score over this view's items
-        starts = [st for _, blocks in groups for _, _, st in blocks]
-        self._spans = [(a, min([b for b in starts if b > a], default=N)) for a in starts]
+
+    def _mass(self, items: np.ndarray | None) -> float:
+        """The divisor of the mean over the terms ``items`` (global indices; ``None``: all): their
+        count, or their weight total (as :func:`cluster.chunked_hessian.item_mass` for one block)."""
+        if self._weights is None:
+            return self.n_terms if items is None else items.size
+        return float(self._weights.sum() if items is None else self._weights[items].sum())
 
     # -- passes ---------------------------------------------------------------------------------
     def _received(self, value: Any) -> Any:
@@ -268,7 +324,7 @@ class ChunkedProblem:
                 for b, e in zip(bs, es)
                 if e is not None
             ]
-            return _sum([self._received(p) for p in self.client.gather(futs)])
+            return _sum([self._received(p) for p in gather(self.client, futs, timeout=self.timeout)])
         futs = [
             submit(group_pass, *head, bs, es, pure=False)  # runs where its kept blocks are (see _groups)
             for w, bs, es in work
@@ -277,7 +333,7 @@ class ChunkedProblem:
         while len(futs) > 1:  # pairwise on the workers: a tree of depth log2(number of workers)
             pairs = [submit(_add, a, b, pure=False) for a, b in zip(futs[::2], futs[1::2])]
             futs = pairs + futs[len(pairs) * 2 :]
-        return self._received(futs[0].result())
+        return self._received(gather(self.client, futs, timeout=self.timeout)[0])
 
     def _w(self, x: np.ndarray) -> np.ndarray:
         w = np.ascontiguousarray(x, dtype=np.float64)
@@ -300,17 +356,17 @@ class ChunkedProblem:
         return np.full(self.dim, 1.0 / self.dim)
 
     def value(self, x: np.ndarray) -> float:
-        return float(self._map("value", self._w(x))) / self.n_terms
+        return float(self._map("value", self._w(x))) / self._total
 
     def value_and_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         f, g = self._map("value_and_grad", self._w(x))
-        return float(f) / self.n_terms, g / self.n_terms
+        return float(f) / self._total, g / self._total
 
     def grad(self, x: np.ndarray) -> np.ndarray:
         return self.value_and_grad(x)[1]
 
     def hvp(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
-        return self._map("hvp", self._w(x), np.ascontiguousarray(v, dtype=np.float64)) / self.n_terms
+        return self._map("hvp", self._w(x), np.ascontiguousarray(v, dtype=np.float64)) / self._total
 
     def mixture(self, x: np.ndarray) -> np.ndarray:
         """The linear pool's ``(Q w)_n`` per item, in each row's scaling (as the in-memory problem)."""
@@ -326,7 +382,7 @@ class ChunkedProblem:
         its = self.items if items is None else self._global(items)
         n = self.n_terms if its is None else its.size
         H = self._map("hessian", self._w(x), dtype, n, items=its)
-        H = (H.total() if isinstance(H, HessianPart) else H) / n
+        H = (H.total() if isinstance(H, HessianPart) else H) / self._mass(its)
         return 0.5 * (H + H.T)
 
     def setup(self) -> int:
@@ -335,7 +391,7 @@ class ChunkedProblem:
         score, n_floored, offset = self._map("setup")
         self._score = score
         if "mixture_offset" in KINDS[self.kind]:
-            self.mixture_offset = float(offset) / self.n_terms
+            self.mixture_offset = float(offset) / self._total
         return int(n_floored)
 
     def screen(self, k: int) -> np.ndarray:
@@ -354,6 +410,8 @@ class ChunkedProblem:
             self.shape,
             client=self.client,
             reduce=self.reduce,
+            sample_weight=self.sample_weight,
+            timeout=self.timeout,
             cols=cols,
             items=items,
         )

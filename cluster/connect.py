@@ -2,22 +2,34 @@
 
 ``Client(address)`` is how Agora reaches a real cluster (``tcp://host:8786``); a ``LocalCluster``'s
 client is passed as it is. An address that cannot be reached within ``timeout`` seconds is an
-:class:`~solvers.errors.InputError` naming the argument and the address, never a hang.
+:class:`~solvers.errors.InputError` naming the argument and the address, never a hang; so is a
+cluster that loses every worker, or the scheduler, while :func:`gather` waits on it.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from solvers.errors import InputError
 
-__all__ = ["connect", "connected", "shared_client", "close_shared", "worker_addresses", "kernel_friendly_nanny"]
+__all__ = [
+    "connect",
+    "connected",
+    "shared_client",
+    "close_shared",
+    "worker_addresses",
+    "gather",
+    "kernel_friendly_nanny",
+]
 
 DEFAULT_TIMEOUT = 10.0
-"""Seconds to wait for a scheduler before giving up."""
+"""Seconds to wait for a scheduler (or, while :func:`gather` waits, for a worker) before giving up."""
+POLL = 1.0
+"""Seconds between :func:`gather`'s checks of the cluster while it waits."""
 
 
 def connect(client: Any, *, timeout: float = DEFAULT_TIMEOUT, field: str = "client") -> Any:
@@ -85,6 +97,69 @@ def worker_addresses(client: Any) -> list[str]:
     if not workers:
         raise InputError("client", "the Dask cluster has no workers")
     return workers
+
+
+def _unhealthy(client: Any) -> tuple[str, str] | None:
+    """Why no task of ``client`` can run now, as ``(code, reason)``: no scheduler, or no worker."""
+    try:
+        if client.status == "running":
+            if client.scheduler_info(n_workers=-1)["workers"]:
+                return None
+            return "no_workers", "the Dask cluster has no workers left"
+    except OSError:
+        pass
+    return "unreachable", f"lost the connection to the Dask scheduler (client status {client.status!r})"
+
+
+def gather(client: Any, futures: list, *, timeout: float = DEFAULT_TIMEOUT, field: str = "client") -> list:
+    """``client.gather(futures)``, which cannot wait forever on a cluster that lost its workers or its
+    scheduler.
+
+    Dask runs the tasks of a worker that leaves the cluster on the workers that remain, and recomputes
+    the results it held from their lineage, so a fit whose inputs are tasks (blocks read from a Zarr
+    store, or sliced from an array held in the task) completes with the same numbers. What Dask cannot
+    do is run a task with no worker, and it then waits for one forever. So every :data:`POLL` seconds
+    while the futures are pending the cluster is checked, and once it has had no worker (or no
+    connection to the scheduler) for ``timeout`` seconds an :class:`InputError` naming ``field`` is
+    raised (``code="no_workers"`` or ``"unreachable"``). Futures Dask cancelled (the client lost the
+    scheduler: ``"unreachable"``; a worker left with data that is no task's result, such as data
+    scattered to it: ``"workers_lost"``) and tasks whose workers died at every try
+    (:class:`distributed.KilledWorker`, often a worker's memory limit: ``"workers_died"``) raise the
+    same error; a task's own error (bad input in a block) is raised as it is."""
+    from distributed import KilledWorker, wait
+    from distributed.client import FutureCancelledError, FuturesCancelledError
+
+    bad_since = None
+    while True:
+        try:
+            with client.as_current():
+                wait(futures, timeout=POLL)
+            return client.gather(futures)
+        except TimeoutError:
+            pass
+        except (FutureCancelledError, FuturesCancelledError) as exc:
+            lost = "scheduler" in str(exc)
+            raise InputError(
+                field,
+                f"Dask cancelled the work ({' '.join(str(exc).split())[:300]}): "
+                + (
+                    "it lost the connection to the scheduler"
+                    if lost
+                    else "a worker left with data Dask cannot recompute"
+                ),
+                code="unreachable" if lost else "workers_lost",
+            ) from exc
+        except KilledWorker as exc:
+            raise InputError(
+                field,
+                f"every worker that ran a task died ({exc}); are the blocks too large for the workers' memory limit?",
+                code="workers_died",
+            ) from exc
+        state = _unhealthy(client)
+        bad_since = None if state is None else (bad_since or time.monotonic())
+        if state is not None and bad_since is not None and time.monotonic() - bad_since >= timeout:
+            code, reason = state
+            raise InputError(field, f"{reason} for {timeout:g} s; the work cannot go on", code=code)
 
 
 def kernel_friendly_nanny() -> dict:

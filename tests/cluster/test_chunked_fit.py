@@ -120,3 +120,69 @@ def test_the_chunked_renyi_fit_starts_as_the_in_memory_one():
         np.testing.assert_allclose(on.weights_, ref.weights_, atol=1e-10)
         assert on.fit_result_.n_passes == pytest.approx(ref.fit_result_.n_passes)
         w0 = list(ref.weights_)
+
+
+def _counts(n, seed=1):
+    """Integer item weights 0-3, the first eighth of the items (whole blocks) left out."""
+    sw = np.random.default_rng(seed).integers(0, 4, size=n).astype(float)
+    sw[: n // 8] = 0.0
+    return sw
+
+
+WEIGHTED = [
+    # past 40 agents and 1,000 items: the warm start on a random quarter of the items (zero weights
+    # among them) and float32 Hessian runs cut across blocks, some of whose items all weigh 0
+    ("log", LogPool, "competition", (3000, 60, 8), 700),
+    # past 8,000 items of positive weight and 40 agents: the subsampled Hessian draws its items among
+    # those of positive weight (the in-memory problem drops the others)
+    ("linear", lambda: LinearPool(solver="newton"), "gaussian-logit", (12000, 50, 4), 1700),
+    ("renyi", lambda: RenyiPool(gamma=0.3), "gaussian-logit", (1200, 30, 6), 300),
+    ("renyi-limit-start", lambda: RenyiPool(gamma=0.1), "competition", (1000, 60, 8), 300),
+]
+
+
+@pytest.mark.parametrize("name, make, family, shape, chunk", WEIGHTED, ids=[w[0] for w in WEIGHTED])
+def test_weighted_chunked_fits_equal_the_in_memory_weighted_fits(name, make, family, shape, chunk):
+    lp, y = (
+        make_competition_predictions(*shape, seed=0) if family == "competition" else make_family(family, *shape, seed=3)
+    )
+    sw = _counts(shape[0])
+    ref = make().fit(lp, y, sample_weight=sw)
+    on = fit_chunked(make(), lp, y, chunk_items=chunk, sample_weight=sw)
+    np.testing.assert_allclose(on.weights_, ref.weights_, atol=1e-10)
+    assert on.n_iter_ == ref.n_iter_ and on.fit_result_.n_passes == pytest.approx(ref.fit_result_.n_passes)
+    assert on.n_floored_ == ref.n_floored_
+    # the weights matter: the unweighted fit is elsewhere (so the 1e-10 above can fail)
+    assert np.abs(make().fit(lp, y).weights_ - ref.weights_).max() > 1e-6
+    if name == "log":
+        assert "warm_start" in ref.fit_result_.extra
+
+
+POOLS_TIGHT = [
+    ("linear-newton", lambda: LinearPool(solver="newton", tol=1e-13), 1e-6),
+    ("log", lambda: LogPool(tol=1e-14), 1e-8),
+    ("renyi", lambda: RenyiPool(gamma=0.3, tol=1e-12, max_iter=3000), 1e-6),
+]
+
+
+@pytest.mark.parametrize("name, make, tol", POOLS_TIGHT, ids=[p[0] for p in POOLS_TIGHT])
+def test_chunked_integer_weights_equal_the_chunked_fit_on_repeated_items(name, make, tol):
+    # the tolerances of tests/aggregators/test_sample_weight.py's in-memory check of the same property
+    lp, y = make_family("gaussian-logit", 300, 6, 4, seed=4)
+    sw = _counts(300, seed=5)
+    rep = np.repeat(np.arange(300), sw.astype(int))
+    weighted = fit_chunked(make(), lp, y, chunk_items=70, sample_weight=sw)
+    repeated = fit_chunked(make(), lp[rep], y[rep], chunk_items=70)
+    np.testing.assert_allclose(weighted.weights_, repeated.weights_, rtol=0, atol=tol)
+    dropped = fit_chunked(make(), lp[sw > 0], y[sw > 0], chunk_items=70)  # weight 0 is not the same as 1
+    assert np.abs(dropped.weights_ - weighted.weights_).max() > 10 * tol
+
+
+def test_bad_sample_weight_names_the_argument():
+    lp, y = make_competition_predictions(50, 3, 4, seed=0)
+    ok = np.ones(50)
+    for bad in (np.r_[ok[:-1], -1.0], np.r_[ok[:-1], np.nan], ok[:-1], np.zeros(50), np.ones((50, 2)), "heavy"):
+        for make in (LogPool, LinearPool, lambda: RenyiPool(gamma=0.3)):
+            with pytest.raises(InputError) as e:
+                fit_chunked(make(), lp, y, chunk_items=10, sample_weight=bad)
+            assert e.value.field == "sample_weight"
