@@ -5,7 +5,10 @@ weights ``w`` on the simplex (exact gradients by implicit differentiation,
 :mod:`aggregators.renyi_gradient`), through :func:`solvers.minimize` with a registered solver.
 ``solver="auto"`` (the default) is working-set Newton with the curvature (Fisher and empirical
 Fisher, blended) of :mod:`aggregators.renyi_weight_hessian` when only the weights are learnt, and spectral projected
-gradient (``"projected_gradient"``) when γ or λ are learnt with them.
+gradient (``"projected_gradient"``) when γ or λ are learnt with them. From a start (the log pool's weights,
+a neighbouring γ's optimum) Newton grows its working set from it; without one, from 1,000 items up, it
+first solves a random quarter of the items (recursively). Either way it then takes full exact-gradient
+passes with float32 curvatures over at most 2,000 sampled items, BFGS-corrected between steps.
 
 γ (``gamma``):
 
@@ -144,6 +147,7 @@ class RenyiPool(Pool):
                 nnz = int(np.count_nonzero(x0[: L.shape[1]]))
                 opts.setdefault("ws_init", min(L.shape[1], nnz + max(5, nnz // 10)))
                 opts.setdefault("ws_first_tol", 0.1 * (self.tol if tol is None else tol))  # not a guess: solve it
+                opts.setdefault("warm_x0", True)  # near the optimum: Newton on a growing working set from it
         else:
             prob = RenyiProblem(
                 L,
