@@ -6,7 +6,7 @@ The in-memory Newton fit of :class:`~aggregators.renyi_weight_hessian.RenyiWeigh
 subsample), each a new object whose fixed points start from the aggregate its parent solved last
 (``_warm``). Each item's fixed point and curvature depend only on that item and on where its fixed
 point started, so a block reproduces the in-memory numbers of its items when it holds the same views
-built in the same order: :func:`renyi_view` keeps, per block, the problems of the view the driver's
+built in the same order (and copies a subsample's items once, not at every pass): :func:`renyi_view` keeps, per block, the problems of the view the driver's
 :class:`~cluster.chunked_problem.ChunkedProblem` names by its ``lineage`` (``(id, "restrict", agents)``
 and ``(id, "subsample", global items)`` steps from the whole problem) and drops the others, as the
 in-memory solver drops its views.
