@@ -5,7 +5,10 @@ weights ``w`` on the simplex (exact gradients by implicit differentiation,
 :mod:`aggregators.renyi_gradient`), through :func:`solvers.minimize` with a registered solver.
 ``solver="auto"`` (the default) is working-set Newton with the curvature (Fisher and empirical
 Fisher, blended) of :mod:`aggregators.renyi_weight_hessian` when only the weights are learnt, and spectral projected
-gradient (``"projected_gradient"``) when γ or λ are learnt with them.
+gradient (``"projected_gradient"``) when γ or λ are learnt with them. From a start (the log pool's weights,
+a neighbouring γ's optimum) Newton grows its working set from it; without one, from 1,000 items up, it
+first solves a random quarter of the items (recursively). Either way it then takes full exact-gradient
+passes with float32 curvatures over at most 2,000 sampled items, BFGS-corrected between steps.
 
 γ (``gamma``):
 
@@ -139,11 +142,8 @@ class RenyiPool(Pool):
         opts = dict(self.solver_options or {})
         if learn_gamma is None and not learn_lam and self.learn_weights:
             prob = RenyiWeightProblem(L, y, gamma, lam, tol=self.fixed_point_tol, sample_weight=sw)
-            if x0 is not None and solver in ("auto", "newton"):
-                # keep the start's support in the first working set (the solver's default size may be smaller)
-                nnz = int(np.count_nonzero(x0[: L.shape[1]]))
-                opts.setdefault("ws_init", min(L.shape[1], nnz + max(5, nnz // 10)))
-                opts.setdefault("ws_first_tol", 0.1 * (self.tol if tol is None else tol))  # not a guess: solve it
+            if x0 is not None:
+                opts = self._start_options(x0[: L.shape[1]], self.tol if tol is None else tol)
         else:
             prob = RenyiProblem(
                 L,
@@ -180,6 +180,19 @@ class RenyiPool(Pool):
         tol = self.tol if tol is None else tol
         res = minimize(prob, solver, x0=x0, tol=tol, max_iter=self.max_iter, progress=progress, **opts)
         return prob, res
+
+    def _start_options(self, w0: np.ndarray, tol: float) -> dict:
+        """The weight solver's options (``solver_options`` first) from a start ``w0`` that is a solution
+        (the log pool's weights, a neighbouring γ's optimum): Newton keeps its support in the first
+        working set (the solver's default size may be smaller), solves it to the end and grows the
+        working set from it."""
+        opts = dict(self.solver_options or {})
+        if self.solver in ("auto", "newton"):
+            nnz, A = int(np.count_nonzero(w0)), w0.size
+            opts.setdefault("ws_init", min(A, nnz + max(5, nnz // 10)))
+            opts.setdefault("ws_first_tol", 0.1 * tol)  # not a guess: solve it
+            opts.setdefault("warm_x0", True)  # near the optimum: Newton on a growing working set from it
+        return opts
 
     def _fit(
         self, log_probs: np.ndarray, y: np.ndarray, progress: ProgressFn | None, *, sample_weight: np.ndarray | None

@@ -46,6 +46,74 @@ from .renyi_gradient import RenyiProblem
 __all__ = ["renyi_weight_curvature", "RenyiWeightProblem"]
 
 
+CURVATURE_CHUNK: int = 64
+"""Items per BLAS product of the curvature (one run of columns ``Z``, one ``Z Zᵀ``)."""
+
+
+def curvature_columns(
+    La: np.ndarray,
+    labels: np.ndarray,
+    w: np.ndarray,
+    gamma: np.ndarray,
+    log_q: np.ndarray,
+    c: np.ndarray,
+    out: np.ndarray,
+    *,
+    blend: bool = True,
+    rows: Any = None,
+    agents: np.ndarray | None = None,
+) -> np.ndarray:
+    """The columns ``Z`` (A, m (K+1)), a view of ``out``, whose ``Z Zᵀ`` is the curvature of ``m`` items.
+
+    Per item ``n`` (in order): the ``K`` columns ``√((1-β) c_n) J_nᵀ diag(√q_n)`` (the Fisher part)
+    then the column ``√(β c_n) J_n[y_n]ᵀ`` (the empirical Fisher part). ``La`` (·, A, K) annealed,
+    normalised log-probabilities, read at ``rows`` (default all) and ``agents``; ``labels``,
+    ``log_q``, ``c`` the ``m`` items'. ``out`` (A, ≥ m (K+1)): a buffer in the BLAS precision.
+    """
+    dt = out.dtype
+    A, K = w.size, La.shape[2]
+    wp = mixture_weights(w, gamma)
+    S = float(np.sum(w / gamma))
+    act = np.flatnonzero(wp > 0)
+    a = act.size
+    sv = np.sqrt(wp[act] * (1.0 - gamma[act])).astype(dt)  # scales of the rank-one terms of H
+    dg = (wp[act] * gamma[act]).astype(dt)  # weights of the diagonal
+    colscale = (1.0 / (gamma * S)).astype(dt)
+    gam = gamma.astype(dt)
+    beta = float(wp @ gamma) if blend else 0.0
+    Lc = La if rows is None else La[rows]
+    Lc = (Lc if agents is None else Lc[:, agents]).astype(dt, copy=False)
+    m = Lc.shape[0]
+    r = log_q.astype(dt, copy=False)
+    # tilted agents Q_i ∝ P_i^γ_i Q^(1-γ_i), normalised over classes
+    U = gam[None, :, None] * Lc + (1 - gam)[None, :, None] * r[:, None, :]
+    U -= U.max(axis=2, keepdims=True)
+    Qi = np.exp(U)
+    Qi /= Qi.sum(axis=2, keepdims=True)
+    q = np.exp(r)
+    M = (Qi - q[:, None, :]) * colscale[None, :, None]  # (m, A, K): rows are the columns of M
+    Qa = Qi[:, act, :]
+    d = np.einsum("a,mak->mk", dg, Qa)  # diagonal of H
+    V = Qa * sv[None, :, None]  # (m, a, K): H = diag(d) + Vᵀ V
+    if K > a:
+        # Woodbury: H^{-1} Mᵀ = D^{-1}Mᵀ - D^{-1}Vᵀ (I + V D^{-1} Vᵀ)^{-1} V D^{-1} Mᵀ
+        Vd = V / d[:, None, :]
+        C = Vd @ V.transpose(0, 2, 1)
+        C[:, np.arange(a), np.arange(a)] += 1.0
+        Md = M / d[:, None, :]  # (m, A, K) = (D^{-1} Mᵀ)ᵀ
+        T = np.linalg.solve(C, Vd @ M.transpose(0, 2, 1))  # (m, a, A)
+        J = Md - T.transpose(0, 2, 1) @ V / d[:, None, :]  # (m, A, K) = Jᵀ
+    else:
+        H = V.transpose(0, 2, 1) @ V
+        H[:, np.arange(K), np.arange(K)] += d
+        J = np.linalg.solve(H, M.transpose(0, 2, 1)).transpose(0, 2, 1)  # (m, A, K) = Jᵀ
+    cs = np.sqrt(c).astype(dt)
+    Z3 = out.reshape(A, -1, K + 1)[:, :m]  # item-major columns, written in place
+    Z3[:, :, :K] = (J * (np.sqrt(q) * (cs * dt.type(np.sqrt(1.0 - beta)))[:, None])[:, None, :]).transpose(1, 0, 2)
+    Z3[:, :, K] = (J[np.arange(m), :, labels] * (cs * dt.type(np.sqrt(beta)))[:, None]).T  # each item's own gradient
+    return out[:, : m * (K + 1)]
+
+
 def renyi_weight_curvature(
     La: np.ndarray,
     labels: np.ndarray,
@@ -55,76 +123,71 @@ def renyi_weight_curvature(
     c: np.ndarray,
     *,
     blend: bool = True,
-    chunk: int = 64,
+    chunk: int = CURVATURE_CHUNK,
+    dtype: Any = np.float64,
+    items: np.ndarray | None = None,
+    agents: np.ndarray | None = None,
 ) -> np.ndarray:
     """``Σ_n c_n [(1 - β) J_nᵀ diag(q_n) J_n + β J_n[y_n]ᵀ J_n[y_n]]``: the weights' curvature ``(A, A)``.
 
     ``La`` (n, A, K) annealed, normalised log-probabilities; ``labels`` (n,); ``w`` (A,) on the
     simplex; ``gamma`` (A,); ``log_q`` (n, K) the solved aggregate at ``(w, gamma)``; ``c`` (n,) item
     weights (``1/n`` for the mean). ``blend=False``: the Fisher (Gauss-Newton) matrix alone (β = 0).
+    ``dtype``: precision of the per-item work and BLAS products (``np.float32``: about half the time;
+    each run of ``chunk`` items gives one product :func:`curvature_columns` ``Z Zᵀ``, summed into a
+    float64 matrix in order). ``items``, ``agents``: read only these rows and agents of ``La`` (one
+    chunk at a time, no copy of the whole); ``labels``, ``log_q``, ``c`` and ``w``, ``gamma`` are then
+    the selected items' and agents'.
     """
-    n, A, K = La.shape
-    wp = mixture_weights(w, gamma)
-    S = float(np.sum(w / gamma))
-    act = np.flatnonzero(wp > 0)
-    a = act.size
-    sv = np.sqrt(wp[act] * (1.0 - gamma[act]))  # scales of the rank-one terms of H
-    dg = wp[act] * gamma[act]  # weights of the diagonal
-    colscale = 1.0 / (gamma * S)
-    beta = float(wp @ gamma) if blend else 0.0
-    G = np.zeros((A, A))
-    E = np.zeros((A, A))
-    woodbury = K > a
+    n = La.shape[0] if items is None else items.size
+    A, K = w.size, La.shape[2]
+    out = np.empty((A, chunk * (K + 1)), dtype=dtype)
+    H = np.zeros((A, A))
     for s in range(0, n, chunk):
-        Lc = La[s : s + chunk]
-        m = Lc.shape[0]
-        r = log_q[s : s + chunk]
-        # tilted agents Q_i ∝ P_i^γ_i Q^(1-γ_i), normalised over classes
-        U = gamma[None, :, None] * Lc + (1.0 - gamma)[None, :, None] * r[:, None, :]
-        U -= U.max(axis=2, keepdims=True)
-        Qi = np.exp(U)
-        Qi /= Qi.sum(axis=2, keepdims=True)
-        q = np.exp(r)
-        M = (Qi - q[:, None, :]) * colscale[None, :, None]  # (m, A, K): rows are the columns of M
-        Qa = Qi[:, act, :]
-        d = np.einsum("a,mak->mk", dg, Qa)  # diagonal of H
-        V = Qa * sv[None, :, None]  # (m, a, K): H = diag(d) + Vᵀ V
-        if woodbury:
-            # H^{-1} Mᵀ = D^{-1}Mᵀ - D^{-1}Vᵀ (I + V D^{-1} Vᵀ)^{-1} V D^{-1} Mᵀ
-            Vd = V / d[:, None, :]
-            C = Vd @ V.transpose(0, 2, 1)
-            C[:, np.arange(a), np.arange(a)] += 1.0
-            Md = M / d[:, None, :]  # (m, A, K) = (D^{-1} Mᵀ)ᵀ
-            T = np.linalg.solve(C, Vd @ M.transpose(0, 2, 1))  # (m, a, A)
-            J = Md - T.transpose(0, 2, 1) @ V / d[:, None, :]  # (m, A, K) = Jᵀ
-        else:
-            H = V.transpose(0, 2, 1) @ V
-            H[:, np.arange(K), np.arange(K)] += d
-            J = np.linalg.solve(H, M.transpose(0, 2, 1)).transpose(0, 2, 1)  # (m, A, K) = Jᵀ
-        cs = np.sqrt(c[s : s + chunk])
-        Y = J * (np.sqrt(q) * cs[:, None])[:, None, :]
-        Y2 = np.ascontiguousarray(Y.transpose(1, 0, 2)).reshape(A, m * K)
-        G += Y2 @ Y2.T
-        if beta > 0:
-            Jy = J[np.arange(m), :, labels[s : s + chunk]] * cs[:, None]  # (m, A): each item's own gradient
-            E += Jy.T @ Jy
-    H = (1.0 - beta) * G + beta * E
+        rows = slice(s, s + chunk) if items is None else items[s : s + chunk]
+        sl = slice(s, s + chunk)
+        Z = curvature_columns(La, labels[sl], w, gamma, log_q[sl], c[sl], out, blend=blend, rows=rows, agents=agents)
+        H += Z @ Z.T
     return 0.5 * (H + H.T)
 
 
 class RenyiWeightProblem(RenyiProblem):
-    """:class:`RenyiProblem` with the weights alone free, offering ``hessian`` and ``restrict``.
+    """:class:`RenyiProblem` with the weights alone free, offering ``hessian``, ``restrict`` and ``subsample``.
 
-    ``hessian(x, items=None)`` is the curvature :func:`renyi_weight_curvature` at ``x``
-    (over ``items`` only when given: subsampled Newton); ``restrict(idx)`` is the problem on the agents
-    ``idx`` (the others at weight zero, so the aggregate and the gradient on ``idx`` are the full
-    problem's), sharing the warm start, for the working-set Newton solver of :mod:`solvers.methods.newton`.
+    ``hessian(x, items=None, dtype=None)`` is the curvature :func:`renyi_weight_curvature` at ``x``
+    (over ``items`` only when given: subsampled Newton; in ``dtype`` products); ``restrict(idx)`` is the
+    problem on the agents ``idx`` (the others at weight zero, so the aggregate and the gradient on ``idx``
+    are the full problem's), sharing the warm start, for the working-set Newton solver of
+    :mod:`solvers.methods.newton`. A restricted problem copies its agents' data only when it is
+    evaluated: its curvature over ``items`` reads those items of the full data, at the full problem's
+    solved aggregate. ``subsample(items)`` is the problem on a subset of the items (the solver's warm start).
     """
 
+    hessian_approximate = True  # the Fisher blend: Newton corrects it by secant updates
+
     def __init__(self, log_probs, labels, gamma=1.0, lam=None, *, tol=1e-12, sample_weight=None) -> None:
+        self._L: np.ndarray | None = None
         super().__init__(log_probs, labels, gamma, lam, tol=tol, sample_weight=sample_weight)
         self._root: RenyiWeightProblem = self
-        self._La = anneal(self.L, self.lam0)
+        self._agents: np.ndarray | None = None  # the root's agents of a restricted problem
+        self._La_: np.ndarray | None = None
+
+    @property  # type: ignore[override]
+    def L(self) -> np.ndarray:
+        """The data (n, A, K); a restricted problem's is copied from the root's on first use."""
+        if self._L is None:
+            self._L = np.ascontiguousarray(self._root.L[:, self._agents])
+        return self._L
+
+    @L.setter
+    def L(self, value: np.ndarray) -> None:
+        self._L = value
+
+    @property
+    def _La(self) -> np.ndarray:
+        if self._La_ is None:
+            self._La_ = anneal(self.L, self.lam0)
+        return self._La_
 
     def project(self, x: np.ndarray) -> np.ndarray:
         """Projection onto the simplex; a point already on it is returned as it is (the projection's
@@ -144,23 +207,41 @@ class RenyiWeightProblem(RenyiProblem):
                 self._root._warm = self._warm
         return out
 
-    def _solved_at(self, x: np.ndarray) -> np.ndarray:
-        key = np.asarray(x, dtype=np.float64).tobytes()
-        if self._cache is not None and self._cache[0] == key and np.isfinite(self._cache[1]) and self._warm is not None:
+    def _solved_at(self, x: np.ndarray) -> np.ndarray | None:
+        """The aggregate at ``x`` when this problem or its root has just solved that very point."""
+        x = np.asarray(x, dtype=np.float64)
+        if self._cache is not None and self._cache[0] == x.tobytes() and np.isfinite(self._cache[1]):
             return self._warm
-        return self.log_q(x)
+        root = self._root
+        if self._agents is not None and root._cache is not None and np.isfinite(root._cache[1]):
+            full = np.zeros(root.n_agents)
+            full[self._agents] = x
+            if root._cache[0] == full.tobytes():
+                return root._warm
+        return None
 
-    def hessian(self, x: np.ndarray, *, items: np.ndarray | None = None) -> np.ndarray:
-        """The curvature :func:`renyi_weight_curvature` of the mean negative log-likelihood at ``x``."""
+    def hessian(self, x: np.ndarray, *, items: np.ndarray | None = None, dtype: Any = None) -> np.ndarray:
+        """The curvature :func:`renyi_weight_curvature` of the mean negative log-likelihood at ``x``
+        (over ``items`` only when given; in ``dtype`` BLAS products): the sum over the items with their
+        sample weights, divided by their total weight."""
+        its = np.arange(self.n_terms) if items is None else np.asarray(items, dtype=np.int64)
+        args, agents = self.curvature_inputs(x, its)
+        H = renyi_weight_curvature(*args, dtype=dtype or np.float64, items=its, agents=agents)
+        return H / args[5].sum()
+
+    def curvature_inputs(self, x: np.ndarray, its: np.ndarray) -> tuple[tuple, np.ndarray | None]:
+        """The arguments ``(La, labels, w, gamma, log_q, c)`` of :func:`renyi_weight_curvature` and
+        :func:`curvature_columns` at ``x`` for the items ``its`` (``c``: their sample weights, not
+        normalised), and the root's agents to read (a restricted problem not yet evaluated reads its
+        agents from the root's data, chunk by chunk), so that ``La`` is read at ``its``."""
         w, gamma, _ = self.unpack(x)
         w = w / w.sum()
         log_q = self._solved_at(x)
-        n = self.n_terms
-        its = np.arange(n) if items is None else np.asarray(items, dtype=np.int64)
-        sw = np.ones(n) if self.sample_weight is None else self.sample_weight
-        c = sw[its] / sw[its].sum()
-        La = self._La if items is None else self._La[its]
-        return renyi_weight_curvature(La, self.labels[its], w, gamma, log_q[its], c)
+        if log_q is None:
+            log_q = self.log_q(x)
+        c = np.ones(its.size) if self.sample_weight is None else self.sample_weight[its]
+        La, agents = (self._La, None) if self._L is not None else (self._root._La, self._agents)
+        return (La, self.labels[its], w, gamma, log_q[its], c), agents
 
     def screen(self, k: int) -> np.ndarray:
         """The ``k`` agents with the best own mean log-likelihood ``mean_n log P_i(y_n)`` (one value
@@ -171,14 +252,34 @@ class RenyiWeightProblem(RenyiProblem):
         return np.sort(np.argsort(-score, kind="stable")[: min(k, self.n_agents)])
 
     def restrict(self, idx: Any) -> RenyiWeightProblem:
-        """The same problem on the agents ``idx`` (the others at weight zero)."""
+        """The same problem on the agents ``idx`` (the others at weight zero); no copy until evaluated."""
         idx = np.asarray(idx, dtype=np.int64)
         if idx.ndim != 1 or idx.size == 0 or idx.min() < 0 or idx.max() >= self.n_agents:
             raise InputError("idx", f"must be non-empty 1-D agent indices in 0..{self.n_agents - 1}")
-        lam = None if self.lam0 is None else self.lam0[idx]
-        sub = RenyiWeightProblem(
-            self.L[:, idx], self.labels, self.gamma0[idx], lam, tol=self.tol, sample_weight=self.sample_weight
-        )
-        sub._root = self._root
+        sub = RenyiWeightProblem.__new__(RenyiWeightProblem)
+        sub.__dict__.update(self.__dict__)
+        sub._agents = idx if self._agents is None else self._agents[idx]
+        sub._L, sub._La_, sub._cache = None, None, None
+        sub.gamma0 = self.gamma0[idx]
+        sub.lam0 = None if self.lam0 is None else self.lam0[idx]
+        sub.n_agents = sub.dim = int(idx.size)
+        sub.sweeps, sub.n_evals = 0, 0
         sub._warm = self._root._warm
+        return sub
+
+    def subsample(self, items: Any) -> RenyiWeightProblem:
+        """The same problem on the items ``items`` (sorted, distinct): the Newton solver's warm start
+        solves it first. Copies those items' data (a quarter of it for the solver's warm start)."""
+        items = np.asarray(items, dtype=np.int64)
+        if items.ndim != 1 or items.size == 0 or np.any(np.diff(items) <= 0) or items[0] < 0:
+            raise InputError("items", "must be a non-empty sorted 1-D array of distinct item indices")
+        if items[-1] >= self.n_terms:
+            raise InputError("items", f"must be item indices in 0..{self.n_terms - 1}")
+        sw = None if self.sample_weight is None else self.sample_weight[items]
+        if sw is not None and not sw.sum() > 0:
+            raise InputError("items", "the selected items have zero total sample_weight")
+        sub = RenyiWeightProblem(
+            self.L[items], self.labels[items], self.gamma0, self.lam0, tol=self.tol, sample_weight=sw
+        )
+        sub._warm = None if self._warm is None else self._warm[items]
         return sub

@@ -17,7 +17,7 @@ For every family of :mod:`benchmarks.logpool_families` in ``--families`` and eve
 - with ``--shapes``: instead, the fit at each ``--shape-classes`` x ``--shape-agents`` (items enough
   for ``--shape-entries`` numbers) against the log pool's, medians of ``--reps`` interleaved runs.
 
-Run (results in ``benchmarks/results/core-at-scale-renyi-weights-session7.md``)::
+Run (results in ``benchmarks/results/core-at-scale-renyi-weights-session7.md`` and ``-session8.md``)::
 
     OPENBLAS_NUM_THREADS=1 PYTHONPATH=. NUMBA_CACHE_DIR=.numba_cache .venv/bin/python \\
         benchmarks/bench_renyi_competition.py --families competition gaussian-logit noise --n 2000 5000

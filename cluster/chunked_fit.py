@@ -245,16 +245,14 @@ def fit_chunked(
             opts_solver = dict(pool.solver_options or {})
             if x0 is None and np.ndim(pool.gamma) == 0 and pool.gamma <= LIMIT_START_GAMMA:
                 # RenyiPool._limit_start: a small shared γ starts from the log pool's weights (its γ → 0
-                # limit), whose support is the first working set, solved to the end (RenyiPool._fit_at)
+                # limit), with RenyiPool._fit_at's options for a start that is a solution
                 start = np.clip(
                     minimize(chunked("log", {"floor": pool.floor, "dtype": "float64"})[0], "auto", tol=1e-6).x,
                     0.0,
                     None,
                 )
-                x0, nnz = start / start.sum(), int(np.count_nonzero(start))
-                if pool.solver in ("auto", "newton"):
-                    opts_solver.setdefault("ws_init", min(A, nnz + max(5, nnz // 10)))
-                    opts_solver.setdefault("ws_first_tol", 0.1 * pool.tol)
+                x0 = start / start.sum()
+                opts_solver = pool._start_options(x0, pool.tol)
             res = minimize(
                 problem, pool.solver, x0=x0, tol=pool.tol, max_iter=pool.max_iter, progress=progress, **opts_solver
             )

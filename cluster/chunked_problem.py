@@ -50,6 +50,7 @@ from solvers.problems.mixture import MixtureLikelihood
 from solvers.simplex import project_simplex
 
 from .chunked_hessian import HessianPart, block_part, item_mass
+from .chunked_renyi import VIEW_IDS, renyi_curvature_part, renyi_view
 from .connect import DEFAULT_TIMEOUT, gather
 
 __all__ = ["ChunkedProblem", "ZarrBlock", "Kept", "KINDS", "build_kept"]
@@ -57,7 +58,7 @@ __all__ = ["ChunkedProblem", "ZarrBlock", "Kept", "KINDS", "build_kept"]
 KINDS: dict[str, tuple[str, ...]] = {
     "log": ("hvp", "n_classes", "subsample"),
     "linear": ("hvp", "mixture", "mixture_offset"),
-    "renyi": (),
+    "renyi": ("subsample",),
 }
 """The optional members each kind's in-memory problem offers (beyond value, gradient, Hessian,
 ``screen`` and ``restrict``); the chunked problem offers exactly these, so ``"auto"`` picks the same
@@ -113,6 +114,7 @@ class Kept:
         self.problem, self.n_floored, self.shape = problem, n_floored, shape
         self._key: bytes | None = None
         self._sub: Any = None
+        self.views: dict = {}  # the Rényi problem's views (cluster.chunked_renyi.renyi_view)
 
     def restricted(self, cols: np.ndarray | None) -> Any:
         if cols is None:
@@ -160,14 +162,25 @@ def _one_block(kind: str, opts: dict, cols: Any, op: str, args: tuple, block: tu
             return None, kept.n_floored, None
         offset = item_mass(P) * P.mixture_offset if kind == "linear" else 0.0
         return _screen_sum(kind, P), kept.n_floored, offset
-    if op == "hessian":
+    if kind == "renyi":  # cols: the view's lineage; the block holds its views as the in-memory fit does
+        P, its = renyi_view(kept, cols, start, local)
+        if op == "hessian":
+            x, dtype, total = args
+            return renyi_curvature_part(P, x, dtype, its, position, total, kept.shape[2])
+        if P is None or item_mass(P) == 0:
+            return None
+        if op == "screen":
+            return _screen_sum(kind, P)
+        local = None
+    elif op == "hessian":
         x, dtype, total = args
         return _hessian_sum(kind, kept, cols, x, dtype, total, local, position)
-    if kept.problem is None or item_mass(kept.problem, local) == 0:
+    elif kept.problem is None or item_mass(kept.problem, local) == 0:
         return None
-    if op == "screen":  # the score over a subsample view's items, every agent
+    elif op == "screen":  # the score over a subsample view's items, every agent
         return _screen_sum(kind, kept.problem if local is None else kept.problem.subsample(local))
-    P = kept.restricted(cols)
+    else:
+        P = kept.restricted(cols)
     if local is not None:  # a subsample view: the block's items of the subsample
         P = P.subsample(local)
     n = item_mass(P)
@@ -252,12 +265,14 @@ class ChunkedProblem:
         timeout: float = DEFAULT_TIMEOUT,
         cols: np.ndarray | None = None,
         items: np.ndarray | None = None,
+        lineage: tuple = (),
     ) -> None:
         if reduce not in ("workers", "driver"):
             raise InputError("reduce", f"must be 'workers' or 'driver'; got {reduce!r}")
         self.kind, self.opts, self.groups, self.client, self.reduce = kind, opts, groups, client, reduce
         self.sample_weight, self.timeout = sample_weight, timeout
         self.cols, self.items = cols, items
+        self.lineage = lineage  # the Rényi problem's views from the whole problem (cluster.chunked_renyi)
         self.shape = shape
         N, self.n_agents, n_classes = shape
         starts = [st for _, blocks in groups for _, _, st in blocks]
@@ -272,6 +287,7 @@ class ChunkedProblem:
         self._total = self._mass(items)
         self.dim = self.n_agents if cols is None else int(cols.size)
         self.dtype = np.dtype(opts.get("dtype", np.float64))  # the storage precision, as in memory
+        self.hessian_approximate = kind == "renyi"  # as RenyiWeightProblem: a curvature model, secant-corrected
         self.project = _project_keeping if kind == "renyi" else project_simplex
         self.prox = lambda x, step=1.0: self.project(x)
         offered = KINDS[kind] if cols is None else tuple(m for m in KINDS[kind] if not m.startswith("mixture"))
@@ -312,7 +328,7 @@ class ChunkedProblem:
         self.counters["passes"] += 1
         extras = iter(self._per_block(self.items if items is None else items))
         work = [(w, blocks, [next(extras) for _ in blocks]) for w, blocks in self.groups]
-        head = (self.kind, self.opts, self.cols, op, args)
+        head = (self.kind, self.opts, self.lineage if self.kind == "renyi" else self.cols, op, args)
         if self.client is None:
             parts = [group_pass(*head, b, e) for _, b, e in work]
             return _sum([p for p in parts if p is not None])
@@ -375,10 +391,10 @@ class ChunkedProblem:
     def hessian(self, x: np.ndarray, *, items: np.ndarray | None = None, dtype: Any = None) -> np.ndarray:
         """The Hessian (the Rényi pool: its curvature), or (``items``) the mean over those items only:
         the subsampled Hessian the Newton solver uses above 8,000 items, as the in-memory problems
-        offer it, so both take the same path. ``dtype``: the log pool's BLAS precision of the blocks'
-        chunk products (``np.float32``: the model Hessians after a warm start, as in memory); the other
-        kinds' in-memory Hessians have no such option and ignore it."""
-        dtype = dtype if self.kind == "log" else None
+        offer it, so both take the same path. ``dtype``: the log and Rényi pools' BLAS precision of the
+        blocks' chunk products (``np.float32``: the model Hessians after a warm start, as in memory); the
+        linear pool's in-memory Hessian has no such option and ignores it."""
+        dtype = None if self.kind == "linear" else dtype
         its = self.items if items is None else self._global(items)
         n = self.n_terms if its is None else its.size
         H = self._map("hessian", self._w(x), dtype, n, items=its)
@@ -402,7 +418,7 @@ class ChunkedProblem:
         s = self._score if self.cols is None else self._score[self.cols]
         return np.sort(np.argsort(-s, kind="stable")[: min(k, self.dim)])
 
-    def _view(self, cols: np.ndarray | None, items: np.ndarray | None) -> ChunkedProblem:
+    def _view(self, cols: np.ndarray | None, items: np.ndarray | None, step: tuple) -> ChunkedProblem:
         out = ChunkedProblem(
             self.kind,
             self.opts,
@@ -414,6 +430,7 @@ class ChunkedProblem:
             timeout=self.timeout,
             cols=cols,
             items=items,
+            lineage=self.lineage + ((next(VIEW_IDS),) + step,),
         )
         out.counters = self.counters
         return out
@@ -422,16 +439,18 @@ class ChunkedProblem:
         """The problem on the agents ``idx`` (the others at weight zero); each block restricts its own
         problem, whose ``restrict`` checks the indices, at the next pass."""
         idx = np.asarray(idx, dtype=np.int64)
-        out = self._view(idx if self.cols is None else self.cols[idx], self.items)
+        out = self._view(idx if self.cols is None else self.cols[idx], self.items, ("restrict", idx))
         out._score = self._score
         return out
 
     def subsample(self, items: Any) -> ChunkedProblem:
-        """The log pool's problem averaged over the terms ``items`` only (sorted, distinct; as
-        :meth:`ConditionalLogLinear.subsample`): each block evaluates its own items of the sample."""
-        if self.kind != "log":
+        """The log or Rényi pool's problem averaged over the terms ``items`` only (sorted, distinct; as
+        :meth:`ConditionalLogLinear.subsample`, :meth:`RenyiWeightProblem.subsample`): each block
+        evaluates its own items of the sample."""
+        if self.kind == "linear":
             raise InputError("items", f"the {self.kind} pool's problem offers no subsample")
-        return self._view(self.cols, self._global(items))
+        its = self._global(items)
+        return self._view(self.cols, its, ("subsample", its))
 
 
 def _project_keeping(x: np.ndarray) -> np.ndarray:

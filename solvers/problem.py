@@ -71,6 +71,7 @@ mu :: float | None :: strong-convexity constant of f :: finito, miso, prox_finit
 x0 :: () -> (dim,) array :: a feasible start :: every solver when no x0 is given
 restrict :: (idx) -> problem :: the same problem on coordinates idx, the others fixed at 0 :: newton's working set
 screen :: (k) -> int array :: a cheap guess of the k most useful coordinates :: newton's working set
+hessian_approximate :: bool :: True when hessian is a model of the curvature, not the exact Hessian (the Rényi weights' Fisher blend) :: newton's growing working set (secant-corrected chord steps)
 subsample :: (items) -> problem :: the same problem averaged over the terms items only (no copy of the data) :: newton's working set (warm start)
 n_classes :: int :: number of classes K of a log-linear model (pass accounting) :: newton
 dtype :: numpy dtype :: storage precision of the data (float32 storage is re-read exactly) :: newton

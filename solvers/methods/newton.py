@@ -28,7 +28,10 @@ gets a full value+gradient pass, so the KKT violators join the working set at on
 (:func:`_newton_grow`); the model Hessians average over ``GROW_HESSIAN_ITEMS`` random items in
 float32 BLAS products and are kept while each step divides the gap by ten (chord steps), so most
 iterations cost one pass and no Hessian. The gradient is always exact (float64 sums), so the
-optimum reached is the full problem's.
+optimum reached is the full problem's. ``warm_x0=True`` takes a given ``x0`` as such a warm start (a
+neighbouring problem's optimum). A problem whose ``hessian`` is only a model of the curvature
+(``hessian_approximate``, e.g. the Rényi weights' Fisher blend, which converges linearly) has that
+model corrected by a BFGS update from each full step's exact gradients and kept while it descends.
 """
 
 from __future__ import annotations
@@ -74,6 +77,7 @@ def newton(
     seed=0,
     ws_first_tol=1e-6,
     warm_items=500,
+    warm_x0=False,
     **stop: Unpack[Stop],
 ) -> SolveResult:
     """Newton with Armijo backtracking; projected (SQP) Newton on the simplex; working set when offered.
@@ -87,7 +91,8 @@ def newton(
     tolerance of the first, rough working-set solve; default 1e-6), ``warm_items`` (working set on a
     problem offering ``subsample`` with at least twice this many terms and no ``x0``: the start and
     the first working set come from the solve of a random quarter of the terms, recursively down to
-    this many; ``0`` disables the warm start).
+    this many; ``0`` disables the warm start), ``warm_x0`` (working set: ``x0`` is itself a warm start,
+    e.g. a neighbouring problem's optimum; Newton goes straight to the growing working set from it).
     """
     simplex = constraint_of(problem) == "simplex"
     if working_set is None:
@@ -107,6 +112,7 @@ def newton(
             seed=seed,
             ws_first_tol=ws_first_tol,
             warm_items=warm_items,
+            warm_x0=warm_x0,
         )
     return _newton_plain(
         problem, x0, **stop, alpha=alpha, beta=beta, hessian_items=_sample(problem, hessian_sample, seed)
@@ -306,6 +312,7 @@ def _newton_working_set(
     seed,
     ws_first_tol=1e-6,
     warm_items=0,
+    warm_x0=False,
     **stop: Unpack[Stop],
 ) -> SolveResult:
     tol, max_iter = stop["tol"], stop["max_iter"]
@@ -317,11 +324,13 @@ def _newton_working_set(
     run.passes = 0.0
     warm_iter = 0
     known = None
-    if x0 is None and warm_items > 0 and problem.n_terms >= 2 * warm_items and offers(problem, "subsample"):
-        opts = dict(alpha=alpha, beta=beta, ws_init=ws_init, ws_add=ws_add, hessian_sample=hessian_sample)
-        opts.update(ws_first_tol=ws_first_tol)
-        x, p_warm, warm_iter = _warm_start(problem, opts, warm_items, seed)
-        run.passes += p_warm
+    subsampled = x0 is None and warm_items > 0 and problem.n_terms >= 2 * warm_items and offers(problem, "subsample")
+    if subsampled or (x0 is not None and warm_x0):
+        if subsampled:
+            opts = dict(alpha=alpha, beta=beta, ws_init=ws_init, ws_add=ws_add, hessian_sample=hessian_sample)
+            opts.update(ws_first_tol=ws_first_tol)
+            x, p_warm, warm_iter = _warm_start(problem, opts, warm_items, seed)
+            run.passes += p_warm
         f, g = problem.value_and_grad(x)
         run.passes += 1.0
         run.record(f)
@@ -427,6 +436,19 @@ def _newton_working_set(
     return run.result(x, f, n_iter, converged, message, gap=float(gap), rounds=rounds, working_set_sizes=sizes, grad=g)
 
 
+def _bfgs_update(H: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """BFGS correction of the model Hessian ``H`` by the step ``s`` (on the simplex: Σ s = 0) and the
+    change ``y`` of the exact gradient (its component along the ones vector, which no feasible step
+    sees, removed); unchanged when the curvature ``sᵀy`` is not positive."""
+    y = y - y.mean()
+    sy = float(s @ y)
+    Hs = H @ s
+    sHs = float(s @ Hs)
+    if not (sy > 1e-12 * np.linalg.norm(s) * np.linalg.norm(y)) or not sHs > 0:
+        return H
+    return H + np.outer(y, y) / sy - np.outer(Hs, Hs) / sHs
+
+
 def _newton_grow(problem, x, f, g, run, *, alpha, beta, items, n_iter, **stop: Unpack[Stop]) -> SolveResult:
     """Projected Newton on a growing working set from a warm start ``x`` with its full ``f``, ``g``.
 
@@ -437,6 +459,7 @@ def _newton_grow(problem, x, f, g, run, *, alpha, beta, items, n_iter, **stop: U
     smaller of the full Frank-Wolfe gap and the restricted model decrease (no violators remain).
     """
     tol, max_iter = stop["tol"], stop["max_iter"]
+    secant = bool(capability(problem, "hessian_approximate", False))
     H: np.ndarray | None = None
     gap_last, gap0 = None, None
     S, sizes = np.flatnonzero(x > 0), []
@@ -453,7 +476,8 @@ def _newton_grow(problem, x, f, g, run, *, alpha, beta, items, n_iter, **stop: U
         fresh = H is None or np.setdiff1d(need, S, assume_unique=True).size > 0
         if H is not None and not fresh:
             d_, slope_, dec_ = _model_step(H, g[S], x[S], True)
-            fresh = not (slope_ < 0 and gap_last is not None and min(gap, dec_) <= GROW_REUSE * gap_last)
+            # an approximate Hessian, secant-corrected after each full step, is kept while it descends
+            fresh = not (slope_ < 0 and (secant or gap_last is not None and min(gap, dec_) <= GROW_REUSE * gap_last))
         if fresh:
             S = need
             sizes.append(int(S.size))
@@ -489,6 +513,8 @@ def _newton_grow(problem, x, f, g, run, *, alpha, beta, items, n_iter, **stop: U
         f1, g1 = problem.value_and_grad(x1)
         run.passes += 1
         if f1 <= f + alpha * slope_:
+            if secant and H is not None:
+                H = _bfgs_update(H, d[S], g1[S] - g[S])
             x, f, g, t = x1, f1, g1, 1.0
         else:
             t, f_new, n_ev, ok = armijo(lambda t: problem.value(x + t * d), f, slope_, t0=beta, alpha=alpha, beta=beta)

@@ -138,6 +138,9 @@ WEIGHTED = [
     ("linear", lambda: LinearPool(solver="newton"), "gaussian-logit", (12000, 50, 4), 1700),
     ("renyi", lambda: RenyiPool(gamma=0.3), "gaussian-logit", (1200, 30, 6), 300),
     ("renyi-limit-start", lambda: RenyiPool(gamma=0.1), "competition", (1000, 60, 8), 300),
+    # past 40 agents and 1,000 items the Rényi fit too starts on a random quarter of the items and
+    # steps with float32 curvature runs of 64 items: views of blocks whose sampled items all weigh 0
+    ("renyi-subsample", lambda: RenyiPool(gamma=0.5), "competition", (2500, 60, 8), 290),
 ]
 
 
