@@ -8,12 +8,15 @@ Tables printed (all from this run; the machine's load is printed beside them):
    every core, or one numba thread) and of 2 workers (one numba thread each; partial sums added on
    the workers, or every block's sent to the driver); the repetitions are interleaved; the weights
    of every run against the in-memory fit, and the pickled bytes the driver received.
-2. The competition's gamma sweep (:func:`cluster.fanout.warm_sweep`: 4 etas by default, each
-   warm-started from the previous one's weights) in this process, then on 1 worker and on 2 workers
-   of one numba thread each: as warm chains (``--sweep-mode chains``, the competition's default on a
-   cluster: one task per chain, 1 chain on 1 worker, 2 chains on 2) and/or data-parallel (each
-   gamma's fit and predictions over item blocks on every worker); the seconds and CPU seconds of
-   each, the busiest worker's CPU seconds, the rows against the serial sweep, the 1 -> 2 ratios last.
+2. The competition's gamma sweep (4 etas by default, each warm-started from the previous one's
+   weights, :func:`evaluation.aggregation.warm_points`) in this process, then on 1 worker and on 2
+   workers of one numba thread each, as a competition runs it
+   (:meth:`cluster.fanout.CompetitionTasks.sweep`, on the arrays broadcast to the workers beforehand,
+   off the clock and timed apart): as warm chains (``--sweep-mode chains``, the competition's
+   default on a cluster: one task per chain, 1 chain on 1 worker, 2 chains on 2) and/or
+   data-parallel (each gamma's fit and predictions over item blocks on every worker); the seconds and
+   CPU seconds of each, the busiest worker's CPU seconds, the points against the serial sweep, the
+   1 -> 2 ratios last.
 3. Communication per round of consensus ADMM (:func:`cluster.consensus_admm.consensus_admm`) on
    each E6 topology (24 nodes, D = 50): floats along edges per round (2D per edge) against the seed's
    3D per edge, and the bytes Dask actually moved between the worker processes per round.
@@ -41,6 +44,7 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+import distributed  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -53,7 +57,8 @@ from cluster.chunked_fit import fit_log_pool  # noqa: E402
 from cluster.chunked_problem import build_kept, group_pass  # noqa: E402
 from cluster.connect import kernel_friendly_nanny  # noqa: E402
 from cluster.consensus_admm import consensus_admm  # noqa: E402
-from cluster.fanout import split_etas, warm_sweep  # noqa: E402
+from cluster.fanout import CompetitionTasks, split_etas, warm_sweep  # noqa: E402
+from evaluation.aggregation import warm_points  # noqa: E402
 
 
 def load() -> str:
@@ -128,7 +133,7 @@ def interleaved(
         f"| configuration | seconds (median) | runs | CPU s (median) | busiest worker's CPU s (median) "
         f"| {' | '.join(columns)} | load |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---" * (6 + len(columns)) + "|")
     med, cpu, top = ({k: float(np.median(v)) for k, v in d.items()} for d in (runs, cpus, busiest))
     for label, *_ in configs:
         cells = " | ".join(x if isinstance(x, str) else f"{x:.1e}" for x in check(outs[label]))
@@ -289,24 +294,39 @@ def sweep_scaling(args: argparse.Namespace) -> None:
     )
     small = (lp[:200], y[:200], lp[200:400], y[200:400])
     warm_sweep(*small, (2.0,))  # compile off the clock
-    ref = warm_sweep(*data, etas)
+    ref = list(warm_points(*data, etas))
+    runs: dict = {"tasks": None, "scatter": {}}
 
-    def check(out: list[dict]) -> tuple:
-        rel = [abs(a[k] / b[k] - 1) for a, b in zip(out, ref) for k in ("public_perplexity", "private_perplexity")]
+    def on_workers(c, chains) -> None:
+        """Off the clock, as in a competition run (its other methods use the same copies): compile on
+        the workers, then broadcast the four arrays (the seconds are recorded) and, data-parallel, cut
+        the blocks."""
+        warm_sweep(*small, (2.0, 5.0), client=c, chains=chains)
+        t = time.perf_counter()
+        runs["tasks"] = tasks = CompetitionTasks(c, data, (), loo=False, sweep_chains=chains)
+        distributed.wait([f for d in tasks.blocks for _, f, _, _ in d.blocks])
+        key = (len(c.scheduler_info(n_workers=-1)["workers"]), chains)
+        runs["scatter"].setdefault(key, []).append(time.perf_counter() - t)
+
+    def check(out: list[tuple]) -> tuple:
         return (
-            float(max(rel[0::2])),
-            float(max(rel[1::2])),
-            max(float(np.abs(np.subtract(a["weights"], b["weights"])).max()) for a, b in zip(out, ref)),
+            max(abs(a[1] / b[1] - 1) for a, b in zip(out, ref)),
+            max(abs(a[3] / b[3] - 1) for a, b in zip(out, ref)),
+            max(float(np.abs(a[0].weights_ - b[0].weights_).max()) for a, b in zip(out, ref)),
         )
 
     med, cpu, top = interleaved(
         configs,
-        lambda: timed(warm_sweep, *data, etas),
-        lambda c, chains: warm_sweep(*data, etas, client=c, chains=chains),
-        lambda c, chains: warm_sweep(*small, (2.0, 5.0), client=c, chains=chains),
+        lambda: timed(lambda: list(warm_points(*data, etas))),
+        lambda c, chains: list(runs["tasks"].sweep(etas, None)),
+        on_workers,
         check,
         args.reps,
         ("max rel diff public perplexity", "max rel diff private perplexity", "max abs diff weights"),
+    )
+    print(
+        "broadcasting the arrays to the workers before the sweep (off the clock; medians): "
+        + ", ".join(f"{w} worker(s), {m}: {np.median(v):.2f} s" for (w, m), v in runs["scatter"].items())
     )
     print(f"[{load()}]  (CPU s: this process, the scheduler included, plus the workers' processes)")
     for m in modes[::-1]:  # the chains' ratio last
