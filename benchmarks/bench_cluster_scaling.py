@@ -8,9 +8,15 @@ Tables printed (all from this run; the machine's load is printed beside them):
    every core, or one numba thread) and of 2 workers (one numba thread each; partial sums added on
    the workers, or every block's sent to the driver); the repetitions are interleaved; the weights
    of every run against the in-memory fit, and the pickled bytes the driver received.
-2. The competition's gamma sweep (:func:`cluster.fanout.warm_sweep`: 4 etas, each warm-started from
-   the previous one's weights) in this process and on the same worker configurations, where each
-   gamma's fit and predictions run data-parallel over item blocks on every worker.
+2. The competition's gamma sweep (4 etas by default, each warm-started from the previous one's
+   weights, :func:`evaluation.aggregation.warm_points`) in this process, then on 1 worker and on 2
+   workers of one numba thread each, as a competition runs it
+   (:meth:`cluster.fanout.CompetitionTasks.sweep`, on the arrays broadcast to the workers beforehand,
+   off the clock and timed apart): as warm chains (``--sweep-mode chains``, the competition's
+   default on a cluster: one task per chain, 1 chain on 1 worker, 2 chains on 2) and/or
+   data-parallel (each gamma's fit and predictions over item blocks on every worker); the seconds and
+   CPU seconds of each, the busiest worker's CPU seconds, the points against the serial sweep, the
+   1 -> 2 ratios last.
 3. Communication per round of consensus ADMM (:func:`cluster.consensus_admm.consensus_admm`) on
    each E6 topology (24 nodes, D = 50): floats along edges per round (2D per edge) against the seed's
    3D per edge, and the bytes Dask actually moved between the worker processes per round.
@@ -19,7 +25,9 @@ Tables printed (all from this run; the machine's load is printed beside them):
 
     OMP_NUM_THREADS=1 NUMBA_CACHE_DIR=.numba_cache .venv/bin/python benchmarks/bench_cluster_scaling.py
     ... --n-items 5000 --sweep-items 500 --reps 1   # a quick run
-    ... --skip logpool admm --sweep-items 20000 --sweep-private 2000 --reps 2 --pair   # the sweep's 1 -> 2 ratio
+    ... --skip logpool admm --sweep-items 2000 --reps 3   # the sweep's 1 -> 2 ratio, chains
+    ... --skip logpool admm --sweep-items 20000 --sweep-private 2000 --reps 2   # ~12 GB at its peak
+    ... --skip logpool admm --sweep-mode both --sweep-family noise   # chains and data-parallel, another family
 """
 
 from __future__ import annotations
@@ -36,18 +44,21 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+import distributed  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from aggregators import LogPool  # noqa: E402
 from benchmarks.competition_data import make_competition_predictions  # noqa: E402
+from benchmarks.logpool_families import FAMILIES, make_family  # noqa: E402
 from cluster import graphs  # noqa: E402
 from cluster.chunked_fit import fit_log_pool  # noqa: E402
 from cluster.chunked_problem import build_kept, group_pass  # noqa: E402
 from cluster.connect import kernel_friendly_nanny  # noqa: E402
 from cluster.consensus_admm import consensus_admm  # noqa: E402
-from cluster.fanout import warm_sweep  # noqa: E402
+from cluster.fanout import CompetitionTasks, split_etas, warm_sweep  # noqa: E402
+from evaluation.aggregation import warm_points  # noqa: E402
 
 
 def load() -> str:
@@ -66,23 +77,33 @@ def local_cluster(n_workers: int, numba_threads: int | None = None):
     return lc, Client(lc)
 
 
-def _worker_cpu(client) -> float:
-    """The CPU seconds (user + system) the workers' processes have used so far."""
+def _worker_cpu(client) -> dict[str, float]:
+    """The CPU seconds (user + system) each worker's process has used so far."""
     import psutil
 
-    return float(sum(client.run(lambda: sum(psutil.Process().cpu_times()[:2])).values()))
+    return client.run(lambda: float(sum(psutil.Process().cpu_times()[:2])))
 
 
-def interleaved(configs: list[tuple], local, on_cluster, warm, check, reps: int) -> dict[str, float]:
+def interleaved(
+    configs: list[tuple],
+    local,
+    on_cluster,
+    warm,
+    check,
+    reps: int,
+    columns: tuple[str, str, str] = ("passes", "bytes to the driver", "max abs diff to in-memory"),
+) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
     """Run every configuration ``(label, n_workers, numba_threads, reduce)`` once per repetition, in
     turn (the order reversed every other repetition, so load drift hits all alike); ``n_workers = 0``
     is ``local()`` in this process (it returns its result and the seconds to count), else ``on_cluster(client, reduce)`` on a fresh LocalCluster (after
-    ``warm(client)`` off the clock). Prints one row per configuration: median seconds, the runs,
-    the median CPU seconds (this process, scheduler included, plus the workers' processes),
-    ``check(result)`` = (max abs difference to the reference, passes, driver bytes), the 1-minute
-    load at each run."""
+    ``warm(client, mode)`` off the clock). Prints one row per configuration: median seconds, the runs,
+    the median CPU seconds (this process, scheduler included, plus the workers' processes) and the
+    busiest worker's, ``check(result)`` (three ``columns``: by default the max abs difference to the
+    reference, passes, driver bytes), the 1-minute load at each run. Returns the medians of the
+    seconds, the CPU seconds and the busiest worker's CPU seconds by configuration."""
     runs: dict[str, list[float]] = {c[0]: [] for c in configs}
     cpus: dict[str, list[float]] = {c[0]: [] for c in configs}
+    busiest: dict[str, list[float]] = {c[0]: [] for c in configs}
     loads: dict[str, list[float]] = {c[0]: [] for c in configs}
     outs: dict[str, object] = {}
     for r in range(reps):
@@ -92,33 +113,36 @@ def interleaved(configs: list[tuple], local, on_cluster, warm, check, reps: int)
                 outs[label], seconds = local()
                 runs[label].append(seconds)
                 cpus[label].append(time.process_time() - cpu)
+                busiest[label].append(float("nan"))
             else:
                 lc, c = local_cluster(n_workers, threads)
                 try:
-                    warm(c)
-                    cpu = time.process_time() + _worker_cpu(c)
+                    warm(c, reduce)
+                    before, cpu = _worker_cpu(c), time.process_time()
                     t = time.perf_counter()
                     outs[label] = on_cluster(c, reduce)
                     runs[label].append(time.perf_counter() - t)
-                    cpus[label].append(time.process_time() + _worker_cpu(c) - cpu)
+                    used = [v - before.get(w, 0.0) for w, v in _worker_cpu(c).items()]
+                    cpus[label].append(time.process_time() - cpu + sum(used))
+                    busiest[label].append(max(used))
                 finally:
                     c.close()
                     lc.close()
             loads[label].append(os.getloadavg()[0])
     print(
-        "| configuration | seconds (median) | runs | CPU s (median) | passes | bytes to the driver "
-        "| max abs diff to in-memory | load |"
+        f"| configuration | seconds (median) | runs | CPU s (median) | busiest worker's CPU s (median) "
+        f"| {' | '.join(columns)} | load |"
     )
-    print("|---|---|---|---|---|---|---|---|")
-    med = {k: float(np.median(v)) for k, v in runs.items()}
+    print("|---" * (6 + len(columns)) + "|")
+    med, cpu, top = ({k: float(np.median(v)) for k, v in d.items()} for d in (runs, cpus, busiest))
     for label, *_ in configs:
-        err, passes, nbytes = check(outs[label])
+        cells = " | ".join(x if isinstance(x, str) else f"{x:.1e}" for x in check(outs[label]))
         print(
             f"| {label} | {med[label]:.2f} | {', '.join(f'{x:.2f}' for x in runs[label])} "
-            f"| {np.median(cpus[label]):.1f} | {passes} | {nbytes} "
-            f"| {err:.1e} | {', '.join(f'{x:.1f}' for x in loads[label])} |"
+            f"| {cpu[label]:.1f} | {'-' if np.isnan(top[label]) else f'{top[label]:.1f}'} | {cells} "
+            f"| {', '.join(f'{x:.1f}' for x in loads[label])} |"
         )
-    return med
+    return med, cpu, top
 
 
 def timed(fn, *args):
@@ -183,17 +207,19 @@ def logpool_scaling(args: argparse.Namespace, workdir: str) -> None:
     configs = paired(
         [*SCALING, ("2 workers, 1 numba thread each, every block's partial sum to the driver", 2, 1, "driver")], args
     )
-    med = interleaved(
+    med, _, _ = interleaved(
         configs,
         in_memory,
         lambda c, red: fit_log_pool(
             path, y, client=c, chunk_items=args.block, persist=args.zarr_mode == "kept", reduce=red
         ),
-        lambda c: fit_log_pool(np.asarray(zarr.open_array(path, mode="r")[:400]), y[:400], client=c, chunk_items=100),
+        lambda c, _: fit_log_pool(
+            np.asarray(zarr.open_array(path, mode="r")[:400]), y[:400], client=c, chunk_items=100
+        ),
         lambda pool: (
+            str(pool.fit_result_.extra.get("passes_on_workers", "-")),
+            str(pool.fit_result_.extra.get("driver_bytes", "-")),
             float(np.abs(pool.weights_ - ref.weights_).max()),
-            pool.fit_result_.extra.get("passes_on_workers", "-"),
-            pool.fit_result_.extra.get("driver_bytes", "-"),
         ),
         args.reps,
     )
@@ -239,32 +265,78 @@ def per_chunk(lp: np.ndarray, y: np.ndarray, block: int, A: int) -> None:
     print(f"[{load()}]")
 
 
+SWEEP = {
+    "chains": [
+        ("1 worker, 1 numba thread, one warm chain", 1, 1, 1),
+        ("2 workers, 1 numba thread each, two warm chains", 2, 1, 2),
+    ],
+    "data-parallel": [
+        ("1 worker, 1 numba thread, data-parallel", 1, 1, None),
+        ("2 workers, 1 numba thread each, data-parallel", 2, 1, None),
+    ],
+}
+"""The sweep's cluster configurations ``(label, workers, numba threads, chains)`` by ``--sweep-mode``."""
+
+
 def sweep_scaling(args: argparse.Namespace) -> None:
     N, A, K = args.sweep_items, args.n_agents, args.n_classes
     M = args.sweep_private or N
-    lp, y = make_competition_predictions(N + M, A, K, seed=1)
+    lp, y = make_family(args.sweep_family, N + M, A, K, seed=1)
     data = (lp[:N], y[:N], lp[N:], y[N:])
-    etas = (2.0, 5.0, 10.0, 30.0)
+    etas = tuple(args.sweep_etas)
+    modes = ("chains", "data-parallel") if args.sweep_mode == "both" else (args.sweep_mode,)
+    configs = [("in memory, this process, numba on 2 cores", 0, None, None)]
+    configs += [c for m in modes for c in SWEEP[m]]
     print(
-        f"\n## 2. gamma sweep, warm chain over 4 etas {etas}, {N} public + {M} private items x {A} x {K}, "
-        f"{args.reps} repetitions; on a cluster each gamma's fit and predictions run over item blocks on every worker"
+        f"\n## 2. gamma sweep, {len(etas)} etas {etas}, {args.sweep_family} family, {N} public + {M} private "
+        f"items x {A} x {K}, {args.reps} interleaved repetitions; {' and '.join(modes)} on the cluster"
+        + (f", chains {split_etas(etas, 2)}" if "chains" in modes else "")
     )
     small = (lp[:200], y[:200], lp[200:400], y[200:400])
     warm_sweep(*small, (2.0,))  # compile off the clock
-    ref = warm_sweep(*data, etas)
-    med = interleaved(
-        paired(SCALING, args),
-        lambda: timed(warm_sweep, *data, etas),
-        lambda c, red: warm_sweep(*data, etas, client=c),
-        lambda c: warm_sweep(*small, (2.0, 5.0), client=c),
-        lambda out: (
-            max(float(np.abs(np.subtract(a["weights"], b["weights"])).max()) for a, b in zip(out, ref)),
-            "-",
-            "-",
-        ),
+    ref = list(warm_points(*data, etas))
+    runs: dict = {"tasks": None, "scatter": {}}
+
+    def on_workers(c, chains) -> None:
+        """Off the clock, as in a competition run (its other methods use the same copies): compile on
+        the workers, then broadcast the four arrays (the seconds are recorded) and, data-parallel, cut
+        the blocks."""
+        warm_sweep(*small, (2.0, 5.0), client=c, chains=chains)
+        t = time.perf_counter()
+        runs["tasks"] = tasks = CompetitionTasks(c, data, (), loo=False, sweep_chains=chains)
+        distributed.wait([f for d in tasks.blocks for _, f, _, _ in d.blocks])
+        key = (len(c.scheduler_info(n_workers=-1)["workers"]), chains)
+        runs["scatter"].setdefault(key, []).append(time.perf_counter() - t)
+
+    def check(out: list[tuple]) -> tuple:
+        return (
+            max(abs(a[1] / b[1] - 1) for a, b in zip(out, ref)),
+            max(abs(a[3] / b[3] - 1) for a, b in zip(out, ref)),
+            max(float(np.abs(a[0].weights_ - b[0].weights_).max()) for a, b in zip(out, ref)),
+        )
+
+    med, cpu, top = interleaved(
+        configs,
+        lambda: timed(lambda: list(warm_points(*data, etas))),
+        lambda c, chains: list(runs["tasks"].sweep(etas, None)),
+        on_workers,
+        check,
         args.reps,
+        ("max rel diff public perplexity", "max rel diff private perplexity", "max abs diff weights"),
     )
-    ratios(med, TWO)
+    print(
+        "broadcasting the arrays to the workers before the sweep (off the clock; medians): "
+        + ", ".join(f"{w} worker(s), {m}: {np.median(v):.2f} s" for (w, m), v in runs["scatter"].items())
+    )
+    print(f"[{load()}]  (CPU s: this process, the scheduler included, plus the workers' processes)")
+    for m in modes[::-1]:  # the chains' ratio last
+        one, two = (c[0] for c in SWEEP[m])
+        print(
+            f"- {m}, in memory / 2 workers: **{med[configs[0][0]] / med[two]:.2f}x** wall; "
+            f"{m}, 1 -> 2 workers: CPU s {cpu[one] / cpu[two]:.2f}x, 1 worker's CPU s / the busiest of 2 "
+            f"{top[one] / top[two]:.2f}x (the wall ratio on two idle cores, driver and transfers aside); "
+            f"wall **{med[one] / med[two]:.2f}x**"
+        )
 
 
 def communication(args: argparse.Namespace) -> None:
@@ -321,6 +393,9 @@ def main() -> None:
     p.add_argument("--pair", action="store_true", help="in memory, 1 and 2 workers of one numba thread only")
     p.add_argument("--sweep-items", type=int, default=2_000, help="the sweep's public items")
     p.add_argument("--sweep-private", type=int, default=None, help="the sweep's private items (default: as public)")
+    p.add_argument("--sweep-family", default="competition", choices=FAMILIES, help="the sweep's data family")
+    p.add_argument("--sweep-etas", type=float, nargs="+", default=[2.0, 5.0, 10.0, 30.0], help="the sweep's etas")
+    p.add_argument("--sweep-mode", default="chains", choices=("chains", "data-parallel", "both"))
     p.add_argument("--admm-rounds", type=int, default=20)
     p.add_argument("--skip", nargs="*", default=(), choices=("logpool", "sweep", "admm"))
     args = p.parse_args()

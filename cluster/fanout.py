@@ -1,38 +1,69 @@
 """A competition's fits on a Dask cluster: the Rényi gamma sweep, the methods and the leave-one-out refits.
 
 :func:`evaluation.aggregation.aggregate_submissions` fits every method on the public part, the
-Rényi pool for each ``eta = 1/gamma`` in turn (each warm-started from the previous weights), and
-refits the log pool without each submission. Given a cluster (``client=``, the service's
-``AGORA_DASK_SCHEDULER``) it hands them to :class:`CompetitionTasks`: the four arrays are scattered
-once to every worker, every method but the market (which needs the chosen gamma) and every
-leave-one-out refit is one task submitted at the start of the run, and the sweep is data-parallel:
-the warm chain stays on the driver, and each gamma's fit runs its passes over blocks of the public
-items on every worker (:func:`cluster.chunked_fit.fit_chunked` on :mod:`cluster.scattered` blocks
-sliced from the broadcast copies), as do its predictions, so the run's results are those of the
-serial run (the chunked fit equals the in-memory one to 1e-10).
+Rényi pool for each ``eta = 1/gamma`` in turn (each warm-started from the previous weights,
+:func:`~evaluation.aggregation.warm_points`), and refits the log pool without each submission. Given
+a cluster (``client=``, the service's ``AGORA_DASK_SCHEDULER``) it hands them to
+:class:`CompetitionTasks`: the four arrays are scattered once to every worker, and every method but
+the market (which needs the chosen gamma) and every leave-one-out refit is one task submitted at the
+start of the run. The sweep runs in one of two ways:
 
-:func:`warm_sweep` is that sweep alone (the benchmark's). :func:`gamma_sweep` is the sweep as
-independent tasks, one per gamma: each fit starts cold, so its weights agree with the serial sweep's
-to the solver's tolerance, not bit for bit. :func:`leave_one_out` is the refits alone.
-``client=None`` runs their tasks in this process, one after the other.
+- **Chains** (task-parallel): the sorted etas are cut into contiguous warm chains
+  (:func:`split_etas`, balanced by per-gamma cost), one per worker, and each chain is ONE task that
+  runs the serial warm chain in-process on its worker, on the broadcast copies. The first chain
+  starts from ``w0`` as the serial sweep does, so its rows are the serial rows bit for bit; each
+  later chain starts as the serial sweep's first point does without ``w0`` (the pool's own start:
+  the log-pool fit at gamma <= 0.25), so its rows agree with the serial sweep's to the solver's
+  tolerance (``RENYI_OPTIONS["tol"]``), not bit for bit. Only the etas, the start and the results
+  (pools, perplexities, the private aggregate) cross the network: one message per chain.
+- **Data-parallel**: the warm chain stays on the driver, and each gamma's fit runs its passes over
+  blocks of the public items on every worker (:func:`cluster.chunked_fit.fit_chunked` on
+  :mod:`cluster.scattered` blocks sliced from the broadcast copies), as do its predictions; the
+  results are the serial run's (the chunked fit equals the in-memory one to 1e-10). Every pass is
+  a round trip through the driver, whose latency and reductions ate the second worker's gain at
+  2,000 items (1.08-1.19x on 2 workers, ``benchmarks/results/cluster-session8.md``).
+
+The competition's default (``sweep_chains="auto"``, :func:`resolve_chains`): chains, one per
+worker, when :data:`CHAIN_MEMORY_FACTOR` times the public and private arrays fit in every worker's
+memory limit (a worker then holds the broadcast copies and a whole in-process fit); data-parallel
+when they do not, since a data-parallel fit holds only its blocks' share on each worker.
+
+:func:`warm_sweep` is the sweep alone (the benchmark's), in either mode. :func:`gamma_sweep` is the
+sweep as independent tasks, one cold-started chain per gamma. :func:`leave_one_out` is the refits
+alone. ``client=None`` runs their tasks in this process, one after the other.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from aggregators.metrics import perplexity
-from evaluation.aggregation import DEFAULT_ETAS, fit_method, loo_perplexity, sweep_point
+from evaluation.aggregation import DEFAULT_ETAS, fit_method, loo_perplexity, warm_points
 from solvers.errors import InputError
-from solvers.progress import ProgressFn
+from solvers.progress import ProgressFn, scaled
 
-from .connect import connected, shared_client
+from .connect import connected, shared_client, worker_addresses
 from .scattered import scatter_blocks
 
-__all__ = ["CompetitionTasks", "gamma_sweep", "warm_sweep", "leave_one_out"]
+__all__ = [
+    "CompetitionTasks",
+    "CHAIN_MEMORY_FACTOR",
+    "gamma_sweep",
+    "warm_sweep",
+    "leave_one_out",
+    "split_etas",
+    "chain_points",
+    "warm_chain",
+    "resolve_chains",
+]
+
+CHAIN_MEMORY_FACTOR = 3.0
+"""A chain task holds the broadcast public and private arrays and runs a whole Rényi fit in-process
+(its floored copy of the public items and the fixed point's temporaries): the sweep runs as chains
+when this many times the two arrays' bytes fit in every worker's memory limit."""
 
 
 def _row(eta: float, point: tuple) -> dict:
@@ -48,16 +79,105 @@ def _row(eta: float, point: tuple) -> dict:
     }
 
 
-def _renyi_point(val_lp: np.ndarray, val_y: np.ndarray, test_lp: np.ndarray, test_y: np.ndarray, eta: float) -> dict:
-    """One point of Fig. 2.5a from a cold start, as a ``gamma_sweep`` row with the weights."""
-    return _row(eta, sweep_point(val_lp, val_y, test_lp, test_y, eta))
-
-
 def _etas(etas: Sequence[float]) -> list[float]:
     e = sorted(float(x) for x in etas)
     if not e or min(e) <= 0:
         raise InputError("etas", f"must be positive numbers; got {list(etas)!r}")
     return e
+
+
+def split_etas(etas: Sequence[float], n_chains: int, costs: Sequence[float] | None = None) -> list[list[float]]:
+    """The sorted ``etas`` cut into at most ``n_chains`` contiguous non-empty chains whose largest
+    summed cost is least (``costs[i]``: the predicted cost of ``etas[i]``'s fit once sorted; by
+    default 1 each: at 2,000 x 269 x 64 a fit took 1.3-3.4 s at every eta from 1.5 to 50, 2-3x that
+    at 100, ``benchmarks/results/cluster-sweep-session9.md``). Among equal splits the earlier chains
+    are the longer ones: the first chain, warm from ``w0``, is the cheapest per gamma."""
+    e = _etas(etas)
+    if isinstance(n_chains, bool) or not (isinstance(n_chains, (int, np.integer)) and n_chains >= 1):
+        raise InputError("sweep_chains", f"must be an integer >= 1; got {n_chains!r}")
+    c = np.ones(len(e)) if costs is None else np.asarray(costs, dtype=float)
+    if c.shape != (len(e),) or not np.all(np.isfinite(c)) or np.any(c < 0):
+        raise InputError("costs", f"must be {len(e)} non-negative numbers, one per eta; got {costs!r}")
+    k = min(int(n_chains), len(e))
+    P = np.concatenate(([0.0], np.cumsum(c)))
+    n = len(e)
+    # best[j][m]: the least largest cost of the first j etas in m chains; cut[j][m]: where the last one starts
+    best = np.full((n + 1, k + 1), np.inf)
+    cut = np.zeros((n + 1, k + 1), dtype=int)
+    best[0][0] = 0.0
+    for m in range(1, k + 1):
+        for j in range(m, n + 1):
+            for i in range(j - 1, m - 2, -1):  # the last chain as short as possible among ties
+                v = max(best[i][m - 1], P[j] - P[i])
+                if v < best[j][m]:
+                    best[j][m], cut[j][m] = v, i
+    parts, j = [], n
+    for m in range(k, 0, -1):
+        parts.append(e[cut[j][m] : j])
+        j = cut[j][m]
+    return parts[::-1]
+
+
+def warm_chain(
+    val_lp: np.ndarray, val_y: np.ndarray, test_lp: np.ndarray, test_y: np.ndarray, etas: list, w0: list | None
+) -> list[tuple]:
+    """One warm chain in this process (a worker's task): :func:`~evaluation.aggregation.warm_points`'s points."""
+    return list(warm_points(val_lp, val_y, test_lp, test_y, etas, w0))
+
+
+def chain_points(
+    client: Any,
+    data: Sequence[Any],
+    etas: Sequence[float],
+    w0: list[float] | None,
+    n_chains: int,
+    *,
+    costs: Sequence[float] | None = None,
+    progress: ProgressFn | None = None,
+) -> Iterator[tuple]:
+    """The sweep as warm chains (:func:`split_etas`): :func:`~evaluation.aggregation.sweep_point`'s
+    points in the order of the sorted etas. The first chain starts from ``w0``, the later ones from
+    the pool's own start. With a ``client``, ``data`` are futures of the four arrays on every worker
+    (``client.scatter(x, broadcast=True)``) and chain ``i`` is one task on worker ``i`` (round-robin),
+    all submitted before the first is awaited; without one, the chains run here in turn (with
+    ``progress``)."""
+    parts = split_etas(etas, n_chains, costs)
+    starts = [w0, *[None] * (len(parts) - 1)]
+    if client is None:
+        val_lp, val_y, test_lp, test_y = data
+        done, n = 0, sum(len(p) for p in parts)
+        for part, start in zip(parts, starts):
+            on = scaled(progress, done / n, (done + len(part)) / n)
+            yield from warm_points(val_lp, val_y, test_lp, test_y, part, start, on)
+            done += len(part)
+        return
+    workers = worker_addresses(client)
+    futures = [
+        client.submit(
+            warm_chain, *data, part, start, workers=[workers[i % len(workers)]], allow_other_workers=True, pure=False
+        )
+        for i, (part, start) in enumerate(zip(parts, starts))
+    ]
+    for f in futures:
+        yield from f.result()
+
+
+def resolve_chains(sweep_chains: Any, client: Any, nbytes: int) -> int | None:
+    """How many chains a sweep on ``client`` runs (None: data-parallel). ``sweep_chains`` is an integer
+    >= 1, None (data-parallel), or ``"auto"``: one chain per worker when :data:`CHAIN_MEMORY_FACTOR`
+    times ``nbytes`` (the public and private arrays) fits in every worker's memory limit (no limit
+    counts as enough), else data-parallel."""
+    if sweep_chains is None or (
+        isinstance(sweep_chains, (int, np.integer)) and not isinstance(sweep_chains, bool) and sweep_chains >= 1
+    ):
+        return None if sweep_chains is None else int(sweep_chains)
+    if sweep_chains != "auto":
+        raise InputError("sweep_chains", f"must be 'auto', None or an integer >= 1; got {sweep_chains!r}")
+    info = client.scheduler_info(n_workers=-1)["workers"]
+    limits = [w.get("memory_limit") or np.inf for w in info.values()]
+    if not limits:
+        raise InputError("client", "the Dask cluster has no workers")
+    return len(limits) if CHAIN_MEMORY_FACTOR * nbytes <= min(limits) else None
 
 
 class CompetitionTasks:
@@ -67,11 +187,15 @@ class CompetitionTasks:
     ``data`` is ``(val_lp, val_y, test_lp, test_y)``. On construction every method of ``methods``
     but ``"renyi"`` and ``"market"`` is submitted (``fits[method]``: a future of
     :func:`~evaluation.aggregation.fit_method`'s result) and, with ``loo``, one log-pool refit per
-    submission (``loo``: futures of private perplexities).
+    submission (``loo``: futures of private perplexities). ``sweep_chains`` picks how :meth:`sweep`
+    runs (:func:`resolve_chains`; ``chains``: the number of chains, None when data-parallel).
     """
 
-    def __init__(self, client: Any, data: tuple, methods: Sequence[str], *, loo: bool) -> None:
+    def __init__(
+        self, client: Any, data: tuple, methods: Sequence[str], *, loo: bool, sweep_chains: Any = "auto"
+    ) -> None:
         self.client = shared_client(client)
+        self.chains = resolve_chains(sweep_chains, self.client, data[0].nbytes + data[2].nbytes)
         self.data = [self.client.scatter(x, broadcast=True) for x in data]
         val_lp, val_y, test_lp, _ = self.data
         submit = self.client.submit
@@ -83,13 +207,17 @@ class CompetitionTasks:
         n_agents = data[0].shape[1]
         self.loo = [submit(loo_perplexity, *self.data, a, pure=False) for a in range(n_agents)] if loo else []
         self.labels = (np.asarray(data[1]), np.asarray(data[3]))
-        self.blocks = [scatter_blocks(self.data[i], self.client, shape=np.shape(data[i])) for i in (0, 2)]
+        blocks = (scatter_blocks(self.data[i], self.client, shape=np.shape(data[i])) for i in (0, 2))
+        self.blocks = [] if self.chains else list(blocks)
 
-    def sweep_point(self, eta: float, w0: list[float] | None, progress: ProgressFn | None = None) -> tuple:
-        """:func:`~evaluation.aggregation.sweep_point` from the weights ``w0``, data-parallel on the
-        cluster: the fit's passes and the predictions over item blocks on every worker."""
+    def sweep(self, etas: Sequence[float], w0: list[float] | None, progress: ProgressFn | None = None) -> Iterator:
+        """:func:`~evaluation.aggregation.warm_points` over the sorted ``etas`` on the cluster: as
+        warm chains, one task each, or data-parallel (each fit's passes and the predictions over item
+        blocks on every worker, the chain on the driver)."""
+        if self.chains:
+            return chain_points(self.client, self.data, etas, w0, self.chains)
         (val, test), (val_y, test_y) = self.blocks, self.labels
-        return sweep_point(val, val_y, test, test_y, eta, w0, progress, client=self.client)
+        return warm_points(val, val_y, test, test_y, _etas(etas), w0, progress, client=self.client)
 
     def cancel(self) -> None:
         """Drop every task of the run that is still pending, the scattered data and its blocks."""
@@ -106,18 +234,27 @@ def warm_sweep(
     *,
     w0: list[float] | None = None,
     client: Any = None,
+    chains: int | None = None,
+    costs: Sequence[float] | None = None,
 ) -> list[dict]:
     """The Rényi sweep of :func:`~evaluation.aggregation.aggregate_submissions` (``gamma_sweep`` rows
     with the weights, sorted by ``eta``, without the linear pool's point), each gamma warm-started from
-    the previous one's weights (the first from ``w0``); with a ``client``, data-parallel as in
-    :class:`CompetitionTasks`."""
+    the previous one's weights (the first from ``w0``).
+
+    ``chains=None``: one warm chain; with a ``client``, data-parallel as in :class:`CompetitionTasks`.
+    ``chains=k``: the etas cut into ``k`` warm chains (:func:`split_etas` with ``costs``), the later
+    ones from the pool's own start; with a ``client``, one task per chain on the broadcast arrays
+    (:func:`chain_points`), else in this process in turn."""
+    e = _etas(etas)
     with connected(client) as c:
-        val, test = (val_lp, test_lp) if c is None else (scatter_blocks(val_lp, c), scatter_blocks(test_lp, c))
-        rows: list[dict] = []
-        for eta in _etas(etas):
-            rows.append(_row(eta, sweep_point(val, val_y, test, test_y, eta, w0, client=c)))
-            w0 = rows[-1]["weights"]
-    return rows
+        if chains is not None:
+            data = (val_lp, val_y, test_lp, test_y)
+            shared = data if c is None else [c.scatter(x, broadcast=True) for x in data]
+            points = list(chain_points(c, shared, e, w0, chains, costs=costs))
+        else:
+            val, test = (val_lp, test_lp) if c is None else (scatter_blocks(val_lp, c), scatter_blocks(test_lp, c))
+            points = list(warm_points(val, val_y, test, test_y, e, w0, client=c))
+    return [_row(eta, p) for eta, p in zip(e, points)]
 
 
 def _fan_out(client: Any, fn: Callable, data: tuple, points: Sequence[Any]) -> list:
@@ -138,8 +275,9 @@ def gamma_sweep(
     client: Any = None,
 ) -> list[dict]:
     """The Rényi sweep of :func:`~evaluation.aggregation.aggregate_submissions` (``gamma_sweep`` rows,
-    without the linear pool's point), one independent cold-started task per ``eta``, sorted by ``eta``."""
-    return _fan_out(client, _renyi_point, (val_lp, val_y, test_lp, test_y), _etas(etas))
+    without the linear pool's point), one independent cold-started task per ``eta``, sorted by ``eta``:
+    :func:`warm_sweep` with one chain per ``eta``."""
+    return warm_sweep(val_lp, val_y, test_lp, test_y, etas, client=client, chains=len(_etas(etas)))
 
 
 def leave_one_out(

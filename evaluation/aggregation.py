@@ -24,7 +24,7 @@ minus perplexity with it: positive means the submission helps), and the market w
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,7 +32,7 @@ import numpy as np
 from aggregators.metrics import log_loss, perplexity
 from aggregators.registry import aggregate, make_pool
 from solvers.errors import InputError
-from solvers.progress import ProgressFn, report
+from solvers.progress import ProgressFn, report, scaled
 
 from .market import MAX_EPOCHS as MARKET_MAX_EPOCHS
 from .market import fit_market
@@ -113,6 +113,26 @@ def sweep_point(
         val_agg, pred = predict_blocks(pool, val_lp, client), predict_blocks(pool, test_lp, client)
     public = float(val_agg[np.arange(len(val_y)), np.asarray(val_y)].mean())  # pool.score on val_lp
     return pool, float(np.exp(-public)), pred, perplexity(pred, test_y)
+
+
+def warm_points(
+    val_lp: Any,
+    val_y: np.ndarray,
+    test_lp: Any,
+    test_y: np.ndarray,
+    etas: Sequence[float],
+    w0: list[float] | None = None,
+    progress: ProgressFn | None = None,
+    client: Any = None,
+) -> Iterator[tuple[Any, float, np.ndarray, float]]:
+    """The warm chain of Fig. 2.5a: :func:`sweep_point` at each ``eta`` in the order given, the first
+    from the weights ``w0``, each later one from the previous point's weights (``progress`` goes from
+    0 to 1 over the chain). ``client`` as in :func:`sweep_point`."""
+    n = len(etas)
+    for i, eta in enumerate(etas):
+        point = sweep_point(val_lp, val_y, test_lp, test_y, eta, w0, scaled(progress, i / n, (i + 1) / n), client)
+        w0 = _weights(point[0])
+        yield point
 
 
 def loo_perplexity(val_lp: np.ndarray, val_y: np.ndarray, test_lp: np.ndarray, test_y: np.ndarray, a: int) -> float:
@@ -197,6 +217,7 @@ def aggregate_submissions(
     predict_lp: np.ndarray | None = None,
     market_max_epochs: int = MARKET_MAX_EPOCHS,
     client: Any = None,
+    sweep_chains: Any = "auto",
 ) -> dict[str, Any]:
     """Fit every pool on ``(val_lp, val_y)`` and score it on ``(test_lp, test_y)``.
 
@@ -208,9 +229,16 @@ def aggregate_submissions(
     seed : fixes the 10 private subsets.
     client : ``None``, or a Dask client or scheduler address: the fits then run as Dask tasks
         (:class:`cluster.fanout.CompetitionTasks`): every method but the market, and the leave-one-out
-        refits, all submitted at the start; the γ sweep warm-started from one γ to the next as here,
-        each γ's fit data-parallel (its passes over item blocks on every worker). The results are the
-        same as without a cluster.
+        refits, all submitted at the start; the γ sweep as ``sweep_chains`` says.
+    sweep_chains : how the γ sweep runs on a cluster (:func:`cluster.fanout.resolve_chains`; no effect
+        without one). ``"auto"``: one warm chain per worker, each one task on that worker's copy of the
+        data, when three times the public and private arrays fit in every worker's memory limit, else
+        data-parallel; ``None``: data-parallel (the warm chain here, each γ's fit over item blocks on
+        every worker); an integer: that many chains. Data-parallel gives the results of a run without
+        the cluster. With chains, the first chain's points are those of the serial sweep bit for bit;
+        each later chain starts from the pool's own start instead of the previous γ's weights, so its
+        points (and the Rényi row and credit when the chosen γ is among them) agree with the serial
+        run's to the sweep's solver tolerance (``RENYI_OPTIONS["tol"]``), and so does everything else.
 
     Returns a JSON-ready dict: ``rows`` (Table 2.3: one per method plus the best single entry, with
     ``public_perplexity`` on the validation part, ``private_perplexity`` on the whole private
@@ -258,7 +286,9 @@ def aggregate_submissions(
         from cluster.fanout import CompetitionTasks
 
         loo_tasks = loo and loo_refit and "log" in methods and n_agents > 1
-        remote = CompetitionTasks(client, (val_lp, val_y, test_lp, test_y), methods, loo=loo_tasks)
+        remote = CompetitionTasks(
+            client, (val_lp, val_y, test_lp, test_y), methods, loo=loo_tasks, sweep_chains=sweep_chains
+        )
     results: dict[str, dict] = {}
     test_preds: dict[str, np.ndarray] = {}
 
@@ -288,21 +318,14 @@ def aggregate_submissions(
                             "private_perplexity": perplexity(test_preds["linear"], test_y),
                         }
                     )
-                for i, eta in enumerate(sorted(float(e) for e in etas)):
-                    gamma = 1.0 / float(eta)
-                    n_eta = len(etas)
-
-                    def sweep_progress(f: float, i: int = i) -> None:
-                        cb((i + f) / n_eta)
-
-                    if remote is None:
-                        pool, pv, pred, pt = sweep_point(val_lp, val_y, test_lp, test_y, eta, w0, sweep_progress)
-                    else:
-                        pool, pv, pred, pt = remote.sweep_point(eta, w0, sweep_progress)
-                    w0 = _weights(pool)
-                    gamma_sweep.append(
-                        {"eta": float(eta), "gamma": gamma, "public_perplexity": pv, "private_perplexity": pt}
-                    )
+                order = sorted(float(e) for e in etas)
+                if remote is None:
+                    points = warm_points(val_lp, val_y, test_lp, test_y, order, w0, cb)
+                else:
+                    points = remote.sweep(order, w0, cb)
+                for i, (eta, (pool, pv, pred, pt)) in enumerate(zip(order, points)):
+                    gamma = 1.0 / eta
+                    gamma_sweep.append({"eta": eta, "gamma": gamma, "public_perplexity": pv, "private_perplexity": pt})
                     if pv < best_val:
                         best_val, fitted["renyi"], test_preds["renyi"] = pv, pool, pred
                         results["renyi"] = {"params": {"gamma": gamma, "eta": float(eta)}, "public_perplexity": pv}

@@ -23,3 +23,37 @@ def test_fan_out_matches_the_serial_aggregation():
     np.testing.assert_allclose(gains, [c["loo_gain"] for c in serial["credit"]], atol=1e-8)
     with pytest.raises(InputError):
         gamma_sweep(*args, (0.0,))
+
+
+def test_split_etas_cuts_the_sorted_etas_into_contiguous_chains_of_least_largest_cost():
+    from cluster.fanout import split_etas
+
+    # by count, the earlier chains the longer among equal splits
+    assert split_etas((30.0, 2.0, 10.0, 5.0), 2) == [[2.0, 5.0], [10.0, 30.0]]
+    assert split_etas((1.5, 3.0, 6.0, 12.0, 25.0, 50.0, 100.0), 2) == [[1.5, 3.0, 6.0, 12.0], [25.0, 50.0, 100.0]]
+    assert split_etas((1.0, 2.0, 3.0, 4.0, 5.0), 3) == [[1.0, 2.0], [3.0, 4.0], [5.0]]
+    assert split_etas((1.0, 2.0, 3.0), 5) == [[1.0], [2.0], [3.0]]  # at most one chain per eta
+    # by cost: an expensive last gamma (the fixed point at gamma = 0.01) gets a chain of its own
+    assert split_etas((1.0, 2.0, 3.0, 4.0), 2, costs=[1, 1, 1, 5]) == [[1.0, 2.0, 3.0], [4.0]]
+    # every contiguous cut into 3 chains of 6 random costs: none has a smaller largest chain
+    costs = np.random.default_rng(0).uniform(0.5, 3.0, 6)
+    parts = split_etas(range(1, 7), 3, costs=costs)
+    assert [e for p in parts for e in p] == [float(e) for e in range(1, 7)]
+    best = min(max(costs[:i].sum(), costs[i:j].sum(), costs[j:].sum()) for i in range(1, 5) for j in range(i + 1, 6))
+    edges = np.cumsum([0, *map(len, parts)])
+    assert max(costs[a:b].sum() for a, b in zip(edges[:-1], edges[1:])) == pytest.approx(best, rel=1e-15)
+    for bad, field in (({"n_chains": 0}, "sweep_chains"), ({"n_chains": 2, "costs": [1, 2]}, "costs")):
+        with pytest.raises(InputError) as e:
+            split_etas((1.0, 2.0, 3.0), **bad)
+        assert e.value.field == field
+
+
+def test_two_chains_in_process_start_the_second_from_the_pools_own_start():
+    from cluster.fanout import warm_sweep
+
+    lp, y = make_family("gaussian-logit", 800, 4, 5, seed=4)
+    args = (lp[:400], y[:400], lp[400:], y[400:])
+    serial = warm_sweep(*args, (2.0, 5.0, 10.0))
+    chains = warm_sweep(*args, (2.0, 5.0, 10.0), chains=2)
+    cold = gamma_sweep(*args, (10.0,))  # one cold-started point
+    assert chains[:2] == serial[:2] and chains[2:] == cold

@@ -214,9 +214,9 @@ def test_the_competition_aggregation_runs_its_fits_on_the_cluster(client):
     kw = {"methods": ("average", "linear", "log", "renyi", "market"), "etas": (2.0, 10.0), "market_max_epochs": 20}
     serial = aggregate_submissions(*args, **kw)
     tasks_before = len(client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.task_prefixes))
-    on = aggregate_submissions(*args, **kw, client=client)
-    # the methods and the refits ran as tasks of those functions, the sweep's fits as passes over item
-    # blocks (group_pass) and its predictions block by block (predict)
+    on = aggregate_submissions(*args, **kw, client=client, sweep_chains=None)
+    # the methods and the refits ran as tasks of those functions, the sweep's fits (data-parallel) as
+    # passes over item blocks (group_pass) and its predictions block by block (predict)
     prefixes = client.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
     assert {"fit_method", "group_pass", "predict", "loo_perplexity"} <= set(prefixes) and len(prefixes) > tasks_before
     # the same run: the sweep warm-starts each gamma from the previous one, as in-process
@@ -270,15 +270,15 @@ def test_the_service_runs_a_competition_on_the_cluster_agora_dask_scheduler_name
             else:
                 monkeypatch.setenv("AGORA_DASK_SCHEDULER", address)
             get_settings.cache_clear()  # the job reads the setting when it runs
-            before = _tasks_run(client, "fit_method"), _tasks_run(client, "predict")
+            before = _tasks_run(client, "fit_method"), _tasks_run(client, "warm_chain")
             body = {"methods": ["linear", "log", "renyi"], "etas": [2.0, 10.0]}
             r = api.post(f"/v1/competitions/{cid}/aggregations", json=body, headers=admin)
             job = finished_job(api, r, "cluster-admin", poll=0.05)
             assert job["state"] == "succeeded", job
             results[name] = api.get(f"/v1/competitions/{cid}/aggregations/{r.json()['id']}", headers=admin).json()
-            ran = _tasks_run(client, "fit_method") - before[0], _tasks_run(client, "predict") - before[1]
-            # linear and log; per eta, the public and the private part predicted on each worker's block
-            assert ran == ((0, 0) if address is None else (2, 2 * 2 * 2))
+            ran = _tasks_run(client, "fit_method") - before[0], _tasks_run(client, "warm_chain") - before[1]
+            # linear and log; the sweep as one warm chain per worker (cluster.fanout's default here)
+            assert ran == ((0, 0) if address is None else (2, 2))
     monkeypatch.delenv("AGORA_DASK_SCHEDULER", raising=False)
     get_settings.cache_clear()
     close_shared()  # the service's kept connection to this cluster

@@ -1,0 +1,94 @@
+"""The competition's γ sweep as warm chains, one task per chain, on a real 2-process ``LocalCluster``
+(issue 18 §4): the first chain's rows are the serial sweep's bit for bit, the later chains' agree with
+it to the sweep's solver tolerance, and the chains run on both workers; ``aggregate_submissions``
+picks chains by default on a cluster and its results keep to that tolerance."""
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+from benchmarks.competition_data import make_competition_predictions  # noqa: E402
+from benchmarks.logpool_families import make_family  # noqa: E402
+from cluster.fanout import CompetitionTasks, resolve_chains, warm_sweep  # noqa: E402
+from evaluation.aggregation import RENYI_OPTIONS, aggregate_submissions  # noqa: E402
+from solvers.errors import InputError  # noqa: E402
+
+from .test_on_dask import client  # noqa: E402, F401  (the module's 2-worker LocalCluster)
+
+TOL = RENYI_OPTIONS["tol"]
+
+
+def _chain_workers(ts) -> list[str]:
+    return [t["worker"] for t in ts.data if t["key"].startswith("warm_chain")]
+
+
+def test_the_sweep_as_two_warm_chains_on_two_workers(client):  # noqa: F811
+    lp, y = make_competition_predictions(1200, 100, 6, seed=1)
+    args, etas = (lp[:600], y[:600], lp[600:], y[600:]), (2.0, 5.0, 10.0, 30.0)
+    ref = warm_sweep(*args, etas)  # the serial warm chain
+    here = warm_sweep(*args, etas, chains=2)  # the same two chains in this process
+    with distributed.get_task_stream(client) as ts:
+        on = warm_sweep(*args, etas, chains=2, client=client)
+    assert [r["eta"] for r in on] == list(etas)
+    workers = _chain_workers(ts)
+    assert len(workers) == 2 and len(set(workers)) == 2  # one task per chain, one chain on each worker
+    assert not any(t["key"].startswith("group_pass") for t in ts.data)  # no data-parallel passes
+    # the first chain [2, 5] starts from w0 as the serial sweep does: the same rows, bit for bit
+    assert on[:2] == ref[:2] == here[:2]
+    # the second chain [10, 30] starts from the pool's own start: the same as in this process...
+    assert on[2:] == here[2:]
+    # ...and the serial warm chain's to the solver's tolerance (its public perplexity is exp of the
+    # objective the fit minimises to `tol`; measured 2.5e-9 public, 1.6e-5 private, weights 6.0e-4)
+    for a, b in zip(on[2:], ref[2:]):
+        assert a["public_perplexity"] == pytest.approx(b["public_perplexity"], rel=TOL)
+        assert a["private_perplexity"] == pytest.approx(b["private_perplexity"], rel=10 * TOL)
+        np.testing.assert_allclose(a["weights"], b["weights"], atol=5e-3)
+
+
+def test_the_competition_runs_its_sweep_as_chains_by_default_on_a_cluster(client):  # noqa: F811
+    lp, y = make_family("gaussian-logit", 600, 5, 6, seed=3)
+    args = (lp[:300], y[:300], lp[300:], y[300:])
+    kw = {
+        "methods": ("average", "linear", "log", "renyi", "market"),
+        "etas": (2.0, 10.0, 30.0),
+        "market_max_epochs": 20,
+    }
+    serial = aggregate_submissions(*args, **kw)
+    with distributed.get_task_stream(client) as ts:
+        on = aggregate_submissions(*args, **kw, client=client)
+    keys = {t["key"].split("-")[0] for t in ts.data}
+    assert {"fit_method", "loo_perplexity", "warm_chain"} <= keys and not keys & {"group_pass", "predict"}
+    assert len(set(_chain_workers(ts))) == 2
+    # chain [2, 10] from the linear pool's weights as in the serial run; chain [30] from the pool's start
+    assert on["gamma_sweep"][:3] == serial["gamma_sweep"][:3]  # η = 1 (the linear pool), 2 and 10
+    a, b = on["gamma_sweep"][3], serial["gamma_sweep"][3]
+    assert a["public_perplexity"] == pytest.approx(b["public_perplexity"], rel=TOL)
+    assert a["private_perplexity"] == pytest.approx(b["private_perplexity"], rel=10 * TOL)
+    renyi = next(r for r in serial["rows"] if r["method"] == "renyi")["params"]["eta"]
+    for ra, rb in zip(on["rows"], serial["rows"]):
+        assert ra["method"] == rb["method"] and "error" not in ra
+        # every row but the Rényi pool's (and the market's, which uses its γ) is the serial run's;
+        # those two too when the chosen γ is in the first chain
+        exact = ra["method"] not in ("renyi", "market") or renyi in (2.0, 10.0)
+        rel = 1e-12 if exact else 10 * TOL
+        assert ra["private_perplexity"] == pytest.approx(rb["private_perplexity"], rel=rel)
+        assert ra["public_perplexity"] == pytest.approx(rb["public_perplexity"], rel=1e-12 if exact else TOL)
+    for key in ("loo_gain", "weight_log", "weight_linear"):
+        np.testing.assert_allclose([c[key] for c in on["credit"]], [c[key] for c in serial["credit"]], atol=1e-10)
+
+
+def test_auto_picks_chains_when_the_data_fits_a_worker_and_data_parallel_when_not(client):  # noqa: F811
+    limit = min(w["memory_limit"] for w in client.scheduler_info(n_workers=-1)["workers"].values())
+    assert resolve_chains("auto", client, 1000) == 2  # one chain per worker
+    assert resolve_chains("auto", client, limit) is None  # 3x a worker's memory limit: data-parallel
+    assert resolve_chains(None, client, 1000) is None and resolve_chains(3, client, 1000) == 3
+    for bad in ("chains", 0, 1.5, True):
+        with pytest.raises(InputError) as e:
+            resolve_chains(bad, client, 1000)
+        assert e.value.field == "sweep_chains"
+    lp, y = make_family("gaussian-logit", 200, 3, 4, seed=1)
+    data = (lp[:100], y[:100], lp[100:], y[100:])
+    with pytest.raises(InputError) as e:
+        CompetitionTasks(client, data, ("log",), loo=False, sweep_chains="many")
+    assert e.value.field == "sweep_chains"
