@@ -432,3 +432,92 @@ def solve_items(L, wp, gam, gidx, ugam, gbar, R, use_init, tol, max_sweeps, swee
         sweeps[idx] += sf
         res[idx] = ef
         conv[idx] = cf
+
+
+# -- the adjoint of the weight gradient, in blocks ------------------------------------------------
+@njit(cache=True, fastmath=_FM)
+def _tilted_at(Lb, gam, r, Qi, x, buf, lane, s):
+    """``Q_i ∝ exp(γ_i L_i + (1-γ_i) r)`` at a solved point ``r`` in every lane (one exponential pass,
+    as :func:`aggregators.renyi_kernels._tilted_at`)."""
+    A, K, nl = Lb.shape
+    flat = K * nl
+    for i in range(A):
+        g = gam[i]
+        Lf, Qf, rf, xf = Lb[i].reshape(flat), Qi[i].reshape(flat), r.reshape(flat), x.reshape(flat)
+        for k in range(flat):
+            xf[k] = g * Lf[k] + (1.0 - g) * rf[k]
+        _lane_max(x, lane)
+        for y in range(K):
+            o = y * nl
+            for b in range(nl):
+                xf[o + b] -= lane[b]
+        exp_scaled(xf, 1.0, Qf, buf.reshape(flat))
+        s[:] = 0.0
+        for y in range(K):
+            o = y * nl
+            for b in range(nl):
+                s[b] += Qf[o + b]
+        for b in range(nl):
+            s[b] = 1.0 / s[b]
+        for y in range(K):
+            o = y * nl
+            for b in range(nl):
+                Qf[o + b] *= s[b]
+
+
+@njit(cache=True, fastmath=_FM)
+def _adjoint_block(L, R, labels, j0, nb, wp, gam, W, GG, ws):
+    """Items ``j0 .. j0 + nb - 1``: ``H λ = e_y`` by Woodbury (:func:`_direction` with ``Q ⊙ G = e_y``)
+    and the per-agent sums ``W = λ·Q_j - λ·Q``, ``GG = Σ_y λ Q_j (d_j - Q_j·d_j)``, ``d_j = L_j - r``."""
+    A, K = L.shape[1], L.shape[2]
+    big, vecs, buf, qg, M, av, lv, state, nsw = ws
+    Lb, Qi, V = big[0], big[2], big[4]
+    r, e, one, lam, rhs, dinv, x, mix = vecs[0], vecs[1], vecs[2], vecs[3], vecs[4], vecs[5], vecs[6], vecs[7]
+    z = av[1]
+    lane, s, a, qd, lq = lv[0], lv[1], lv[2], lv[3], lv[4]
+    nl = LANES
+    _gather(L, j0, nb, Lb)
+    for b in range(nl):
+        j = j0 + min(b, nb - 1)
+        for y in range(K):
+            r[y, b] = R[j, y]
+            e[y, b] = 1.0 if labels[j] == y else 0.0
+            one[y, b] = 1.0
+    _tilted_at(Lb, gam, r, Qi, x, buf, lane, s)
+    _direction(Qi, wp, gam, e, one, lam, rhs, dinv, V, M, z)
+    mix[:] = 0.0
+    for i in range(A):
+        for y in range(K):
+            for b in range(nl):
+                mix[y, b] += wp[i] * Qi[i, y, b]
+    lq[:] = 0.0
+    for y in range(K):
+        for b in range(nl):
+            lq[b] += lam[y, b] * mix[y, b]
+    for i in range(A):
+        a[:] = 0.0
+        qd[:] = 0.0
+        s[:] = 0.0
+        for y in range(K):
+            for b in range(nl):
+                q = Qi[i, y, b]
+                d = Lb[i, y, b] - r[y, b]
+                a[b] += lam[y, b] * q
+                qd[b] += q * d
+                s[b] += lam[y, b] * q * d
+        for b in range(nb):
+            W[j0 + b, i] = a[b] - lq[b]
+            GG[j0 + b, i] = s[b] - qd[b] * a[b]
+
+
+@njit(cache=True)
+def _adjoint_blocks(L, R, labels, wp, gam, W, GG):
+    ws = _workspace(L.shape[1], L.shape[2], 1)
+    for j0 in range(0, L.shape[0], LANES):
+        _adjoint_block(L, R, labels, j0, min(LANES, L.shape[0] - j0), wp, gam, W, GG, ws)
+
+
+def adjoint_items(L, wp, gam, R, labels, W, GG):
+    """The adjoint quantities ``W`` and ``GG`` of :func:`aggregators.renyi_kernels.adjoint_items` (fast
+    form, no annealing part) at the solved points ``R`` (n, K), in blocks of :data:`LANES` items."""
+    _adjoint_blocks(L, np.ascontiguousarray(R), labels, wp, gam, W, GG)
