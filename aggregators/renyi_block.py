@@ -62,6 +62,43 @@ def _lane_max(x, out):
             out[b] = max(out[b], x[y, b])
 
 
+@njit(cache=True, fastmath=_FM, inline="always")
+def _inv_lane_sums(Qf, K, nl, s):
+    """``s[b] = 1 / Σ_y Q[y, b]`` for ``Qf`` the flat view (``K * nl``, item innermost) of ``Q`` (K, nl)."""
+    s[:] = 0.0
+    for y in range(K):
+        o = y * nl
+        for b in range(nl):
+            s[b] += Qf[o + b]
+    for b in range(nl):
+        s[b] = 1.0 / s[b]
+
+
+@njit(cache=True, fastmath=_FM, inline="always")
+def _lane_dot(Xf, Yf, K, nl, out):
+    """``out[b] = Σ_y X[y, b] Y[y, b]`` for flat views (``K * nl``, item innermost)."""
+    out[:] = 0.0
+    for y in range(K):
+        o = y * nl
+        for b in range(nl):
+            out[b] += Xf[o + b] * Yf[o + b]
+
+
+@njit(cache=True, fastmath=_FM, inline="always")
+def _lane_substitute(M, z, i, lo, hi, lower):
+    """One row of a triangular solve in every lane: ``z_i <- (z_i - Σ_{lo <= k < hi} M_ik z_k) / M_ii``
+    with ``M_ik = M[i, k]`` (``lower``: forward substitution) or ``M[k, i]`` (the transpose: backward)."""
+    zi = z[i]
+    for k in range(lo, hi):
+        Mk = M[i, k] if lower else M[k, i]
+        zk = z[k]
+        for b in range(zi.shape[0]):
+            zi[b] -= Mk[b] * zk[b]
+    Mii = M[i, i]
+    for b in range(zi.shape[0]):
+        zi[b] /= Mii[b]
+
+
 @njit(cache=True, fastmath=_FM)
 def _gather(L, j0, nb, Lb):
     """``Lb[i, y, b] = L[j0 + b, i, y]`` (the last item repeated to fill a partial block)."""
@@ -129,15 +166,9 @@ def _evaluate(E, wp, gidx, ugam, r, Qi, mix, G, qg, x, buf, lane, s):
         qf = qg[gidx[i]].reshape(flat)
         Qf = Qi[i].reshape(flat)
         Ef = E[i].reshape(flat)
-        s[:] = 0.0
         for k in range(flat):
             Qf[k] = Ef[k] * qf[k]
-        for y in range(K):
-            o = y * nl
-            for b in range(nl):
-                s[b] += Qf[o + b]
-        for b in range(nl):
-            s[b] = 1.0 / s[b]
+        _inv_lane_sums(Qf, K, nl, s)
         c = wp[i]
         for y in range(K):
             o = y * nl
@@ -178,12 +209,8 @@ def _direction(Qi, wp, gam, mix, G, delta, rhs, dinv, V, M, z):
         si = np.sqrt(wp[i] * (1.0 - gam[i]))
         Qf = Qi[i].reshape(flat)
         for j in range(i + 1):
-            zj, Vf = z[j], V[j].reshape(flat)
-            zj[:] = 0.0
-            for y in range(K):
-                o = y * nl
-                for b in range(nl):
-                    zj[b] += Qf[o + b] * Vf[o + b]
+            zj = z[j]
+            _lane_dot(Qf, V[j].reshape(flat), K, nl, zj)
             Mij = M[i, j]
             for b in range(nl):
                 Mij[b] = si * zj[b]
@@ -206,30 +233,11 @@ def _direction(Qi, wp, gam, mix, G, delta, rhs, dinv, V, M, z):
             for b in range(nl):
                 Mij[b] /= Mjj[b]
     for i in range(A):
-        zi, Vf = z[i], V[i].reshape(flat)
-        zi[:] = 0.0
-        for y in range(K):
-            o = y * nl
-            for b in range(nl):
-                zi[b] += Vf[o + b] * rh[o + b]
+        _lane_dot(V[i].reshape(flat), rh, K, nl, z[i])
     for i in range(A):  # forward, then backward substitution
-        zi = z[i]
-        for k in range(i):
-            Mik, zk = M[i, k], z[k]
-            for b in range(nl):
-                zi[b] -= Mik[b] * zk[b]
-        Mii = M[i, i]
-        for b in range(nl):
-            zi[b] /= Mii[b]
+        _lane_substitute(M, z, i, 0, i, True)
     for i in range(A - 1, -1, -1):
-        zi = z[i]
-        for k in range(i + 1, A):
-            Mki, zk = M[k, i], z[k]
-            for b in range(nl):
-                zi[b] -= Mki[b] * zk[b]
-        Mii = M[i, i]
-        for b in range(nl):
-            zi[b] /= Mii[b]
+        _lane_substitute(M, z, i, i + 1, A, False)
     for k in range(flat):
         de[k] = rh[k] * df[k]
     for i in range(A):
@@ -452,13 +460,7 @@ def _tilted_at(Lb, gam, r, Qi, x, buf, lane, s):
             for b in range(nl):
                 xf[o + b] -= lane[b]
         exp_scaled(xf, 1.0, Qf, buf.reshape(flat))
-        s[:] = 0.0
-        for y in range(K):
-            o = y * nl
-            for b in range(nl):
-                s[b] += Qf[o + b]
-        for b in range(nl):
-            s[b] = 1.0 / s[b]
+        _inv_lane_sums(Qf, K, nl, s)
         for y in range(K):
             o = y * nl
             for b in range(nl):

@@ -15,6 +15,7 @@ from scipy.special import logsumexp
 from aggregators import renyi_block as rb
 from aggregators.renyi_fixed_point import solve_fixed_point
 from aggregators.renyi_gradient import renyi_loglik_grad
+from tests.aggregators.test_renyi_gradient import fd
 
 
 def _problem(n, a, k, gkind, seed, scale=2.0):
@@ -112,15 +113,6 @@ def test_shapes_outside_the_block_go_per_item():
     np.testing.assert_allclose(solve_fixed_point(lp, w, gamma, tol=1e-12).log_q, plain.log_q, atol=1e-10, rtol=0)
 
 
-def _fd(fun, x, h):
-    g = np.zeros_like(x)
-    for j in range(x.size):
-        e = np.zeros_like(x)
-        e[j] = h[j]
-        g[j] = (fun(x + e) - fun(x - e)) / (2 * h[j])
-    return g
-
-
 @pytest.mark.parametrize("gkind", ["0.5", "per_agent", "zero_weight"])
 def test_block_adjoint_matches_finite_differences_and_the_per_item_adjoint(gkind):
     """The weight and γ gradients of the mean log-likelihood with the adjoint solved in blocks
@@ -139,14 +131,14 @@ def test_block_adjoint_matches_finite_differences_and_the_per_item_adjoint(gkind
     def f(w_=w, g_=gamma):
         return renyi_loglik_grad(lp, y, w_, g_, want=(), tol=1e-13)[0]
 
-    fd_w = _fd(lambda v: f(w_=v), w, np.full(5, 1e-6))
+    fd_w = fd(lambda v: f(w_=v), w, np.full(5, 1e-6))
     if gkind == "zero_weight":  # the central difference crosses w = 0: one-sided there
         e = np.zeros(5)
         e[2] = 1e-7
         fd_w[2] = (f(w_=w + e) - f()) / 1e-7
         np.testing.assert_allclose(gr["w"][2], fd_w[2], atol=1e-6)
     np.testing.assert_allclose(gr["w"], fd_w, atol=2e-8 if gkind != "zero_weight" else 1e-6)
-    fd_g = _fd(lambda v: f(g_=v), gamma, 1e-4 * gamma)
+    fd_g = fd(lambda v: f(g_=v), gamma, 1e-4 * gamma)
     np.testing.assert_allclose(gr["gamma"], fd_g, atol=1e-6 * max(1.0, np.abs(fd_g).max()), rtol=1e-5)
 
 
