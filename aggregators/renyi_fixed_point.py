@@ -187,6 +187,7 @@ def solve_fixed_point(
     Newton solves with its Hessian: ``"dense"``, ``"woodbury"``, ``"cg"`` or ``"auto"`` (by shape,
     :func:`aggregators.renyi_hessian.choose`).
     """
+    from . import renyi_block as rb
     from . import renyi_kernels as rk
 
     if method not in METHODS:
@@ -231,26 +232,23 @@ def solve_fixed_point(
     conv = np.zeros(n, dtype=np.bool_)
     Lc = np.ascontiguousarray(L, dtype=np.float64)
     step = max(1, n) if progress is None else max(1, int(chunk))
+    newton = method == "newton"
+    # small items go to the kernel vectorised across items (Newton, fast form, the solve chosen by shape)
+    block = newton and not stable and hessian == "auto" and rb.fits(A, K)
     for lo in range(0, n, step):
         hi = min(n, lo + step)
-        rk.solve_items(
-            Lc[lo:hi],
-            wp,
-            gamma,
-            gidx,
-            ugam,
-            gbar,
-            R[lo:hi],
-            use_init,
-            method == "newton",
-            mode,
-            stable,
-            float(tol),
-            int(max_iter) + 1,
-            sweeps[lo:hi],
-            res[lo:hi],
-            conv[lo:hi],
-        )
+        Lk = Lc[lo:hi]
+
+        def per_item(idx, Rk, sk, ek, ck, Lk=Lk):
+            sub = Lk if idx is None else np.ascontiguousarray(Lk[idx])
+            args = (wp, gamma, gidx, ugam, gbar, Rk, use_init, newton, mode, stable, float(tol), int(max_iter) + 1)
+            rk.solve_items(sub, *args, sk, ek, ck)
+
+        if block:
+            args = (wp, gamma, gidx, ugam, gbar, R[lo:hi], use_init, float(tol), int(max_iter) + 1)
+            rb.solve_items(Lk, *args, sweeps[lo:hi], res[lo:hi], conv[lo:hi], per_item)
+        else:
+            per_item(None, R[lo:hi], sweeps[lo:hi], res[lo:hi], conv[lo:hi])
         report(progress, hi / n)
     return FixedPointResult(R, sweeps, res, conv, method, "stable" if stable else "fast")
 

@@ -69,6 +69,7 @@ def renyi_loglik_grad(
     per-item weights; every mean over items is then the weighted mean. Returns
     ``(mean loglik, grads, log_q, sweeps)``.
     """
+    from . import renyi_block as rb
     from . import renyi_kernels as rk
 
     La = anneal(L, lam)
@@ -88,12 +89,32 @@ def renyi_loglik_grad(
     if not want:
         return ll, grads, log_q, sweeps
     wp = mixture_weights(w, gamma)
-    ugam, gidx = np.unique(gamma, return_inverse=True)
     A = L.shape[1]
     Wm = np.empty((n, A))
     GG = np.empty((n, A))
     LLm = np.empty((n, A))
     lam_grad = "lam" in want
+    if not (stable or lam_grad) and hessian == "auto" and rb.fits(A, L.shape[2]):
+        rb.adjoint_items(np.ascontiguousarray(La), wp, gamma, log_q, labels.astype(np.int64), Wm, GG)
+    else:
+        _adjoint_per_item(La, L, wp, gamma, log_q, labels, hessian, stable, lam_grad, Wm, GG, LLm)
+    S = float(np.sum(w / gamma))
+    wbar = mean(Wm)
+    if "w" in want:
+        grads["w"] = wbar / (gamma * S)
+    if "gamma" in want:
+        grads["gamma"] = wp * mean(GG) - (wp / gamma) * wbar
+    if lam_grad:
+        grads["lam"] = wp * gamma * mean(LLm)
+    return ll, grads, log_q, sweeps + n
+
+
+def _adjoint_per_item(La, L, wp, gamma, log_q, labels, hessian, stable, lam_grad, Wm, GG, LLm):
+    """:func:`aggregators.renyi_kernels.adjoint_items` with the Hessian solve chosen for the agents of
+    positive weight."""
+    from . import renyi_kernels as rk
+
+    ugam, gidx = np.unique(gamma, return_inverse=True)
     rk.adjoint_items(
         np.ascontiguousarray(La),
         wp,
@@ -110,15 +131,6 @@ def renyi_loglik_grad(
         GG,
         LLm,
     )
-    S = float(np.sum(w / gamma))
-    wbar = mean(Wm)
-    if "w" in want:
-        grads["w"] = wbar / (gamma * S)
-    if "gamma" in want:
-        grads["gamma"] = wp * mean(GG) - (wp / gamma) * wbar
-    if lam_grad:
-        grads["lam"] = wp * gamma * mean(LLm)
-    return ll, grads, log_q, sweeps + n
 
 
 class RenyiProblem:

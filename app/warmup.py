@@ -59,6 +59,10 @@ def _calls() -> Iterator[tuple[str, Callable[[], Any]]]:
     huge = np.log(rng.dirichlet(np.ones(2048), size=(2, 1000)))  # 2 items, 1000 agents, 2048 classes = 4,096,000
     yield "aggregate renyi (parallel)", lambda: aggregate("renyi", huge, kind="log_probs", gamma=0.5)
     yield "fit renyi (parallel)", lambda: make_pool("renyi", gamma=0.5).fit(huge, [0, 1], kind="log_probs")
+    # small items (aggregators.renyi_block.fits) are solved in blocks; more agents take the per-item kernels
+    wide = np.log(rng.dirichlet(np.ones(16), size=(4, 20)))  # 4 items, 20 agents, 16 classes
+    yield "aggregate renyi (per item)", lambda: aggregate("renyi", wide, kind="log_probs", gamma=0.5)
+    yield "fit renyi (per item)", lambda: make_pool("renyi", gamma=0.5).fit(wide, [0, 1, 2, 3], kind="log_probs")
     for method in POOL_METHODS:
         kw = PARAMS.get(method, {})
         yield f"aggregate {method}", lambda m=method, kw=kw: aggregate(m, log_probs, kind="log_probs", **kw)

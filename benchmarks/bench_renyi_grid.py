@@ -30,7 +30,10 @@ it. On this machine (2 cores, load 8-18) a call of a few milliseconds is desched
 than it runs, so the wall medians of small cells measure the scheduler; the CPU seconds do not.
 Each row carries the 1-minute load average when it was printed.
 
-Run (results in ``benchmarks/results/core-at-scale-renyi-session8.md``)::
+Small items (:func:`aggregators.renyi_block.fits`) are solved, and their adjoints, 16 items at a time
+by the kernels vectorised across items of :mod:`aggregators.renyi_block` (solve column "block").
+
+Run (results in ``benchmarks/results/core-at-scale-renyi-session9.md``; earlier sessions in ``-session8.md``)::
 
     PYTHONPATH=. NUMBA_CACHE_DIR=.numba_cache .venv/bin/python benchmarks/bench_renyi_grid.py
 """
@@ -46,6 +49,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from aggregators.renyi_block import fits  # noqa: E402
 from aggregators.renyi_fixed_point import mixture_weights, solve_fixed_point  # noqa: E402
 from aggregators.renyi_gradient import renyi_loglik_grad  # noqa: E402
 from aggregators.renyi_hessian import MODES, choose  # noqa: E402
@@ -213,6 +217,7 @@ def main(argv=None) -> None:
                         gmin = 0.1 if g == "per_agent" else float(g)
                         name = h if h != "auto" else "auto:" + list(MODES)[choose(A, K, gmin)]
                         name = "binary" if K == 2 else name  # every solve is the scalar log-odds Newton
+                        name = "block" if h == "auto" and K > 2 and fits(A, K) else name  # 16 items at a time
                         r = cell(fam, n, A, K, g, a.seed, h, not a.no_grad)
                         rows.append(dict(r, family=fam, gamma=g, K=K, A=A))
                         line = (

@@ -1,0 +1,525 @@
+"""The Rényi fixed point on small items, vectorised across items (seed 000, Eq. 2.8).
+
+:mod:`aggregators.renyi_kernels` solves one item at a time and vectorises over its ``K`` classes.
+On small items (``K`` of 16-64 classes, a few agents) that leaves the vector units idle and the
+per-item fixed costs (loop set-up, calls of the vectorised exp on 16 numbers) dominate: about
+1.5 µs an item for one sweep of the map at ``(K, A) = (16, 2)``, where NumPy's sweep vectorised over
+items costs 0.15-0.2 µs. This kernel runs the same Newton iteration on a block of :data:`LANES`
+items at once, in a structure-of-arrays layout (``(A, K, LANES)``, the item innermost), so every
+loop body is vectorised across the block's items and each exponential call covers ``K x LANES``
+numbers.
+
+Per item it is the fast form of :func:`aggregators.renyi_kernels._solve_item` (same start, the power
+mean ``(1/γ̄) log Σ_i w'_i P_i^{γ_i}`` read off ``E_i = exp(γ_i (L_i - max L_i))``; same residual
+``max_y |F(r)(y) - r(y)|``; same Newton step ``H δ = Q ⊙ G`` with ``H`` of the module docstring there,
+solved by Woodbury with the ``A x A`` capacitance; the same proven and predicted stops after an exact
+step; the same free final step once the residual is below ``tol``), in lock step: every iteration
+evaluates the map once for the block and takes one full Newton step in each item still running. An
+item whose full step does not decrease ``||G||_2`` (the general kernel would damp it), whose residual
+is not finite, or that runs out of sweeps is flagged and solved again by the general kernel, so the
+block kernel changes the cost, never the answer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from solvers.kernels.fastexp import exp_scaled
+from solvers.kernels.fastlog import log_into
+
+from .renyi_kernels import CERTIFY_FRACTION, PREDICT_FRACTION
+
+LANES = 16
+"""Items per block (16 was faster than 8 and 4 at (K, A) = (16, 2) to (64, 10))."""
+
+MAX_AGENTS = 16
+"""The block kernel is used up to this many agents (its Woodbury capacitance is ``A x A`` per item)..."""
+
+MAX_SIZE = 256
+"""... and up to this many numbers ``A K`` an item (measured with ``benchmarks/bench_renyi_grid.py``: at
+``(K, A) = (64, 10)`` and ``(256, 2)`` the per-item kernel, vectorised over classes, is as fast)."""
+
+_FM = {"nsz", "contract", "reassoc"}
+
+_RUN, _DONE, _FAIL = 0, 1, 2
+
+
+def fits(n_agents: int, n_classes: int) -> bool:
+    """Whether items of this shape go to the block kernel (at least 3 classes, at most :data:`MAX_AGENTS`
+    agents and :data:`MAX_SIZE` numbers; two classes have the scalar Newton of :mod:`aggregators.renyi_binary`)."""
+    return n_classes >= 3 and n_agents <= MAX_AGENTS and n_agents * n_classes <= MAX_SIZE
+
+
+@njit(cache=True, fastmath=_FM)
+def _lane_max(x, out):
+    """``out[b] = max_y x[y, b]`` for ``x`` (K, LANES)."""
+    nl = x.shape[1]
+    for b in range(nl):
+        out[b] = x[0, b]
+    for y in range(1, x.shape[0]):
+        for b in range(nl):
+            out[b] = max(out[b], x[y, b])
+
+
+@njit(cache=True, fastmath=_FM, inline="always")
+def _inv_lane_sums(Qf, K, nl, s):
+    """``s[b] = 1 / Σ_y Q[y, b]`` for ``Qf`` the flat view (``K * nl``, item innermost) of ``Q`` (K, nl)."""
+    s[:] = 0.0
+    for y in range(K):
+        o = y * nl
+        for b in range(nl):
+            s[b] += Qf[o + b]
+    for b in range(nl):
+        s[b] = 1.0 / s[b]
+
+
+@njit(cache=True, fastmath=_FM, inline="always")
+def _lane_dot(Xf, Yf, K, nl, out):
+    """``out[b] = Σ_y X[y, b] Y[y, b]`` for flat views (``K * nl``, item innermost)."""
+    out[:] = 0.0
+    for y in range(K):
+        o = y * nl
+        for b in range(nl):
+            out[b] += Xf[o + b] * Yf[o + b]
+
+
+@njit(cache=True, fastmath=_FM, inline="always")
+def _lane_substitute(M, z, i, lo, hi, lower):
+    """One row of a triangular solve in every lane: ``z_i <- (z_i - Σ_{lo <= k < hi} M_ik z_k) / M_ii``
+    with ``M_ik = M[i, k]`` (``lower``: forward substitution) or ``M[k, i]`` (the transpose: backward)."""
+    zi = z[i]
+    for k in range(lo, hi):
+        Mk = M[i, k] if lower else M[k, i]
+        zk = z[k]
+        for b in range(zi.shape[0]):
+            zi[b] -= Mk[b] * zk[b]
+    Mii = M[i, i]
+    for b in range(zi.shape[0]):
+        zi[b] /= Mii[b]
+
+
+@njit(cache=True, fastmath=_FM)
+def _gather(L, j0, nb, Lb):
+    """``Lb[i, y, b] = L[j0 + b, i, y]`` (the last item repeated to fill a partial block)."""
+    nl = Lb.shape[2]
+    A, K = L.shape[1], L.shape[2]
+    for b in range(nl):
+        j = j0 + min(b, nb - 1)
+        for i in range(A):
+            for y in range(K):
+                Lb[i, y, b] = L[j, i, y]
+
+
+@njit(cache=True, fastmath=_FM)
+def _setup(Lb, wp, gam, gbar, E, r, x, buf, am, lane):
+    """``E_i = exp(γ_i (L_i - max L_i))`` and the power-mean start ``r`` (not normalised: the map is
+    shift-invariant and Newton's first step removes the offset, as in the per-item kernel)."""
+    nl = Lb.shape[2]
+    A, K = Lb.shape[0], Lb.shape[1]
+    flat = K * nl
+    for i in range(A):
+        _lane_max(Lb[i], am[i])
+        for y in range(K):
+            for b in range(nl):
+                x[y, b] = Lb[i, y, b] - am[i, b]
+        exp_scaled(x.reshape(flat), gam[i], E[i].reshape(flat), buf.reshape(flat))
+    for b in range(nl):
+        lane[b] = -np.inf
+    for i in range(A):
+        for b in range(nl):
+            am[i, b] *= gam[i]
+            lane[b] = max(lane[b], am[i, b])
+    for i in range(A):
+        for b in range(nl):
+            am[i, b] = wp[i] * np.exp(am[i, b] - lane[b])
+    for y in range(K):
+        for b in range(nl):
+            x[y, b] = 0.0
+    for i in range(A):
+        for y in range(K):
+            for b in range(nl):
+                x[y, b] += am[i, b] * E[i, y, b]
+    log_into(x.reshape(flat), r.reshape(flat), buf.reshape(flat))
+    for y in range(K):
+        for b in range(nl):
+            r[y, b] = (r[y, b] + lane[b]) / gbar
+
+
+@njit(cache=True, fastmath=_FM)
+def _evaluate(E, wp, gidx, ugam, r, Qi, mix, G, qg, x, buf, lane, s):
+    """One evaluation of the map for the block: ``Q_i`` (stored), ``mix = Σ_i w'_i Q_i`` and
+    ``G = log mix - r`` (the fast form of :func:`aggregators.renyi_kernels._eval_fast`). The loops run
+    over 1-D rows of the lanes (unit stride), which the compiler vectorises."""
+    A, K, nl = E.shape
+    flat = K * nl
+    _lane_max(r, lane)
+    for y in range(K):
+        xy, ry = x[y], r[y]
+        for b in range(nl):
+            xy[b] = ry[b] - lane[b]
+    for g in range(ugam.shape[0]):
+        exp_scaled(x.reshape(flat), 1.0 - ugam[g], qg[g].reshape(flat), buf.reshape(flat))
+    mix[:] = 0.0
+    mf = mix.reshape(flat)
+    for i in range(A):
+        qf = qg[gidx[i]].reshape(flat)
+        Qf = Qi[i].reshape(flat)
+        Ef = E[i].reshape(flat)
+        for k in range(flat):
+            Qf[k] = Ef[k] * qf[k]
+        _inv_lane_sums(Qf, K, nl, s)
+        c = wp[i]
+        for y in range(K):
+            o = y * nl
+            for b in range(nl):
+                t = Qf[o + b] * s[b]
+                Qf[o + b] = t
+                mf[o + b] += c * t
+    log_into(mix.reshape(flat), G.reshape(flat), buf.reshape(flat))
+    Gf, rf = G.reshape(flat), r.reshape(flat)
+    for k in range(flat):
+        Gf[k] -= rf[k]
+
+
+@njit(cache=True, fastmath=_FM)
+def _direction(Qi, wp, gam, mix, G, delta, rhs, dinv, V, M, z):
+    """Newton's step ``δ = H⁻¹ (Q ⊙ G)`` in every lane by Woodbury (``H = D + X Xᵀ``, ``D = diag(Σ_i
+    w'_i γ_i Q_i)``, ``X_i = s_i Q_i``, ``s_i² = w'_i (1 - γ_i)``; :mod:`aggregators.renyi_hessian`):
+    ``δ = D⁻¹ b - Σ_i z_i V_i`` with ``V_i = s_i Q_i / d`` and ``(I + Xᵀ D⁻¹ X) z = Xᵀ D⁻¹ b``."""
+    A, K, nl = Qi.shape
+    flat = K * nl
+    df, rh, mf, Gf, de = dinv.reshape(flat), rhs.reshape(flat), mix.reshape(flat), G.reshape(flat), delta.reshape(flat)
+    for k in range(flat):
+        df[k] = 0.0
+        rh[k] = mf[k] * Gf[k]
+    for i in range(A):
+        c = wp[i] * gam[i]
+        Qf = Qi[i].reshape(flat)
+        for k in range(flat):
+            df[k] += c * Qf[k]
+    for k in range(flat):
+        df[k] = 1.0 / df[k]
+    for i in range(A):
+        si = np.sqrt(wp[i] * (1.0 - gam[i]))
+        Qf, Vf = Qi[i].reshape(flat), V[i].reshape(flat)
+        for k in range(flat):
+            Vf[k] = si * Qf[k] * df[k]
+    for i in range(A):
+        si = np.sqrt(wp[i] * (1.0 - gam[i]))
+        Qf = Qi[i].reshape(flat)
+        for j in range(i + 1):
+            zj = z[j]
+            _lane_dot(Qf, V[j].reshape(flat), K, nl, zj)
+            Mij = M[i, j]
+            for b in range(nl):
+                Mij[b] = si * zj[b]
+        M[i, i] += 1.0
+    # Cholesky factor of the capacitance, lower triangle, in place, lane by lane (its eigenvalues are >= 1)
+    for j in range(A):
+        Mjj = M[j, j]
+        for k in range(j):
+            Mjk = M[j, k]
+            for b in range(nl):
+                Mjj[b] -= Mjk[b] * Mjk[b]
+        for b in range(nl):
+            Mjj[b] = np.sqrt(Mjj[b])
+        for i in range(j + 1, A):
+            Mij = M[i, j]
+            for k in range(j):
+                Mik, Mjk = M[i, k], M[j, k]
+                for b in range(nl):
+                    Mij[b] -= Mik[b] * Mjk[b]
+            for b in range(nl):
+                Mij[b] /= Mjj[b]
+    for i in range(A):
+        _lane_dot(V[i].reshape(flat), rh, K, nl, z[i])
+    for i in range(A):  # forward, then backward substitution
+        _lane_substitute(M, z, i, 0, i, True)
+    for i in range(A - 1, -1, -1):
+        _lane_substitute(M, z, i, i + 1, A, False)
+    for k in range(flat):
+        de[k] = rh[k] * df[k]
+    for i in range(A):
+        zi, Vf = z[i], V[i].reshape(flat)
+        for y in range(K):
+            o = y * nl
+            for b in range(nl):
+                de[o + b] -= zi[b] * Vf[o + b]
+
+
+@njit(cache=True)
+def _lane_stats(G, delta, b):
+    """``(max|G|, ||G||_2, max δ - min δ)`` in lane ``b``."""
+    K = G.shape[0]
+    amax = 0.0
+    ss = 0.0
+    lo = delta[0, b]
+    hi = delta[0, b]
+    for y in range(K):
+        a = abs(G[y, b])
+        amax = max(amax, a)
+        ss += a * a
+        lo = min(lo, delta[y, b])
+        hi = max(hi, delta[y, b])
+    return amax, np.sqrt(ss), hi - lo
+
+
+@njit(cache=True)
+def _norm2(G, b):
+    ss = 0.0
+    for y in range(G.shape[0]):
+        ss += G[y, b] * G[y, b]
+    return np.sqrt(ss)
+
+
+@njit(cache=True, fastmath=_FM)
+def _normalise(r, x, buf, lane, s):
+    """``r -= logsumexp(r)`` in every lane."""
+    nl = r.shape[1]
+    K = r.shape[0]
+    flat = K * nl
+    _lane_max(r, lane)
+    for y in range(K):
+        for b in range(nl):
+            x[y, b] = r[y, b] - lane[b]
+    exp_scaled(x.reshape(flat), 1.0, x.reshape(flat), buf.reshape(flat))
+    for b in range(nl):
+        s[b] = 0.0
+    for y in range(K):
+        for b in range(nl):
+            s[b] += x[y, b]
+    for b in range(nl):
+        s[b] = lane[b] + np.log(s[b])
+    for y in range(K):
+        for b in range(nl):
+            r[y, b] -= s[b]
+
+
+@njit(cache=True)
+def _workspace(A, K, ng):
+    """Scratch arrays of :func:`_solve_block` (allocated once per run of blocks)."""
+    return (
+        np.empty((5, A, K, LANES)),  # Lb, E, Qi, Qt, V
+        np.empty((10, K, LANES)),  # r, rt, mix, mixt, G, Gt, delta, rhs, dinv, x
+        np.empty((K, LANES)),  # buf
+        np.empty((ng, K, LANES)),
+        np.empty((A, A, LANES)),
+        np.empty((2, A, LANES)),
+        np.empty((5, LANES)),
+        np.empty(LANES, dtype=np.int64),
+        np.empty(LANES, dtype=np.int64),
+    )
+
+
+@njit(cache=True)
+def _solve_block(L, j0, nb, wp, gam, gidx, ugam, gbar, R, use_init, tol, max_sweeps, sweeps, res, conv, fail, ws):
+    """Items ``j0 .. j0 + nb - 1`` (``nb <= LANES``) of ``L`` (n, A, K); answers into ``R``, ``sweeps``,
+    ``res``, ``conv``; ``fail[j]`` is set for an item the block could not finish (see the module)."""
+    K = L.shape[2]
+    big, vecs, buf, qg, M, av, lv, state, nsw = ws
+    Lb, E, Qi, Qt, V = big[0], big[1], big[2], big[3], big[4]
+    r, rt, mix, mixt, G, Gt, delta, rhs, dinv, x = (
+        vecs[0],
+        vecs[1],
+        vecs[2],
+        vecs[3],
+        vecs[4],
+        vecs[5],
+        vecs[6],
+        vecs[7],
+        vecs[8],
+        vecs[9],
+    )
+    am, z = av[0], av[1]
+    lane, s, prev, g0, bnd = lv[0], lv[1], lv[2], lv[3], lv[4]
+    gmin = gam.min()
+    omc = 1.0 - gmin
+    _gather(L, j0, nb, Lb)
+    _setup(Lb, wp, gam, gbar, E, r, x, buf, am, lane)
+    if use_init:
+        for b in range(LANES):
+            j = j0 + min(b, nb - 1)
+            for y in range(K):
+                r[y, b] = R[j, y]
+        _normalise(r, x, buf, lane, s)
+    _evaluate(E, wp, gidx, ugam, r, Qi, mix, G, qg, x, buf, lane, s)
+    for b in range(LANES):
+        state[b] = _RUN
+        nsw[b] = 2
+        prev[b] = np.inf
+        bnd[b] = 0.0
+    chord = False
+    while True:
+        _direction(Qi, wp, gam, mix, G, delta, rhs, dinv, V, M, z)
+        trial = False
+        for b in range(LANES):
+            if state[b] != _RUN:
+                continue
+            rb, g2, rho = _lane_stats(G, delta, b)
+            if not np.isfinite(rb) or not np.isfinite(rho):
+                state[b] = _FAIL
+            elif rb <= tol:
+                # converged: one more Newton step costs no pass, unless the plain step is exact to rounding
+                state[b] = _DONE
+                bnd[b] = rb
+                exact = rb * (1.0 / gmin - 1.0) <= 1e-14
+                for y in range(K):
+                    r[y, b] += G[y, b] if exact else delta[y, b]
+            elif nsw[b] >= max_sweeps:
+                state[b] = _FAIL
+            else:
+                bound = 1.25 * omc * omc * rho * rho + 1e-15
+                predicted = rb * rb * (rb / (prev[b] * prev[b])) if chord else np.inf
+                if bound <= CERTIFY_FRACTION * tol or predicted <= PREDICT_FRACTION * tol:
+                    state[b] = _DONE
+                    bnd[b] = min(bound, predicted)
+                    for y in range(K):
+                        r[y, b] += delta[y, b]
+                else:
+                    trial = True
+                    prev[b] = rb
+                    g0[b] = g2
+        if not trial:
+            break
+        for y in range(K):
+            for b in range(LANES):
+                rt[y, b] = r[y, b] + delta[y, b] if state[b] == _RUN else r[y, b]
+        _evaluate(E, wp, gidx, ugam, rt, Qt, mixt, Gt, qg, x, buf, lane, s)
+        for b in range(LANES):
+            if state[b] != _RUN:
+                continue
+            nsw[b] += 1
+            if not _norm2(Gt, b) <= (1.0 - 1e-4) * g0[b]:
+                state[b] = _FAIL  # the per-item kernel damps this step
+        # the trial becomes the current point (finished lanes kept theirs: their trial is the current r)
+        r, rt = rt, r
+        Qi, Qt = Qt, Qi
+        mix, mixt = mixt, mix
+        G, Gt = Gt, G
+        chord = True
+    _normalise(r, x, buf, lane, s)
+    for b in range(nb):
+        j = j0 + b
+        sweeps[j] = nsw[b]
+        if state[b] == _DONE:
+            for y in range(K):
+                R[j, y] = r[y, b]
+            res[j] = bnd[b]
+            conv[j] = True
+        else:
+            fail[j] = True
+
+
+@njit(cache=True)
+def _solve_blocks(L, wp, gam, gidx, ugam, gbar, R, use_init, tol, max_sweeps, sweeps, res, conv, fail):
+    ws = _workspace(L.shape[1], L.shape[2], ugam.shape[0])
+    n = L.shape[0]
+    for j0 in range(0, n, LANES):
+        nb = min(LANES, n - j0)
+        _solve_block(L, j0, nb, wp, gam, gidx, ugam, gbar, R, use_init, tol, max_sweeps, sweeps, res, conv, fail, ws)
+
+
+def solve_items(L, wp, gam, gidx, ugam, gbar, R, use_init, tol, max_sweeps, sweeps, res, conv, solve_rest):
+    """Every item of ``L`` (n, A, K) in blocks of :data:`LANES`; ``R`` (n, K) holds starts (if
+    ``use_init``) and answers. Items the block could not finish are solved again by
+    ``solve_rest(idx, R_idx, sweeps_idx, res_idx, conv_idx)`` (the per-item kernel, from the same start);
+    their sweeps count both attempts."""
+    n = L.shape[0]
+    fail = np.zeros(n, dtype=np.bool_)
+    start = R.copy() if use_init else R
+    _solve_blocks(L, wp, gam, gidx, ugam, gbar, R, use_init, tol, max_sweeps, sweeps, res, conv, fail)
+    if fail.any():
+        idx = np.flatnonzero(fail)
+        Rf = np.ascontiguousarray(start[idx])
+        sf = np.zeros(idx.size, dtype=np.int64)
+        ef = np.zeros(idx.size)
+        cf = np.zeros(idx.size, dtype=np.bool_)
+        solve_rest(idx, Rf, sf, ef, cf)
+        R[idx] = Rf
+        sweeps[idx] += sf
+        res[idx] = ef
+        conv[idx] = cf
+
+
+# -- the adjoint of the weight gradient, in blocks ------------------------------------------------
+@njit(cache=True, fastmath=_FM)
+def _tilted_at(Lb, gam, r, Qi, x, buf, lane, s):
+    """``Q_i ∝ exp(γ_i L_i + (1-γ_i) r)`` at a solved point ``r`` in every lane (one exponential pass,
+    as :func:`aggregators.renyi_kernels._tilted_at`)."""
+    A, K, nl = Lb.shape
+    flat = K * nl
+    for i in range(A):
+        g = gam[i]
+        Lf, Qf, rf, xf = Lb[i].reshape(flat), Qi[i].reshape(flat), r.reshape(flat), x.reshape(flat)
+        for k in range(flat):
+            xf[k] = g * Lf[k] + (1.0 - g) * rf[k]
+        _lane_max(x, lane)
+        for y in range(K):
+            o = y * nl
+            for b in range(nl):
+                xf[o + b] -= lane[b]
+        exp_scaled(xf, 1.0, Qf, buf.reshape(flat))
+        _inv_lane_sums(Qf, K, nl, s)
+        for y in range(K):
+            o = y * nl
+            for b in range(nl):
+                Qf[o + b] *= s[b]
+
+
+@njit(cache=True, fastmath=_FM)
+def _adjoint_block(L, R, labels, j0, nb, wp, gam, W, GG, ws):
+    """Items ``j0 .. j0 + nb - 1``: ``H λ = e_y`` by Woodbury (:func:`_direction` with ``Q ⊙ G = e_y``)
+    and the per-agent sums ``W = λ·Q_j - λ·Q``, ``GG = Σ_y λ Q_j (d_j - Q_j·d_j)``, ``d_j = L_j - r``."""
+    A, K = L.shape[1], L.shape[2]
+    big, vecs, buf, qg, M, av, lv, state, nsw = ws
+    Lb, Qi, V = big[0], big[2], big[4]
+    r, e, one, lam, rhs, dinv, x, mix = vecs[0], vecs[1], vecs[2], vecs[3], vecs[4], vecs[5], vecs[6], vecs[7]
+    z = av[1]
+    lane, s, a, qd, lq = lv[0], lv[1], lv[2], lv[3], lv[4]
+    nl = LANES
+    _gather(L, j0, nb, Lb)
+    for b in range(nl):
+        j = j0 + min(b, nb - 1)
+        for y in range(K):
+            r[y, b] = R[j, y]
+            e[y, b] = 1.0 if labels[j] == y else 0.0
+            one[y, b] = 1.0
+    _tilted_at(Lb, gam, r, Qi, x, buf, lane, s)
+    _direction(Qi, wp, gam, e, one, lam, rhs, dinv, V, M, z)
+    mix[:] = 0.0
+    for i in range(A):
+        for y in range(K):
+            for b in range(nl):
+                mix[y, b] += wp[i] * Qi[i, y, b]
+    lq[:] = 0.0
+    for y in range(K):
+        for b in range(nl):
+            lq[b] += lam[y, b] * mix[y, b]
+    for i in range(A):
+        a[:] = 0.0
+        qd[:] = 0.0
+        s[:] = 0.0
+        for y in range(K):
+            for b in range(nl):
+                q = Qi[i, y, b]
+                d = Lb[i, y, b] - r[y, b]
+                a[b] += lam[y, b] * q
+                qd[b] += q * d
+                s[b] += lam[y, b] * q * d
+        for b in range(nb):
+            W[j0 + b, i] = a[b] - lq[b]
+            GG[j0 + b, i] = s[b] - qd[b] * a[b]
+
+
+@njit(cache=True)
+def _adjoint_blocks(L, R, labels, wp, gam, W, GG):
+    ws = _workspace(L.shape[1], L.shape[2], 1)
+    for j0 in range(0, L.shape[0], LANES):
+        _adjoint_block(L, R, labels, j0, min(LANES, L.shape[0] - j0), wp, gam, W, GG, ws)
+
+
+def adjoint_items(L, wp, gam, R, labels, W, GG):
+    """The adjoint quantities ``W`` and ``GG`` of :func:`aggregators.renyi_kernels.adjoint_items` (fast
+    form, no annealing part) at the solved points ``R`` (n, K), in blocks of :data:`LANES` items."""
+    _adjoint_blocks(L, np.ascontiguousarray(R), labels, wp, gam, W, GG)
