@@ -80,7 +80,7 @@ def curvature_columns(
     dg = (wp[act] * gamma[act]).astype(dt)  # weights of the diagonal
     colscale = (1.0 / (gamma * S)).astype(dt)
     gam = gamma.astype(dt)
-    beta = float(wp @ gamma) if blend else 0.0
+    beta = min(float(wp @ gamma), 1.0) if blend else 0.0  # 1 + 1e-16 at gamma = 1 would make sqrt(1 - beta) NaN
     Lc = La if rows is None else La[rows]
     Lc = (Lc if agents is None else Lc[:, agents]).astype(dt, copy=False)
     m = Lc.shape[0]

@@ -157,7 +157,13 @@ def _hessian(problem, x, items, dtype=None):
     kw: dict = {} if items is None else {"items": items}
     if dtype is not None and _hessian_takes(problem, "dtype"):
         kw["dtype"] = dtype
-    return problem.hessian(x, **kw)
+    H = problem.hessian(x, **kw)
+    if not np.isfinite(H).all():
+        # a NaN model would make the model decrease 0 and the solver report a false convergence
+        raise FloatingPointError(
+            f"the problem's Hessian at the current point has non-finite entries ({type(problem).__name__})"
+        )
+    return H
 
 
 def _sample(problem, fraction, seed):

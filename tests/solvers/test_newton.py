@@ -111,3 +111,28 @@ def test_auto_picks_newton_for_pool_problems_and_bad_x0_is_rejected():
     assert solvers.choose(MixtureLikelihood(np.ones((3, 2)))) == "newton"
     with pytest.raises(ValueError, match="x0"):
         solvers.minimize(pb, "newton", x0=np.ones(3))
+
+
+class _NanHessian:
+    """A problem whose Hessian turns NaN: the solver must fail loudly, never report convergence
+    (a NaN model once made the model decrease 0 and the working-set Newton stop "converged" with a
+    Frank-Wolfe gap of 0.09)."""
+
+    def __init__(self, inner):
+        self._inner = inner
+        self.constraint, self.dim, self.n_terms = "simplex", inner.dim, inner.n_terms
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def restrict(self, idx):
+        return _NanHessian(self._inner.restrict(idx))
+
+    def hessian(self, x, **kw):
+        return self._inner.hessian(x, **kw) * np.nan
+
+
+def test_a_non_finite_hessian_is_an_error_not_a_convergence():
+    pb, _, _ = _log_pool_problem()
+    with pytest.raises(FloatingPointError, match="non-finite"):
+        solvers.minimize(_NanHessian(pb), "newton", tol=1e-12)
