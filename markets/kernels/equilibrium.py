@@ -384,30 +384,48 @@ def _fixed_point_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, 
     return it, res <= tol, res, nneg
 
 
+@njit(cache=True, error_model="numpy")
+def _floored(L, j, floor, nfl, Lf, e, buf):
+    """Item ``j`` of ``L``, or (``floor`` > 0) its beliefs floored in cache into ``Lf`` by
+    :func:`markets.kernels.floor.floor_item` with the count in ``nfl[j]`` (the fused floor of the
+    parallel drivers: no floored copy of the beliefs, no pass of its own)."""
+    if floor > 0.0:
+        nfl[j] = floor_item(L[j], Lf, floor, e, buf)
+        return Lf
+    return L[j]
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
-def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm):
+def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl):
     """Equilibria of all items. ``L`` (n, A, K); ``W`` (A,); ``U`` (n, K) start/answer.
-    ``method`` 0 = Newton, 1 = fixed point. Returns per-item (n_iter, converged, residual, n_negative)."""
-    n = L.shape[0]
+    ``method`` 0 = Newton, 1 = fixed point. ``floor`` > 0: ``L`` holds validated beliefs not yet
+    floored, each item is floored in cache (:func:`_floored`) and ``nfl`` (n,) receives the counts.
+    Returns per-item (n_iter, converged, residual, n_negative)."""
+    n, A, K = L.shape
     iters = np.zeros(n, np.int64)
     conv = np.zeros(n, np.bool_)
     res = np.zeros(n)
     nneg = np.zeros(n, np.int64)
     for j in prange(n):
+        Lf = np.empty((A, K) if floor > 0.0 else (0, K))
+        Lj = _floored(L, j, floor, nfl, Lf, np.empty(K), np.empty(K))
         u = U[j].copy()
-        iters[j], conv[j], res[j], nneg[j] = solve_item(L[j], kind, inv_eta, W, tol, max_iter, method, u, warm)
+        iters[j], conv[j], res[j], nneg[j] = solve_item(Lj, kind, inv_eta, W, tol, max_iter, method, u, warm)
         U[j] = u
     return iters, conv, res, nneg
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def start_prices(L, kind, inv_eta, W, U):
+def start_prices(L, kind, inv_eta, W, U, floor, nfl):
     """``U[j]``: the start of every item (:func:`markets.kernels.potential.init_prices`), in parallel.
-    For an all-logarithmic market it is the answer (the wealth-weighted linear pool, Table 2.4)."""
+    For an all-logarithmic market it is the answer (the wealth-weighted linear pool, Table 2.4).
+    ``floor``, ``nfl``: the fused floor, as in :func:`solve_items`."""
     n, A, K = L.shape
     for j in prange(n):
+        Lf = np.empty((A, K) if floor > 0.0 else (0, K))
+        Lj = _floored(L, j, floor, nfl, Lf, np.empty(K), np.empty(K))
         Pg = np.zeros((A, K))
         u = np.empty(K)
-        powers(L[j], kind, inv_eta, Pg)
-        init_prices(L[j], kind, inv_eta, W, Pg, u)
+        powers(Lj, kind, inv_eta, Pg)
+        init_prices(Lj, kind, inv_eta, W, Pg, u)
         U[j] = u
