@@ -91,6 +91,7 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws, cg):
                 W,
                 np.empty((0, 0)),
                 no1,
+                True,
             )[0]
         elif chord:
             ok = True
@@ -334,7 +335,7 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
             if reg <= 0.0:
                 reg = 1.0
             ok = cg_direction(
-                False, u, T, Wsum, reg, res, tol, d, scr, no2, 0.0, no1, no1, no1, kind, inv_eta, W, Q, dg
+                False, u, T, Wsum, reg, res, tol, d, scr, no2, 0.0, no1, no1, no1, kind, inv_eta, W, Q, dg, n_exp == 0
             )[0]
         else:
             ok = newton_direction(kind, inv_eta, W, u, Q, B, T, Wsum, d, H, Lc, tmp)
