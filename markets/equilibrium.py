@@ -268,39 +268,17 @@ def solve_prices(
     g = _one_order_inv_eta(agents, W)
     pay = labels is not None
     fused = floor is not None and nfl is not None
-    fl = 0.0 if floor is None else float(floor)
+    fl = float(floor) if fused else 0.0  # type: ignore[arg-type]
     if fused and pay:
         raise ValueError("the fused floor is for equilibria only, not for training's payouts")
     no_count = np.zeros(0, np.int64)
+    common = (agents.kind, agents.inv_eta, W, tol, max_iter, code)  # every kernel's market and method
     if g is None:
+        L = np.ascontiguousarray(lp)
         if pay:
-            iters, conv, res = kernels.batch_payouts(
-                np.ascontiguousarray(lp),
-                labels,
-                agents.kind,
-                agents.inv_eta,
-                W,
-                tol,
-                max_iter,
-                code,
-                U,
-                warm,
-                payouts,
-            )
+            iters, conv, res = kernels.batch_payouts(L, labels, *common, U, warm, payouts)
             return iters, conv, res, np.zeros(n, np.int64)
-        return kernels.solve_items(
-            np.ascontiguousarray(lp),
-            agents.kind,
-            agents.inv_eta,
-            W,
-            tol,
-            max_iter,
-            code,
-            U,
-            warm,
-            fl if fused else 0.0,
-            nfl if fused else no_count,
-        )
+        return kernels.solve_items(L, *common, U, warm, fl, nfl if fused else no_count)
     iters = np.zeros(n, np.int64)
     conv = np.zeros(n, bool)
     res = np.zeros(n)
@@ -320,7 +298,7 @@ def solve_prices(
         res,
         labels if pay else np.zeros(0, np.int64),
         payouts if pay else np.zeros((0, A)),
-        fl if fused else 0.0,
+        fl,
         nfl if fused else no_count,
     )
     nneg = np.zeros(n, np.int64)
@@ -330,23 +308,11 @@ def solve_prices(
         if pay:
             assert payouts is not None and labels is not None  # pay: labels were given, and payouts
             Pr = np.empty((rest.size, A))
-            it_r, conv_r, res_r = kernels.batch_payouts(
-                lp_r, labels[rest], agents.kind, agents.inv_eta, W, tol, max_iter, code, Ur, warm, Pr
-            )
+            it_r, conv_r, res_r = kernels.batch_payouts(lp_r, labels[rest], *common, Ur, warm, Pr)
             payouts[rest] = Pr
-        else:
-            it_r, conv_r, res_r, nneg_r = kernels.solve_items(  # the floor counts are in nfl already
-                lp_r,
-                agents.kind,
-                agents.inv_eta,
-                W,
-                tol,
-                max_iter,
-                code,
-                Ur,
-                warm,
-                fl if fused else 0.0,
-                np.zeros(rest.size, np.int64),
+        else:  # the floor counts are in nfl already
+            it_r, conv_r, res_r, nneg_r = kernels.solve_items(
+                lp_r, *common, Ur, warm, fl, np.zeros(rest.size, np.int64)
             )
             nneg[rest] = nneg_r
         U[rest], iters[rest], conv[rest], res[rest] = Ur, it_r, conv_r, res_r
