@@ -205,6 +205,14 @@ def _workspace_size(K, A, method):
 
 
 @njit(cache=True, error_model="numpy")
+def _n_chunks(n, floats):
+    """How many chunks the parallel drivers split ``n`` items into, for ``floats`` floats of buffers
+    per chunk: buffers are allocated once per chunk, not per item (fresh (A, K) arrays for every
+    item cost more in page faults than the start of a mixed market), at most ~2 GB in all."""
+    return max(1, min(n, 64, (1 << 28) // max(floats, 1)))
+
+
+@njit(cache=True, error_model="numpy")
 def _total(W):
     Wsum = 0.0
     for i in range(W.shape[0]):
@@ -234,8 +242,7 @@ def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, re
     want_pay = y.shape[0] > 0
     dense = method == 0
     nws = _workspace_size(K, A, method)
-    # chunks: buffers are allocated once per chunk, not per item (and at most ~2 GB in all)
-    m = max(1, min(n, 64, (1 << 28) // (3 * A * K + nws)))
+    m = _n_chunks(n, 3 * A * K + nws)
     for c in prange(m):
         ws = np.empty(nws)
         PgT = np.empty((K, A))
@@ -276,7 +283,7 @@ def solve_item(L, kind, inv_eta, W, tol, max_iter, method, u, warm):
     seed's fixed point (:func:`_fixed_point_loop`), 2 = Newton with the matrix-free CG direction,
     3 = the Anderson-accelerated fixed point (:func:`markets.kernels.anderson.anderson_loop`).
     ``u`` (K,) is the start if ``warm`` and the answer on return. A one-order market goes through the lean path first (:func:`_iso_solve_pg`);
-    if that declines (a start that is not finite), the general path below decides. Returns
+    if that declines (a start that is not finite), the general path (:func:`general_item`) decides. Returns
     ``(n_iter, converged, residual, n_negative)``."""
     A, K = L.shape
     Wsum = _total(W)
@@ -290,11 +297,23 @@ def solve_item(L, kind, inv_eta, W, tol, max_iter, method, u, warm):
         if ok:
             return it, conv, res, 0
         u[:] = u0
-    Pg = np.zeros((A, K))
-    Q = np.zeros((A, K))
-    B = np.zeros((A, K))
-    T = np.zeros(K)
-    cp = np.zeros(K)
+    return general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, _general_buffers(A, K))
+
+
+@njit(cache=True, error_model="numpy")
+def _general_buffers(A, K):
+    """The general path's buffers of one item ``(Pg, Q, B, T, cp)`` (:func:`general_item`),
+    zeroed: the rows an agent's kind never writes stay zero when they are reused for the next item
+    of the same market."""
+    return np.zeros((A, K)), np.zeros((A, K)), np.zeros((A, K)), np.zeros(K), np.zeros(K)
+
+
+@njit(cache=True, error_model="numpy")
+def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs):
+    """The general path of :func:`solve_item` with the buffers ``bufs`` of
+    :func:`_general_buffers` (reused across the items of one market by :func:`solve_items`)."""
+    K = L.shape[1]
+    Pg, Q, B, T, cp = bufs
     powers(L, kind, inv_eta, Pg)
     if not warm:
         init_prices(L, kind, inv_eta, W, Pg, u)
@@ -407,12 +426,23 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl)
     conv = np.zeros(n, np.bool_)
     res = np.zeros(n)
     nneg = np.zeros(n, np.int64)
-    for j in prange(n):
+    Wsum = _total(W)
+    lean = one_order(kind, inv_eta, W)
+    m = _n_chunks(n, 4 * A * K)
+    for c in prange(m):
         Lf = np.empty((A, K) if floor > 0.0 else (0, K))
-        Lj = _floored(L, j, floor, nfl, Lf, np.empty(K), np.empty(K))
-        u = U[j].copy()
-        iters[j], conv[j], res[j], nneg[j] = solve_item(Lj, kind, inv_eta, W, tol, max_iter, method, u, warm)
-        U[j] = u
+        e = np.empty(K)
+        buf = np.empty(K)
+        bufs = _general_buffers(A, K)
+        for j in range(c * n // m, (c + 1) * n // m):
+            Lj = _floored(L, j, floor, nfl, Lf, e, buf)
+            u = U[j].copy()
+            if lean:  # the items the one-order driver declined: solve_item decides
+                r = solve_item(Lj, kind, inv_eta, W, tol, max_iter, method, u, warm)
+            else:
+                r = general_item(Lj, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs)
+            iters[j], conv[j], res[j], nneg[j] = r
+            U[j] = u
     return iters, conv, res, nneg
 
 
@@ -422,11 +452,15 @@ def start_prices(L, kind, inv_eta, W, U, floor, nfl):
     For an all-logarithmic market it is the answer (the wealth-weighted linear pool, Table 2.4).
     ``floor``, ``nfl``: the fused floor, as in :func:`solve_items`."""
     n, A, K = L.shape
-    for j in prange(n):
+    m = _n_chunks(n, 2 * A * K)
+    for c in prange(m):
         Lf = np.empty((A, K) if floor > 0.0 else (0, K))
-        Lj = _floored(L, j, floor, nfl, Lf, np.empty(K), np.empty(K))
-        Pg = np.zeros((A, K))
+        e = np.empty(K)
+        buf = np.empty(K)
+        Pg = np.zeros((A, K))  # rows of other kinds stay zero from item to item
         u = np.empty(K)
-        powers(Lj, kind, inv_eta, Pg)
-        init_prices(Lj, kind, inv_eta, W, Pg, u)
-        U[j] = u
+        for j in range(c * n // m, (c + 1) * n // m):
+            Lj = _floored(L, j, floor, nfl, Lf, e, buf)
+            powers(Lj, kind, inv_eta, Pg)
+            init_prices(Lj, kind, inv_eta, W, Pg, u)
+            U[j] = u
