@@ -3,7 +3,7 @@
 One parallel pass over the rows of log-probabilities ``a`` (R, K): reject NaN, ``+inf`` and
 all-``-inf`` rows, write each row normalised by its max-shifted log-sum-exp and, when a floor is
 given, floor it with the mass-preserving rule of :func:`aggregators.validation.apply_floor` while it
-is in cache. Any row it cannot take makes it report failure, and the caller runs the NumPy checks,
+is in cache (the row kernel :func:`solvers.kernels.floor_row.floor_row`, shared with the market). Any row it cannot take makes it report failure, and the caller runs the NumPy checks,
 which find and name the offending entry (the error messages live in one place).
 
 Rows are taken in blocks of about :data:`BLOCK` entries so that the exponentials run through the
@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 from solvers.kernels.fastexp import exp_scaled
+from solvers.kernels.floor_row import floor_row
 
 BLOCK = 8192
 """Entries per block of rows (three float64 scratch arrays of this size per thread, in L2)."""
@@ -46,37 +47,10 @@ def _sum(x):
 
 
 @njit(cache=True, error_model="numpy")
-def _floor_row(row, log_floor, floor, nfix, d, e, buf):
-    """Floor one normalised row in place: the ``nfix`` entries below ``log_floor`` (marked ``-inf``
-    by the caller) get exactly ``floor``, the others share ``1 - m floor`` in their old proportions;
-    repeat while rescaling pushes another entry below the floor (at most K rounds; ``floor < 1/K``
-    keeps it feasible). ``d``, ``e``, ``buf``: scratch of the row's length. Returns the number of
-    entries floored."""
-    K = row.shape[0]
-    shift = 0.0
-    for _ in range(K):
-        mx = _max(row)
-        for k in range(K):
-            d[k] = row[k] - mx  # -inf at the marked entries: exp gives 0
-        exp_scaled(d, 1.0, e, buf)
-        shift = np.log1p(-nfix * floor) - (mx + np.log(_sum(e)))
-        newly = 0
-        for k in range(K):
-            if row[k] > -np.inf and row[k] + shift < log_floor:
-                row[k] = -np.inf
-                newly += 1
-        if newly == 0:
-            break
-        nfix += newly
-    for k in range(K):
-        row[k] = log_floor if row[k] == -np.inf else row[k] + shift
-    return nfix
-
-
-@njit(cache=True, error_model="numpy")
-def _rows(a, out, r0, r1, log_floor, floor, d, e, buf):
+def _rows(a, out, r0, r1, log_floor, floor, d, e, buf, re, rb):
     """Normalise (and floor, when ``log_floor > -inf``) rows ``r0 .. r1-1`` of ``a`` into ``out``;
-    ``(r1 - r0) K`` entries of scratch in ``d``, ``e``, ``buf``. Returns ``(refused, floored)``."""
+    ``(r1 - r0) K`` entries of scratch in ``d``, ``e``, ``buf``, K in ``re`` and ``rb``. Returns
+    ``(refused, floored)``."""
     K = a.shape[1]
     n = (r1 - r0) * K
     lse = buf[n:]  # the tail of buf is free: exp_scaled uses its first n entries only
@@ -101,14 +75,13 @@ def _rows(a, out, r0, r1, log_floor, floor, d, e, buf):
         if not np.isfinite(c):
             bad += 1
             continue
-        nfix = 0
+        low = 0
         for k in range(K):
             v = a[r, k] - c
-            low = v < log_floor
-            nfix += low
-            out[r, k] = -np.inf if low else v
-        if nfix:
-            floored += _floor_row(out[r], log_floor, floor, nfix, d[j : j + K], e[j : j + K], buf[j : j + K])
+            low += v < log_floor
+            out[r, k] = v
+        if low:  # in place, the row in cache (the one floor rule of the code base)
+            floored += floor_row(out[r], out[r], floor, log_floor, re, rb)
     return bad, floored
 
 
@@ -133,11 +106,13 @@ def normalise_floor_rows(a, out, floor):
         d = np.empty(rows * K)
         e = np.empty(rows * K)
         buf = np.empty(rows * K + rows)
+        re = np.empty(K)
+        rb = np.empty(K)
         b0 = s * nblocks // nseg
         b1 = (s + 1) * nblocks // nseg
         for b in range(b0, b1):
             r0 = b * rows
-            nb, nf = _rows(a, out, r0, min(R, r0 + rows), log_floor, floor, d, e, buf)
+            nb, nf = _rows(a, out, r0, min(R, r0 + rows), log_floor, floor, d, e, buf, re, rb)
             bad += nb
             floored += nf
     return bad, floored

@@ -22,7 +22,11 @@ each copied with logit noise of 1e-3).
 Utilities: isoelastic with one eta (2, 10, 30), ``log`` (all logarithmic: auto takes the closed
 form), ``mix`` (isoelastic eta 2/10/30 with log agents: the general path), ``exp`` (half
 exponential, half eta = 10: no fixed-point baseline). Each figure is the median of ``--reps``
-rounds in which every method runs once, in turn.
+rounds in which every method runs once, in turn (:func:`benchmarks.harness.interleaved`); the
+seconds are **CPU seconds** of the process (all threads): on the shared 2-core machine a call of a
+few milliseconds is often descheduled for longer than it runs, its CPU time is not (``wall auto /
+FP`` gives the wall-clock ratio of the same rounds). A summary per utility mix and K band ends the
+output.
 
     PYTHONPATH=$PWD NUMBA_CACHE_DIR=$PWD/.numba_cache OMP_NUM_THREADS=1 \\
         /work/main/.venv/bin/python benchmarks/bench_markets_grid.py
@@ -39,7 +43,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from aggregators.validation import as_log_probs  # noqa: E402
-from benchmarks.harness import timed  # noqa: E402
+from benchmarks.harness import interleaved  # noqa: E402
 from markets import equilibrium  # noqa: E402
 
 
@@ -73,16 +77,26 @@ def utilities(spec, a):
     return spec if spec == "log" else float(spec)
 
 
-def interleaved(fns, reps):
-    """Median seconds of ``reps`` rounds in which every callable of ``fns`` runs once, in turn (so
-    the machine's load of each moment falls on all of them), and each one's last result."""
-    times = {name: [] for name in fns}
-    last = {}
-    for _ in range(reps):
-        for name, fn in fns.items():
-            seconds, last[name] = timed(fn, 1)
-            times[name].append(seconds)
-    return {name: (float(np.median(t)), last[name]) for name, t in times.items()}
+def summary(rows):
+    """Per utility mix and K band (K < 256, K >= 256): shapes, the largest auto / FP and where, how
+    many are at most 0.2 and above 1, the medians of auto / FP and floor / FP (CPU times)."""
+    print(
+        "\n| utilities | K band | shapes | max auto/FP (where) | auto/FP <= 0.2 | auto/FP > 1 | median auto/FP "
+        "| median floor/FP |"
+    )
+    print("|---" * 8 + "|")
+    for spec in dict.fromkeys(r["spec"] for r in rows):
+        for band, keep in (("K<256", lambda k: k < 256), ("K>=256", lambda k: k >= 256)):
+            sel = [r for r in rows if r["spec"] == spec and keep(r["K"]) and r["ratio"] is not None]
+            if not sel:
+                continue
+            ratios = np.array([r["ratio"] for r in sel])
+            worst = sel[int(np.argmax(ratios))]
+            print(
+                f"| {spec} | {band} | {len(sel)} | {ratios.max():.2f} ({worst['fam']}, K={worst['K']}, A={worst['A']}, "
+                f"{worst['method']}) | {(ratios <= 0.2).sum()} | {(ratios > 1).sum()} | {np.median(ratios):.2f} "
+                f"| {np.median([r['floor'] for r in sel]):.2f} |"
+            )
 
 
 def main(argv=None) -> None:
@@ -109,10 +123,11 @@ def main(argv=None) -> None:
                 equilibrium(small, u, method=m, check=False)
     print(f"reps: {args.reps}  load: {os.getloadavg()}  threads: {os.environ.get('NUMBA_NUM_THREADS', 'all')}")
     print(
-        "| family | K | A | items | utilities | auto | auto s | FP s | auto / FP | floor / FP | iter auto / FP "
-        "| max Δ log c | " + " | ".join(f"{m} s" for m in others) + " |"
+        "| family | K | A | items | utilities | auto | auto s | FP s | auto / FP | floor / FP | wall auto / FP "
+        "| iter auto / FP | max Δ log c | " + " | ".join(f"{m} s" for m in others) + " |"
     )
-    print("|---" * (12 + len(others)) + "|", flush=True)
+    print("|---" * (13 + len(others)) + "|", flush=True)
+    rows = []
     for fam in args.families.split(","):
         for k in ks:
             for a in As:
@@ -129,26 +144,30 @@ def main(argv=None) -> None:
                             fns[m] = lambda m=m: equilibrium(lp, u, w, method=m, **kw)
                     if spec == "exp":
                         del fns["fixed_point"]
-                    out = interleaved(fns, args.reps)
-                    ta, ra = out["auto"]
-                    tf, rf = out.get("fixed_point", (None, None))
-                    conv = all(r.all_converged for m, (_, r) in out.items() if m != "floor")
-                    floor_ratio = "n/a" if tf is None else f"{out['floor'][0] / tf:.2f}"
+                    wall, cpu, outs = interleaved(list(fns.values()), args.reps, args.reps)
+                    out = {m: (cpu[i], outs[i], wall[i]) for i, m in enumerate(fns)}
+                    ta, ra, wa = out["auto"]
+                    tf, rf, wf = out.get("fixed_point", (None, None, None))
+                    conv = all(r.all_converged for m, (_, r, _) in out.items() if m != "floor")
 
                     def f(t):
                         return "-" if t is None else f"{t:.3f}"
 
-                    ratio = "n/a" if tf is None else f"{ta / tf:.2f}"
+                    ratio = None if tf is None else ta / tf
+                    floor = None if tf is None else out["floor"][0] / tf
+                    rows.append(dict(fam=fam, K=k, A=a, spec=spec, method=ra.method, ratio=ratio, floor=floor))
                     it_f = "n/a" if rf is None else f"{rf.n_iter.mean():.1f}"
                     diff = "n/a" if rf is None else f"{np.max(np.abs(ra.log_prices - rf.log_prices)):.1e}"
                     cols = " | ".join(f(out.get(m, (None,))[0]) for m in others)
+                    na = "n/a"
                     print(
                         f"| {fam} | {k} | {a} | {n} | {spec} | {ra.method} | {f(ta)} | {f(tf)} "
-                        f"| {ratio}{'' if conv else ' (NOT CONVERGED)'} | {floor_ratio} | {ra.n_iter.mean():.1f} / {it_f} "
-                        f"| {diff} "
-                        f"| {cols} |",
+                        f"| {na if ratio is None else f'{ratio:.2f}'}{'' if conv else ' (NOT CONVERGED)'} "
+                        f"| {na if floor is None else f'{floor:.2f}'} | {na if wf is None else f'{wa / wf:.2f}'} "
+                        f"| {ra.n_iter.mean():.1f} / {it_f} | {diff} | {cols} |",
                         flush=True,
                     )
+    summary(rows)
     print(f"load at the end: {os.getloadavg()}", flush=True)
 
 

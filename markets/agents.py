@@ -159,8 +159,8 @@ def prepare_beliefs(
     defer_floor: bool = False,
 ) -> Predictions:
     """Validate beliefs for a market of ``agents`` (shape, zeros policy, at least two agents).
-    ``defer_floor``: check ``floor`` but return the beliefs unfloored (the one-order equilibrium
-    driver floors each item in cache: :func:`markets.equilibrium.solve_prices`)."""
+    ``defer_floor``: check ``floor`` but return the beliefs unfloored (the equilibrium drivers
+    floor each item in cache: :func:`markets.equilibrium.fused_floor`)."""
     preds = as_log_probs(beliefs, kind=kind, field=field)  # type: ignore[arg-type]
     if preds.n_agents < 2:
         raise InputError(field, "a market needs at least two agents; got 1", code="one_agent")

@@ -19,6 +19,9 @@ market clears: ``sum_i r_ik = c_k`` (with total wealth one). Methods:
     rank-one terms, so conjugate gradients on the scaled system need only products, O(K A) each,
     and no K x K matrix (:mod:`markets.kernels.newton_cg`). For many goods: the dense direction
     costs O(K^2 A + K^3) per step (3 s for 50 items at K = 512, no answer in 100 s at K = 2,048).
+    Without exponential agents its right-hand side is logarithmic (``T_k log(T_k / (Wsum c_k))``,
+    the excess spending to second order), so a good priced far below its demand moves by its
+    log-mispricing in one step rather than by at most ``eta`` per step.
 ``"fixed_point"``
     The seed's method (Storkey et al. 2012): ``c <- sum_i r_i(c)``, i.e. alternating minimisation of
     ``KL(c || sum_i r_i)``; isoelastic/log agents only. Linear rate about ``1 - min_i 1/eta_i``.
@@ -54,7 +57,7 @@ from typing import Any
 
 import numpy as np
 
-from aggregators.validation import DEFAULT_FLOOR, Kind, Predictions
+from aggregators.validation import DEFAULT_FLOOR, Kind
 from solvers.errors import InputError
 from solvers.special import logsumexp
 
@@ -145,10 +148,12 @@ def check_equilibrium(log_probs: np.ndarray, log_prices: np.ndarray, agents: Age
     return clear, budget, psum, nneg
 
 
-def _closed_form(lp: np.ndarray, agents: Agents) -> np.ndarray | None:
+def _closed_form(lp: np.ndarray, agents: Agents, floor: float, nfl: np.ndarray) -> np.ndarray | None:
+    """Table 2.4's closed forms, or ``None``; ``floor`` > 0 (all-logarithmic markets only, see
+    :func:`fused_floor`): ``lp`` is not floored yet, the compiled pass floors each item in cache."""
     if np.all((agents.kind == ISOELASTIC) & (agents.inv_eta == 1.0)):  # log sum_i W_i P_i, compiled
         U = np.empty((lp.shape[0], lp.shape[2]))
-        kernels.start_prices(np.ascontiguousarray(lp), agents.kind, agents.inv_eta, agents.wealth, U)
+        kernels.start_prices(np.ascontiguousarray(lp), agents.kind, agents.inv_eta, agents.wealth, U, floor, nfl)
         return U
     if np.all(agents.kind == EXPONENTIAL):
         z = lp.mean(axis=1)
@@ -227,10 +232,13 @@ def _one_order_inv_eta(agents: Agents, wealth: np.ndarray) -> float | None:
     return float(g[0])
 
 
-def lean_floor(method: str, agents: Agents) -> bool:
-    """True when the one-order driver floors the beliefs itself (:func:`solve_prices`): a Newton or
-    fixed-point method on a one-order isoelastic market, where no closed form applies."""
-    return method not in ("closed_form", "tatonnement") and _one_order_inv_eta(agents, agents.wealth) is not None
+def fused_floor(method: str, agents: Agents) -> bool:
+    """True when the compiled drivers floor the beliefs themselves, each item in cache inside their
+    parallel loop (:func:`solve_prices`, the all-logarithmic closed form): every market and method
+    but tâtonnement (generic utilities) and the all-exponential closed form (NumPy)."""
+    if method == "tatonnement" or agents.has_generic:
+        return False
+    return method not in ("auto", "closed_form") or not bool(np.all(agents.kind == EXPONENTIAL))
 
 
 def solve_prices(
@@ -252,36 +260,25 @@ def solve_prices(
     the parallel loop, the same for both methods); items it cannot take, and all other markets, go through the
     general kernels. With ``labels``, also fills ``payouts`` (n, A): each agent's share of the
     realised price of the label (batch market training). ``wealth`` overrides ``agents.wealth``
-    unvalidated (training: wealth may reach zero). With ``floor`` (one-order markets only, see
-    :func:`lean_floor`), ``lp`` holds validated beliefs not yet floored: the parallel loop floors
+    unvalidated (training: wealth may reach zero). With ``floor`` (not with ``labels``; see
+    :func:`fused_floor`), ``lp`` holds validated beliefs not yet floored: the parallel loop floors
     each item in cache and ``nfl`` (n,) receives the per-item counts."""
     n, A, K = lp.shape
     W = agents.wealth if wealth is None else wealth
     g = _one_order_inv_eta(agents, W)
     pay = labels is not None
     fused = floor is not None and nfl is not None
-    fl = 0.0 if floor is None else float(floor)
-    if fused and g is None:
-        raise ValueError("the fused floor is for one-order markets only")
+    fl = float(floor) if fused else 0.0  # type: ignore[arg-type]
+    if fused and pay:
+        raise ValueError("the fused floor is for equilibria only, not for training's payouts")
+    no_count = np.zeros(0, np.int64)
+    common = (agents.kind, agents.inv_eta, W, tol, max_iter, code)  # every kernel's market and method
     if g is None:
+        L = np.ascontiguousarray(lp)
         if pay:
-            iters, conv, res = kernels.batch_payouts(
-                np.ascontiguousarray(lp),
-                labels,
-                agents.kind,
-                agents.inv_eta,
-                W,
-                tol,
-                max_iter,
-                code,
-                U,
-                warm,
-                payouts,
-            )
+            iters, conv, res = kernels.batch_payouts(L, labels, *common, U, warm, payouts)
             return iters, conv, res, np.zeros(n, np.int64)
-        return kernels.solve_items(
-            np.ascontiguousarray(lp), agents.kind, agents.inv_eta, W, tol, max_iter, code, U, warm
-        )
+        return kernels.solve_items(L, *common, U, warm, fl, nfl if fused else no_count)
     iters = np.zeros(n, np.int64)
     conv = np.zeros(n, bool)
     res = np.zeros(n)
@@ -301,25 +298,21 @@ def solve_prices(
         res,
         labels if pay else np.zeros(0, np.int64),
         payouts if pay else np.zeros((0, A)),
-        fl if fused else 0.0,
-        nfl if fused else np.zeros(0, np.int64),
+        fl,
+        nfl if fused else no_count,
     )
     nneg = np.zeros(n, np.int64)
     rest = np.flatnonzero(~ok)
     if rest.size:  # e.g. a good nobody believes in: the general path decides (and reports) it
         Ur, lp_r = U[rest], np.ascontiguousarray(lp[rest])
-        if fused:  # the kernel counted these items' floored entries already
-            lp_r = floor_beliefs(Predictions(lp_r), fl).log_probs
         if pay:
             assert payouts is not None and labels is not None  # pay: labels were given, and payouts
             Pr = np.empty((rest.size, A))
-            it_r, conv_r, res_r = kernels.batch_payouts(
-                lp_r, labels[rest], agents.kind, agents.inv_eta, W, tol, max_iter, code, Ur, warm, Pr
-            )
+            it_r, conv_r, res_r = kernels.batch_payouts(lp_r, labels[rest], *common, Ur, warm, Pr)
             payouts[rest] = Pr
-        else:
+        else:  # the floor counts are in nfl already
             it_r, conv_r, res_r, nneg_r = kernels.solve_items(
-                lp_r, agents.kind, agents.inv_eta, W, tol, max_iter, code, Ur, warm
+                lp_r, *common, Ur, warm, fl, np.zeros(rest.size, np.int64)
             )
             nneg[rest] = nneg_r
         U[rest], iters[rest], conv[rest], res[rest] = Ur, it_r, conv_r, res_r
@@ -365,14 +358,15 @@ def equilibrium(
     ):
         raise InputError("max_iter", f"must be a non-negative integer (0: evaluate the start only); got {max_iter!r}")
     beliefs, agents = market_of(beliefs, utilities, wealth, kind)
-    fused = floor is not None and lean_floor(method, agents)
+    fused = floor is not None and fused_floor(method, agents)
     preds = prepare_beliefs(beliefs, agents, kind=kind, floor=floor, defer_floor=fused)
     lp = preds.log_probs
     nfl = np.zeros(lp.shape[0], np.int64)
     n, A, K = lp.shape
     t0 = time.perf_counter()
 
-    closed = _closed_form(lp, agents) if method in ("auto", "closed_form") else None  # computed once
+    fl = float(floor) if fused else 0.0  # type: ignore[arg-type]
+    closed = _closed_form(lp, agents, fl, nfl) if method in ("auto", "closed_form") else None  # computed once
     if method == "auto":
         if closed is not None:
             method = "closed_form"

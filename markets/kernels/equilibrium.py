@@ -91,6 +91,7 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws, cg):
                 W,
                 np.empty((0, 0)),
                 no1,
+                True,
             )[0]
         elif chord:
             ok = True
@@ -204,6 +205,14 @@ def _workspace_size(K, A, method):
 
 
 @njit(cache=True, error_model="numpy")
+def _n_chunks(n, floats):
+    """How many chunks the parallel drivers split ``n`` items into, for ``floats`` floats of buffers
+    per chunk: buffers are allocated once per chunk, not per item (fresh (A, K) arrays for every
+    item cost more in page faults than the start of a mixed market), at most ~2 GB in all."""
+    return max(1, min(n, 64, (1 << 28) // max(floats, 1)))
+
+
+@njit(cache=True, error_model="numpy")
 def _total(W):
     Wsum = 0.0
     for i in range(W.shape[0]):
@@ -233,8 +242,7 @@ def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, re
     want_pay = y.shape[0] > 0
     dense = method == 0
     nws = _workspace_size(K, A, method)
-    # chunks: buffers are allocated once per chunk, not per item (and at most ~2 GB in all)
-    m = max(1, min(n, 64, (1 << 28) // (3 * A * K + nws)))
+    m = _n_chunks(n, 3 * A * K + nws)
     for c in prange(m):
         ws = np.empty(nws)
         PgT = np.empty((K, A))
@@ -275,7 +283,7 @@ def solve_item(L, kind, inv_eta, W, tol, max_iter, method, u, warm):
     seed's fixed point (:func:`_fixed_point_loop`), 2 = Newton with the matrix-free CG direction,
     3 = the Anderson-accelerated fixed point (:func:`markets.kernels.anderson.anderson_loop`).
     ``u`` (K,) is the start if ``warm`` and the answer on return. A one-order market goes through the lean path first (:func:`_iso_solve_pg`);
-    if that declines (a start that is not finite), the general path below decides. Returns
+    if that declines (a start that is not finite), the general path (:func:`general_item`) decides. Returns
     ``(n_iter, converged, residual, n_negative)``."""
     A, K = L.shape
     Wsum = _total(W)
@@ -289,11 +297,23 @@ def solve_item(L, kind, inv_eta, W, tol, max_iter, method, u, warm):
         if ok:
             return it, conv, res, 0
         u[:] = u0
-    Pg = np.zeros((A, K))
-    Q = np.zeros((A, K))
-    B = np.zeros((A, K))
-    T = np.zeros(K)
-    cp = np.zeros(K)
+    return general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, _general_buffers(A, K))
+
+
+@njit(cache=True, error_model="numpy")
+def _general_buffers(A, K):
+    """The general path's buffers of one item ``(Pg, Q, B, T, cp)`` (:func:`general_item`),
+    zeroed: the rows an agent's kind never writes stay zero when they are reused for the next item
+    of the same market."""
+    return np.zeros((A, K)), np.zeros((A, K)), np.zeros((A, K)), np.zeros(K), np.zeros(K)
+
+
+@njit(cache=True, error_model="numpy")
+def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs):
+    """The general path of :func:`solve_item` with the buffers ``bufs`` of
+    :func:`_general_buffers` (reused across the items of one market by :func:`solve_items`)."""
+    K = L.shape[1]
+    Pg, Q, B, T, cp = bufs
     powers(L, kind, inv_eta, Pg)
     if not warm:
         init_prices(L, kind, inv_eta, W, Pg, u)
@@ -334,7 +354,7 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
             if reg <= 0.0:
                 reg = 1.0
             ok = cg_direction(
-                False, u, T, Wsum, reg, res, tol, d, scr, no2, 0.0, no1, no1, no1, kind, inv_eta, W, Q, dg
+                False, u, T, Wsum, reg, res, tol, d, scr, no2, 0.0, no1, no1, no1, kind, inv_eta, W, Q, dg, n_exp == 0
             )[0]
         else:
             ok = newton_direction(kind, inv_eta, W, u, Q, B, T, Wsum, d, H, Lc, tmp)
@@ -384,30 +404,63 @@ def _fixed_point_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, 
     return it, res <= tol, res, nneg
 
 
+@njit(cache=True, error_model="numpy")
+def _floored(L, j, floor, nfl, Lf, e, buf):
+    """Item ``j`` of ``L``, or (``floor`` > 0) its beliefs floored in cache into ``Lf`` by
+    :func:`markets.kernels.floor.floor_item` with the count in ``nfl[j]`` (the fused floor of the
+    parallel drivers: no floored copy of the beliefs, no pass of its own)."""
+    if floor > 0.0:
+        nfl[j] = floor_item(L[j], Lf, floor, e, buf)
+        return Lf
+    return L[j]
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
-def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm):
+def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl):
     """Equilibria of all items. ``L`` (n, A, K); ``W`` (A,); ``U`` (n, K) start/answer.
-    ``method`` 0 = Newton, 1 = fixed point. Returns per-item (n_iter, converged, residual, n_negative)."""
-    n = L.shape[0]
+    ``method`` 0 = Newton, 1 = fixed point. ``floor`` > 0: ``L`` holds validated beliefs not yet
+    floored, each item is floored in cache (:func:`_floored`) and ``nfl`` (n,) receives the counts.
+    Returns per-item (n_iter, converged, residual, n_negative)."""
+    n, A, K = L.shape
     iters = np.zeros(n, np.int64)
     conv = np.zeros(n, np.bool_)
     res = np.zeros(n)
     nneg = np.zeros(n, np.int64)
-    for j in prange(n):
-        u = U[j].copy()
-        iters[j], conv[j], res[j], nneg[j] = solve_item(L[j], kind, inv_eta, W, tol, max_iter, method, u, warm)
-        U[j] = u
+    Wsum = _total(W)
+    lean = one_order(kind, inv_eta, W)
+    m = _n_chunks(n, 4 * A * K)
+    for c in prange(m):
+        Lf = np.empty((A, K) if floor > 0.0 else (0, K))
+        e = np.empty(K)
+        buf = np.empty(K)
+        bufs = _general_buffers(A, K)
+        for j in range(c * n // m, (c + 1) * n // m):
+            Lj = _floored(L, j, floor, nfl, Lf, e, buf)
+            u = U[j].copy()
+            if lean:  # the items the one-order driver declined: solve_item decides
+                r = solve_item(Lj, kind, inv_eta, W, tol, max_iter, method, u, warm)
+            else:
+                r = general_item(Lj, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs)
+            iters[j], conv[j], res[j], nneg[j] = r
+            U[j] = u
     return iters, conv, res, nneg
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def start_prices(L, kind, inv_eta, W, U):
+def start_prices(L, kind, inv_eta, W, U, floor, nfl):
     """``U[j]``: the start of every item (:func:`markets.kernels.potential.init_prices`), in parallel.
-    For an all-logarithmic market it is the answer (the wealth-weighted linear pool, Table 2.4)."""
+    For an all-logarithmic market it is the answer (the wealth-weighted linear pool, Table 2.4).
+    ``floor``, ``nfl``: the fused floor, as in :func:`solve_items`."""
     n, A, K = L.shape
-    for j in prange(n):
-        Pg = np.zeros((A, K))
+    m = _n_chunks(n, 2 * A * K)
+    for c in prange(m):
+        Lf = np.empty((A, K) if floor > 0.0 else (0, K))
+        e = np.empty(K)
+        buf = np.empty(K)
+        Pg = np.zeros((A, K))  # rows of other kinds stay zero from item to item
         u = np.empty(K)
-        powers(L[j], kind, inv_eta, Pg)
-        init_prices(L[j], kind, inv_eta, W, Pg, u)
-        U[j] = u
+        for j in range(c * n // m, (c + 1) * n // m):
+            Lj = _floored(L, j, floor, nfl, Lf, e, buf)
+            powers(Lj, kind, inv_eta, Pg)
+            init_prices(Lj, kind, inv_eta, W, Pg, u)
+            U[j] = u

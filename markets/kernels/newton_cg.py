@@ -20,6 +20,26 @@ exact arithmetic and far fewer when the agents' spectrum is clustered. Inexact N
 its residual, in the norm of the clearing residual ``res = max_k |T_k - Wsum c_k| / c_k``, is below
 ``min(0.1, res) res`` (a quadratic local rate) but never asks for more than ``0.1 tol`` (enough to
 reach ``tol`` in that step).
+
+The logarithmic right-hand side (``log_rhs``; markets without exponential agents). Far from the
+answer the clearing residual is relative: a good priced 100 times below its demand has
+``(T_k - Wsum c_k) / c_k`` near 100. The u-space curvature of that good is about its demand times
+the agents' order (``-S_kk`` is about ``g T_k``), so Newton moves its log-price by
+``(1 - Wsum c_k / T_k) / g``, at most ``1/g`` per step, while the step that clears it is
+``log(T_k / (Wsum c_k)) / g`` (exact for one order, where ``T_k`` is proportional to
+``c_k^(1-g)``): one good mispriced by ``e^m`` costs about ``m g`` Newton steps (measured: the
+grid's Dirichlet mixed markets start at a residual of 107-113 at K = 256 and 20-26 at K >= 1,024,
+and took 7-10 steps; one pass of the seed's fixed point from there gives 0.8-1.6, and so does the
+first step with ``log_rhs``). With ``log_rhs`` the
+direction solves ``M d = b'`` with
+``b'_k = T_k log(T_k / (Wsum c_k))`` (``b_k`` where ``T_k <= 0``): ``b' - b = O((T_k - Wsum
+c_k)^2 / T_k)``, so near the answer it is an inexact Newton step of the same quadratic rate, and far
+from it each badly priced good moves by its log-mispricing. Measured (mean Newton steps per item,
+``tol = 1e-10``, the K >= 256 cells of ``benchmarks/bench_markets_grid.py``: three families, K in
+{256, 1,024, 4,096}, A in {2, 10, 100, 1,000}): mixed markets (36 cells) 5.9 to 4.8, the worst cell
+9.7 to 6.6 (Dirichlet K = 256, A = 1,000: 9.7 to 5.0); one order eta = 10 (36 cells) 2.8 to 2.6;
+eta = 2 where auto takes Newton-CG (A = 10, 9 cells) 3.8 to 3.5; no cell more than 0.3 step worse
+(``benchmarks/results/core-at-scale-markets-session9.md``).
 """
 
 from __future__ import annotations
@@ -126,15 +146,22 @@ def _rel(r, rc):
 
 
 @njit(cache=True, error_model="numpy")
-def cg_direction(lean, u, T, Wsum, reg, res, tol, d, scr, PgT, g, cp, z, s, kind, inv_eta, W, Q, dg):
+def cg_direction(lean, u, T, Wsum, reg, res, tol, d, scr, PgT, g, cp, z, s, kind, inv_eta, W, Q, dg, log_rhs=False):
     """Newton direction ``d = M^(-1) (T - Wsum c)`` by CG (module docstring) from the spending ``T``
     and the pass (lean: ``PgT, g, cp, z, s``) or evaluation (general: ``Q`` and the diagonal ``dg``)
-    at ``u``. ``scr`` is scratch of :func:`cg_scratch_size` floats. Returns ``(ok, n_products)``;
+    at ``u``; ``log_rhs``: the logarithmic right-hand side (module docstring; only where every
+    agent's demand is positive: no exponential agents). ``scr`` is scratch of :func:`cg_scratch_size`
+    floats. Returns ``(ok, n_products)``;
     ``ok`` False (a non-positive curvature, from rounding) sends the caller to the mirror step."""
     K = u.shape[0]
     b = scr[3 * K : 4 * K]  # the right-hand side goes where cg_solve keeps its residual
     for k in range(K):
         b[k] = T[k] - Wsum * np.exp(u[k])
+    if log_rhs:
+        for k in range(K):
+            t = T[k]
+            if t > 0.0:
+                b[k] = t * np.log(t / (Wsum * np.exp(u[k])))
     forcing = min(0.1, res)
     floor = 0.1 * tol / max(res, 1e-300)
     if forcing < floor:

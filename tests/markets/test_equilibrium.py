@@ -333,3 +333,25 @@ def test_newton_from_a_stale_warm_start_with_a_nearly_bankrupt_agent():
     assert r.all_converged and ref.all_converged
     assert r.n_iter[0] <= 30
     np.testing.assert_allclose(r.log_prices, ref.log_prices, atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "utils, methods",
+    [
+        ([2.0, "log", "exp", 10.0, "exp", 30.0], ["newton", "newton_cg"]),
+        ([2.0, "log", 10.0, 30.0, "log", 2.0], ["newton_cg", "fixed_point", "anderson"]),
+        ("log", ["closed_form"]),
+    ],
+)
+def test_items_solved_together_equal_items_solved_alone(utils, methods, rng):
+    """The parallel drivers allocate their buffers once per chunk of items (rows of other agent
+    kinds stay zero from item to item): 300 items in one call (chunks of 4-5) give the prices and
+    iteration counts of each item solved in a call of its own, with the floor fused in both."""
+    lp = random_beliefs(rng, 300, 6, 40, conc=0.1)
+    W = rng.uniform(0.5, 2.0, 6)
+    for method in methods:
+        together = equilibrium(lp, utils, W, method=method, tol=1e-12, floor=1e-6, check=False)
+        for j in range(0, 300, 37):
+            alone = equilibrium(lp[j : j + 1], utils, W, method=method, tol=1e-12, floor=1e-6, check=False)
+            np.testing.assert_allclose(together.log_prices[j], alone.log_prices[0], rtol=0, atol=1e-13)
+            assert together.n_iter[j] == alone.n_iter[0] and together.n_floored > 0

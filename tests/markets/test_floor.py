@@ -58,3 +58,30 @@ def test_fused_floor_in_the_one_order_driver(rng, method):
         assert res.n_floored == ref.n_floored > 0 and res.all_converged
         np.testing.assert_allclose(res.log_prices, exact.log_prices, rtol=0, atol=1e-10)
     assert res.summary()["max_clearing_error"] <= 1e-12
+
+
+GENERAL_MARKETS = {
+    "iso_log": ([2.0, "log", 10.0, 30.0, "log"], ["newton", "newton_cg", "fixed_point", "anderson"]),
+    "exp_iso": (["exp", 10.0, 2.0, "exp", 3.0], ["newton", "newton_cg"]),
+    "all_log": ("log", ["auto", "closed_form", "newton", "fixed_point"]),
+    "all_exp": ("exp", ["newton", "newton_cg"]),
+}
+
+
+@pytest.mark.parametrize("market", list(GENERAL_MARKETS))
+def test_fused_floor_on_the_general_path(rng, market):
+    """Mixed markets (the general kernels ``solve_items``) and the all-logarithmic closed form
+    (``start_prices``) floor each item inside their parallel loop too: same prices (1e-10) and
+    count as solving the beliefs floored first by ``apply_floor``, with and without the check."""
+    utils, methods = GENERAL_MARKETS[market]
+    lp = random_beliefs(rng, 25, 5, 9, conc=0.05)
+    lp[3, 2, :4] = -np.inf
+    ref = apply_floor(as_log_probs(lp), 1e-6)
+    W = rng.uniform(0.5, 2.0, 5)
+    for method in methods:
+        exact = equilibrium(Predictions(ref.log_probs), utils, W, method=method, floor=None, tol=1e-12)
+        for check in (True, False):
+            res = equilibrium(lp, utils, W, method=method, floor=1e-6, tol=1e-12, check=check)
+            assert res.n_floored == ref.n_floored > 0 and res.all_converged, method
+            np.testing.assert_allclose(res.log_prices, exact.log_prices, rtol=0, atol=1e-10)
+        assert res.summary()["max_clearing_error"] <= 1e-11, method
