@@ -72,7 +72,13 @@ def local_cluster(n_workers: int, numba_threads: int | None = None):
     from distributed import Client, LocalCluster
 
     env = {} if numba_threads is None else {"NUMBA_NUM_THREADS": str(numba_threads)}
-    with dask.config.set(kernel_friendly_nanny()):  # no MALLOC_TRIM_THRESHOLD_ in the workers
+    nanny = kernel_friendly_nanny()  # no MALLOC_TRIM_THRESHOLD_ in the workers
+    # NUMBA_NUM_THREADS also before the spawn: given by ``env=`` alone, a worker that compiled a kernel
+    # (readonly arrays received from the driver are a new signature) raised "Cannot set
+    # NUMBA_NUM_THREADS to a different value once the threads have been launched" when the driver's
+    # environment did not set it (the worker's environment then reads numba's default, 2)
+    nanny["distributed.nanny.pre-spawn-environ"].update(env)
+    with dask.config.set(nanny):
         lc = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None, env=env)
     return lc, Client(lc)
 
