@@ -115,13 +115,7 @@ def curvature_columns(
 
 
 def renyi_weight_curvature(
-    La: np.ndarray,
-    labels: np.ndarray,
-    w: np.ndarray,
-    gamma: np.ndarray,
-    log_q: np.ndarray,
-    c: np.ndarray,
-    *,
+    *inputs: np.ndarray,
     blend: bool = True,
     chunk: int = CURVATURE_CHUNK,
     dtype: Any = np.float64,
@@ -130,6 +124,7 @@ def renyi_weight_curvature(
 ) -> np.ndarray:
     """``Σ_n c_n [(1 - β) J_nᵀ diag(q_n) J_n + β J_n[y_n]ᵀ J_n[y_n]]``: the weights' curvature ``(A, A)``.
 
+    ``inputs``: ``(La, labels, w, gamma, log_q, c)`` as :func:`curvature_columns` takes them:
     ``La`` (n, A, K) annealed, normalised log-probabilities; ``labels`` (n,); ``w`` (A,) on the
     simplex; ``gamma`` (A,); ``log_q`` (n, K) the solved aggregate at ``(w, gamma)``; ``c`` (n,) item
     weights (``1/n`` for the mean). ``blend=False``: the Fisher (Gauss-Newton) matrix alone (β = 0).
@@ -139,6 +134,7 @@ def renyi_weight_curvature(
     chunk at a time, no copy of the whole); ``labels``, ``log_q``, ``c`` and ``w``, ``gamma`` are then
     the selected items' and agents'.
     """
+    La, labels, w, gamma, log_q, c = inputs
     n = La.shape[0] if items is None else items.size
     A, K = w.size, La.shape[2]
     out = np.empty((A, chunk * (K + 1)), dtype=dtype)
