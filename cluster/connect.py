@@ -111,9 +111,12 @@ def _unhealthy(client: Any) -> tuple[str, str] | None:
     return "unreachable", f"lost the connection to the Dask scheduler (client status {client.status!r})"
 
 
-def gather(client: Any, futures: list, *, timeout: float = DEFAULT_TIMEOUT, field: str = "client") -> list:
+def gather(
+    client: Any, futures: list, *, timeout: float = DEFAULT_TIMEOUT, field: str = "client", fetch: bool = True
+) -> list:
     """``client.gather(futures)``, which cannot wait forever on a cluster that lost its workers or its
-    scheduler.
+    scheduler. ``fetch=False``: wait for the futures and raise as below, but leave their results on
+    the workers (returns ``[]``): the blocks of a chunked fit are waited for, never sent to the driver.
 
     Dask runs the tasks of a worker that leaves the cluster on the workers that remain, and recomputes
     the results it held from their lineage, so a fit whose inputs are tasks (blocks read from a Zarr
@@ -134,7 +137,12 @@ def gather(client: Any, futures: list, *, timeout: float = DEFAULT_TIMEOUT, fiel
         try:
             with client.as_current():
                 wait(futures, timeout=POLL)
-            return client.gather(futures)
+            if fetch:
+                return client.gather(futures)
+            for f in futures:
+                if f.status != "finished":
+                    f.result()  # raises the task's own error, or Dask's (cancelled, killed worker)
+            return []
         except TimeoutError:
             pass
         except (FutureCancelledError, FuturesCancelledError) as exc:
