@@ -20,8 +20,9 @@ start of the run. The sweep runs in one of two ways:
   blocks of the public items on every worker (:func:`cluster.chunked_fit.fit_chunked` on
   :mod:`cluster.scattered` blocks sliced from the broadcast copies), as do its predictions; the
   results are the serial run's (the chunked fit equals the in-memory one to 1e-10). Every pass is
-  a round trip through the driver, whose latency and reductions ate the second worker's gain at
-  2,000 items (1.08-1.19x on 2 workers, ``benchmarks/results/cluster-session8.md``).
+  a round trip through the driver, whose latency limits the second worker's gain: 1.40x on 2
+  workers at 2,000 items and 1.56x at 20,000 (chains: 1.73-1.91x at 2,000,
+  ``benchmarks/results/cluster-sweep-session9.md``).
 
 The competition's default (``sweep_chains="auto"``, :func:`resolve_chains`): chains, one per
 worker, when :data:`CHAIN_MEMORY_FACTOR` times the public and private arrays fit in every worker's
