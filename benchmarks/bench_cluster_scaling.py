@@ -77,6 +77,9 @@ def local_cluster(n_workers: int, numba_threads: int | None = None):
     # (readonly arrays received from the driver are a new signature) raised "Cannot set
     # NUMBA_NUM_THREADS to a different value once the threads have been launched" when the driver's
     # environment did not set it (the worker's environment then reads numba's default, 2)
+    # Dask's Nanny also writes pre-spawn-environ into THIS process's os.environ for good, so after the
+    # first cluster the driver reads NUMBA_NUM_THREADS=1 too: harmless here (the in-process rows launch
+    # numba's threads before any cluster and compile nothing new later), not a library mechanism
     nanny["distributed.nanny.pre-spawn-environ"].update(env)
     with dask.config.set(nanny):
         lc = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None, env=env)
