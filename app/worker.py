@@ -51,8 +51,14 @@ def run_worker(threads: int | None = None, nice: int = 0, parent: int | None = N
     settings = get_settings()
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     stop = threading.Event()
+
+    def _on_signal(*_: object) -> None:
+        if stop.is_set():  # a second signal: stop now, the leases hand the jobs back
+            os._exit(1)
+        stop.set()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, _on_signal)
     if parent is not None:
         _die_with(parent)
     if nice:
@@ -71,6 +77,13 @@ def run_worker(threads: int | None = None, nice: int = 0, parent: int | None = N
     done = threading.Thread(target=runner.stop, daemon=True)
     done.start()
     done.join(STOP_SECONDS)
+    if done.is_alive():
+        # a job that never reaches a progress report would keep the interpreter alive at exit, which
+        # joins the job threads (concurrent.futures registers that at exit): the worker then outlived
+        # its server and ignored SIGTERM. Leave now; the job's lease expires and another worker takes it.
+        log.warning("job worker: its jobs did not stop within %.0f s; exiting without them", STOP_SECONDS)
+        sys.stderr.flush()
+        os._exit(0)
     db.dispose()
     return 0
 

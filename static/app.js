@@ -63,7 +63,13 @@ const routes = [
   [/^#\/c\/([\w-]+)(?:\/(\w+))?$/, (m) => viewCompetition(m[1], m[2] || "leaderboard")],
 ];
 
+// every render() takes a new number; a view whose request returns after a newer render began drops its result,
+// so a slow answer never overwrites the page the user has moved on to (or re-rendered, e.g. by saving the key)
+let renderSeq = 0;
+function stale(seq, at) { return seq !== renderSeq || location.hash !== at; }
+
 async function render() {
+  renderSeq += 1;
   clearCharts();
   const h = location.hash || "#/";
   document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active",
@@ -95,9 +101,9 @@ function initKeyForm() {
 // ---------------------------------------------------------------------------------------------
 // competitions list + create
 async function viewList() {
-  const at = location.hash;
+  const at = location.hash, seq = renderSeq;
   const r = await api("/v1/competitions");
-  if (location.hash !== at) return;  // the user moved on while this page loaded: never overwrite the newer page
+  if (stale(seq, at)) return;  // the user moved on while this page loaded: never overwrite the newer page
   if (!r.ok) { main.innerHTML = `<div class="card error">${esc(problemText(r.data))}</div>`; return; }
   const items = r.data.items;
   const rows = items.map((c) => `
@@ -107,6 +113,10 @@ async function viewList() {
       <td class="num">${c.n_participants}</td><td class="num">${c.n_submissions}</td>
       <td>${when(c.deadline)} <span class="badge ${c.closed ? "closed" : "open"}">${c.closed ? "closed" : "open"}</span></td>
     </tr>`).join("");
+  // the list is already on screen (e.g. the key was just saved): refresh its rows only, so that whatever the user
+  // has typed into the create form meanwhile is kept
+  const shown = document.getElementById("createform") && document.querySelector("#complist tbody");
+  if (shown) { shown.innerHTML = rows || `<tr><td colspan="6" class="muted">No competitions yet.</td></tr>`; return; }
   main.innerHTML = `
     <h1>Competitions</h1>
     <p class="muted">Each competition scores uploaded predictions by perplexity on a public part at once, keeps the
@@ -207,9 +217,9 @@ function parseLabels(text, groupColumn = "") {
 function authFor(cid) { return store.token(cid) ? "token:" + cid : "key"; }
 
 async function viewCompetition(cid, tab) {
-  const at = location.hash;
+  const at = location.hash, seq = renderSeq;
   const r = await api(`/v1/competitions/${cid}`, { auth: authFor(cid) });
-  if (location.hash !== at) return;  // a newer page was asked for while this one loaded
+  if (stale(seq, at)) return;  // a newer page was asked for while this one loaded
   if (r.status === 401 && store.token(cid)) { store.dropToken(cid); return viewCompetition(cid, tab); }
   if (!r.ok) { main.innerHTML = `<div class="card error">${esc(problemText(r.data))}</div>`; return; }
   const c = r.data;
@@ -217,6 +227,7 @@ async function viewCompetition(cid, tab) {
   let org = c.role === "organiser";
   if (!org && store.key) {
     const r2 = await api(`/v1/competitions/${cid}`, { auth: "key" });
+    if (stale(seq, at)) return;
     org = r2.ok && r2.data.role === "organiser";
   }
   const tabs = [["leaderboard", "Leaderboard"], ["submit", "Join & submit"], ["mine", "My submissions"], ["data", "Data"]];

@@ -318,7 +318,7 @@ def test_idempotent_retries(client):
 
 
 # -- jobs ---------------------------------------------------------------------------------------------
-def _wait(client, loc, states=("succeeded", "failed", "cancelled"), timeout=30.0):
+def _wait(client, loc, states=("succeeded", "failed", "cancelled"), timeout=120.0):
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
         j = client.get(loc).json()

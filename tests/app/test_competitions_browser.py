@@ -197,3 +197,25 @@ def test_the_organiser_pages_in_the_browser(server, browser, tmp_path):  # noqa:
     run = httpx.get(f"{base}/v1/competitions/{cid}/aggregations/latest", headers=hdr).json()
     assert [p["eta"] for p in run["result"]["gamma_sweep"]] == [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0]
     assert run["stage"] == "done"
+
+
+def test_a_list_refresh_keeps_what_was_typed_into_the_create_form(server, browser):  # noqa: F811
+    """Saving the key re-renders the competitions list; while its request is out the organiser may
+    already type into the create form. The refresh must update the table only: it once replaced the
+    whole page, emptied the required title, and the browser then refused the submit silently (the
+    intermittent CI failure of the competition test, which fills the form right after saving the key)."""
+    base, _ = server
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    page.goto(base + "/")
+    page.wait_for_selector("#complist")
+    page.fill("#createform input[name=title]", "Typed before the refresh")
+    page.fill("#createform input[name=n_classes]", "7")
+    page.fill("#apikey", ADMIN)
+    with page.expect_response(lambda r: r.url.endswith("/v1/competitions") and r.request.method == "GET"):
+        page.click("#savekey")
+    # the response has arrived; let the page's handler run before reading the form back
+    page.wait_for_function("document.getElementById('keystate').textContent === 'saved'")
+    page.evaluate("() => new Promise((done) => setTimeout(done, 200))")
+    assert page.input_value("#createform input[name=title]") == "Typed before the refresh"
+    assert page.input_value("#createform input[name=n_classes]") == "7"
+    page.context.close()
