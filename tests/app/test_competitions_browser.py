@@ -13,7 +13,7 @@ import pytest
 
 from app.competitions import parsing
 
-from .test_dashboard_browser import ADMIN, browser, server  # noqa: F401 - fixtures
+from .test_dashboard_browser import ADMIN, browser, run_aggregation, server  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.browser
 
@@ -187,8 +187,7 @@ def test_the_organiser_pages_in_the_browser(server, browser, tmp_path):  # noqa:
     page.fill("#etamax", "128")
     page.click("#etafill")
     assert page.input_value("#etas") == "2, 4, 8, 16, 32, 64, 128"
-    page.click("#runagg")
-    page.wait_for_selector("#table23", timeout=150_000)
+    run_aggregation(page)
     assert page.inner_text("#jobstage").startswith("now: ")
     n_points = page.evaluate(
         "Object.values(Chart.instances).find(c => c.canvas.id === 'sweepchart').data.datasets[0].data.length"
