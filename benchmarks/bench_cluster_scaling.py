@@ -168,18 +168,25 @@ def ratios(med: dict[str, float], two: str) -> None:
 
 SCALING = [
     ("in memory, this process, numba on 2 cores", 0, None, None),
-    ("1 worker, numba on 2 cores", 1, None, "workers"),
-    ("1 worker, 1 numba thread", 1, 1, "workers"),
-    ("2 workers, 1 numba thread each", 2, 1, "workers"),
+    ("1 worker, numba on 2 cores", 1, None, "auto"),
+    ("1 worker, 1 numba thread", 1, 1, "auto"),
+    ("2 workers, 1 numba thread each", 2, 1, "auto"),
 ]
+"""The passes' default (``reduce="auto"``: the workers' block actors called directly, session 11)."""
+TASKS = [
+    ("1 worker, 1 numba thread, passes as tasks", 1, 1, "workers"),
+    ("2 workers, 1 numba thread each, passes as tasks", 2, 1, "workers"),
+]
+"""The same with every pass as tasks, their partial sums added by a task (``reduce="workers"``, the
+default before session 11)."""
 TWO = "2 workers, 1 numba thread each"
 
 
 def paired(configs: list[tuple], args: argparse.Namespace) -> list[tuple]:
-    """With ``--pair``: the in-memory run and the two one-thread-per-worker clusters only."""
+    """With ``--pair``: the in-memory run and the one-thread-per-worker clusters only."""
     if not args.pair:
         return configs
-    return [c for c in configs if c[1] == 0 or (c[2] == 1 and c[3] == "workers")]
+    return [c for c in configs if c[1] == 0 or (c[2] == 1 and c[3] in ("auto", "workers"))]
 
 
 def write_store(path: str, lp: np.ndarray, block: int) -> None:
@@ -214,7 +221,8 @@ def logpool_scaling(args: argparse.Namespace, workdir: str) -> None:
     read: list[float] = []
     ref = in_memory()[0]
     configs = paired(
-        [*SCALING, ("2 workers, 1 numba thread each, every block's partial sum to the driver", 2, 1, "driver")], args
+        [*SCALING, *TASKS, ("2 workers, 1 numba thread each, every block's partial sum to the driver", 2, 1, "driver")],
+        args,
     )
     med, _, _ = interleaved(
         configs,
@@ -234,6 +242,9 @@ def logpool_scaling(args: argparse.Namespace, workdir: str) -> None:
     )
     print(f"(the in-memory rows count the fit alone; reading the store into this process took {np.median(read):.2f} s)")
     ratios(med, TWO)
+    one, two = (c[0] for c in TASKS)
+    if one in med and two in med:
+        print(f"- passes as tasks, {one} / {two}: **{med[one] / med[two]:.2f}x**")
 
 
 def per_chunk(lp: np.ndarray, y: np.ndarray, block: int, A: int) -> None:

@@ -23,6 +23,7 @@ than this machine's memory fit this way too).
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -184,7 +185,7 @@ def fit_chunked(
     client: Any = None,
     chunk_items: int | None = None,
     persist: bool | None = None,
-    reduce: str = "workers",
+    reduce: str = "auto",
     timeout: float = DEFAULT_TIMEOUT,
     progress: ProgressFn | None = None,
     sample_weight: Any = None,
@@ -203,8 +204,11 @@ def fit_chunked(
     persist : keep the blocks' problems in the workers' memory (one read) instead of reading a Zarr
         store at every pass; default: kept, except a Zarr store more than half the workers' memory
         (and any Zarr store in-process).
-    reduce : ``"workers"`` (partial sums added on the workers, one per pass to the driver) or
-        ``"driver"`` (one task per block, every partial sum to the driver).
+    reduce : ``"auto"`` (default: ``"direct"`` on up to 16 workers, else ``"workers"``), ``"direct"``
+        (one Dask actor per worker holds its blocks and a pass calls them straight from the driver,
+        partial sums added here; tasks again once an actor is lost), ``"workers"`` (a task per worker
+        and pass, partial sums added on the workers, one per pass to the driver) or ``"driver"`` (one
+        task per block, every partial sum to the driver); :mod:`cluster.chunked_problem`.
     timeout : seconds to wait for a scheduler given by address, and for a worker when the cluster has
         none left or has lost its scheduler during the fit (then an :class:`InputError` naming
         ``client``, never a wait without end; :func:`cluster.connect.gather`).
@@ -229,6 +233,7 @@ def fit_chunked(
     labels = as_labels(_on_driver(y), N, K, field="y")
     sw = check_sample_weight(None if sample_weight is None else _on_driver(sample_weight), N)
     how = {"chunk_items": chunk_items, "persist": persist, "timeout": timeout}
+    opened: list[weakref.ref] = []  # closed at the end (their actors hold the kept blocks), not kept alive
     with connected(client, timeout=timeout) as c:
 
         def chunked(kind: str, opts: dict) -> tuple[ChunkedProblem, int]:
@@ -236,35 +241,56 @@ def fit_chunked(
             problem = ChunkedProblem(
                 kind, opts, groups, (N, A, K), client=c, reduce=reduce, sample_weight=sw, timeout=timeout
             )
+            opened.append(weakref.ref(problem))
             return problem, problem.setup()
 
-        problem, n_floored = chunked(kind, opts)
-        pool.n_agents_, pool.n_classes_, pool.n_floored_ = A, K, n_floored
-        if kind != "renyi":
-            pool._fit_simplex_weights(problem, progress)
-        else:  # RenyiPool._fit_at's weights-only path
-            x0 = None if pool.weights is None else np.asarray(pool.weights, dtype=np.float64) / np.sum(pool.weights)
-            opts_solver = dict(pool.solver_options or {})
-            if x0 is None and np.ndim(pool.gamma) == 0 and pool.gamma <= LIMIT_START_GAMMA:
-                # RenyiPool._limit_start: a small shared γ starts from the log pool's weights (its γ → 0
-                # limit), with RenyiPool._fit_at's options for a start that is a solution
-                start = np.clip(
-                    minimize(chunked("log", {"floor": pool.floor, "dtype": "float64"})[0], "auto", tol=1e-6).x,
-                    0.0,
-                    None,
-                )
-                x0 = start / start.sum()
-                opts_solver = pool._start_options(x0, pool.tol)
-            res = minimize(
-                problem, pool.solver, x0=x0, tol=pool.tol, max_iter=pool.max_iter, progress=progress, **opts_solver
-            )
-            pool.weights_ = np.asarray(res.x) / np.sum(res.x)
-            pool.gamma_ = float(opts["gamma"][0]) if np.ndim(pool.gamma) == 0 else opts["gamma"].copy()
-            pool._record_result(res)
-            pool.loglik_ = -float(res.fun)
+        def close_all() -> None:
+            while opened:
+                p = opened.pop()()
+                if p is not None:
+                    p.close()
+
+        try:
+            problem = _fit(pool, kind, opts, chunked, progress)
+        finally:
+            close_all()
     pool.fit_result_.extra["passes_on_workers"] = problem.counters["passes"]
     pool.fit_result_.extra["driver_bytes"] = problem.counters["bytes_received"]
+    direct = problem._direct["failed"]
+    if direct is not None:
+        pool.fit_result_.extra["direct_passes_stopped"] = direct
     return pool
+
+
+def _fit(pool: Any, kind: str, opts: dict, chunked: Any, progress: ProgressFn | None) -> ChunkedProblem:
+    """The weight fit of :func:`fit_chunked` on the problem ``chunked(kind, opts)`` builds; returns it."""
+    problem, n_floored = chunked(kind, opts)
+    A, K = problem.n_agents, problem.shape[2]
+    pool.n_agents_, pool.n_classes_, pool.n_floored_ = A, K, n_floored
+    if kind != "renyi":
+        pool._fit_simplex_weights(problem, progress)
+    else:  # RenyiPool._fit_at's weights-only path
+        x0 = None if pool.weights is None else np.asarray(pool.weights, dtype=np.float64) / np.sum(pool.weights)
+        opts_solver = dict(pool.solver_options or {})
+        if x0 is None and np.ndim(pool.gamma) == 0 and pool.gamma <= LIMIT_START_GAMMA:
+            # RenyiPool._limit_start: a small shared γ starts from the log pool's weights (its γ → 0
+            # limit), with RenyiPool._fit_at's options for a start that is a solution
+            start_problem = chunked("log", {"floor": pool.floor, "dtype": "float64"})[0]
+            try:
+                start = np.clip(minimize(start_problem, "auto", tol=1e-6).x, 0.0, None)
+            finally:
+                start_problem.close()  # its blocks' second copy leaves the workers now, not at the end
+            del start_problem
+            x0 = start / start.sum()
+            opts_solver = pool._start_options(x0, pool.tol)
+        res = minimize(
+            problem, pool.solver, x0=x0, tol=pool.tol, max_iter=pool.max_iter, progress=progress, **opts_solver
+        )
+        pool.weights_ = np.asarray(res.x) / np.sum(res.x)
+        pool.gamma_ = float(opts["gamma"][0]) if np.ndim(pool.gamma) == 0 else opts["gamma"].copy()
+        pool._record_result(res)
+        pool.loglik_ = -float(res.fun)
+    return problem
 
 
 def fit_log_pool(

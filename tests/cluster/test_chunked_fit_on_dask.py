@@ -115,6 +115,9 @@ def test_a_worker_killed_in_the_middle_of_a_fit_costs_time_not_the_fit(client, t
     np.testing.assert_allclose(pool.weights_, ref.weights_, atol=1e-10)
     assert pool.fit_result_.converged and pool.n_iter_ == ref.n_iter_
     assert len(calls) > 1  # passes ran after the kill
+    # the passes went to the workers' block actors (reduce="auto"), lost with the victim: the fit went
+    # on as tasks, which Dask recomputed
+    assert "direct_passes_stopped" in pool.fit_result_.extra, pool.fit_result_.extra
     assert victim not in client.scheduler_info(n_workers=-1)["workers"]  # the worker did die
     client.wait_for_workers(2, timeout=60)  # its replacement, for the next test
 

@@ -112,17 +112,21 @@ def test_linear_and_renyi_chunked_fits_on_dask_equal_the_in_memory_fits(client, 
     z[:] = lp
     # blocks of 512 items: whole runs of the Rényi curvature's 64 (a block cutting a run hands over
     # that run's columns, which the byte count below would include; tests/cluster/test_chunked_renyi.py)
-    tree = fit_chunked(make(), da.from_array(lp, chunks=(512, 30, 8)), y, client=client)
+    tree = fit_chunked(make(), da.from_array(lp, chunks=(512, 30, 8)), y, client=client, reduce="workers")
     to_driver = fit_chunked(make(), da.from_array(lp, chunks=(512, 30, 8)), y, client=client, reduce="driver")
+    direct = fit_chunked(make(), da.from_array(lp, chunks=(512, 30, 8)), y, client=client)  # actors ("auto")
     streamed = fit_chunked(make(), str(tmp_path / "lp.zarr"), y, client=client, persist=False)  # read at every pass
-    for pool in (tree, to_driver, streamed):
+    for pool in (tree, to_driver, direct, streamed):
         np.testing.assert_allclose(pool.weights_, ref.weights_, atol=1e-10)
         assert pool.fit_result_.converged and pool.n_iter_ == ref.n_iter_
-    # 8 blocks on 2 workers: the tree sends the driver one partial sum per pass, the driver mode 8
-    (a, b), (c, d) = (
-        (p.fit_result_.extra["driver_bytes"], p.fit_result_.extra["passes_on_workers"]) for p in (tree, to_driver)
+        assert "direct_passes_stopped" not in pool.fit_result_.extra
+    # 8 blocks on 2 workers: the tree sends the driver one partial sum per pass, the driver mode 8,
+    # the workers' actors one each (2; the Rényi curvature's passes go through the tree in that mode too)
+    (a, b), (c, d), (e, f) = (
+        (p.fit_result_.extra["driver_bytes"], p.fit_result_.extra["passes_on_workers"])
+        for p in (tree, to_driver, direct)
     )
-    assert b == d and 7 * a < c < 9 * a
+    assert b == d == f and 7 * a < c < 9 * a and 1.02 * a < e < 2.5 * a
 
 
 @pytest.mark.parametrize(
@@ -194,15 +198,21 @@ def test_the_warm_sweep_runs_each_gammas_passes_on_both_workers_and_equals_the_s
     lp, y = make_competition_predictions(1200, 100, 6, seed=1)
     args, etas = (lp[:600], y[:600], lp[600:], y[600:]), (2.0, 10.0, 30.0)
     ref = warm_sweep(*args, etas)
+    from cluster.block_actors import passes_run
+
+    before = client.run(passes_run)
     with distributed.get_task_stream(client) as ts:
         on = warm_sweep(*args, etas, client=client)
+    after = client.run(passes_run)
     for a, b in zip(on, ref):
         assert a["eta"] == b["eta"]
         np.testing.assert_allclose(a["weights"], b["weights"], atol=1e-10)
         assert a["public_perplexity"] == pytest.approx(b["public_perplexity"], rel=1e-12)
         assert a["private_perplexity"] == pytest.approx(b["private_perplexity"], rel=1e-12)
-    passes = {t["worker"] for t in ts.data if t["key"].startswith("group_pass")}
-    assert len(passes) == 2  # data-parallel: every fit's passes ran on both worker processes
+    # data-parallel: every fit's passes ran on both worker processes (by their block actors; as
+    # group_pass tasks when reduce="workers")
+    assert set(before) == set(after) and len(after) == 2 and all(after[w] > before[w] for w in after)
+    assert {t["worker"] for t in ts.data if t["key"].startswith("BlockHolder")} == set(after)
 
 
 def test_the_competition_aggregation_runs_its_fits_on_the_cluster(client):
@@ -216,9 +226,10 @@ def test_the_competition_aggregation_runs_its_fits_on_the_cluster(client):
     tasks_before = len(client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.task_prefixes))
     on = aggregate_submissions(*args, **kw, client=client, sweep_chains=None)
     # the methods and the refits ran as tasks of those functions, the sweep's fits (data-parallel) as
-    # passes over item blocks (group_pass) and its predictions block by block (predict)
+    # passes over item blocks (by the workers' block actors, BlockHolder) and its predictions block by
+    # block (predict)
     prefixes = client.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
-    assert {"fit_method", "group_pass", "predict", "loo_perplexity"} <= set(prefixes) and len(prefixes) > tasks_before
+    assert {"fit_method", "BlockHolder", "predict", "loo_perplexity"} <= set(prefixes) and len(prefixes) > tasks_before
     # the same run: the sweep warm-starts each gamma from the previous one, as in-process
     assert [r["method"] for r in on["rows"]] == [r["method"] for r in serial["rows"]]
     for a, b in zip(on["rows"], serial["rows"]):
