@@ -50,12 +50,15 @@ def run_worker(threads: int | None = None, nice: int = 0, parent: int | None = N
 
     settings = get_settings()
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    stop = threading.Event()
+    # a plain flag, not a threading.Event: the handler runs in the main thread between two bytecodes,
+    # and Event.set() there deadlocked when the main thread was inside Event.wait() holding the event's
+    # lock (found: a stray worker stuck in three nested handlers, deaf to SIGTERM, its server long gone)
+    stopping = [0]
 
     def _on_signal(*_: object) -> None:
-        if stop.is_set():  # a second signal: stop now, the leases hand the jobs back
+        stopping[0] += 1
+        if stopping[0] > 1:  # a second signal: stop now, the leases hand the jobs back
             os._exit(1)
-        stop.set()
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _on_signal)
@@ -71,7 +74,8 @@ def run_worker(threads: int | None = None, nice: int = 0, parent: int | None = N
     runner = JobRunner(db, threads or settings.job_workers, settings.job_poll_seconds, settings.job_lease_seconds)
     runner.start()
     print(f"agora: job worker {runner.worker_id} running ({runner.workers} threads)", file=sys.stderr, flush=True)
-    while not stop.wait(1.0):
+    while not stopping[0]:
+        time.sleep(0.2)  # a signal cuts the sleep short; the handler only sets the flag
         if parent is not None and os.getppid() != parent:
             break
     done = threading.Thread(target=runner.stop, daemon=True)

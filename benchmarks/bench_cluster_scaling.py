@@ -22,12 +22,17 @@ Tables printed (all from this run; the machine's load is printed beside them):
    3D per edge, and the bytes Dask actually moved between the worker processes per round.
 4. Per-chunk costs of one pass (value+gradient, Hessian) on one block, the figures the 1e8-item plan
    in ``benchmarks/results/cluster.md`` is built from.
+5. ``--latency``: the cost of one small pass of :class:`cluster.chunked_problem.ChunkedProblem` (the
+   log pool's value and gradient on 2,000 x 10 x 4 items in 8 blocks) on 2 workers, for each
+   ``reduce`` mode: the workers' block actors called directly, tasks added on the workers (a tree),
+   a task per block to the driver; the round trip, not the work, is what this times.
 
     OMP_NUM_THREADS=1 NUMBA_CACHE_DIR=.numba_cache .venv/bin/python benchmarks/bench_cluster_scaling.py
     ... --n-items 5000 --sweep-items 500 --reps 1   # a quick run
     ... --skip logpool admm --sweep-items 2000 --reps 3   # the sweep's 1 -> 2 ratio, chains
     ... --skip logpool admm --sweep-items 20000 --sweep-private 2000 --reps 2   # ~12 GB at its peak
     ... --skip logpool admm --sweep-mode both --sweep-family noise   # chains and data-parallel, another family
+    ... --skip logpool sweep admm --latency   # one small pass per reduce mode
 """
 
 from __future__ import annotations
@@ -397,6 +402,38 @@ def communication(args: argparse.Namespace) -> None:
     print(f"[{load()}]")
 
 
+def pass_latency(args: argparse.Namespace) -> None:
+    from cluster.chunked_fit import _groups
+    from cluster.chunked_problem import ChunkedProblem
+
+    lp, y = make_competition_predictions(2000, 10, 4, seed=0)
+    opts = {"floor": 1e-9, "dtype": "float64"}
+    w = np.full(10, 0.1)
+    print("\n## 5. one small pass (log pool value and gradient, 2,000 x 10 x 4, 8 blocks) on 2 workers")
+    print("| reduce | median ms | p10 ms | p90 ms | passes timed |")
+    print("|---|---|---|---|---|")
+    lc, c = local_cluster(2, 1)
+    try:
+        how = {"chunk_items": 250, "persist": True, "timeout": 60.0}
+        groups = _groups("log", opts, lp, None, lp.shape, (y, None), c, how)
+        for reduce in ("direct", "workers", "driver"):
+            P = ChunkedProblem("log", opts, groups, lp.shape, client=c, reduce=reduce)
+            for _ in range(20):  # warm: the actors are created at the first pass
+                P.value_and_grad(w)
+            ts = []
+            for _ in range(200):
+                t = time.perf_counter()
+                P.value_and_grad(w)
+                ts.append(1e3 * (time.perf_counter() - t))
+            P.close()
+            q = np.percentile(ts, [50, 10, 90])
+            print(f"| {reduce} | {q[0]:.2f} | {q[1]:.2f} | {q[2]:.2f} | {len(ts)} |")
+    finally:
+        c.close()
+        lc.close()
+    print(f"[{load()}]")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n-items", type=int, default=20_000)
@@ -418,6 +455,7 @@ def main() -> None:
     p.add_argument("--sweep-mode", default="chains", choices=("chains", "data-parallel", "both"))
     p.add_argument("--admm-rounds", type=int, default=20)
     p.add_argument("--skip", nargs="*", default=(), choices=("logpool", "sweep", "admm"))
+    p.add_argument("--latency", action="store_true", help="also time one small pass per reduce mode")
     args = p.parse_args()
     print(f"# bench_cluster_scaling  [{load()}, {os.cpu_count()} cores]")
     with tempfile.TemporaryDirectory() as d:
@@ -427,6 +465,8 @@ def main() -> None:
         sweep_scaling(args)
     if "admm" not in args.skip:
         communication(args)
+    if args.latency:
+        pass_latency(args)
 
 
 if __name__ == "__main__":
