@@ -94,6 +94,11 @@ class Holders:
         return [self._wait(c.result) for c in calls]
 
     def close(self) -> None:
-        for f in self.futures:
-            f.release()
+        """Release the actors now: each actor proxy holds its own future of the actor's task, and the
+        proxies are freed only by the garbage collector (a test found the actors, with the blocks
+        they reference, still on the workers after the fit); releasing both drops the task, and the
+        worker the actor."""
+        for f in self.futures + [getattr(a, "_future", None) for a in self.actors]:
+            if f is not None:
+                f.release()
         self.futures, self.actors = [], []

@@ -10,6 +10,7 @@ sums added on the workers (one per pass reaches the driver) or on the driver.
 
 import os
 import tempfile
+import time
 
 import numpy as np
 import pytest
@@ -127,6 +128,11 @@ def test_linear_and_renyi_chunked_fits_on_dask_equal_the_in_memory_fits(client, 
         for p in (tree, to_driver, direct)
     )
     assert b == d == f and 7 * a < c < 9 * a and 1.02 * a < e < 2.5 * a
+    # the fits closed their actors: no worker keeps a block actor (and with it the blocks) afterwards
+    t0 = time.monotonic()
+    while any(client.run(lambda dask_worker: len(dask_worker.state.actors)).values()):
+        assert time.monotonic() - t0 < 10, client.run(lambda dask_worker: list(dask_worker.state.actors))
+        time.sleep(0.1)
 
 
 @pytest.mark.parametrize(
