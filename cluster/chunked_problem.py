@@ -91,6 +91,7 @@ def _build(kind: str, opts: dict, block: Any, labels: np.ndarray, start: int, we
     """The block's in-memory problem (its input floored or normalised exactly as the pool does, with
     its items' ``weights``; ``None`` when they are all zero) with its floor count, kept; an error
     names the item in the whole array."""
+    owned = isinstance(block, ZarrBlock)  # a fresh array of this task's: floored in place
     if isinstance(block, ZarrBlock):
         import zarr
 
@@ -103,7 +104,7 @@ def _build(kind: str, opts: dict, block: Any, labels: np.ndarray, start: int, we
         if kind == "linear":
             lp = as_log_probs(block, kind="log_probs", field="log_probs").log_probs
             return Kept(None if left_out else MixtureLikelihood.from_log_probs(lp, labels, weights), 0, shape)
-        preds = as_floored_log_probs(block, floor=opts["floor"], field="log_probs")
+        preds = as_floored_log_probs(block, floor=opts["floor"], field="log_probs", overwrite=owned)
         P: Any = None
         if left_out:
             pass

@@ -144,3 +144,41 @@ def test_vectorised_pass_rejects_zero_rows_and_unnormalised_probs(monkeypatch):
     with pytest.raises(InputError) as e:
         V.as_floored_log_probs(p, kind="probs")
     assert (e.value.field, e.value.code, e.value.item, e.value.agent) == ("predictions", "not_normalised", 7, 2)
+
+
+def test_overwrite_floors_in_place_with_the_same_result(monkeypatch):
+    """``overwrite=True`` (a chunked fit's block read from a store) writes the result into the input
+    itself: the same numbers and floor count as the copying pass, no second array; an input that is
+    not a writeable C-contiguous float64 array is left alone."""
+    monkeypatch.setattr(V, "FAST_PATH_MIN_SIZE", 1)
+    rng = np.random.default_rng(11)
+    x = 20.0 * rng.standard_normal((200, 9, 17)) + 3.0
+    x[5, 2, :4] = -np.inf
+    ref = V.as_floored_log_probs(x.copy(), floor=1e-9)
+    y = x.copy()
+    got = V.as_floored_log_probs(y, floor=1e-9, overwrite=True)
+    assert np.shares_memory(got.log_probs, y) and got.n_floored == ref.n_floored > 0
+    assert np.array_equal(got.log_probs, ref.log_probs) and np.array_equal(y, ref.log_probs)
+    for other in (x.astype(np.float32), np.asfortranarray(x), x[:, :, ::-1].copy()[:, :, ::-1]):
+        before = other.copy()
+        out = V.as_floored_log_probs(other, floor=1e-9, overwrite=True)
+        assert not np.shares_memory(out.log_probs, other) and np.array_equal(other, before)
+    ro = x.copy()
+    ro.flags.writeable = False
+    assert not np.shares_memory(V.as_floored_log_probs(ro, floor=1e-9, overwrite=True).log_probs, ro)
+
+
+@pytest.mark.parametrize(
+    "where, value, code", [((150, 3, 7), np.nan, "nan"), ((9, 8, slice(None)), -np.inf, "zero_row")]
+)
+def test_overwrite_raises_the_error_of_the_copying_pass(where, value, code, monkeypatch):
+    """A refused row is left as it was, so the checks that follow name the same entry."""
+    monkeypatch.setattr(V, "FAST_PATH_MIN_SIZE", 1)
+    x = np.random.default_rng(12).standard_normal((200, 9, 17))
+    x[where] = value
+    errors = []
+    for overwrite in (False, True):
+        with pytest.raises(InputError) as e:
+            V.as_floored_log_probs(x.copy(), floor=1e-9, overwrite=overwrite)
+        errors.append((e.value.field, e.value.code, e.value.item, e.value.agent))
+    assert errors[0] == errors[1] and errors[0][1:] == (code, where[0], where[1])
