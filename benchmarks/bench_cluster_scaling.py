@@ -209,6 +209,10 @@ def logpool_scaling(args: argparse.Namespace, workdir: str) -> None:
     lp, y = make_competition_predictions(N, A, K, seed=0)
     path = os.path.join(workdir, "lp.zarr")
     write_store(path, lp, args.block)
+    # the store's pages written back to disk before any timing: a fresh store's dirty pages were being
+    # written back while the first fits read it (the block build of one worker ranged 2.7-8.4 s for
+    # the same 20 blocks; session 11)
+    os.sync()
     print(
         f"\n## 1. log-pool fit, {N} x {A} x {K} ({lp.nbytes / 2**30:.2f} GiB), Zarr blocks of {args.block} items, "
         f"{args.zarr_mode}, {args.reps} interleaved repetitions"
