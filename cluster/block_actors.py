@@ -2,9 +2,10 @@
 
 A pass of :class:`cluster.chunked_problem.ChunkedProblem` as tasks goes driver → scheduler → worker
 → scheduler → driver (and, with ``reduce="workers"``, once more through a task adding the workers'
-partial sums). Measured on a 2-worker ``LocalCluster`` of this machine: a trivial pass as two tasks
-and their gather costs ~11 ms, with the adding task ~16 ms; a call of a Dask actor's method on each
-worker ~1.4 ms (``benchmarks/results/cluster-actor-passes-session11.md``). The chunked log-pool fit
+partial sums). Measured on a 2-worker ``LocalCluster`` of this machine, one small pass of the log
+pool's value and gradient (``bench_cluster_scaling.py --latency``, medians of 200): 2.3 ms through
+the actors, 19.0 ms as tasks added by a task, 26.2 ms as a task per block
+(``benchmarks/results/cluster-actor-passes-session11.md``). The chunked log-pool fit
 at 20,000 × 269 × 64 makes 42 passes, 35 of them on a subsample or a working set whose work is a few
 milliseconds, so the round trip is most of their cost.
 

@@ -24,8 +24,8 @@ Hessian draws, are the items of positive weight, as in memory.
 Reduction (``reduce=``):
 
 - ``"direct"``: one Dask actor per worker holds the worker's blocks (:mod:`cluster.block_actors`); a
-  pass calls each straight from the driver (no scheduler on the way: ~1.4 ms against ~11-16 ms for a
-  pass as tasks, measured) and adds their partial sums on the driver. When an actor is lost with its
+  pass calls each straight from the driver (no scheduler on the way: one small pass 2.3 ms against 19 ms
+  as tasks on 2 workers, measured) and adds their partial sums on the driver. When an actor is lost with its
   worker the problem drops the actors and goes on as ``"workers"``, which Dask recomputes.
 - ``"workers"``: one task per worker and pass evaluates the worker's blocks one after the other and
   adds them up there; the per-worker sums are added pairwise by tasks on the workers (a tree); the
