@@ -206,7 +206,7 @@ def logpool_scaling(args: argparse.Namespace, workdir: str) -> None:
     import zarr
 
     N, A, K = args.n_items, args.n_agents, args.n_classes
-    lp, y = make_competition_predictions(N, A, K, seed=0)
+    lp, y = make_family(args.logpool_family, N, A, K, seed=0)
     path = os.path.join(workdir, "lp.zarr")
     write_store(path, lp, args.block)
     # the store's pages written back to disk before any timing: a fresh store's dirty pages were being
@@ -214,7 +214,7 @@ def logpool_scaling(args: argparse.Namespace, workdir: str) -> None:
     # the same 20 blocks; session 11)
     os.sync()
     print(
-        f"\n## 1. log-pool fit, {N} x {A} x {K} ({lp.nbytes / 2**30:.2f} GiB), Zarr blocks of {args.block} items, "
+        f"\n## 1. log-pool fit, {args.logpool_family} family, {N} x {A} x {K} ({lp.nbytes / 2**30:.2f} GiB), Zarr blocks of {args.block} items, "
         f"{args.zarr_mode}, {args.reps} interleaved repetitions"
     )
     LogPool().fit(lp[:200], y[:200])  # compile the kernels off the clock
@@ -452,6 +452,7 @@ def main() -> None:
         help="blocks floored once and kept on the workers, or read from the store at every pass",
     )
     p.add_argument("--pair", action="store_true", help="in memory, 1 and 2 workers of one numba thread only")
+    p.add_argument("--logpool-family", default="competition", choices=FAMILIES, help="the log-pool fit's data family")
     p.add_argument("--sweep-items", type=int, default=2_000, help="the sweep's public items")
     p.add_argument("--sweep-private", type=int, default=None, help="the sweep's private items (default: as public)")
     p.add_argument("--sweep-family", default="competition", choices=FAMILIES, help="the sweep's data family")
