@@ -260,9 +260,16 @@ class JobRunner:
                 self._running.discard(jid)
             self._wake.set()
 
-    def _finish(self, jid: str, drop_inputs: bool = False, **values: Any) -> bool:
+    def _finish(
+        self, jid: str, drop_inputs: bool = False, *, end: tuple[str, dict[str, Any]] | None = None, **values: Any
+    ) -> bool:
         """Write the job's outcome (and, with ``drop_inputs``, delete its input arrays in the same
-        transaction), unless it was re-queued under this worker meanwhile (then False)."""
+        transaction), unless it was re-queued under this worker meanwhile (then False).
+
+        ``end=(kind, spec)`` also runs the kind's end hook (which marks the job's resource failed or
+        cancelled) in that same transaction: whoever sees the job ``failed`` sees its pool, market or
+        aggregation run say so too. A hook that raises is logged and the job's outcome is written
+        without it."""
         with self.db.sessions() as s:
             written = s.execute(
                 update(JobRow)
@@ -273,6 +280,10 @@ class JobRunner:
             ).first()
             if written is not None and drop_inputs:
                 delete_blobs(s, "job", jid)
+            if written is not None and end is not None:
+                if not _on_end(s, jid, end[0], end[1], values["state"], values.get("error")):
+                    s.rollback()
+                    return self._finish(jid, drop_inputs, **values)
             s.commit()
             return written is not None
 
@@ -282,11 +293,14 @@ class JobRunner:
             if job is None:
                 return
             if job.cancel_requested:
-                self._finish(jid, state="cancelled", finished_at=utcnow(), eta_seconds=None)
+                self._finish(
+                    jid, end=(job.kind, dict(job.spec or {})), state="cancelled", finished_at=utcnow(), eta_seconds=None
+                )
                 return
             if job.attempts > MAX_ATTEMPTS:
                 self._finish(
                     jid,
+                    end=(job.kind, dict(job.spec or {})),
                     state="failed",
                     finished_at=utcnow(),
                     error={"detail": f"gave up after {MAX_ATTEMPTS} attempts (the server stopped during each)"},
@@ -297,7 +311,11 @@ class JobRunner:
         fn = _HANDLERS.get(kind)
         if fn is None:
             self._finish(
-                jid, state="failed", finished_at=utcnow(), error={"detail": f"no handler for job kind {kind!r}"}
+                jid,
+                end=(kind, spec),
+                state="failed",
+                finished_at=utcnow(),
+                error={"detail": f"no handler for job kind {kind!r}"},
             )
             return
         t0 = time.monotonic()
@@ -340,36 +358,35 @@ class JobRunner:
             log.warning("job %s: lost its lease (re-queued while this worker stalled); dropped here", jid)
             return
         except Cancelled:
-            self._finish(jid, state="cancelled", finished_at=utcnow(), eta_seconds=None)
-            _on_end(self.db, jid, kind, spec, "cancelled", None)
+            self._finish(jid, end=(kind, spec), state="cancelled", finished_at=utcnow(), eta_seconds=None)
             return
         except ProblemError as exc:
             err = {"status": exc.status, "detail": exc.detail, "errors": exc.errors}
-            self._finish(jid, state="failed", finished_at=utcnow(), eta_seconds=None, error=err)
-            _on_end(self.db, jid, kind, spec, "failed", err)
+            self._finish(jid, end=(kind, spec), state="failed", finished_at=utcnow(), eta_seconds=None, error=err)
             return
         except (ValueError, TypeError, ArithmeticError, np.linalg.LinAlgError) as exc:
             err = {"status": 422, "detail": str(exc) or exc.__class__.__name__}
             if hasattr(exc, "to_dict"):
                 err["errors"] = [exc.to_dict()]
-            self._finish(jid, state="failed", finished_at=utcnow(), eta_seconds=None, error=err)
-            _on_end(self.db, jid, kind, spec, "failed", err)
+            self._finish(jid, end=(kind, spec), state="failed", finished_at=utcnow(), eta_seconds=None, error=err)
             return
         except Exception as exc:  # last resort: any other failure is recorded on the job, not lost
             log.exception("job %s (%s) crashed", jid, kind)
             err = {"status": 500, "detail": f"internal error ({exc.__class__.__name__}); it has been logged"}
-            self._finish(jid, state="failed", finished_at=utcnow(), eta_seconds=None, error=err)
-            _on_end(self.db, jid, kind, spec, "failed", err)
+            self._finish(jid, end=(kind, spec), state="failed", finished_at=utcnow(), eta_seconds=None, error=err)
             return
         # inputs are no longer needed once the result is kept
         self._finish(jid, True, state="succeeded", progress=1.0, eta_seconds=0.0, finished_at=utcnow(), result=result)
 
 
-_END_HOOKS: dict[str, Callable[[Database, str, dict[str, Any], str, dict[str, Any] | None], None]] = {}
+_END_HOOKS: dict[str, Callable[[Session, str, dict[str, Any], str, dict[str, Any] | None], None]] = {}
 
 
 def on_end(kind: str):
-    """Register a hook called when a job of ``kind`` fails or is cancelled (to mark its resource)."""
+    """Register a hook called when a job of ``kind`` fails or is cancelled (to mark its resource).
+
+    The hook gets the open session of the transaction that writes the job's outcome and must not
+    commit: the job's state and its resource's change are written together."""
 
     def deco(fn):
         _END_HOOKS[kind] = fn
@@ -378,13 +395,18 @@ def on_end(kind: str):
     return deco
 
 
-def _on_end(db: Database, jid: str, kind: str, spec: dict[str, Any], state: str, error: dict[str, Any] | None) -> None:
+def _on_end(s: Session, jid: str, kind: str, spec: dict[str, Any], state: str, error: dict[str, Any] | None) -> bool:
+    """Run ``kind``'s end hook in ``s``; False (logged) when it raised."""
     fn = _END_HOOKS.get(kind)
-    if fn is not None:
-        try:
-            fn(db, jid, spec, state, error)
-        except Exception:  # last resort: a failing hook must not hide the job's own outcome
-            log.exception("end hook of job %s", jid)
+    if fn is None:
+        return True
+    try:
+        fn(s, jid, spec, state, error)
+        s.flush()
+    except Exception:  # last resort: a failing hook must not hide the job's own outcome
+        log.exception("end hook of job %s", jid)
+        return False
+    return True
 
 
 def request_cancel(session: Session, jid: str) -> JobRow:
@@ -392,9 +414,15 @@ def request_cancel(session: Session, jid: str) -> JobRow:
     if job is None:
         raise ProblemError(404, f"no job {jid!r}", field="job_id", reason="not found")
     if job.state == "queued":
+        kind, spec = job.kind, dict(job.spec or {})
         job.state = "cancelled"
         job.finished_at = utcnow()
         job.cancel_requested = True
+        if not _on_end(session, jid, kind, spec, "cancelled", None):
+            session.rollback()  # the job is cancelled all the same; its resource keeps what it had
+            job = session.get(JobRow, jid)
+            assert job is not None
+            job.state, job.finished_at, job.cancel_requested = "cancelled", utcnow(), True
     elif job.state == "running":
         job.cancel_requested = True
     session.commit()

@@ -12,7 +12,6 @@ from markets import make_agents, train_market
 
 from .arrays import delete_blobs, load_blob, save_blob
 from .auth import Principal
-from .db import Database
 from .errors import ProblemError
 from .jobs import JobContext, handler, on_end
 from .models import JobRow, MarketRow, aware, utcnow
@@ -110,15 +109,13 @@ def train(ctx: JobContext) -> dict[str, Any]:
 
 
 @on_end("market_train")
-def _ended(db: Database, jid: str, spec: dict[str, Any], state: str, error: dict[str, Any] | None) -> None:
-    with db.sessions() as s:
-        row = s.get(MarketRow, spec["market_id"])
-        if row is not None and row.job_id == jid:
-            row.status = "ready"  # the wealth is unchanged: a failed or cancelled training commits nothing
-            st = dict(row.state or {})
-            st["last_error"] = error or {"detail": f"training {state}"}
-            row.state = st
-            s.commit()
+def _ended(s: Session, jid: str, spec: dict[str, Any], state: str, error: dict[str, Any] | None) -> None:
+    row = s.get(MarketRow, spec["market_id"])
+    if row is not None and row.job_id == jid:
+        row.status = "ready"  # the wealth is unchanged: a failed or cancelled training commits nothing
+        st = dict(row.state or {})
+        st["last_error"] = error or {"detail": f"training {state}"}
+        row.state = st
 
 
 def require_market(row: MarketRow | None, mid: str, me: Principal, *, idle: bool = False) -> MarketRow:

@@ -26,7 +26,6 @@ from solvers.registry import available, info
 
 from . import estimator_store as store
 from .arrays import delete_blobs, load_blobs, save_blob
-from .db import Database
 from .errors import ProblemError
 from .jobs import JobContext, handler, on_end
 from .models import JobRow, PoolRow, aware, utcnow
@@ -164,13 +163,11 @@ def pool_labels(y: Any, agg: np.ndarray) -> np.ndarray:
 
 
 @on_end("pool_fit")
-def _pool_fit_ended(db: Database, jid: str, spec: dict[str, Any], state: str, error: dict[str, Any] | None) -> None:
-    with db.sessions() as s:
-        row = s.get(PoolRow, spec["pool_id"])
-        if row is not None:
-            row.status = "failed"
-            row.error = error or {"detail": f"fit {state}"}
-            s.commit()
+def _pool_fit_ended(s: Session, jid: str, spec: dict[str, Any], state: str, error: dict[str, Any] | None) -> None:
+    row = s.get(PoolRow, spec["pool_id"])
+    if row is not None:
+        row.status = "failed"
+        row.error = error or {"detail": f"fit {state}"}
 
 
 # -- restoring fitted pools (cached: a pool never changes once fitted) ---------------------------------

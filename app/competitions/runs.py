@@ -14,7 +14,6 @@ from sqlalchemy.orm import Session
 
 from app import estimator_store as store
 from app.arrays import load_blob, load_blob_of_each, save_blob
-from app.db import Database
 from app.errors import ProblemError
 from app.jobs import JobContext, handler, on_end
 from app.models import PoolRow, aware, new_id, utcnow
@@ -334,12 +333,10 @@ def _run_aggregation_job(ctx: JobContext) -> dict:
 
 
 @on_end(JOB_KIND)
-def _aggregation_job_ended(db: Database, jid: str, spec: dict, state: str, error: dict | None) -> None:
-    with db.sessions() as s:
-        run = s.get(AggregationRun, spec["aggregation_id"])
-        if run is not None:
-            run.state, run.error, run.finished_at = state, error, utcnow()
-            s.commit()
+def _aggregation_job_ended(s: Session, jid: str, spec: dict, state: str, error: dict | None) -> None:
+    run = s.get(AggregationRun, spec["aggregation_id"])
+    if run is not None:
+        run.state, run.error, run.finished_at = state, error, utcnow()
 
 
 def start_aggregation(session: Session, comp: Competition, runner, params: dict | None = None):
