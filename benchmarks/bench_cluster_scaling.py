@@ -245,15 +245,34 @@ def logpool_scaling(args: argparse.Namespace, workdir: str) -> None:
         lambda pool: (
             str(pool.fit_result_.extra.get("passes_on_workers", "-")),
             str(pool.fit_result_.extra.get("driver_bytes", "-")),
+            _waits(pool.fit_result_.extra),
             float(np.abs(pool.weights_ - ref.weights_).max()),
         ),
         args.reps,
+        ("passes", "bytes to the driver", WAITS, "max abs diff to in-memory"),
     )
     print(f"(the in-memory rows count the fit alone; reading the store into this process took {np.median(read):.2f} s)")
     ratios(med, TWO)
     one, two = (c[0] for c in TASKS)
     if one in med and two in med:
         print(f"- passes as tasks, {one} / {two}: **{med[one] / med[two]:.2f}x**")
+
+
+WAITS = "s waiting on passes (of which the first pass, blocks built)"
+"""Column: the driver's wall seconds inside the chunked fit's passes (``fit_result_.extra``); the rest
+of a fit's seconds is the driver's own work between passes. Last run of the configuration."""
+
+
+def _waits(extra: dict) -> str:
+    if "pass_seconds" not in extra:
+        return "-"
+    return f"{extra['pass_seconds']:.2f} ({extra['first_pass_seconds']:.2f})"
+
+
+def _sweep_waits(extras: list[dict]) -> str:
+    if any("pass_seconds" not in e for e in extras):
+        return "-"
+    return f"{sum(e['pass_seconds'] for e in extras):.2f} ({sum(e['first_pass_seconds'] for e in extras):.2f})"
 
 
 def per_chunk(lp: np.ndarray, y: np.ndarray, block: int, A: int) -> None:
@@ -342,6 +361,7 @@ def sweep_scaling(args: argparse.Namespace) -> None:
             max(abs(a[1] / b[1] - 1) for a, b in zip(out, ref)),
             max(abs(a[3] / b[3] - 1) for a, b in zip(out, ref)),
             max(float(np.abs(a[0].weights_ - b[0].weights_).max()) for a, b in zip(out, ref)),
+            _sweep_waits([a[0].fit_result_.extra for a in out]),
         )
 
     med, cpu, top = interleaved(
@@ -351,7 +371,12 @@ def sweep_scaling(args: argparse.Namespace) -> None:
         on_workers,
         check,
         args.reps,
-        ("max rel diff public perplexity", "max rel diff private perplexity", "max abs diff weights"),
+        (
+            "max rel diff public perplexity",
+            "max rel diff private perplexity",
+            "max abs diff weights",
+            "s waiting on the fits' passes, summed over the points (first passes)",
+        ),
     )
     print(
         "broadcasting the arrays to the workers before the sweep (off the clock; medians): "

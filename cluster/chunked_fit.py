@@ -223,8 +223,10 @@ def fit_chunked(
     same weights. Blocks given as :class:`~cluster.scattered.Scattered` are data on one worker, not
     tasks: a worker lost with some of them ends the fit with Dask's error.
 
-    The pool's ``fit_result_.extra`` holds ``passes_on_workers`` (passes over the blocks) and
-    ``driver_bytes`` (pickled bytes of the partial sums the driver received).
+    The pool's ``fit_result_.extra`` holds ``passes_on_workers`` (passes over the blocks),
+    ``driver_bytes`` (pickled bytes of the partial sums the driver received), ``pass_seconds`` (the
+    driver's wall time waiting on those passes; the rest of the fit's time is the driver's own work)
+    and ``first_pass_seconds`` (the first pass, which also waits for the blocks to be built).
     """
     from solvers.checks import as_labels
 
@@ -256,6 +258,8 @@ def fit_chunked(
             close_all()
     pool.fit_result_.extra["passes_on_workers"] = problem.counters["passes"]
     pool.fit_result_.extra["driver_bytes"] = problem.counters["bytes_received"]
+    pool.fit_result_.extra["pass_seconds"] = problem.counters["pass_seconds"]
+    pool.fit_result_.extra["first_pass_seconds"] = problem.counters["first_pass_seconds"]
     direct = problem._direct["failed"]
     if direct is not None:
         pool.fit_result_.extra["direct_passes_stopped"] = direct

@@ -42,6 +42,7 @@ problem's ``screen``, as a sum over items so that blocks add up).
 from __future__ import annotations
 
 import pickle
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -311,7 +312,9 @@ class ChunkedProblem:
                 setattr(self, m, None)
         if "n_classes" in offered:
             self.n_classes = n_classes
-        self.counters = {"passes": 0, "bytes_received": 0}  # shared with the restricted problems
+        # shared with the restricted problems; seconds are the driver's wall time waiting on passes (the
+        # first pass also waits for the blocks to be built), so a fit's time outside them is the driver's
+        self.counters = {"passes": 0, "bytes_received": 0, "pass_seconds": 0.0, "first_pass_seconds": 0.0}
         self._direct: dict[str, Any] = {"holders": None, "failed": None}  # the actors, shared likewise
         self._score: np.ndarray | None = None  # the screen's per-agent score over this view's items
 
@@ -341,6 +344,16 @@ class ChunkedProblem:
 
     def _map(self, op: str, *args: Any, items: np.ndarray | None = None) -> Any:
         """``op`` summed over the blocks, on ``items`` (sorted global indices; default this view's)."""
+        t0 = time.perf_counter()
+        try:
+            return self._pass(op, args, items)
+        finally:
+            seconds = time.perf_counter() - t0
+            self.counters["pass_seconds"] += seconds
+            if self.counters["passes"] == 1:
+                self.counters["first_pass_seconds"] = seconds
+
+    def _pass(self, op: str, args: tuple, items: np.ndarray | None) -> Any:
         self.counters["passes"] += 1
         extras = iter(self._per_block(self.items if items is None else items))
         work = [(w, blocks, [next(extras) for _ in blocks]) for w, blocks in self.groups]
