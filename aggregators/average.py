@@ -27,7 +27,7 @@ from solvers.progress import ProgressFn, report
 from solvers.special import logsumexp
 
 from .base import Pool
-from .validation import PredictionError, as_log_probs
+from .validation import PredictionError, Predictions, as_log_probs
 
 __all__ = ["simple_average", "SimpleAverage", "TopKAverage", "kfold_indices"]
 
@@ -147,8 +147,8 @@ class SimpleAverage(Pool):
         self.weights_ = np.full(log_probs.shape[1], 1.0 / log_probs.shape[1])
         report(progress, 1.0)
 
-    def _predict(self, log_probs: np.ndarray) -> np.ndarray:
-        return simple_average(log_probs)
+    def _predict(self, preds: Predictions) -> np.ndarray:
+        return simple_average(preds)
 
 
 @dataclass(eq=False, repr=False)
@@ -224,5 +224,5 @@ class TopKAverage(Pool):
         self.weights_ = w
         report(progress, 1.0)
 
-    def _predict(self, log_probs: np.ndarray) -> np.ndarray:
-        return simple_average(log_probs, self._fitted("agents_"))
+    def _predict(self, preds: Predictions) -> np.ndarray:
+        return simple_average(preds, self._fitted("agents_"))

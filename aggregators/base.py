@@ -138,7 +138,7 @@ class Pool:
         estimator is not changed."""
         preds = self._prepare(log_probs, kind)
         self._check_fitted_shape(preds)
-        return self._predict(preds.log_probs), PredictInfo(n_floored=preds.n_floored)
+        return self._predict(preds), PredictInfo(n_floored=preds.n_floored)
 
     def predict(self, log_probs: Any, *, kind: Kind = "log_probs") -> np.ndarray:
         return self.predict_with_info(log_probs, kind=kind)[0]
@@ -197,5 +197,8 @@ class Pool:
         is ``None`` or checked per-item weights."""
         raise NotImplementedError
 
-    def _predict(self, log_probs: np.ndarray) -> np.ndarray:
+    def _predict(self, preds: Predictions) -> np.ndarray:
+        """The aggregate of validated (and, for ``needs_positive`` pools, floored) ``preds``: pass
+        them on as they are (the aggregates take a :class:`Predictions` as validated), never
+        ``preds.log_probs``, which would be validated again."""
         raise NotImplementedError

@@ -37,7 +37,7 @@ from solvers.special import logsumexp
 
 from .average import kfold_indices, weighted_label_log_probs
 from .base import Pool
-from .validation import PredictionError
+from .validation import PredictionError, Predictions
 
 __all__ = ["BMA", "PowerBMA", "bma_log_weights", "weighted_mixture", "DEFAULT_ALPHA_GRID"]
 
@@ -104,8 +104,8 @@ class BMA(Pool):
         self.weights_ = np.exp(self.log_weights_)
         report(progress, 1.0)
 
-    def _predict(self, log_probs: np.ndarray) -> np.ndarray:
-        return weighted_mixture(log_probs, self._fitted("log_weights_"))
+    def _predict(self, preds: Predictions) -> np.ndarray:
+        return weighted_mixture(preds.log_probs, self._fitted("log_weights_"))
 
 
 @dataclass(eq=False, repr=False)

@@ -20,7 +20,7 @@ from solvers.progress import ProgressFn
 from solvers.special import logsumexp
 
 from .base import Pool
-from .validation import PredictionError, as_log_probs, check_weights
+from .validation import PredictionError, Predictions, as_log_probs, check_weights
 
 __all__ = ["linear_pool", "LinearPool"]
 
@@ -75,5 +75,5 @@ class LinearPool(Pool):
             raise PredictionError("predictions", str(exc), code="zero_likelihood") from None
         self._fit_simplex_weights(problem, progress)
 
-    def _predict(self, log_probs: np.ndarray) -> np.ndarray:
-        return linear_pool(log_probs, self.weights_)
+    def _predict(self, preds: Predictions) -> np.ndarray:
+        return linear_pool(preds, self.weights_)

@@ -21,7 +21,7 @@ from solvers.progress import ProgressFn
 from solvers.special import logsumexp
 
 from .base import Pool
-from .validation import DEFAULT_FLOOR, PredictionError, as_log_probs, check_weights
+from .validation import DEFAULT_FLOOR, PredictionError, Predictions, as_log_probs, check_weights
 
 __all__ = ["log_pool", "LogPool"]
 
@@ -84,5 +84,5 @@ class LogPool(Pool):
         problem = ConditionalLogLinear.from_log_probs(log_probs, y, dtype=self.dtype, sample_weight=sample_weight)
         self._fit_simplex_weights(problem, progress)
 
-    def _predict(self, log_probs: np.ndarray) -> np.ndarray:
-        return log_pool(log_probs, self.weights_)
+    def _predict(self, preds: Predictions) -> np.ndarray:
+        return log_pool(preds, self.weights_)

@@ -48,7 +48,7 @@ from .base import Pool
 from .renyi_fixed_point import anneal, check_gamma, check_lam, renyi_aggregate
 from .renyi_gradient import RenyiProblem
 from .renyi_weight_hessian import RenyiWeightProblem
-from .validation import DEFAULT_FLOOR, PredictionError
+from .validation import DEFAULT_FLOOR, PredictionError, Predictions
 
 __all__ = ["RenyiPool", "DEFAULT_GAMMA_GRID"]
 
@@ -394,9 +394,9 @@ class RenyiPool(Pool):
         self.n_fixed_point_sweeps_ = int(inner.sweeps)
 
     # -- prediction ------------------------------------------------------------------------------
-    def _predict(self, log_probs: np.ndarray) -> np.ndarray:
+    def _predict(self, preds: Predictions) -> np.ndarray:
         lam = getattr(self, "lam_", None)
-        return renyi_aggregate(log_probs, self.weights_, self.gamma_, lam=lam, floor=None, tol=self.fixed_point_tol)
+        return renyi_aggregate(preds, self.weights_, self.gamma_, lam=lam, floor=None, tol=self.fixed_point_tol)
 
 
 class _FixedWeights:

@@ -37,7 +37,7 @@ where it applies, the first offending ``item`` and ``agent``; the API turns it i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -64,12 +64,23 @@ class Predictions:
     """Validated predictions: normalised log-probabilities ``(n_items, n_agents, n_classes)``.
 
     ``n_floored`` counts entries raised to the floor ``floor`` (0 and ``None`` when no floor was
-    applied).
+    applied). ``no_zeros``: checked to hold no zero probability (as any floored input holds none).
+
+    Every function that validates its input (:func:`as_log_probs`, :func:`as_floored_log_probs`,
+    :func:`apply_floor`, the aggregates and the pools' ``fit`` and ``predict``) takes a
+    ``Predictions`` as already done: no second pass, no copy. Validate an array once and pass the
+    result to many calls (a γ sweep predicting the same items at every γ).
     """
 
     log_probs: np.ndarray
     n_floored: int = 0
     floor: float | None = None
+    no_zeros: bool = False
+
+    @property
+    def positive(self) -> bool:
+        """No zero probability: floored, or checked."""
+        return self.floor is not None or self.no_zeros
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -285,6 +296,8 @@ def apply_floor(preds: Predictions, floor: float | None = DEFAULT_FLOOR, *, fiel
     """
     lp = preds.log_probs
     if floor is None:
+        if preds.positive:
+            return preds
         z = np.isneginf(lp)
         if z.any():
             i, a = _first(z)
@@ -297,6 +310,8 @@ def apply_floor(preds: Predictions, floor: float | None = DEFAULT_FLOOR, *, fiel
             )
         return preds
     floor = _check_floor(floor, lp.shape[2])
+    if preds.floor is not None and preds.floor >= floor:  # every probability is >= preds.floor >= floor:
+        return replace(preds, n_floored=0)  # flooring changes nothing (no pass, no copy)
     if lp.size >= FAST_PATH_MIN_SIZE:  # one compiled pass, one output array
         compiled = _floor_compiled(lp, floor)
         if compiled is not None:
