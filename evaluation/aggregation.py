@@ -31,6 +31,7 @@ import numpy as np
 
 from aggregators.metrics import log_loss, perplexity
 from aggregators.registry import aggregate, make_pool
+from aggregators.validation import as_floored_log_probs
 from solvers.errors import InputError
 from solvers.progress import ProgressFn, report, scaled
 
@@ -127,8 +128,14 @@ def warm_points(
 ) -> Iterator[tuple[Any, float, np.ndarray, float]]:
     """The warm chain of Fig. 2.5a: :func:`sweep_point` at each ``eta`` in the order given, the first
     from the weights ``w0``, each later one from the previous point's weights (``progress`` goes from
-    0 to 1 over the chain). ``client`` as in :func:`sweep_point`."""
+    0 to 1 over the chain). ``client`` as in :func:`sweep_point`.
+
+    In this process the two arrays are validated and floored once, for every point's fit and
+    predictions (each took its own pass and copy of them before session 12)."""
     n = len(etas)
+    if client is None and n:
+        floor = make_pool("renyi", **RENYI_OPTIONS).floor
+        val_lp, test_lp = (as_floored_log_probs(x, floor=floor) for x in (val_lp, test_lp))
     for i, eta in enumerate(etas):
         point = sweep_point(val_lp, val_y, test_lp, test_y, eta, w0, scaled(progress, i / n, (i + 1) / n), client)
         w0 = _weights(point[0])
