@@ -347,12 +347,13 @@ def sweep_scaling(args: argparse.Namespace) -> None:
 
     def on_workers(c, chains) -> None:
         """Off the clock, as in a competition run (its other methods use the same copies): compile on
-        the workers, then broadcast the four arrays (the seconds are recorded) and, data-parallel, cut
-        the blocks."""
+        the workers, then broadcast the four arrays (the seconds are recorded)."""
         warm_sweep(*small, (2.0, 5.0), client=c, chains=chains)
         t = time.perf_counter()
         runs["tasks"] = tasks = CompetitionTasks(c, data, (), loo=False, sweep_chains=chains)
-        distributed.wait([f for d in tasks.blocks for _, f, _, _ in d.blocks])
+        # the broadcast arrays only: the data-parallel blocks are cut and floored on the clock (the
+        # in-memory sweep validates its arrays on the clock too; session 12)
+        distributed.wait(tasks.data)
         key = (len(c.scheduler_info(n_workers=-1)["workers"]), chains)
         runs["scatter"].setdefault(key, []).append(time.perf_counter() - t)
 

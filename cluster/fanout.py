@@ -42,12 +42,12 @@ from typing import Any
 import numpy as np
 
 from aggregators.metrics import perplexity
-from evaluation.aggregation import DEFAULT_ETAS, fit_method, loo_perplexity, warm_points
+from evaluation.aggregation import DEFAULT_ETAS, fit_method, loo_perplexity, sweep_floor, warm_points
 from solvers.errors import InputError
 from solvers.progress import ProgressFn, scaled
 
 from .connect import connected, shared_client, worker_addresses
-from .scattered import scatter_blocks
+from .scattered import floored_blocks, scatter_blocks
 
 __all__ = [
     "CompetitionTasks",
@@ -208,7 +208,12 @@ class CompetitionTasks:
         n_agents = data[0].shape[1]
         self.loo = [submit(loo_perplexity, *self.data, a, pure=False) for a in range(n_agents)] if loo else []
         self.labels = (np.asarray(data[1]), np.asarray(data[3]))
-        blocks = (scatter_blocks(self.data[i], self.client, shape=np.shape(data[i])) for i in (0, 2))
+        blocks = (
+            floored_blocks(
+                scatter_blocks(self.data[i], self.client, shape=np.shape(data[i])), self.client, sweep_floor()
+            )
+            for i in (0, 2)
+        )
         self.blocks = [] if self.chains else list(blocks)
 
     def sweep(self, etas: Sequence[float], w0: list[float] | None, progress: ProgressFn | None = None) -> Iterator:
@@ -253,7 +258,11 @@ def warm_sweep(
             shared = data if c is None else [c.scatter(x, broadcast=True) for x in data]
             points = list(chain_points(c, shared, e, w0, chains, costs=costs))
         else:
-            val, test = (val_lp, test_lp) if c is None else (scatter_blocks(val_lp, c), scatter_blocks(test_lp, c))
+            val, test = (
+                (val_lp, test_lp)
+                if c is None
+                else (floored_blocks(scatter_blocks(x, c), c, sweep_floor()) for x in (val_lp, test_lp))
+            )
             points = list(warm_points(val, val_y, test, test_y, e, w0, client=c))
     return [_row(eta, p) for eta, p in zip(e, points)]
 

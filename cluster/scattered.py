@@ -16,11 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from aggregators.validation import as_floored_log_probs
 from solvers.errors import InputError
 
 from .connect import worker_addresses
 
-__all__ = ["Scattered", "scatter_blocks", "predict_blocks", "item_bounds", "aligned", "BLOCK_BYTES"]
+__all__ = ["Scattered", "scatter_blocks", "floored_blocks", "predict_blocks", "item_bounds", "aligned", "BLOCK_BYTES"]
 
 BLOCK_BYTES = 64 * 2**20
 """Target size of one block of items (64 MiB of float64)."""
@@ -90,6 +91,23 @@ def scatter_blocks(
             fut = client.submit(aligned, sent, workers=[w], allow_other_workers=True, pure=False)
         blocks.append((w, fut, a, b))
     return Scattered(shape, tuple(blocks))  # type: ignore[arg-type]
+
+
+def _floored(block: np.ndarray, floor: float | None) -> Any:
+    return as_floored_log_probs(block, floor=floor, field="log_probs")
+
+
+def floored_blocks(data: Scattered, client: Any, floor: float | None) -> Scattered:
+    """The blocks of ``data`` validated, normalised and floored with ``floor`` once, on the workers
+    that hold them (each a :class:`~aggregators.validation.Predictions`): the fits and predictions of
+    a pool with that floor then take them as they are, with no pass over the data and no copy (a γ
+    sweep fits and predicts the same blocks at every γ). The raw blocks are not changed (they may be
+    views of an array other tasks share); their futures are released with ``data``."""
+    blocks = tuple(
+        (w, client.submit(_floored, f, floor, workers=[w], allow_other_workers=True, pure=False), a, b)
+        for w, f, a, b in data.blocks
+    )
+    return Scattered(data.shape, blocks)
 
 
 def _predict(pool: Any, block: np.ndarray) -> np.ndarray:

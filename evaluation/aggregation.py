@@ -116,6 +116,12 @@ def sweep_point(
     return pool, float(np.exp(-public)), pred, perplexity(pred, test_y)
 
 
+def sweep_floor() -> float | None:
+    """The floor of the sweep's Rényi pools: the data validated and floored with it once serve every
+    point (:func:`warm_points`; on a cluster :func:`cluster.scattered.floored_blocks`)."""
+    return make_pool("renyi", **RENYI_OPTIONS).floor
+
+
 def warm_points(
     val_lp: Any,
     val_y: np.ndarray,
@@ -134,8 +140,7 @@ def warm_points(
     predictions (each took its own pass and copy of them before session 12)."""
     n = len(etas)
     if client is None and n:
-        floor = make_pool("renyi", **RENYI_OPTIONS).floor
-        val_lp, test_lp = (as_floored_log_probs(x, floor=floor) for x in (val_lp, test_lp))
+        val_lp, test_lp = (as_floored_log_probs(x, floor=sweep_floor()) for x in (val_lp, test_lp))
     for i, eta in enumerate(etas):
         point = sweep_point(val_lp, val_y, test_lp, test_y, eta, w0, scaled(progress, i / n, (i + 1) / n), client)
         w0 = _weights(point[0])

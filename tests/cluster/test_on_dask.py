@@ -219,6 +219,9 @@ def test_the_warm_sweep_runs_each_gammas_passes_on_both_workers_and_equals_the_s
     # group_pass tasks when reduce="workers")
     assert set(before) == set(after) and len(after) == 2 and all(after[w] > before[w] for w in after)
     assert {t["worker"] for t in ts.data if t["key"].startswith("BlockHolder")} == set(after)
+    # each block was validated and floored once for the three gammas' fits and predictions
+    cut = sum(t["key"].startswith("aligned") for t in ts.data)
+    assert cut >= 2 and sum(t["key"].startswith("_floored") for t in ts.data) == cut
 
 
 def test_the_competition_aggregation_runs_its_fits_on_the_cluster(client):
