@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from .base import Pool
-from .validation import DEFAULT_FLOOR, Kind, PredictionError, apply_floor, as_log_probs, check_weights
+from .validation import DEFAULT_FLOOR, Kind, PredictionError, as_floored_log_probs, as_log_probs, check_weights
 
 __all__ = ["POOL_METHODS", "make_pool", "aggregate", "pool_class"]
 
@@ -139,7 +139,8 @@ def aggregate(
         plus the method's own parameters (``gamma``, ``lam``, ``agents``, ``alpha``).
     """
     _check_method(method)
-    preds = as_log_probs(log_probs, kind=kind)
+    floored = method in ("log", "renyi")  # validated and floored in one pass
+    preds = as_floored_log_probs(log_probs, kind=kind, floor=floor) if floored else as_log_probs(log_probs, kind=kind)
     n_agents = preds.n_agents
     info: dict[str, Any] = {
         "method": method,
@@ -149,8 +150,7 @@ def aggregate(
         "n_floored": 0,
         "floor": None,
     }
-    if method in ("log", "renyi"):
-        preds = apply_floor(preds, floor)
+    if floored:
         info["n_floored"] = preds.n_floored
         info["floor"] = floor
     lp = preds.log_probs
@@ -169,7 +169,7 @@ def aggregate(
         )
         from .average import simple_average
 
-        agg = simple_average(lp)
+        agg = simple_average(preds)
         info["weights"] = [1.0 / n_agents] * n_agents
     elif method == "topk":
         _reject(method, weights=weights, gamma=gamma, lam=lam, alpha=alpha, log_evidence=log_evidence)
@@ -193,7 +193,7 @@ def aggregate(
                     "k", f"must be an integer in 1..{len(order)} (the ranking's length); got {k!r}", code="invalid"
                 )
             idx = order[: int(k)]
-        agg = simple_average(lp, idx)
+        agg = simple_average(preds, idx)
         w = np.zeros(n_agents)
         w[idx] = 1.0 / len(idx)
         info["weights"] = w.tolist()
@@ -229,7 +229,7 @@ def aggregate(
             method, gamma=gamma, lam=lam, k=k, alpha=alpha, agents=agents, ranking=ranking, log_evidence=log_evidence
         )
         w = check_weights(weights, n_agents)
-        agg = _load(method, f"{method}_pool")(lp, w)
+        agg = _load(method, f"{method}_pool")(preds, w)  # validated: no second pass
         info["weights"] = w.tolist()
     else:  # renyi
         _reject(method, k=k, alpha=alpha, agents=agents, ranking=ranking, log_evidence=log_evidence)
@@ -238,7 +238,7 @@ def aggregate(
                 "gamma", "the 'renyi' pool needs 'gamma' in (0, 1] (scalar or one per agent)", code="missing"
             )
         w = check_weights(weights, n_agents)
-        agg = _load("renyi", "renyi_aggregate")(lp, w, gamma, lam=lam, floor=None)  # floored above
+        agg = _load("renyi", "renyi_aggregate")(preds, w, gamma, lam=lam, floor=None)  # floored above
         info["weights"] = w.tolist()
         info["gamma"] = np.asarray(gamma, dtype=np.float64).tolist()
         if lam is not None:

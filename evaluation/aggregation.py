@@ -30,8 +30,9 @@ from typing import Any
 import numpy as np
 
 from aggregators.metrics import log_loss, perplexity
-from aggregators.registry import aggregate, make_pool
+from aggregators.registry import make_pool
 from aggregators.validation import as_floored_log_probs
+from evaluation.leave_one_out import loo_log_pool_perplexities
 from solvers.errors import InputError
 from solvers.progress import ProgressFn, report, scaled
 
@@ -151,11 +152,6 @@ def loo_perplexity(val_lp: np.ndarray, val_y: np.ndarray, test_lp: np.ndarray, t
     """The log pool refitted without submission ``a``: its private perplexity."""
     keep = np.arange(val_lp.shape[1]) != a
     return perplexity(make_pool("log").fit(val_lp[:, keep], val_y).predict(test_lp[:, keep]), test_y)
-
-
-def _log_pool_fixed(lp: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """The log pool with given weights, through the registry's stateless pooling (floors zeros)."""
-    return aggregate("log", lp, weights=w)[0]
 
 
 def _public_params(pool) -> dict:
@@ -403,21 +399,16 @@ def aggregate_submissions(
         refit = loo_refit
         loo_mode = "refit" if refit else "renormalised"
         w_all = np.asarray(fitted["log"].weights_, dtype=float)
-        keep_all = np.ones(n_agents, dtype=bool)
         try:
             if refit and remote is not None:  # the refits are independent: one Dask task each
                 for a, ppl in enumerate(remote.client.gather(remote.loo)):
                     credit[a]["loo_gain"] = ppl - base_ppl
-            for a in range(n_agents if remote is None or not refit else 0):
-                keep = keep_all.copy()
-                keep[a] = False
-                if refit:
-                    ppl = loo_perplexity(val_lp, val_y, test_lp, test_y, a)
-                else:
-                    ppl = perplexity(
-                        _log_pool_fixed(test_lp[:, keep], w_all[keep] / max(w_all[keep].sum(), 1e-300)), test_y
-                    )
-                credit[a]["loo_gain"] = ppl - base_ppl
+            if not refit:  # every submission's pool in one pass (evaluation.leave_one_out)
+                for a, ppl in enumerate(loo_log_pool_perplexities(test_lp, test_y, w_all)):
+                    credit[a]["loo_gain"] = float(ppl) - base_ppl
+                cb(1.0)
+            for a in range(n_agents if remote is None and refit else 0):
+                credit[a]["loo_gain"] = loo_perplexity(val_lp, val_y, test_lp, test_y, a) - base_ppl
                 cb((a + 1) / n_agents)
         except Exception as exc:  # noqa: BLE001 - a failing refit loses the gains, not the table
             loo_mode = f"failed: {exc.__class__.__name__}: {exc}"
