@@ -72,3 +72,16 @@ def test_flooring_floored_data_again_is_free_and_changes_nothing(passes):
     higher = apply_floor(once, 1e-3)  # a higher floor does change entries
     assert higher.n_floored > 0 and higher.floor == 1e-3
     assert np.exp(higher.log_probs).min() >= 1e-3 * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("method", ["log", "renyi", "linear", "average"])
+def test_the_registry_aggregate_makes_one_validation_pass(method, passes):
+    from aggregators.registry import aggregate
+
+    lp, _ = _data(3, FAST_PATH_MIN_SIZE // 96 + 10)
+    w = np.full(6, 1 / 6)
+    kw = {"gamma": 0.5} if method == "renyi" else {}
+    agg, info = aggregate(method, lp, weights=None if method == "average" else w, **kw)
+    assert passes["n"] == 1
+    assert info["floor"] == (1e-9 if method in ("log", "renyi") else None)
+    np.testing.assert_allclose(np.exp(agg).sum(axis=1), 1.0, atol=1e-12)
