@@ -38,7 +38,6 @@ from .validation import (
     as_floored_log_probs,
     as_log_probs,
     check_sample_weight,
-    validate,
 )
 
 
@@ -94,7 +93,10 @@ class Pool:
         return getattr(self, attr)
 
     # -- input handling -----------------------------------------------------------------------
-    def _prepare(self, log_probs: Any, kind: Kind) -> Predictions:
+    def prepare(self, log_probs: Any, kind: Kind = "log_probs") -> Predictions:
+        """``log_probs`` validated as this pool's ``fit``, ``predict`` and ``score`` take them
+        (normalised; floored with ``floor`` for ``needs_positive`` pools). They take the result as it
+        is, with no second pass over the data: validate once, then fit, score and predict it."""
         if self.needs_positive:
             return as_floored_log_probs(log_probs, kind=kind, floor=self.floor)
         return as_log_probs(log_probs, kind=kind)
@@ -122,7 +124,7 @@ class Pool:
         """Learn on labelled items. ``sample_weight``: ``None`` or one non-negative weight per item
         (scikit-learn's convention: an integer weight fits as that many copies of the item, weight
         0 as leaving it out; :func:`aggregators.validation.check_sample_weight`)."""
-        preds = self._prepare(log_probs, kind)
+        preds = self.prepare(log_probs, kind)
         labels = None if y is None else as_labels(y, preds.n_items, preds.n_classes, field="labels")
         if labels is None and self.supervised:
             raise InputError("y", f"{type(self).__name__} learns from labels: y is required")
@@ -136,7 +138,7 @@ class Pool:
     def predict_with_info(self, log_probs: Any, *, kind: Kind = "log_probs") -> tuple[np.ndarray, PredictInfo]:
         """The aggregate (as :meth:`predict`) and a :class:`PredictInfo` about this input; the
         estimator is not changed."""
-        preds = self._prepare(log_probs, kind)
+        preds = self.prepare(log_probs, kind)
         self._check_fitted_shape(preds)
         return self._predict(preds), PredictInfo(n_floored=preds.n_floored)
 
@@ -148,9 +150,10 @@ class Pool:
 
     def score(self, log_probs: Any, y: Any, *, kind: Kind = "log_probs") -> float:
         """Mean log-likelihood of ``y`` under the aggregate (higher is better)."""
-        preds, labels = validate(log_probs, y, kind=kind)
-        if labels is None:
+        if y is None:
             raise InputError("y", "labels are required to score a pool")
+        preds = self.prepare(log_probs, kind)  # validated once, as predict takes it (no second pass)
+        labels = as_labels(y, preds.n_items, preds.n_classes, field="labels")
         agg = self.predict(preds, kind=kind)
         return float(agg[np.arange(len(labels)), labels].mean())
 

@@ -82,8 +82,10 @@ def fit_method(
 ) -> tuple[Any, float, np.ndarray]:
     """One pool of ``method`` fitted on the public part: the pool, its public perplexity and its
     aggregate on the private part (a Dask task when the run has a cluster)."""
-    pool = make_pool(method).fit(val_lp, val_y, progress=progress)
-    return pool, float(np.exp(-pool.score(val_lp, val_y))), pool.predict(test_lp)
+    pool = make_pool(method)
+    val = pool.prepare(val_lp)  # validated once for the fit and the score
+    pool.fit(val, val_y, progress=progress)
+    return pool, float(np.exp(-pool.score(val, val_y))), pool.predict(test_lp)
 
 
 def sweep_point(

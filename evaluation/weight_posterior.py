@@ -53,7 +53,7 @@ def fit_posterior(
     :mod:`evaluation.renyi_posterior`), store it on the pool (``posterior_``, ``posterior_weights_``)
     and return the summary (:meth:`samplers.pool_weights.WeightPosterior.summary`). HMC defaults to
     10 leapfrog steps."""
-    preds = pool._prepare(log_probs, kind)
+    preds = pool.prepare(log_probs, kind)
     opts = dict(options or {})
     if method == "hmc":
         opts.setdefault("n_leapfrog", 10)
@@ -99,7 +99,7 @@ def predict_posterior(pool: Any, log_probs: Any, *, kind: str = "log_probs") -> 
     draws = getattr(pool, "posterior_weights_", None)
     if draws is None:
         raise InputError("posterior_predictive", "the pool was fitted without a posterior", code="no_posterior")
-    preds = pool._prepare(log_probs, kind)
+    preds = pool.prepare(log_probs, kind)
     pool._check_fitted_shape(preds)
     aggregate = _model(pool, preds.log_probs, None).aggregate
     return posterior_predictive(preds.log_probs, np.asarray(draws), aggregate), preds.n_floored

@@ -57,6 +57,16 @@ def test_predict_makes_one_validation_pass_and_a_validated_input_none(name, pass
     again = pool.predict(pre)
     assert passes["n"] == 0
     np.testing.assert_array_equal(again, out)
+    score = pool.score(lp, y)  # one pass (it validated, then floored, in two before)
+    assert passes["n"] == 1
+    assert score == pytest.approx(float(out[np.arange(n), y].mean()), rel=1e-12)
+    prepared = pool.prepare(lp)  # once: then fit, score and predict take it as it is
+    np.testing.assert_array_equal(prepared.log_probs, pre.log_probs)
+    passes["n"] = 0
+    refit = POOLS[name]().fit(prepared, y)
+    refit.score(prepared, y)
+    refit.predict(prepared)
+    assert passes["n"] == 0
     # and the result is the aggregate of the validated data (exp rows sum to one)
     np.testing.assert_allclose(np.exp(out).sum(axis=1), 1.0, atol=1e-12)
 
