@@ -118,9 +118,13 @@ def normalise_floor_rows(a, out, floor):
     return bad, floored
 
 
-@njit(cache=True, error_model="numpy")
 def normalise_log_rows(a, out):
     """``out[r] = a[r] - logsumexp(a[r])`` for every row of ``a`` (R, K) (the pass of
     :func:`normalise_floor_rows` without a floor). Returns the number of rows it refused; those rows
-    of ``out`` are left unset."""
-    return normalise_floor_rows(a, out, 0.0)[0]
+    of ``out`` are left unset.
+
+    A Python function, not a compiled one: a cached compiled function that calls a ``parallel=True``
+    one was loaded from numba's cache as code that crashed (a segmentation fault in session 12's CI,
+    after the cache entry was written by a process where the callee had been replaced), and the
+    call costs nothing next to the pass."""
+    return int(normalise_floor_rows(a, out, 0.0)[0])
