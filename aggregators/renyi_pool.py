@@ -164,6 +164,8 @@ class RenyiPool(Pool):
             if self.weights is not None:
                 w0 = np.asarray(self.weights, dtype=np.float64)
                 x0[:A] = w0 / w0.sum()
+                if isinstance(prob, RenyiWeightProblem):  # given weights are a start like any other
+                    opts = self._start_options(x0[:A], self.tol if tol is None else tol)
         warm = getattr(warm, "inner", warm)  # a _FixedWeights' problem
         if warm is not None and warm._warm is not None:
             prob._warm = warm._warm

@@ -275,7 +275,8 @@ def _fit(pool: Any, kind: str, opts: dict, chunked: Any, progress: ProgressFn | 
         pool._fit_simplex_weights(problem, progress)
     else:  # RenyiPool._fit_at's weights-only path
         x0 = None if pool.weights is None else np.asarray(pool.weights, dtype=np.float64) / np.sum(pool.weights)
-        opts_solver = dict(pool.solver_options or {})
+        # given weights are a start that is a solution (a neighbouring γ's), as in RenyiPool._fit_at
+        opts_solver = dict(pool.solver_options or {}) if x0 is None else pool._start_options(x0, pool.tol)
         if x0 is None and np.ndim(pool.gamma) == 0 and pool.gamma <= LIMIT_START_GAMMA:
             # RenyiPool._limit_start: a small shared γ starts from the log pool's weights (its γ → 0
             # limit), with RenyiPool._fit_at's options for a start that is a solution

@@ -68,3 +68,27 @@ def test_bad_grid_tol_names_the_argument(bad):
     with pytest.raises(InputError) as e:
         RenyiPool(gamma="grid", gamma_grid=GRID, grid_tol=bad).fit(lp, y)
     assert e.value.field == "grid_tol"
+
+
+@pytest.mark.parametrize("start", ["neighbour", "uniform", "one-agent"])
+def test_a_fit_from_given_weights_reaches_the_scipy_optimum(start):
+    """Given ``weights`` are taken as a warm start (Newton from them on a growing working set, as the
+    competition's sweep starts each γ from the previous one's weights): the fit reaches SLSQP's optimum
+    from a neighbouring γ's optimum in fewer iterations than a fresh fit, and from poor starts too."""
+    lp, y, _ = many_agents(seed=3)
+    A, g = lp.shape[1], 0.3
+    kw = {"tol": 1e-10, "fixed_point_tol": 1e-13, "floor": None}
+    if start == "neighbour":
+        w0 = RenyiPool(gamma=0.5, **kw).fit(lp, y).weights_
+    elif start == "uniform":
+        w0 = np.full(A, 1.0 / A)
+    else:
+        w0 = np.eye(A)[0]
+    pool = RenyiPool(gamma=g, weights=w0, **kw).fit(lp, y)
+    sp = slsqp_simplex(RenyiProblem(lp, y, g, tol=1e-13).value_and_grad, A)
+    assert pool.converged_
+    assert -pool.loglik_ <= sp.fun + 1e-10
+    assert abs(-pool.loglik_ - sp.fun) < 1e-8
+    if start == "neighbour":
+        fresh = RenyiPool(gamma=g, **kw).fit(lp, y)
+        assert pool.fit_result_.n_iter < fresh.fit_result_.n_iter
