@@ -32,6 +32,18 @@ def _wait_terminal(db: Database, jid: str, timeout: float = 30.0) -> JobRow:
     raise AssertionError(f"job {jid} did not end in {timeout} s")
 
 
+def _run_one(db: Database, kind: str) -> JobRow:
+    """Submit one job of ``kind``, run it on a fresh runner and return its ended row."""
+    runner = JobRunner(db, 1, poll_seconds=0.01)
+    with db.sessions() as s:
+        jid = runner.submit(s, kind, {}, {}).id
+    runner.start()
+    try:
+        return _wait_terminal(db, jid)
+    finally:
+        runner.stop()
+
+
 @pytest.fixture
 def db(db_url):
     d = Database.from_url(db_url)
@@ -53,14 +65,7 @@ def test_the_resource_change_is_visible_with_the_failed_state_not_after(db):
             seen["job_from_outside"] = other.scalar(select(JobRow.state).where(JobRow.id == jid))
         s.get(JobRow, jid).result = {"marked_by_hook": state, "detail": error["detail"]}
 
-    runner = JobRunner(db, 1, poll_seconds=0.01)
-    with db.sessions() as s:
-        jid = runner.submit(s, "test_end_atomic", {}, {}).id
-    runner.start()
-    try:
-        job = _wait_terminal(db, jid)
-    finally:
-        runner.stop()
+    job = _run_one(db, "test_end_atomic")
     assert seen["job_from_outside"] == "running"  # the failure was not visible before the hook's change
     assert job.state == "failed" and job.error["status"] == 422
     assert job.result == {"marked_by_hook": "failed", "detail": "the data cannot be fitted"}
@@ -76,14 +81,7 @@ def test_a_hook_that_raises_leaves_the_job_failed_without_its_half_change(db, ca
         s.get(JobRow, jid).result = {"half": "done"}
         raise RuntimeError("the hook itself is broken")
 
-    runner = JobRunner(db, 1, poll_seconds=0.01)
-    with db.sessions() as s:
-        jid = runner.submit(s, "test_end_raises", {}, {}).id
-    runner.start()
-    try:
-        job = _wait_terminal(db, jid)
-    finally:
-        runner.stop()
+    job = _run_one(db, "test_end_raises")
     assert job.state == "failed" and job.error["detail"] == "bad input"
     assert job.result is None
     assert "end hook of job" in caplog.text
