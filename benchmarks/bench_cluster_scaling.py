@@ -63,7 +63,7 @@ from cluster.chunked_problem import build_kept, group_pass  # noqa: E402
 from cluster.connect import kernel_friendly_nanny  # noqa: E402
 from cluster.consensus_admm import consensus_admm  # noqa: E402
 from cluster.fanout import CompetitionTasks, split_etas, warm_sweep  # noqa: E402
-from evaluation.aggregation import warm_points  # noqa: E402
+from evaluation.aggregation import make_pool, warm_points  # noqa: E402
 
 
 def load() -> str:
@@ -336,13 +336,17 @@ def sweep_scaling(args: argparse.Namespace) -> None:
     configs = [("in memory, this process, numba on 2 cores", 0, None, None)]
     configs += [c for m in modes for c in SWEEP[m]]
     print(
-        f"\n## 2. gamma sweep, {len(etas)} etas {etas}, {args.sweep_family} family, {N} public + {M} private "
+        f"\n## 2. gamma sweep, {len(etas)} etas {etas}, {args.sweep_family} family, first eta from {args.sweep_w0}, "
+        f"{N} public + {M} private "
         f"items x {A} x {K}, {args.reps} interleaved repetitions; {' and '.join(modes)} on the cluster"
         + (f", chains {split_etas(etas, 2)}" if "chains" in modes else "")
     )
     small = (lp[:200], y[:200], lp[200:400], y[200:400])
     warm_sweep(*small, (2.0,))  # compile off the clock
-    ref = list(warm_points(*data, etas))
+    # --sweep-w0 linear: the first eta starts from the linear pool's weights, as the competition's
+    # aggregation starts it (off the clock: that fit is another method's); default none (a cold start)
+    w0 = list(make_pool("linear").fit(data[0], data[1]).weights_) if args.sweep_w0 == "linear" else None
+    ref = list(warm_points(*data, etas, w0))
     runs: dict = {"tasks": None, "scatter": {}}
 
     def on_workers(c, chains) -> None:
@@ -367,8 +371,8 @@ def sweep_scaling(args: argparse.Namespace) -> None:
 
     med, cpu, top = interleaved(
         configs,
-        lambda: timed(lambda: list(warm_points(*data, etas))),
-        lambda c, chains: list(runs["tasks"].sweep(etas, None)),
+        lambda: timed(lambda: list(warm_points(*data, etas, w0))),
+        lambda c, chains: list(runs["tasks"].sweep(etas, w0)),
         on_workers,
         check,
         args.reps,
@@ -482,6 +486,12 @@ def main() -> None:
     p.add_argument("--sweep-items", type=int, default=2_000, help="the sweep's public items")
     p.add_argument("--sweep-private", type=int, default=None, help="the sweep's private items (default: as public)")
     p.add_argument("--sweep-family", default="competition", choices=FAMILIES, help="the sweep's data family")
+    p.add_argument(
+        "--sweep-w0",
+        default="none",
+        choices=("none", "linear"),
+        help="the first eta's start: none (a cold fit) or the linear pool's weights (as the competition)",
+    )
     p.add_argument("--sweep-etas", type=float, nargs="+", default=[2.0, 5.0, 10.0, 30.0], help="the sweep's etas")
     p.add_argument("--sweep-mode", default="chains", choices=("chains", "data-parallel", "both"))
     p.add_argument("--admm-rounds", type=int, default=20)
