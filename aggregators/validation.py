@@ -64,7 +64,7 @@ class Predictions:
     """Validated predictions: normalised log-probabilities ``(n_items, n_agents, n_classes)``.
 
     ``n_floored`` counts entries raised to the floor ``floor`` (0 and ``None`` when no floor was
-    applied). ``no_zeros``: checked to hold no zero probability (as any floored input holds none).
+    applied).
 
     Every function that validates its input (:func:`as_log_probs`, :func:`as_floored_log_probs`,
     :func:`apply_floor`, the aggregates and the pools' ``fit`` and ``predict``) takes a
@@ -75,12 +75,6 @@ class Predictions:
     log_probs: np.ndarray
     n_floored: int = 0
     floor: float | None = None
-    no_zeros: bool = False
-
-    @property
-    def positive(self) -> bool:
-        """No zero probability: floored, or checked."""
-        return self.floor is not None or self.no_zeros
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -296,7 +290,7 @@ def apply_floor(preds: Predictions, floor: float | None = DEFAULT_FLOOR, *, fiel
     """
     lp = preds.log_probs
     if floor is None:
-        if preds.positive:
+        if preds.floor is not None:  # floored data hold no zero probability: no scan
             return preds
         z = np.isneginf(lp)
         if z.any():

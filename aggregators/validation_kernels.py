@@ -124,7 +124,7 @@ def normalise_log_rows(a, out):
     of ``out`` are left unset.
 
     A Python function, not a compiled one: a cached compiled function that calls a ``parallel=True``
-    one was loaded from numba's cache as code that crashed (a segmentation fault in session 12's CI,
-    after the cache entry was written by a process where the callee had been replaced), and the
+    one was loaded from numba's cache as code that crashed (a segmentation fault in session 12's CI;
+    most likely the entry was written while a test had replaced the callee in this module), and the
     call costs nothing next to the pass."""
     return int(normalise_floor_rows(a, out, 0.0)[0])
