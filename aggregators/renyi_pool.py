@@ -60,6 +60,23 @@ _GAMMA_MODES = ("grid", "learn", "learn_per_agent")
 LIMIT_START_GAMMA = 0.25
 """A fit at one shared γ up to this starts from the log pool's weights (the γ → 0 limit)."""
 
+START_NEGLIGIBLE = 1e-6
+"""A start's weights below ``START_NEGLIGIBLE / A`` (after normalising) are set to zero
+(:func:`sparse_start`): a start from an iterative fit that never reaches the boundary (the linear
+pool's EM leaves dropped agents at 1e-24 to 1e-121, not 0) would otherwise put every agent in the
+Newton solver's first working set."""
+
+
+def sparse_start(w: np.ndarray) -> np.ndarray:
+    """The start ``w`` normalised, its negligible weights (:data:`START_NEGLIGIBLE`) set to zero and
+    the rest renormalised. Measured on the competition's sweep (first γ = 1/1.5 from the linear pool's
+    weights, gaussian-logit 2,000 × 1,000 × 16, all 1,000 weights non-zero, 135 above 1e-5): 9.97 s
+    (3 Newton steps on a 1,000-agent working set) → 1.68 s, the same optimum; a fresh fit 4.5 s."""
+    w = np.asarray(w, dtype=np.float64)
+    w = w / w.sum()
+    w = np.where(w >= START_NEGLIGIBLE / w.size, w, 0.0)
+    return w / w.sum()
+
 
 @dataclass(eq=False, repr=False)
 class RenyiPool(Pool):
@@ -147,7 +164,7 @@ class RenyiPool(Pool):
         if learn_gamma is None and not learn_lam and self.learn_weights:
             prob = RenyiWeightProblem(L, y, gamma, lam, tol=self.fixed_point_tol, sample_weight=sw)
             if x0 is not None:
-                opts = self._start_options(x0[: L.shape[1]], self.tol if tol is None else tol)
+                x0, opts = self._warm_start(x0, L.shape[1], self.tol if tol is None else tol)
         else:
             prob = RenyiProblem(
                 L,
@@ -169,7 +186,7 @@ class RenyiPool(Pool):
                 w0 = np.asarray(self.weights, dtype=np.float64)
                 x0[:A] = w0 / w0.sum()
                 if isinstance(prob, RenyiWeightProblem):  # given weights are a start like any other
-                    opts = self._start_options(x0[:A], self.tol if tol is None else tol)
+                    x0, opts = self._warm_start(x0, A, self.tol if tol is None else tol)
         warm = getattr(warm, "inner", warm)  # a _FixedWeights' problem
         if warm is not None and warm._warm is not None:
             prob._warm = warm._warm
@@ -186,6 +203,13 @@ class RenyiPool(Pool):
         tol = self.tol if tol is None else tol
         res = minimize(prob, solver, x0=x0, tol=tol, max_iter=self.max_iter, progress=progress, **opts)
         return prob, res
+
+    def _warm_start(self, x0: np.ndarray, A: int, tol: float) -> tuple[np.ndarray, dict]:
+        """A start ``x0`` (weights first, ``A`` of them) with its weights made sparse
+        (:func:`sparse_start`; a copy), and the solver's options for it (:meth:`_start_options`)."""
+        x0 = np.array(x0, dtype=np.float64)
+        x0[:A] = sparse_start(x0[:A])
+        return x0, self._start_options(x0[:A], tol)
 
     def _start_options(self, w0: np.ndarray, tol: float) -> dict:
         """The weight solver's options (``solver_options`` first) from a start ``w0`` that is a solution

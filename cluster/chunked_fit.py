@@ -274,9 +274,9 @@ def _fit(pool: Any, kind: str, opts: dict, chunked: Any, progress: ProgressFn | 
     if kind != "renyi":
         pool._fit_simplex_weights(problem, progress)
     else:  # RenyiPool._fit_at's weights-only path
-        x0 = None if pool.weights is None else np.asarray(pool.weights, dtype=np.float64) / np.sum(pool.weights)
-        # given weights are a start that is a solution (a neighbouring γ's), as in RenyiPool._fit_at
-        opts_solver = dict(pool.solver_options or {}) if x0 is None else pool._start_options(x0, pool.tol)
+        x0, opts_solver = None, dict(pool.solver_options or {})
+        if pool.weights is not None:  # a start that is a solution (a neighbouring γ's), as in RenyiPool._fit_at
+            x0, opts_solver = pool._warm_start(np.asarray(pool.weights, dtype=np.float64), A, pool.tol)
         if x0 is None and np.ndim(pool.gamma) == 0 and pool.gamma <= LIMIT_START_GAMMA:
             # RenyiPool._limit_start: a small shared γ starts from the log pool's weights (its γ → 0
             # limit), with RenyiPool._fit_at's options for a start that is a solution
@@ -286,8 +286,7 @@ def _fit(pool: Any, kind: str, opts: dict, chunked: Any, progress: ProgressFn | 
             finally:
                 start_problem.close()  # its blocks' second copy leaves the workers now, not at the end
             del start_problem
-            x0 = start / start.sum()
-            opts_solver = pool._start_options(x0, pool.tol)
+            x0, opts_solver = pool._warm_start(start, A, pool.tol)
         res = minimize(
             problem, pool.solver, x0=x0, tol=pool.tol, max_iter=pool.max_iter, progress=progress, **opts_solver
         )

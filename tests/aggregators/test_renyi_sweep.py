@@ -9,6 +9,7 @@ import pytest
 
 from aggregators.renyi import RenyiPool
 from aggregators.renyi_gradient import RenyiProblem
+from aggregators.renyi_pool import START_NEGLIGIBLE, sparse_start
 from solvers.errors import InputError
 from tests.aggregators.test_renyi_weight_hessian import many_agents
 from tests.references import slsqp_simplex
@@ -70,7 +71,7 @@ def test_bad_grid_tol_names_the_argument(bad):
     assert e.value.field == "grid_tol"
 
 
-@pytest.mark.parametrize("start", ["neighbour", "uniform", "one-agent"])
+@pytest.mark.parametrize("start", ["neighbour", "dense-neighbour", "uniform", "one-agent"])
 def test_a_fit_from_given_weights_reaches_the_scipy_optimum(start):
     """Given ``weights`` are taken as a warm start (Newton from them on a growing working set, as the
     competition's sweep starts each γ from the previous one's weights): the fit reaches SLSQP's optimum
@@ -78,8 +79,10 @@ def test_a_fit_from_given_weights_reaches_the_scipy_optimum(start):
     lp, y, _ = many_agents(seed=3)
     A, g = lp.shape[1], 0.3
     kw = {"tol": 1e-10, "fixed_point_tol": 1e-13, "floor": None}
-    if start == "neighbour":
+    if start in ("neighbour", "dense-neighbour"):
         w0 = RenyiPool(gamma=0.5, **kw).fit(lp, y).weights_
+        if start == "dense-neighbour":  # as the linear pool's EM leaves dropped agents: tiny, not zero
+            w0 = w0 + 1e-30 * np.arange(1, A + 1)
     elif start == "uniform":
         w0 = np.full(A, 1.0 / A)
     else:
@@ -89,6 +92,21 @@ def test_a_fit_from_given_weights_reaches_the_scipy_optimum(start):
     assert pool.converged_
     assert -pool.loglik_ <= sp.fun + 1e-10
     assert abs(-pool.loglik_ - sp.fun) < 1e-8
-    if start == "neighbour":
+    if start in ("neighbour", "dense-neighbour"):
         fresh = RenyiPool(gamma=g, **kw).fit(lp, y)
         assert pool.fit_result_.n_iter < fresh.fit_result_.n_iter
+    if start == "dense-neighbour":  # the negligible weights do not enter the first working set
+        support = int(np.count_nonzero(w0 > 1e-20))
+        assert support < A
+        assert pool.fit_result_.extra["working_set_sizes"][0] < A
+
+
+def test_sparse_start_zeroes_negligible_weights_only():
+    w = np.array([0.5, 1e-40, 0.3, 1e-12, 0.2 - 1e-6, 1e-6])
+    s = sparse_start(w)
+    A = w.size
+    np.testing.assert_array_equal(s == 0, w < START_NEGLIGIBLE / A)
+    assert s.sum() == pytest.approx(1.0, abs=1e-15)
+    kept = w >= START_NEGLIGIBLE / A
+    np.testing.assert_allclose(s[kept], w[kept] / w[kept].sum(), rtol=1e-14)
+    np.testing.assert_allclose(sparse_start(np.array([2.0, 6.0])), [0.25, 0.75])
