@@ -11,7 +11,7 @@ Tables printed (all from this run; the machine's load is printed beside them):
 2. The competition's gamma sweep (4 etas by default, each warm-started from the previous one's
    weights, :func:`evaluation.aggregation.warm_points`) in this process, then on 1 worker and on 2
    workers of one numba thread each, as a competition runs it
-   (:meth:`cluster.fanout.CompetitionTasks.sweep`, on the arrays broadcast to the workers beforehand,
+   (:meth:`cluster.fanout.CompetitionTasks.sweep`, on the arrays copied to every worker beforehand,
    off the clock and timed apart): as warm chains (``--sweep-mode chains``, the competition's
    default on a cluster: one task per chain, 1 chain on 1 worker, 2 chains on 2) and/or
    data-parallel (each gamma's fit and predictions over item blocks on every worker); the seconds and
@@ -351,13 +351,13 @@ def sweep_scaling(args: argparse.Namespace) -> None:
 
     def on_workers(c, chains) -> None:
         """Off the clock, as in a competition run (its other methods use the same copies): compile on
-        the workers, then broadcast the four arrays (the seconds are recorded)."""
+        the workers, then copy the four arrays to every worker (the seconds are recorded)."""
         warm_sweep(*small, (2.0, 5.0), client=c, chains=chains)
         t = time.perf_counter()
         runs["tasks"] = tasks = CompetitionTasks(c, data, (), loo=False, sweep_chains=chains)
-        # the broadcast arrays only: the data-parallel blocks are cut and floored on the clock (the
+        # the copied arrays only: the data-parallel blocks are cut and floored on the clock (the
         # in-memory sweep validates its arrays on the clock too; session 12)
-        distributed.wait(tasks.data)
+        distributed.wait([f for d in tasks.data for f in d.futures()])
         key = (len(c.scheduler_info(n_workers=-1)["workers"]), chains)
         runs["scatter"].setdefault(key, []).append(time.perf_counter() - t)
 
@@ -384,7 +384,7 @@ def sweep_scaling(args: argparse.Namespace) -> None:
         ),
     )
     print(
-        "broadcasting the arrays to the workers before the sweep (off the clock; medians): "
+        "copying the arrays to every worker before the sweep (off the clock; medians): "
         + ", ".join(f"{w} worker(s), {m}: {np.median(v):.2f} s" for (w, m), v in runs["scatter"].items())
     )
     print(f"[{load()}]  (CPU s: this process, the scheduler included, plus the workers' processes)")

@@ -10,7 +10,7 @@ start of the run. The sweep runs in one of two ways:
 
 - **Chains** (task-parallel): the sorted etas are cut into contiguous warm chains
   (:func:`split_etas`, balanced by per-gamma cost), one per worker, and each chain is ONE task that
-  runs the serial warm chain in-process on its worker, on the broadcast copies. The first chain
+  runs the serial warm chain in-process on its worker, on its worker's copies. The first chain
   starts from ``w0`` as the serial sweep does, so its rows are the serial rows bit for bit; each
   later chain starts as the serial sweep's first point does without ``w0`` (the pool's own start:
   the log-pool fit at gamma <= 0.25), so its rows agree with the serial sweep's to the solver's
@@ -18,7 +18,7 @@ start of the run. The sweep runs in one of two ways:
   (pools, perplexities, the private aggregate) cross the network: one message per chain.
 - **Data-parallel**: the warm chain stays on the driver, and each gamma's fit runs its passes over
   blocks of the public items on every worker (:func:`cluster.chunked_fit.fit_chunked` on
-  :mod:`cluster.scattered` blocks sliced from the broadcast copies), as do its predictions; the
+  :mod:`cluster.scattered` blocks sliced from the copies on each worker), as do its predictions; the
   results are the serial run's (the chunked fit equals the in-memory one to 1e-10). Every pass is
   a round trip through the driver, whose latency limits the second worker's gain: 1.40x on 2
   workers at 2,000 items and 1.56x at 20,000 (chains: 1.73-1.91x at 2,000,
@@ -26,7 +26,7 @@ start of the run. The sweep runs in one of two ways:
 
 The competition's default (``sweep_chains="auto"``, :func:`resolve_chains`): chains, one per
 worker, when :data:`CHAIN_MEMORY_FACTOR` times the public and private arrays fit in every worker's
-memory limit (a worker then holds the broadcast copies and a whole in-process fit); data-parallel
+memory limit (a worker then holds its copies of the arrays and a whole in-process fit); data-parallel
 when they do not, since a data-parallel fit holds only its blocks' share on each worker.
 
 :func:`warm_sweep` is the sweep alone (the benchmark's), in either mode. :func:`gamma_sweep` is the
@@ -47,7 +47,7 @@ from solvers.errors import InputError
 from solvers.progress import ProgressFn, scaled
 
 from .connect import connected, shared_client, worker_addresses
-from .scattered import floored_blocks, scatter_blocks
+from .scattered import floored_blocks, scatter_blocks, to_every_worker
 
 __all__ = [
     "CompetitionTasks",
@@ -62,7 +62,7 @@ __all__ = [
 ]
 
 CHAIN_MEMORY_FACTOR = 3.0
-"""A chain task holds the broadcast public and private arrays and runs a whole Rényi fit in-process
+"""A chain task holds its worker's copies of the public and private arrays and runs a whole Rényi fit in-process
 (its floored copy of the public items and the fixed point's temporaries): the sweep runs as chains
 when this many times the two arrays' bytes fit in every worker's memory limit."""
 
@@ -119,6 +119,16 @@ def split_etas(etas: Sequence[float], n_chains: int, costs: Sequence[float] | No
     return parts[::-1]
 
 
+def _fit_method(method: str, val_lp: Any, val_y: Any, test_lp: Any, test_y: Any) -> Any:
+    """:func:`~evaluation.aggregation.fit_method` as a task on a worker's copies of the four arrays."""
+    return fit_method(method, val_lp, val_y, test_lp)
+
+
+def _loo_perplexity(agent: int, val_lp: Any, val_y: Any, test_lp: Any, test_y: Any) -> float:
+    """:func:`~evaluation.aggregation.loo_perplexity` as a task on a worker's copies of the four arrays."""
+    return loo_perplexity(val_lp, val_y, test_lp, test_y, agent)
+
+
 def warm_chain(
     val_lp: np.ndarray, val_y: np.ndarray, test_lp: np.ndarray, test_y: np.ndarray, etas: list, w0: list | None
 ) -> list[tuple]:
@@ -139,9 +149,9 @@ def chain_points(
     """The sweep as warm chains (:func:`split_etas`): :func:`~evaluation.aggregation.sweep_point`'s
     points in the order of the sorted etas. The first chain starts from ``w0``, the later ones from
     the pool's own start. With a ``client``, ``data`` are futures of the four arrays on every worker
-    (``client.scatter(x, broadcast=True)``) and chain ``i`` is one task on worker ``i`` (round-robin),
-    all submitted before the first is awaited; without one, the chains run here in turn (with
-    ``progress``)."""
+    (:class:`~cluster.scattered.OnEveryWorker`, one copy per worker) and chain ``i`` is one task on
+    worker ``i`` (round-robin) on that worker's copies, all submitted before the first is awaited;
+    without one, ``data`` are the arrays and the chains run here in turn (with ``progress``)."""
     parts = split_etas(etas, n_chains, costs)
     starts = [w0, *[None] * (len(parts) - 1)]
     if client is None:
@@ -153,12 +163,11 @@ def chain_points(
             done += len(part)
         return
     workers = worker_addresses(client)
-    futures = [
-        client.submit(
-            warm_chain, *data, part, start, workers=[workers[i % len(workers)]], allow_other_workers=True, pure=False
-        )
-        for i, (part, start) in enumerate(zip(parts, starts))
-    ]
+    futures = []
+    for i, (part, start) in enumerate(zip(parts, starts)):
+        w = workers[i % len(workers)]
+        args = [d.on(w) for d in data]
+        futures.append(client.submit(warm_chain, *args, part, start, workers=[w], allow_other_workers=True, pure=False))
     for f in futures:
         yield from f.result()
 
@@ -197,23 +206,20 @@ class CompetitionTasks:
     ) -> None:
         self.client = shared_client(client)
         self.chains = resolve_chains(sweep_chains, self.client, data[0].nbytes + data[2].nbytes)
-        self.data = [self.client.scatter(x, broadcast=True) for x in data]
-        val_lp, val_y, test_lp, _ = self.data
-        submit = self.client.submit
-        self.fits = {
-            m: submit(fit_method, m, val_lp, val_y, test_lp, pure=False)
-            for m in methods
-            if m not in ("renyi", "market")
-        }
+        self.data = [to_every_worker(x, self.client) for x in data]
+        workers = worker_addresses(self.client)
+        tasks = iter(range(10**9))
+
+        def submit(fn: Callable, *args: Any) -> Any:  # round-robin, each task on its worker's copies
+            w = workers[next(tasks) % len(workers)]
+            on = [d.on(w) for d in self.data]
+            return self.client.submit(fn, *args, *on, workers=[w], allow_other_workers=True, pure=False)
+
+        self.fits = {m: submit(_fit_method, m) for m in methods if m not in ("renyi", "market")}
         n_agents = data[0].shape[1]
-        self.loo = [submit(loo_perplexity, *self.data, a, pure=False) for a in range(n_agents)] if loo else []
+        self.loo = [submit(_loo_perplexity, a) for a in range(n_agents)] if loo else []
         self.labels = (np.asarray(data[1]), np.asarray(data[3]))
-        blocks = (
-            floored_blocks(
-                scatter_blocks(self.data[i], self.client, shape=np.shape(data[i])), self.client, sweep_floor()
-            )
-            for i in (0, 2)
-        )
+        blocks = (floored_blocks(scatter_blocks(self.data[i], self.client), self.client, sweep_floor()) for i in (0, 2))
         self.blocks = [] if self.chains else list(blocks)
 
     def sweep(self, etas: Sequence[float], w0: list[float] | None, progress: ProgressFn | None = None) -> Iterator:
@@ -228,7 +234,8 @@ class CompetitionTasks:
     def cancel(self) -> None:
         """Drop every task of the run that is still pending, the scattered data and its blocks."""
         blocks = [f for data in self.blocks for _, f, _, _ in data.blocks]
-        self.client.cancel([*self.fits.values(), *self.loo, *blocks, *self.data])
+        copies = [f for d in self.data for f in d.futures()]
+        self.client.cancel([*self.fits.values(), *self.loo, *blocks, *copies])
 
 
 def warm_sweep(
@@ -249,13 +256,13 @@ def warm_sweep(
 
     ``chains=None``: one warm chain; with a ``client``, data-parallel as in :class:`CompetitionTasks`.
     ``chains=k``: the etas cut into ``k`` warm chains (:func:`split_etas` with ``costs``), the later
-    ones from the pool's own start; with a ``client``, one task per chain on the broadcast arrays
+    ones from the pool's own start; with a ``client``, one task per chain on its worker's copies of the arrays
     (:func:`chain_points`), else in this process in turn."""
     e = _etas(etas)
     with connected(client) as c:
         if chains is not None:
             data = (val_lp, val_y, test_lp, test_y)
-            shared = data if c is None else [c.scatter(x, broadcast=True) for x in data]
+            shared = data if c is None else [to_every_worker(x, c) for x in data]
             points = list(chain_points(c, shared, e, w0, chains, costs=costs))
         else:
             val, test = (
@@ -271,8 +278,14 @@ def _fan_out(client: Any, fn: Callable, data: tuple, points: Sequence[Any]) -> l
     with connected(client) as c:
         if c is None:
             return [fn(*data, p) for p in points]
-        shared = [c.scatter(x, broadcast=True) for x in data]
-        return c.gather([c.submit(fn, *shared, p, pure=False) for p in points])
+        shared = [to_every_worker(x, c) for x in data]
+        workers = worker_addresses(c)
+        futures = []
+        for i, p in enumerate(points):  # round-robin, each task on its worker's copies
+            w = workers[i % len(workers)]
+            args = [d.on(w) for d in shared]
+            futures.append(c.submit(fn, *args, p, workers=[w], allow_other_workers=True, pure=False))
+        return c.gather(futures)
 
 
 def gamma_sweep(

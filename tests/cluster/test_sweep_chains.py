@@ -10,7 +10,8 @@ distributed = pytest.importorskip("distributed")
 
 from benchmarks.competition_data import make_competition_predictions  # noqa: E402
 from benchmarks.logpool_families import make_family  # noqa: E402
-from cluster.fanout import CompetitionTasks, resolve_chains, warm_sweep  # noqa: E402
+from cluster.fanout import CompetitionTasks, chain_points, resolve_chains, warm_sweep  # noqa: E402
+from cluster.scattered import to_every_worker  # noqa: E402
 from evaluation.aggregation import RENYI_OPTIONS, aggregate_submissions  # noqa: E402
 from solvers.errors import InputError  # noqa: E402
 
@@ -58,7 +59,7 @@ def test_the_competition_runs_its_sweep_as_chains_by_default_on_a_cluster(client
     with distributed.get_task_stream(client) as ts:
         on = aggregate_submissions(*args, **kw, client=client)
     keys = {t["key"].split("-")[0] for t in ts.data}
-    assert {"fit_method", "loo_perplexity", "warm_chain"} <= keys and not keys & {"group_pass", "predict"}
+    assert {"_fit_method", "_loo_perplexity", "warm_chain"} <= keys and not keys & {"group_pass", "predict"}
     assert len(set(_chain_workers(ts))) == 2
     # chain [2, 10] from the linear pool's weights as in the serial run; chain [30] from the pool's start
     assert on["gamma_sweep"][:3] == serial["gamma_sweep"][:3]  # η = 1 (the linear pool), 2 and 10
@@ -92,3 +93,28 @@ def test_auto_picks_chains_when_the_data_fits_a_worker_and_data_parallel_when_no
     with pytest.raises(InputError) as e:
         CompetitionTasks(client, data, ("log",), loo=False, sweep_chains="many")
     assert e.value.field == "sweep_chains"
+
+
+def test_every_worker_keeps_its_copy_and_chains_fetch_nothing(client):  # noqa: F811
+    """The arrays a chain reads stay on every worker while held (one key per worker, which Dask's
+    active memory manager, run every 2 s, does not drop: it drops replicas of ONE key, as
+    ``scatter(broadcast=True)`` made), so chain tasks submitted after a few of its cycles start at
+    once: no transfer phase in Dask's task stream."""
+    import time
+
+    lp, y = make_competition_predictions(800, 60, 6, seed=2)
+    arrays = (lp[:400], y[:400], lp[400:], y[400:])
+    data = [to_every_worker(x, client) for x in arrays]
+    workers = sorted(client.scheduler_info()["workers"])
+    time.sleep(5)  # two or more cycles of the active memory manager
+    for d in data:
+        assert sorted(d.copies) == workers
+        who = client.who_has(d.futures())
+        assert {w for f in d.futures() for w in who[f.key]} == set(workers)
+        assert all(len(who[f.key]) == 1 for f in d.futures())
+    with distributed.get_task_stream(client) as ts:
+        points = list(chain_points(client, data, (2.0, 10.0), None, 2))
+    assert len(points) == 2
+    chains = [t for t in ts.data if t["key"].startswith("warm_chain")]
+    assert len({t["worker"] for t in chains}) == 2
+    assert all(s["action"] != "transfer" for t in chains for s in t["startstops"])
