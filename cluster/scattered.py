@@ -2,8 +2,8 @@
 
 The competition's γ sweep fits the Rényi pool (seed 000 Eq. 2.6-2.8) once per γ on the same public
 items and predicts the same private items: :func:`scatter_blocks` places the blocks of items on the
-workers round-robin once (from an array in this process, or sliced on each worker from a copy
-already broadcast to every worker), :func:`cluster.chunked_fit.fit_chunked` takes the result as its
+workers round-robin once (from an array in this process, or sliced on each worker from the copy
+every worker already holds, :class:`OnEveryWorker`), :func:`cluster.chunked_fit.fit_chunked` takes the result as its
 ``log_probs``, and :func:`predict_blocks` runs a fitted pool's ``predict`` on each block where it
 lies. A pool's aggregate is computed item by item (the Rényi fixed point to its tolerance per item),
 so the blocks' predictions are the in-memory ones.
@@ -101,7 +101,7 @@ def aligned(x: np.ndarray) -> np.ndarray:
 
 
 def _rows(whole: np.ndarray, start: int, stop: int) -> np.ndarray:
-    return aligned(whole[start:stop])  # a view of the worker's broadcast copy when that is aligned
+    return aligned(whole[start:stop])  # a view of the worker's copy when that is aligned
 
 
 def scatter_blocks(
