@@ -22,7 +22,9 @@ start of the run. The sweep runs in one of two ways:
   results are the serial run's (the chunked fit equals the in-memory one to 1e-10). Every pass is
   a round trip through the driver, whose latency limits the second worker's gain: 1.40x on 2
   workers at 2,000 items and 1.56x at 20,000 (chains: 1.73-1.91x at 2,000,
-  ``benchmarks/results/cluster-sweep-session9.md``).
+  ``benchmarks/results/cluster-sweep-session9.md``; session 13, the first gamma from the linear
+  pool's weights as the competition starts it: chains 1.34-1.64x, data-parallel 1.33-1.57x on three
+  families, ``benchmarks/results/sparse-start-and-copies-session13.md``).
 
 The competition's default (``sweep_chains="auto"``, :func:`resolve_chains`): chains, one per
 worker, when :data:`CHAIN_MEMORY_FACTOR` times the public and private arrays fit in every worker's
