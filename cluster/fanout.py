@@ -38,6 +38,7 @@ alone. ``client=None`` runs their tasks in this process, one after the other.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -210,7 +211,7 @@ class CompetitionTasks:
         self.chains = resolve_chains(sweep_chains, self.client, data[0].nbytes + data[2].nbytes)
         self.data = [to_every_worker(x, self.client) for x in data]
         workers = worker_addresses(self.client)
-        tasks = iter(range(10**9))
+        tasks = itertools.count()
 
         def submit(fn: Callable, *args: Any) -> Any:  # round-robin, each task on its worker's copies
             w = workers[next(tasks) % len(workers)]
