@@ -93,7 +93,8 @@ class RenyiPool(Pool):
         warm start (Newton from them on a growing working set with reused model Hessians, as from a
         neighbouring γ's optimum: the competition's sweep passes the previous γ's weights; since
         session 12, 32.7 s -> 9.1 s for its 7 γ on 2,000 × 269 × 64 gaussian-logit agents,
-        ``benchmarks/bench_sweep_points.py``).
+        ``benchmarks/bench_sweep_points.py``). Weights below ``1e-6 / A`` start at zero
+        (:func:`sparse_start`: the linear pool's EM leaves dropped agents at 1e-24, not 0).
     solver : ``"auto"`` or a registered solver name (``solvers.available(problem)`` lists the
         applicable ones); ``"auto"``: Newton on the weights alone, else projected gradient.
     solver_options : extra keyword arguments for the solver (e.g. ``{"hessian_sample": 0.25}`` for
