@@ -104,23 +104,15 @@ def _rows(whole: np.ndarray, start: int, stop: int) -> np.ndarray:
     return aligned(whole[start:stop])  # a view of the worker's copy when that is aligned
 
 
-def scatter_blocks(
-    log_probs: Any, client: Any, *, chunk_items: int | None = None, shape: tuple | None = None
-) -> Scattered:
+def scatter_blocks(log_probs: Any, client: Any, *, chunk_items: int | None = None) -> Scattered:
     """Place the item blocks of ``log_probs`` on the workers of ``client`` round-robin, once (by
     default about :data:`BLOCK_BYTES` each, and the same number on every worker).
 
     ``log_probs`` is an array in this process (each block is sent to its worker), or an array
     already on every worker (:class:`OnEveryWorker`; each block is a slice of the copy on its
-    worker, nothing moves), or a future of an array of ``shape`` (each block is sliced where Dask
-    finds the array)."""
-    from distributed import Future
-
+    worker, nothing moves)."""
     everywhere = isinstance(log_probs, OnEveryWorker)
-    broadcast = everywhere or isinstance(log_probs, Future)
-    if everywhere:
-        shape = log_probs.shape
-    shape = tuple(int(s) for s in (shape if broadcast and shape is not None else np.shape(log_probs)))
+    shape = tuple(int(s) for s in (log_probs.shape if everywhere else np.shape(log_probs)))
     if len(shape) != 3:
         raise InputError("log_probs", f"must have shape (n_items, n_agents, n_classes); got {shape}")
     workers = worker_addresses(client)
@@ -131,9 +123,8 @@ def scatter_blocks(
     blocks = []
     for i, (a, b) in enumerate(item_bounds(shape, chunk_items)):  # type: ignore[arg-type]
         w = workers[i % len(workers)]
-        if broadcast:
-            whole = log_probs.on(w) if everywhere else log_probs
-            fut = client.submit(_rows, whole, a, b, workers=[w], allow_other_workers=True, pure=False)
+        if everywhere:
+            fut = client.submit(_rows, log_probs.on(w), a, b, workers=[w], allow_other_workers=True, pure=False)
         else:
             sent = client.scatter(np.ascontiguousarray(log_probs[a:b]), workers=[w])
             fut = client.submit(aligned, sent, workers=[w], allow_other_workers=True, pure=False)
