@@ -60,6 +60,7 @@ from .block_actors import Holders, Lost
 from .chunked_hessian import HessianPart, block_part, item_mass
 from .chunked_renyi import VIEW_IDS, renyi_curvature_part, renyi_view
 from .connect import DEFAULT_TIMEOUT, gather
+from .zarr_rows import read_rows
 
 __all__ = ["ChunkedProblem", "ZarrBlock", "Kept", "KINDS", "build_kept"]
 
@@ -94,9 +95,7 @@ def _build(kind: str, opts: dict, block: Any, labels: np.ndarray, start: int, we
     names the item in the whole array."""
     owned = isinstance(block, ZarrBlock)  # a fresh array of this task's: floored in place
     if isinstance(block, ZarrBlock):
-        import zarr
-
-        block = zarr.open_array(block.path, mode="r")[block.start : block.stop]
+        block = read_rows(block.path, block.start, block.stop)
     elif isinstance(block, np.ndarray) and not block.flags.aligned:  # received over the network
         block = np.array(block, order="C")
     shape = tuple(np.shape(block))
