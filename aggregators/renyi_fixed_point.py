@@ -195,7 +195,9 @@ def solve_fixed_point(
     if not (tol > 0):
         raise PredictionError("tol", f"must be positive; got {tol!r}", code="bad_tol")
     n, A, K = L.shape
-    if not np.isfinite(L).all():
+    # one sum instead of an array-sized boolean (log-probabilities cannot overflow it); the exact
+    # test only when the sum says something is not finite
+    if not np.isfinite(L.sum()) and not np.isfinite(L).all():
         raise PredictionError(
             "predictions",
             "the Rényi pool needs strictly positive probabilities (apply the floor)",
@@ -205,8 +207,9 @@ def solve_fixed_point(
         stable = bool(gamma.min() < rk.STABLE_BELOW)
     act = np.flatnonzero(w > 0)
     if 0 < act.size < A:
-        # agents of weight zero do not enter Eq. (2.8): solve on the others (one copy of their data)
-        L, w, gamma, A = L[:, act], w[act], gamma[act], int(act.size)
+        # agents of weight zero do not enter Eq. (2.8): solve on the others (one copy of their data;
+        # ``np.take`` writes it C-ordered, where ``L[:, act]`` came out strided and was copied again)
+        L, w, gamma, A = np.take(L, act, axis=1), w[act], gamma[act], int(act.size)
     wp = mixture_weights(w, gamma)
     if gamma.max() <= GAMMA_LOG_LIMIT:
         lq = np.einsum("nik,i->nk", L, wp)
