@@ -83,8 +83,8 @@ def test_the_linear_pool_by_em_lands_within_its_tolerance_of_the_optimum():
     # EM is compared with the exact optimum, as the in-memory EM is
     lp, y = make_family("gaussian-logit", 9000, 30, 8, seed=2)
     opt = LinearPool(solver="newton", tol=1e-14).fit(lp, y).weights_
-    ref = LinearPool().fit(lp, y)
-    on = fit_chunked(LinearPool(), lp, y, chunk_items=1700)
+    ref = LinearPool(solver="em").fit(lp, y)  # EM is a choice now; the default is Newton (session 14)
+    on = fit_chunked(LinearPool(solver="em"), lp, y, chunk_items=1700)
     assert on.fit_result_.method == "em" and on.fit_result_.converged
     assert np.abs(on.weights_ - opt).max() < 5e-8 and np.abs(ref.weights_ - opt).max() < 5e-8
 
