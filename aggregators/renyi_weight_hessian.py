@@ -172,7 +172,7 @@ class RenyiWeightProblem(RenyiProblem):
     def L(self) -> np.ndarray:
         """The data (n, A, K); a restricted problem's is copied from the root's on first use."""
         if self._L is None:
-            self._L = np.take(self._root.L, self._agents, axis=1)  # C-ordered in one copy
+            self._L = np.take(self._root.L, np.asarray(self._agents), axis=1)  # C-ordered in one copy
         return self._L
 
     @L.setter
