@@ -63,8 +63,8 @@ LIMIT_START_GAMMA = 0.25
 START_NEGLIGIBLE = 1e-6
 """A start's weights below ``START_NEGLIGIBLE / A`` (after normalising) are set to zero
 (:func:`sparse_start`): a start from an iterative fit that never reaches the boundary (the linear
-pool's EM leaves dropped agents at 1e-24 to 1e-121, not 0) would otherwise put every agent in the
-Newton solver's first working set."""
+pool's EM, its default until session 14, left dropped agents at 1e-24 to 1e-121, not 0) would
+otherwise put every agent in the Newton solver's first working set."""
 
 
 def sparse_start(w: np.ndarray) -> np.ndarray:
@@ -94,7 +94,8 @@ class RenyiPool(Pool):
         neighbouring γ's optimum: the competition's sweep passes the previous γ's weights; since
         session 12, 32.7 s -> 9.1 s for its 7 γ on 2,000 × 269 × 64 gaussian-logit agents,
         ``benchmarks/bench_sweep_points.py``). Weights below ``1e-6 / A`` start at zero
-        (:func:`sparse_start`: the linear pool's EM leaves dropped agents at 1e-24, not 0).
+        (:func:`sparse_start`: an EM fit, e.g. ``LinearPool(solver="em")``, leaves dropped agents at
+        1e-24, not 0).
     solver : ``"auto"`` or a registered solver name (``solvers.available(problem)`` lists the
         applicable ones); ``"auto"``: Newton on the weights alone, else projected gradient.
     solver_options : extra keyword arguments for the solver (e.g. ``{"hessian_sample": 0.25}`` for

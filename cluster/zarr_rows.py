@@ -1,9 +1,10 @@
 """Rows of a Zarr array, read straight from its chunk files when they hold the chunk's raw bytes.
 
 zarr-python 3 copies every chunk through its own buffer classes on its event-loop thread: reading
-one uncompressed 1,000 x 269 x 64 float64 chunk (137 MB) of a local store took 0.34 s, against
-0.029 s for reading the same file into the destination array (measured in session 14; a py-spy
-profile put half of zarr's time in ``NDBuffer.__setitem__``). A chunked fit reads every block of its
+one uncompressed 1,000 x 269 x 64 float64 chunk (137 MB) of a local store took 0.10-0.40 s, against
+0.03 s for reading the same file into the destination array, and 3.3-5.5x as long on five block
+shapes from 13 MB to 1.6 GB (2 to 1,000 agents, 2 to 4,096 classes; session 14, page cache warm; a
+py-spy profile put half of zarr's time in ``NDBuffer.__setitem__``). A chunked fit reads every block of its
 store once per build, so on 20 such blocks zarr's read was most of a one-worker fit.
 
 :func:`read_rows` reads rows ``start..stop-1`` (along the first axis) with one ``readinto`` per
