@@ -97,7 +97,7 @@ def renyi_loglik_grad(
     if not (stable or lam_grad) and hessian == "auto" and rb.fits(A, L.shape[2]):
         rb.adjoint_items(np.ascontiguousarray(La), wp, gamma, log_q, labels.astype(np.int64), Wm, GG)
     else:
-        _adjoint_per_item(La, L, wp, gamma, log_q, labels, hessian, stable, lam_grad, Wm, GG, LLm)
+        _adjoint_per_item(La, L, wp, gamma, log_q, labels, hessian, stable, lam_grad, Wm, GG, LLm, "gamma" in want)
     S = float(np.sum(w / gamma))
     wbar = mean(Wm)
     if "w" in want:
@@ -109,7 +109,7 @@ def renyi_loglik_grad(
     return ll, grads, log_q, sweeps + n
 
 
-def _adjoint_per_item(La, L, wp, gamma, log_q, labels, hessian, stable, lam_grad, Wm, GG, LLm):
+def _adjoint_per_item(La, L, wp, gamma, log_q, labels, hessian, stable, lam_grad, Wm, GG, LLm, gamma_grad=True):
     """:func:`aggregators.renyi_kernels.adjoint_items` with the Hessian solve chosen for the agents of
     positive weight."""
     from . import renyi_kernels as rk
@@ -130,6 +130,7 @@ def _adjoint_per_item(La, L, wp, gamma, log_q, labels, hessian, stable, lam_grad
         Wm,
         GG,
         LLm,
+        gamma_grad,
     )
 
 

@@ -478,13 +478,22 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
 
 @njit(cache=True)
 def _solve_range(
-    lo, hi, L, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv
+    lo, hi, L, agents, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv
 ):
-    ws = _item_workspace(L.shape[1], L.shape[2], ugam.shape[0], mode, stable)
+    """Items ``lo..hi-1``; ``agents`` (the agents of ``L`` to pool, those of ``wp``): each item's rows
+    are gathered into a scratch array when they are not all of ``L``'s (no copy of the whole data)."""
+    a, K = agents.shape[0], L.shape[2]
+    ws = _item_workspace(a, K, ugam.shape[0], mode, stable)
+    every = a == L.shape[1]
+    Lb = np.empty((a, K))
     for j in range(lo, hi):
-        s, e, c = _solve_item(
-            L[j], wp, gam, gidx, ugam, gbar, R[j], use_init, newton, mode, stable, tol, max_sweeps, ws
-        )
+        if every:
+            Ln = L[j]
+        else:
+            for k in range(a):
+                Lb[k] = L[j, agents[k]]
+            Ln = Lb
+        s, e, c = _solve_item(Ln, wp, gam, gidx, ugam, gbar, R[j], use_init, newton, mode, stable, tol, max_sweeps, ws)
         sweeps[j] = s
         res[j] = e
         conv[j] = c
@@ -492,7 +501,7 @@ def _solve_range(
 
 @njit(cache=True, parallel=True)
 def _solve_items_par(
-    L, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv
+    L, agents, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv
 ):
     n = L.shape[0]
     nch = min(n, 64)
@@ -500,18 +509,37 @@ def _solve_items_par(
         lo = c * n // nch
         hi = (c + 1) * n // nch
         _solve_range(
-            lo, hi, L, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv
+            lo,
+            hi,
+            L,
+            agents,
+            wp,
+            gam,
+            gidx,
+            ugam,
+            gbar,
+            R,
+            use_init,
+            newton,
+            mode,
+            stable,
+            tol,
+            max_sweeps,
+            sweeps,
+            res,
+            conv,
         )
 
 
 @njit(cache=True)
 def _solve_items_seq(
-    L, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv
+    L, agents, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv
 ):
     _solve_range(
         0,
         L.shape[0],
         L,
+        agents,
         wp,
         gam,
         gidx,
@@ -535,18 +563,26 @@ PARALLEL_MIN_WORK = 4_000_000
 scheduling cost more than they save on small problems, badly so on a loaded machine)."""
 
 
-def solve_items(L, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv):
+def solve_items(
+    L, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv, agents=None
+):
     """Solve every item of ``L`` (n, A, K); ``R`` (n, K) holds starts (if ``use_init``) and answers.
-    Two classes in the fast form go to the scalar Newton of :mod:`aggregators.renyi_binary`."""
+    ``agents``: pool only these agents of ``L`` (``wp``, ``gam`` are theirs; default all), read in
+    place. Two classes in the fast form go to the scalar Newton of :mod:`aggregators.renyi_binary`."""
+    if agents is None:
+        agents = np.arange(L.shape[1], dtype=np.int64)
     if L.shape[2] == 2 and newton and not stable:
+        if agents.size < L.shape[1]:
+            L = np.take(L, agents, axis=1)
         renyi_binary.solve_items(L, wp, gam, gbar, R, use_init, tol, max_sweeps, sweeps, res, conv)
         return
-    fn = _solve_items_par if L.size >= PARALLEL_MIN_WORK else _solve_items_seq
-    fn(L, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv)
+    work = L.shape[0] * agents.size * L.shape[2]
+    fn = _solve_items_par if work >= PARALLEL_MIN_WORK else _solve_items_seq
+    fn(L, agents, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv)
 
 
 @njit(cache=True)
-def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL, act, ws):
+def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL, act, ws):
     """One item of :func:`adjoint_items`; ``ws`` holds the scratch arrays of :func:`_adjoint_range`."""
     n, A, K = L.shape
     Qi, Qa, M, C, V, v, vecs, wpa, gama = ws
@@ -571,6 +607,13 @@ def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, 
         lq += lam[y] * mix[y]
     for i in range(A):
         a = 0.0
+        if not (gamma_grad or lam_grad):  # the weights' part alone: one pass over the agent's classes
+            for y in range(K):
+                a += lam[y] * Qi[i, y]
+            W[j, i] = a - lq
+            GG[j, i] = 0.0
+            LL[j, i] = 0.0
+            continue
         qd = 0.0
         ql = 0.0
         for y in range(K):
@@ -591,7 +634,7 @@ def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, 
 
 
 @njit(cache=True)
-def _adjoint_range(lo, hi, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL):
+def _adjoint_range(lo, hi, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL):
     """Items ``lo..hi-1`` of :func:`adjoint_items`, with scratch arrays allocated once for the run."""
     n, A, K = L.shape
     act = np.flatnonzero(wp > 0)
@@ -599,20 +642,19 @@ def _adjoint_range(lo, hi, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_
     M, C, V, v = workspace(mode, a, K)
     ws = (np.empty((A, K)), np.empty((a, K)), M, C, V, v, np.empty((7, K)), wp[act], gam[act])
     for j in range(lo, hi):
-        _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL, act, ws)
+        _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL, act, ws)
 
 
 @njit(cache=True, parallel=True)
-def _adjoint_par(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL):
+def _adjoint_par(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL):
     n = L.shape[0]
     nch = min(n, 64)
     for c in prange(nch):
-        _adjoint_range(
-            c * n // nch, (c + 1) * n // nch, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL
-        )
+        lo, hi = c * n // nch, (c + 1) * n // nch
+        _adjoint_range(lo, hi, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL)
 
 
-def adjoint_items(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL):
+def adjoint_items(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL, gamma_grad=True):
     """Adjoint (implicit-differentiation) quantities at solved fixed points.
 
     For item ``n`` with label ``y`` solve ``H λ = e_y`` (H of the module docstring, at the fixed
@@ -622,9 +664,11 @@ def adjoint_items(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ,
     - ``GG[n, j] = Σ_y λ(y) Q_j(y) (d_j(y) - Q_j·d_j)`` with ``d_j = L_j - r``   (γ part)
     - ``LL[n, j] = Σ_y λ(y) Q_j(y) (L_j(y) - Q_j·L_j)`` with raw ``LQ`` (annealing part, if ``lam_grad``)
 
-    from which :mod:`aggregators.renyi_gradient` assembles the exact gradients.
+    (``GG`` and ``LL`` are zero unless ``gamma_grad`` or ``lam_grad``: the weights' part alone reads each
+    agent's ``Q_j`` once), from which :mod:`aggregators.renyi_gradient` assembles the exact gradients.
     """
     if L.size >= PARALLEL_MIN_WORK:
-        _adjoint_par(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL)
+        _adjoint_par(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL)
     else:
-        _adjoint_range(0, L.shape[0], L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL)
+        n = L.shape[0]
+        _adjoint_range(0, n, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL)

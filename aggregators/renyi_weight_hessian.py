@@ -40,6 +40,7 @@ import numpy as np
 
 from solvers.errors import InputError
 
+from .renyi_curvature_kernels import fill_columns, tilted_columns
 from .renyi_fixed_point import anneal, mixture_weights
 from .renyi_gradient import RenyiProblem
 
@@ -76,41 +77,42 @@ def curvature_columns(
     S = float(np.sum(w / gamma))
     act = np.flatnonzero(wp > 0)
     a = act.size
-    sv = np.sqrt(wp[act] * (1.0 - gamma[act])).astype(dt)  # scales of the rank-one terms of H
-    dg = (wp[act] * gamma[act]).astype(dt)  # weights of the diagonal
-    colscale = (1.0 / (gamma * S)).astype(dt)
-    gam = gamma.astype(dt)
+    pos = np.full(A, -1, dtype=np.int64)
+    pos[act] = np.arange(a)
+    sv = np.sqrt(wp[act] * (1.0 - gamma[act]))  # scales of the rank-one terms of H
+    dg = wp[act] * gamma[act]  # weights of the diagonal
+    colscale = 1.0 / (gamma * S)
     beta = min(float(wp @ gamma), 1.0) if blend else 0.0  # 1 + 1e-16 at gamma = 1 would make sqrt(1 - beta) NaN
-    Lc = La if rows is None else La[rows]
-    Lc = (Lc if agents is None else Lc[:, agents]).astype(dt, copy=False)
-    m = Lc.shape[0]
-    r = log_q.astype(dt, copy=False)
-    # tilted agents Q_i ∝ P_i^γ_i Q^(1-γ_i), normalised over classes
-    U = gam[None, :, None] * Lc + (1 - gam)[None, :, None] * r[:, None, :]
-    U -= U.max(axis=2, keepdims=True)
-    Qi = np.exp(U)
-    Qi /= Qi.sum(axis=2, keepdims=True)
-    q = np.exp(r)
-    M = (Qi - q[:, None, :]) * colscale[None, :, None]  # (m, A, K): rows are the columns of M
-    Qa = Qi[:, act, :]
-    d = np.einsum("a,mak->mk", dg, Qa)  # diagonal of H
-    V = Qa * sv[None, :, None]  # (m, a, K): H = diag(d) + Vᵀ V
+    if rows is None:
+        rows = np.arange(La.shape[0], dtype=np.int64)
+    elif isinstance(rows, slice):
+        rows = np.arange(*rows.indices(La.shape[0]), dtype=np.int64)
+    rows = np.asarray(rows, dtype=np.int64)
+    agents = np.arange(La.shape[1], dtype=np.int64) if agents is None else np.asarray(agents, dtype=np.int64)
+    m = rows.size
+    r = np.ascontiguousarray(log_q, dtype=np.float64)
+    # scaled by D^{-1/2} (D = diag(q)): M̃ (m, A, K), Ṽ (m, a, K) with H̃ = diag(d̃) + Ṽᵀ Ṽ (eigenvalues in
+    # [min γ, 1]), and the solution X = H̃^{-1} M̃ᵀ is the Fisher columns (renyi_curvature_kernels)
+    M = np.empty((m, A, K), dtype=dt)
+    V = np.empty((m, a, K), dtype=dt)
+    d = np.empty((m, K), dtype=dt)
+    isq = np.empty((m, K))
+    tilted_columns(La, rows, agents, pos, gamma, colscale, sv, dg, r, M, V, d, isq)
     if K > a:
-        # Woodbury: H^{-1} Mᵀ = D^{-1}Mᵀ - D^{-1}Vᵀ (I + V D^{-1} Vᵀ)^{-1} V D^{-1} Mᵀ
+        # Woodbury: H̃^{-1} M̃ᵀ = D̃^{-1}M̃ᵀ - D̃^{-1}Ṽᵀ (I + Ṽ D̃^{-1} Ṽᵀ)^{-1} Ṽ D̃^{-1} M̃ᵀ
         Vd = V / d[:, None, :]
         C = Vd @ V.transpose(0, 2, 1)
         C[:, np.arange(a), np.arange(a)] += 1.0
-        Md = M / d[:, None, :]  # (m, A, K) = (D^{-1} Mᵀ)ᵀ
         T = np.linalg.solve(C, Vd @ M.transpose(0, 2, 1))  # (m, a, A)
-        J = Md - T.transpose(0, 2, 1) @ V / d[:, None, :]  # (m, A, K) = Jᵀ
+        XT = (M - T.transpose(0, 2, 1) @ V) / d[:, None, :]  # (m, A, K) = Xᵀ
     else:
         H = V.transpose(0, 2, 1) @ V
         H[:, np.arange(K), np.arange(K)] += d
-        J = np.linalg.solve(H, M.transpose(0, 2, 1)).transpose(0, 2, 1)  # (m, A, K) = Jᵀ
-    cs = np.sqrt(c).astype(dt)
-    Z3 = out.reshape(A, -1, K + 1)[:, :m]  # item-major columns, written in place
-    Z3[:, :, :K] = (J * (np.sqrt(q) * (cs * dt.type(np.sqrt(1.0 - beta)))[:, None])[:, None, :]).transpose(1, 0, 2)
-    Z3[:, :, K] = (J[np.arange(m), :, labels] * (cs * dt.type(np.sqrt(beta)))[:, None]).T  # each item's own gradient
+        # Xᵀ = M̃ H̃^{-1} (H̃ symmetric, well conditioned): batched inverse and product, 0.7x the time
+        # of the batched solve with the A right-hand sides (measured at K = 64, A = 140)
+        XT = M @ np.linalg.inv(H)  # (m, A, K)
+    cs = np.sqrt(np.asarray(c, dtype=np.float64))
+    fill_columns(XT, np.asarray(labels, dtype=np.int64), isq, cs * np.sqrt(1.0 - beta), cs * np.sqrt(beta), out)
     return out[:, : m * (K + 1)]
 
 

@@ -34,7 +34,8 @@ def _general(lp, w, gamma, mode, tol):
     R = np.empty((n, k))
     sweeps, res, conv = np.zeros(n, dtype=np.int64), np.zeros(n), np.zeros(n, dtype=np.bool_)
     rk._solve_items_seq(
-        lp, wp, gamma, gidx.astype(np.int64), ugam, float(wp @ gamma), R, False, True, MODES[mode], False, tol, 101,
+        lp, np.arange(lp.shape[1]), wp, gamma, gidx.astype(np.int64), ugam, float(wp @ gamma), R, False, True,
+        MODES[mode], False, tol, 101,
         sweeps, res, conv,
     )  # fmt: skip
     assert conv.all()

@@ -167,3 +167,60 @@ def test_pool_auto_solver_by_what_is_learnt():
     with pytest.warns(Warning):
         joint.fit(lp, y)
     assert joint.fit_result_.method == "projected_gradient"
+
+
+@pytest.mark.parametrize("n", [50, 14_000], ids=["sequential", "parallel"])
+def test_support_rows_are_read_in_place_as_their_copy(n):
+    """Zero weights at a shape the per-item kernel takes (3 active agents x 100 classes is past the
+    block kernel's size): it reads the active agents' rows in place, and must give what solving on a
+    copy of them gives; the weights-only adjoint (no γ part) gives the same weight gradient."""
+    rng = np.random.default_rng(11)
+    lp = rng.normal(size=(n, 7, 100)) * rng.uniform(0.3, 2.0, 7)[None, :, None]
+    lp -= logsumexp(lp, axis=2, keepdims=True)
+    y = rng.integers(0, 100, n)
+    w = np.array([0.0, 0.5, 0.0, 0.2, 0.0, 0.3, 0.0])
+    act = np.flatnonzero(w)
+    for gam in (np.full(7, 0.4), np.linspace(0.05, 0.9, 7)):
+        inplace = solve_fixed_point(lp, w, gam, tol=1e-12)
+        copy = solve_fixed_point(np.ascontiguousarray(lp[:, act]), w[act], gam[act], tol=1e-12)
+        assert inplace.all_converged
+        np.testing.assert_allclose(inplace.log_q, copy.log_q, rtol=0, atol=1e-14)
+        np.testing.assert_array_equal(inplace.sweeps, copy.sweeps)
+        if n > 1000:
+            continue
+        _, g_w, _, _ = renyi_loglik_grad(lp, y, w, gam, tol=1e-13, want=("w",))
+        _, g_all, _, _ = renyi_loglik_grad(lp, y, w, gam, tol=1e-13, want=("w", "gamma"))
+        np.testing.assert_allclose(g_w["w"], g_all["w"], rtol=1e-13, atol=1e-15)
+
+
+def test_curvature_with_zero_weights_read_at_items_and_agents():
+    """A zero weight (an agent outside ``H`` but with its own column of ``M``), read through ``items``
+    and ``agents`` of a larger array: against the Fisher blend of the forward-difference Jacobian of
+    the copied problem, and float32 products against float64."""
+    lp_big, y_big = data(45, 9, 7, seed=12)
+    items = np.arange(3, 45, 2)
+    agents = np.array([0, 2, 3, 5, 8])
+    lp, y = np.ascontiguousarray(lp_big[items][:, agents]), y_big[items]
+    n, A, K = lp.shape
+    w = np.array([0.3, 0.0, 0.45, 0.25, 0.0])
+    g = np.array([0.2, 0.5, 0.35, 0.6, 0.3])
+    c = np.full(n, 1.0 / n)
+    log_q = solve_fixed_point(lp, w, g, tol=1e-14).log_q
+    h = 1e-7
+    J = np.zeros((n, K, A))
+    for k in range(A):
+        e = np.zeros(A)
+        e[k] = h
+        J[:, :, k] = (solve_fixed_point(lp, w + e, g, tol=1e-14).log_q - log_q) / h
+    wp = w / g / np.sum(w / g)
+    beta = float(wp @ g)
+    F = np.einsum("n,nka,nk,nkb->ab", c, J, np.exp(log_q), J)
+    Jy = J[np.arange(n), y]
+    ref = (1 - beta) * F + beta * np.einsum("n,na,nb->ab", c, Jy, Jy)
+    args = (lp_big, y, w, g, log_q, c)
+    G = renyi_weight_curvature(*args, items=items, agents=agents, chunk=4)
+    P = np.eye(A) - 1.0 / A
+    np.testing.assert_allclose(P @ G @ P, P @ ref @ P, atol=2e-5 * np.abs(ref).max())
+    np.testing.assert_allclose(G, renyi_weight_curvature(lp, y, w, g, log_q, c), rtol=1e-12, atol=1e-15)
+    G32 = renyi_weight_curvature(*args, items=items, agents=agents, dtype=np.float32)
+    np.testing.assert_allclose(G32, G, atol=1e-5 * np.abs(G).max())
