@@ -5,8 +5,10 @@ The curvature of a chunk of items needs, per item, the tilted agents ``Q_i ∝ P
 ``H = diag(d) + Vᵀ V``, then a ``K x K`` solve per item (batched LAPACK) and a rearrangement of its
 solution into the columns ``Z`` whose ``Z Zᵀ`` is the curvature (one BLAS product per chunk). The
 NumPy form of the elementwise part (five array-sized temporaries, transposing copies) took 5.4 s of
-the 10.2 s curvature of 20,000 items × 140 agents × 64 classes; here it is one pass per item, in
-parallel over items (:func:`tilted_columns`), and one rearranging pass (:func:`fill_columns`).
+the 10.2 s curvature of 20,000 items × 140 agents × 64 classes; here it is one pass per item
+(:func:`tilted_columns`) and one rearranging pass (:func:`fill_columns`). Both are serial and release
+the GIL: :func:`aggregators.renyi_weight_hessian.renyi_weight_curvature` runs whole chunks (kernels,
+LAPACK and BLAS) in parallel threads instead.
 
 Everything is scaled by ``D^{-1/2}``, ``D = diag(q)``: the solve is with
 ``H̃ = D^{-1/2} H D^{-1/2}``, whose eigenvalues lie in ``[min γ, 1]`` (:mod:`aggregators.renyi_kernels`:
@@ -18,7 +20,7 @@ the solution ``X = H̃^{-1} M̃ᵀ`` itself (``J = D^{-1/2} X``).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from solvers.kernels.fastexp import exp_scaled
 
@@ -28,7 +30,7 @@ Q_MIN = 1e-300
 """Aggregate probabilities are read as at least this (``1/√q`` scales the columns)."""
 
 
-@njit(cache=True, parallel=True, fastmath=_FM)
+@njit(cache=True, nogil=True, fastmath=_FM)
 def tilted_columns(La, rows, agents, pos, gam, colscale, sv, dg, R, Mt, Vt, dq, isq):
     """For each item ``j`` of the chunk (data row ``rows[j]``, aggregate ``r = R[j]``, ``q = e^r``):
 
@@ -42,13 +44,14 @@ def tilted_columns(La, rows, agents, pos, gam, colscale, sv, dg, R, Mt, Vt, dq, 
     m = rows.shape[0]
     A = agents.shape[0]
     K = La.shape[2]
-    for j in prange(m):
-        x = np.empty(K)
-        e = np.empty(K)
-        buf = np.empty(K)
-        q = np.empty(K)
-        iq = np.empty(K)
-        acc = np.zeros(K)
+    x = np.empty(K)
+    e = np.empty(K)
+    buf = np.empty(K)
+    q = np.empty(K)
+    iq = np.empty(K)
+    acc = np.empty(K)
+    for j in range(m):
+        acc[:] = 0.0
         r = R[j]
         for y in range(K):
             q[y] = max(np.exp(r[y]), Q_MIN)
@@ -84,12 +87,12 @@ def tilted_columns(La, rows, agents, pos, gam, colscale, sv, dg, R, Mt, Vt, dq, 
             dq[j, y] = acc[y] / q[y]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def fill_columns(XT, labels, isq, cf, ce, out):
     """``out[i, j (K+1) + y] = cf_j X_j[i, y]`` (the Fisher columns) and ``out[i, j (K+1) + K] =
     ce_j X_j[i, y_j] / √q_j(y_j)`` (the item's own gradient) for the ``m`` items of ``XT`` (m, A, K)."""
     m, A, K = XT.shape
-    for i in prange(A):
+    for i in range(A):
         for j in range(m):
             o = j * (K + 1)
             c = cf[j]

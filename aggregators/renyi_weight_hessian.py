@@ -34,10 +34,13 @@ Woodbury when ``K > a``) and the product ``K A²``, all as batched BLAS over chu
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import numba
 import numpy as np
 
+from solvers.blas import blas_limit
 from solvers.errors import InputError
 
 from .renyi_curvature_kernels import fill_columns, tilted_columns
@@ -123,6 +126,7 @@ def renyi_weight_curvature(
     dtype: Any = np.float64,
     items: np.ndarray | None = None,
     agents: np.ndarray | None = None,
+    threads: int | None = None,
 ) -> np.ndarray:
     """``Σ_n c_n [(1 - β) J_nᵀ diag(q_n) J_n + β J_n[y_n]ᵀ J_n[y_n]]``: the weights' curvature ``(A, A)``.
 
@@ -134,19 +138,45 @@ def renyi_weight_curvature(
     each run of ``chunk`` items gives one product :func:`curvature_columns` ``Z Zᵀ``, summed into a
     float64 matrix in order). ``items``, ``agents``: read only these rows and agents of ``La`` (one
     chunk at a time, no copy of the whole); ``labels``, ``log_q``, ``c`` and ``w``, ``gamma`` are then
-    the selected items' and agents'.
+    the selected items' and agents'. ``threads``: chunks run in this many threads (default
+    :func:`curvature_threads`); the result depends on it only through the order of the sums.
     """
     La, labels, w, gamma, log_q, c = inputs
     n = La.shape[0] if items is None else items.size
     A, K = w.size, La.shape[2]
-    out = np.empty((A, chunk * (K + 1)), dtype=dtype)
-    H = np.zeros((A, A))
-    for s in range(0, n, chunk):
-        rows = slice(s, s + chunk) if items is None else items[s : s + chunk]
-        sl = slice(s, s + chunk)
-        Z = curvature_columns(La, labels[sl], w, gamma, log_q[sl], c[sl], out, blend=blend, rows=rows, agents=agents)
-        H += Z @ Z.T
+    starts = range(0, n, chunk)
+    n_threads = max(1, min(curvature_threads() if threads is None else int(threads), len(starts)))
+
+    def part(t: int) -> np.ndarray:
+        out = np.empty((A, chunk * (K + 1)), dtype=dtype)
+        H = np.zeros((A, A))
+        for s in starts[t::n_threads]:
+            rows = slice(s, s + chunk) if items is None else items[s : s + chunk]
+            sl = slice(s, s + chunk)
+            Z = curvature_columns(
+                La, labels[sl], w, gamma, log_q[sl], c[sl], out, blend=blend, rows=rows, agents=agents
+            )
+            H += Z @ Z.T
+        return H
+
+    if n_threads == 1:
+        H = part(0)
+    else:
+        # one BLAS thread per chunk thread (OpenBLAS's own threads on every small product made the
+        # curvature 3x slower: solvers.blas)
+        with blas_limit(1), ThreadPoolExecutor(n_threads) as pool:
+            parts = list(pool.map(part, range(n_threads)))
+        H = parts[0]
+        for P in parts[1:]:  # in a fixed order: the same sum at every call
+            H += P
     return 0.5 * (H + H.T)
+
+
+def curvature_threads() -> int:
+    """Threads of :func:`renyi_weight_curvature` by default: numba's (``NUMBA_NUM_THREADS``), the
+    threads the fixed-point kernels use. Every thread runs whole chunks (compiled kernels that release
+    the GIL, batched LAPACK, one BLAS product), each into its own matrix, summed in thread order."""
+    return int(numba.get_num_threads())
 
 
 class RenyiWeightProblem(RenyiProblem):

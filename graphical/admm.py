@@ -30,8 +30,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
+from solvers.blas import blas_limit
 from solvers.checks import check_count, check_positive, check_tol
 from solvers.errors import InputError
 from solvers.methods._stopping import stop_reason
@@ -90,17 +90,6 @@ def _diagonal_start(C: np.ndarray, penalty: Any, rho: float) -> tuple[np.ndarray
     return np.diag(1.0 / (np.diag(C) + np.diag(W))), Gamma / rho
 
 
-_CONTROLLER: list[ThreadpoolController] = []
-
-
-def _blas_limit(threads: int | None) -> Any:
-    """A context limiting the BLAS threads, from one controller made on first use: ``threadpool_limits``
-    scans the loaded libraries on every call (17 ms measured under load, more than a whole solve at p = 60)."""
-    if not _CONTROLLER:
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=threads)
-
-
 def penalised_likelihood_admm(
     C: np.ndarray,
     penalty: Any,
@@ -126,7 +115,7 @@ def penalised_likelihood_admm(
     gains little from a second thread on a quiet machine and was measured 10-60x slower with two
     threads on the shared 2-core machine (benchmarks/results/graphical-lasso.md).
     """
-    with _blas_limit(blas_threads):
+    with blas_limit(blas_threads, user_api=None):
         return _admm(C, penalty, rho, tol, max_iter, adaptive_rho, relax, warm_start, callback, progress, method)
 
 
