@@ -71,3 +71,26 @@ def test_warm_started_newton_reaches_the_slsqp_optimum(family, K):
     assert np.all(warm.x >= 0) and abs(warm.x.sum() - 1) < 1e-12
     # same support as the tight solve (weights above 1e-6)
     np.testing.assert_array_equal(warm.x > 1e-6, plain.x > 1e-6)
+
+
+@pytest.mark.parametrize("family", ["gaussian-logit", "near-duplicate"])
+def test_the_float64_model_check_runs_below_its_tolerance_only(family, monkeypatch):
+    """After the warm start, a converged model is confirmed with the float64 Hessian of every item
+    when ``tol`` < MODEL_CHECK_BELOW (and on request), not at looser tolerances; either way the
+    optimum is within the tolerance of the tight solve's."""
+    from solvers.methods import newton as nw
+
+    lp, y = _family(family, K=4)
+    pb = ConditionalLogLinear.from_log_probs(lp, y)
+    fstar = solvers.minimize(pb, "newton", tol=1e-13, warm_items=0).fun
+    full = []
+    real = nw._hessian
+    monkeypatch.setattr(
+        nw, "_hessian", lambda p, x, items, dtype=None: (full.append(items is None), real(p, x, items, dtype))[1]
+    )
+    for tol, check, expect in ((1e-6, None, False), (1e-6, True, True), (1e-9, None, True)):
+        full.clear()
+        r = solvers.minimize(pb, "newton", tol=tol, warm_items=300, hessian_sample=0.5, check_model=check)
+        assert r.converged and r.extra.get("warm_start")
+        assert (r.fun - fstar) <= tol * abs(fstar)
+        assert any(full) == expect, (tol, check, full)
