@@ -531,31 +531,10 @@ def _solve_items_par(
         )
 
 
-@njit(cache=True)
-def _solve_items_seq(
-    L, agents, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv
-):
-    _solve_range(
-        0,
-        L.shape[0],
-        L,
-        agents,
-        wp,
-        gam,
-        gidx,
-        ugam,
-        gbar,
-        R,
-        use_init,
-        newton,
-        mode,
-        stable,
-        tol,
-        max_sweeps,
-        sweeps,
-        res,
-        conv,
-    )
+def _solve_items_seq(L, agents, *args):
+    """Every item of ``L`` in this thread (:func:`_solve_range` over all items; the arguments of
+    :func:`_solve_items_par`)."""
+    _solve_range(0, L.shape[0], L, agents, *args)
 
 
 PARALLEL_MIN_WORK = 4_000_000
