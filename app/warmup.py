@@ -43,6 +43,20 @@ PARAMS: dict[str, dict[str, Any]] = {
 UTILITIES: tuple[Any, ...] = ("log", 2.0, [0.5, 2.0, 10.0])
 
 
+def _renyi_curvature(log_probs: np.ndarray, dtype: Any) -> np.ndarray:
+    """The Rényi weights' curvature on ``log_probs`` (n, A, K) at three non-zero weights, in ``dtype``."""
+    from aggregators.renyi_fixed_point import solve_fixed_point
+    from aggregators.renyi_weight_hessian import renyi_weight_curvature
+
+    n, A, _ = log_probs.shape
+    w = np.zeros(A)
+    w[:3] = 1.0 / 3.0
+    gamma = np.full(A, 0.5)
+    log_q = solve_fixed_point(log_probs, w, gamma).log_q
+    labels = np.arange(n) % log_probs.shape[2]
+    return renyi_weight_curvature(log_probs, labels, w, gamma, log_q, np.full(n, 1.0 / n), dtype=dtype, threads=1)
+
+
 def _calls() -> Iterator[tuple[str, Callable[[], Any]]]:
     rng = np.random.default_rng(0)
     probs = rng.dirichlet(np.ones(4), size=(8, 3))  # 8 items, 3 agents, 4 classes
@@ -63,6 +77,9 @@ def _calls() -> Iterator[tuple[str, Callable[[], Any]]]:
     wide = np.log(rng.dirichlet(np.ones(16), size=(4, 20)))  # 4 items, 20 agents, 16 classes
     yield "aggregate renyi (per item)", lambda: aggregate("renyi", wide, kind="log_probs", gamma=0.5)
     yield "fit renyi (per item)", lambda: make_pool("renyi", gamma=0.5).fit(wide, [0, 1, 2, 3], kind="log_probs")
+    # the weight fit's model Hessians of large fits are float32 (the small fits above take float64): about
+    # 0.9 s of compilation per precision (aggregators.renyi_curvature_kernels)
+    yield "renyi curvature (float32)", lambda: _renyi_curvature(wide, np.float32)
     for method in POOL_METHODS:
         kw = PARAMS.get(method, {})
         yield f"aggregate {method}", lambda m=method, kw=kw: aggregate(m, log_probs, kind="log_probs", **kw)
