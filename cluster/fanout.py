@@ -10,12 +10,16 @@ start of the run. The sweep runs in one of two ways:
 
 - **Chains** (task-parallel): the sorted etas are cut into contiguous warm chains
   (:func:`split_etas`, balanced by per-gamma cost), one per worker, and each chain is ONE task that
-  runs the serial warm chain in-process on its worker, on its worker's copies. The first chain
-  starts from ``w0`` as the serial sweep does, so its rows are the serial rows bit for bit; each
-  later chain starts as the serial sweep's first point does without ``w0`` (the pool's own start:
-  the log-pool fit at gamma <= 0.25), so its rows agree with the serial sweep's to the solver's
-  tolerance (``RENYI_OPTIONS["tol"]``), not bit for bit. Only the etas, the start and the results
-  (pools, perplexities, the private aggregate) cross the network: one message per chain.
+  runs a warm chain in-process on its worker, on its worker's copies. The first chain goes up from
+  ``w0`` as the serial sweep does, so its rows are the serial rows bit for bit; each later chain goes
+  DOWN from its largest eta, started as the serial sweep's first point is without ``w0`` (the pool's
+  own start: the log-pool fit at gamma <= 0.25, closest to the Rényi optimum at the largest eta), so
+  its rows agree with the serial sweep's to the solver's tolerance (``RENYI_OPTIONS["tol"]``), not bit
+  for bit. Why down: at 2,000 x 269 x 64 a cold start at eta = 100 cost 1.0-1.4x a warm point, at
+  eta = 1.5 2.4-2.5x, and a chain's warm points going down cost 0.6-0.9x those going up (competition,
+  noise and gaussian-logit families, session 16, ``benchmarks/results/sweep-chains-session16.md``).
+  Only the etas, the start and the results (pools, perplexities, the private aggregate) cross the
+  network: one message per chain.
 - **Data-parallel**: the warm chain stays on the driver, and each gamma's fit runs its passes over
   blocks of the public items on every worker (:func:`cluster.chunked_fit.fit_chunked` on
   :mod:`cluster.scattered` blocks sliced from the copies on each worker), as do its predictions; the
@@ -93,9 +97,11 @@ def _etas(etas: Sequence[float]) -> list[float]:
 def split_etas(etas: Sequence[float], n_chains: int, costs: Sequence[float] | None = None) -> list[list[float]]:
     """The sorted ``etas`` cut into at most ``n_chains`` contiguous non-empty chains whose largest
     summed cost is least (``costs[i]``: the predicted cost of ``etas[i]``'s fit once sorted; by
-    default 1 each: at 2,000 x 269 x 64 a fit took 1.3-3.4 s at every eta from 1.5 to 50, 2-3x that
-    at 100, ``benchmarks/results/cluster-sweep-session9.md``). Among equal splits the earlier chains
-    are the longer ones: the first chain, warm from ``w0``, is the cheapest per gamma."""
+    default 1 each: at 2,000 x 269 x 64 a point took 0.6-2.6 s at every eta from 1.5 to 100,
+    ``benchmarks/results/sweep-chains-session16.md``). Among equal splits the later chains are the
+    longer ones: they run down from a large eta (:func:`chain_points`), whose cold start and warm
+    points are the cheapest of the sweep (session 16: 0.56-0.8 s against 0.8-0.9 s going up, competition
+    family)."""
     e = _etas(etas)
     if isinstance(n_chains, bool) or not (isinstance(n_chains, (int, np.integer)) and n_chains >= 1):
         raise InputError("sweep_chains", f"must be an integer >= 1; got {n_chains!r}")
@@ -111,7 +117,7 @@ def split_etas(etas: Sequence[float], n_chains: int, costs: Sequence[float] | No
     best[0][0] = 0.0
     for m in range(1, k + 1):
         for j in range(m, n + 1):
-            for i in range(j - 1, m - 2, -1):  # the last chain as short as possible among ties
+            for i in range(m - 1, j):  # the last chain as long as possible among ties
                 v = max(best[i][m - 1], P[j] - P[i])
                 if v < best[j][m]:
                     best[j][m], cut[j][m] = v, i
@@ -133,10 +139,21 @@ def _loo_perplexity(agent: int, val_lp: Any, val_y: Any, test_lp: Any, test_y: A
 
 
 def warm_chain(
-    val_lp: np.ndarray, val_y: np.ndarray, test_lp: np.ndarray, test_y: np.ndarray, etas: list, w0: list | None
+    val_lp: np.ndarray,
+    val_y: np.ndarray,
+    test_lp: np.ndarray,
+    test_y: np.ndarray,
+    etas: list,
+    w0: list | None,
+    down: bool = False,
+    progress: ProgressFn | None = None,
 ) -> list[tuple]:
-    """One warm chain in this process (a worker's task): :func:`~evaluation.aggregation.warm_points`'s points."""
-    return list(warm_points(val_lp, val_y, test_lp, test_y, etas, w0))
+    """One warm chain in this process (a worker's task): :func:`~evaluation.aggregation.warm_points`'s
+    points over the sorted ``etas``, fitted in that order or, with ``down``, from the largest eta down
+    (the points still returned in the order of ``etas``)."""
+    order = etas[::-1] if down else etas
+    points = list(warm_points(val_lp, val_y, test_lp, test_y, order, w0, progress))
+    return points[::-1] if down else points
 
 
 def chain_points(
@@ -150,8 +167,9 @@ def chain_points(
     progress: ProgressFn | None = None,
 ) -> Iterator[tuple]:
     """The sweep as warm chains (:func:`split_etas`): :func:`~evaluation.aggregation.sweep_point`'s
-    points in the order of the sorted etas. The first chain starts from ``w0``, the later ones from
-    the pool's own start. With a ``client``, ``data`` are futures of the four arrays on every worker
+    points in the order of the sorted etas. The first chain goes up from ``w0``, the later ones down
+    from their largest eta, started from the pool's own start (:func:`warm_chain` with ``down``).
+    With a ``client``, ``data`` are futures of the four arrays on every worker
     (:class:`~cluster.scattered.OnEveryWorker`, one copy per worker) and chain ``i`` is one task on
     worker ``i`` (round-robin) on that worker's copies, all submitted before the first is awaited;
     without one, ``data`` are the arrays and the chains run here in turn (with ``progress``)."""
@@ -160,9 +178,9 @@ def chain_points(
     if client is None:
         val_lp, val_y, test_lp, test_y = data
         done, n = 0, sum(len(p) for p in parts)
-        for part, start in zip(parts, starts):
+        for i, (part, start) in enumerate(zip(parts, starts)):
             on = scaled(progress, done / n, (done + len(part)) / n)
-            yield from warm_points(val_lp, val_y, test_lp, test_y, part, start, on)
+            yield from warm_chain(val_lp, val_y, test_lp, test_y, part, start, i > 0, on)
             done += len(part)
         return
     workers = worker_addresses(client)
@@ -170,7 +188,9 @@ def chain_points(
     for i, (part, start) in enumerate(zip(parts, starts)):
         w = workers[i % len(workers)]
         args = [d.on(w) for d in data]
-        futures.append(client.submit(warm_chain, *args, part, start, workers=[w], allow_other_workers=True, pure=False))
+        futures.append(
+            client.submit(warm_chain, *args, part, start, i > 0, workers=[w], allow_other_workers=True, pure=False)
+        )
     for f in futures:
         yield from f.result()
 
@@ -259,7 +279,7 @@ def warm_sweep(
 
     ``chains=None``: one warm chain; with a ``client``, data-parallel as in :class:`CompetitionTasks`.
     ``chains=k``: the etas cut into ``k`` warm chains (:func:`split_etas` with ``costs``), the later
-    ones from the pool's own start; with a ``client``, one task per chain on its worker's copies of the arrays
+    ones down from their largest eta and the pool's own start; with a ``client``, one task per chain on its worker's copies of the arrays
     (:func:`chain_points`), else in this process in turn."""
     e = _etas(etas)
     with connected(client) as c:

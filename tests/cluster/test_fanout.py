@@ -28,10 +28,10 @@ def test_fan_out_matches_the_serial_aggregation():
 def test_split_etas_cuts_the_sorted_etas_into_contiguous_chains_of_least_largest_cost():
     from cluster.fanout import split_etas
 
-    # by count, the earlier chains the longer among equal splits
+    # by count, the later chains (run down from a large eta, the cheaper end) the longer among equal splits
     assert split_etas((30.0, 2.0, 10.0, 5.0), 2) == [[2.0, 5.0], [10.0, 30.0]]
-    assert split_etas((1.5, 3.0, 6.0, 12.0, 25.0, 50.0, 100.0), 2) == [[1.5, 3.0, 6.0, 12.0], [25.0, 50.0, 100.0]]
-    assert split_etas((1.0, 2.0, 3.0, 4.0, 5.0), 3) == [[1.0, 2.0], [3.0, 4.0], [5.0]]
+    assert split_etas((1.5, 3.0, 6.0, 12.0, 25.0, 50.0, 100.0), 2) == [[1.5, 3.0, 6.0], [12.0, 25.0, 50.0, 100.0]]
+    assert split_etas((1.0, 2.0, 3.0, 4.0, 5.0), 3) == [[1.0], [2.0, 3.0], [4.0, 5.0]]
     assert split_etas((1.0, 2.0, 3.0), 5) == [[1.0], [2.0], [3.0]]  # at most one chain per eta
     # by cost: an expensive last gamma (the fixed point at gamma = 0.01) gets a chain of its own
     assert split_etas((1.0, 2.0, 3.0, 4.0), 2, costs=[1, 1, 1, 5]) == [[1.0, 2.0, 3.0], [4.0]]
@@ -48,12 +48,17 @@ def test_split_etas_cuts_the_sorted_etas_into_contiguous_chains_of_least_largest
         assert e.value.field == field
 
 
-def test_two_chains_in_process_start_the_second_from_the_pools_own_start():
-    from cluster.fanout import warm_sweep
+def test_two_chains_in_process_start_the_second_from_the_pools_own_start_and_go_down():
+    from cluster.fanout import warm_chain, warm_sweep
 
     lp, y = make_family("gaussian-logit", 800, 4, 5, seed=4)
     args = (lp[:400], y[:400], lp[400:], y[400:])
     serial = warm_sweep(*args, (2.0, 5.0, 10.0))
-    chains = warm_sweep(*args, (2.0, 5.0, 10.0), chains=2)
+    chains = warm_sweep(*args, (2.0, 5.0, 10.0), chains=2)  # [2] up from w0, [5, 10] down from 10
     cold = gamma_sweep(*args, (10.0,))  # one cold-started point
-    assert chains[:2] == serial[:2] and chains[2:] == cold
+    assert chains[:1] == serial[:1] and chains[2:] == cold
+    # eta = 5 warm from eta = 10's weights: the serial point (warm from eta = 2's) to the solver's tolerance
+    assert chains[1]["public_perplexity"] == pytest.approx(serial[1]["public_perplexity"], rel=1e-5)
+    down = warm_chain(*args, [5.0, 10.0], None, down=True)  # the same chain, points in the order given
+    assert [p[0].gamma for p in down] == [0.2, 0.1]
+    assert [p[1] for p in down] == [chains[1]["public_perplexity"], chains[2]["public_perplexity"]]
