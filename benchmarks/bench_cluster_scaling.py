@@ -8,7 +8,8 @@ Tables printed (all from this run; the machine's load is printed beside them):
    every core, or one numba thread) and of 2 workers (one numba thread each; partial sums added on
    the workers, or every block's sent to the driver); the repetitions are interleaved; the weights
    of every run against the in-memory fit, and the pickled bytes the driver received.
-2. The competition's gamma sweep (4 etas by default, each warm-started from the previous one's
+2. The competition's gamma sweep (by default its own 7 etas, ``DEFAULT_ETAS``, 1.5-100; sessions 8-15
+   ran 4, ``--sweep-etas 2 5 10 30``; each warm-started from the previous one's
    weights, :func:`evaluation.aggregation.warm_points`) in this process, then on 1 worker and on 2
    workers of one numba thread each, as a competition runs it
    (:meth:`cluster.fanout.CompetitionTasks.sweep`, on the arrays copied to every worker beforehand,
@@ -64,7 +65,7 @@ from cluster.connect import kernel_friendly_nanny  # noqa: E402
 from cluster.consensus_admm import consensus_admm  # noqa: E402
 from cluster.fanout import CompetitionTasks, split_etas, warm_sweep  # noqa: E402
 from cluster.zarr_rows import read_rows  # noqa: E402
-from evaluation.aggregation import make_pool, warm_points  # noqa: E402
+from evaluation.aggregation import DEFAULT_ETAS, make_pool, warm_points  # noqa: E402
 
 
 def load() -> str:
@@ -502,7 +503,9 @@ def main() -> None:
         choices=("none", "linear"),
         help="the first eta's start: none (a cold fit) or the linear pool's weights (as the competition)",
     )
-    p.add_argument("--sweep-etas", type=float, nargs="+", default=[2.0, 5.0, 10.0, 30.0], help="the sweep's etas")
+    p.add_argument(
+        "--sweep-etas", type=float, nargs="+", default=list(DEFAULT_ETAS), help="the sweep's etas (the competition's)"
+    )
     p.add_argument("--sweep-mode", default="chains", choices=("chains", "data-parallel", "both"))
     p.add_argument("--admm-rounds", type=int, default=20)
     p.add_argument("--skip", nargs="*", default=(), choices=("logpool", "sweep", "admm"))
