@@ -16,8 +16,10 @@ start of the run. The sweep runs in one of two ways:
   own start: the log-pool fit at gamma <= 0.25, closest to the Rényi optimum at the largest eta), so
   its rows agree with the serial sweep's to the solver's tolerance (``RENYI_OPTIONS["tol"]``), not bit
   for bit. Why down: at 2,000 x 269 x 64 a cold start at eta = 100 cost 1.0-1.4x a warm point, at
-  eta = 1.5 2.4-2.5x, and a chain's warm points going down cost 0.6-0.9x those going up (competition,
-  noise and gaussian-logit families, session 16, ``benchmarks/results/sweep-chains-session16.md``).
+  eta = 1.5 2.4-2.5x (competition, noise and gaussian-logit families), and warm points going down
+  cost 0.6-1.0x those going up from eta = 3 to 50 (1.1-1.6x at eta = 1.5, where the linear pool's
+  weights are the better start; competition and gaussian-logit families; session 16,
+  ``benchmarks/results/sweep-chains-session16.md``).
   Only the etas, the start and the results (pools, perplexities, the private aggregate) cross the
   network: one message per chain.
 - **Data-parallel**: the warm chain stays on the driver, and each gamma's fit runs its passes over
@@ -279,8 +281,8 @@ def warm_sweep(
 
     ``chains=None``: one warm chain; with a ``client``, data-parallel as in :class:`CompetitionTasks`.
     ``chains=k``: the etas cut into ``k`` warm chains (:func:`split_etas` with ``costs``), the later
-    ones down from their largest eta and the pool's own start; with a ``client``, one task per chain on its worker's copies of the arrays
-    (:func:`chain_points`), else in this process in turn."""
+    ones down from their largest eta and the pool's own start; with a ``client``, one task per chain
+    on its worker's copies of the arrays (:func:`chain_points`), else in this process in turn."""
     e = _etas(etas)
     with connected(client) as c:
         if chains is not None:
