@@ -8,6 +8,8 @@
   added on the workers.
 - :mod:`cluster.fanout`: a competition run's fits (methods, gamma sweep, leave-one-out) as Dask tasks.
 - :mod:`cluster.connect`: a ``distributed.Client`` from a scheduler address, with a clear error.
+- :mod:`cluster.host_memory`: whether the host takes freed memory back (then the workers start
+  without NumPy's huge pages, :func:`cluster.connect.kernel_friendly_nanny`).
 
 The package is named ``cluster`` (not ``distributed``, which is Dask's own package).
 """

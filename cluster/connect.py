@@ -176,9 +176,17 @@ def kernel_friendly_nanny() -> dict:
     threshold, so every large temporary of the pools' kernels is a fresh mmap whose pages fault in
     again; the Rényi passes then ran 1.5-2x slower in a worker than in this process (measured,
     ``benchmarks/results/cluster-session8.md``). Use ``with dask.config.set(kernel_friendly_nanny()):``
-    around the cluster's start; freed memory then stays in the workers' heaps."""
+    around the cluster's start; freed memory then stays in the workers' heaps.
+
+    On a virtual machine whose host takes freed memory back (:mod:`cluster.host_memory`) the workers
+    also start with ``NUMPY_MADVISE_HUGEPAGE=0`` (unless the environment sets it): NumPy's huge pages
+    there cost a host fault per fresh 2 MiB block, 2.4 s/GiB against 0.34 s/GiB without them
+    (session 17, ``benchmarks/results/hugepages-session17.md``)."""
     import dask
+
+    from .host_memory import worker_memory_env
 
     env = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
     env.pop("MALLOC_TRIM_THRESHOLD_", None)
+    env.update(worker_memory_env())
     return {"distributed.nanny.pre-spawn-environ": env}
