@@ -15,7 +15,10 @@ Tables printed (all from this run; the machine's load is printed beside them):
    (:meth:`cluster.fanout.CompetitionTasks.sweep`, on the arrays copied to every worker beforehand,
    off the clock and timed apart): as warm chains (``--sweep-mode chains``, the competition's
    default on a cluster: one task per chain, 1 chain on 1 worker, 2 chains on 2) and/or
-   data-parallel (each gamma's fit and predictions over item blocks on every worker); the seconds and
+   data-parallel (each gamma's fit and predictions over item blocks on every worker); with
+   ``--sweep-top log`` (the default) a later chain starts from the log pool's weights as the
+   competition's does (:func:`cluster.fanout.later_start`; fitted off the clock, it is another
+   method's fit), with ``none`` from the pool's own start (sessions 16 and before); the seconds and
    CPU seconds of each, the busiest worker's CPU seconds, the points against the serial sweep, the
    1 -> 2 ratios last.
 3. Communication per round of consensus ADMM (:func:`cluster.consensus_admm.consensus_admm`) on
@@ -347,7 +350,7 @@ def sweep_scaling(args: argparse.Namespace) -> None:
     configs = [("in memory, this process, numba on 2 cores", 0, None, None)]
     configs += [c for m in modes for c in SWEEP[m]]
     print(
-        f"\n## 2. gamma sweep, {len(etas)} etas {etas}, {args.sweep_family} family, first eta from {args.sweep_w0}, "
+        f"\n## 2. gamma sweep, {len(etas)} etas {etas}, {args.sweep_family} family, first eta from {args.sweep_w0}, later chains from {args.sweep_top}, "
         f"{N} public + {M} private "
         f"items x {A} x {K}, {args.reps} interleaved repetitions; {' and '.join(modes)} on the cluster"
         + (f", chains {split_etas(etas, 2)}" if "chains" in modes else "")
@@ -357,6 +360,9 @@ def sweep_scaling(args: argparse.Namespace) -> None:
     # --sweep-w0 linear: the first eta starts from the linear pool's weights, as the competition's
     # aggregation starts it (off the clock: that fit is another method's); default none (a cold start)
     w0 = list(make_pool("linear").fit(data[0], data[1]).weights_) if args.sweep_w0 == "linear" else None
+    # --sweep-top log: later chains start from the log pool's weights, as the competition's aggregation
+    # starts them (off the clock: that fit is the log method's); none: the pool's own start
+    w_top = list(make_pool("log").fit(data[0], data[1]).weights_) if args.sweep_top == "log" else None
     ref = list(warm_points(*data, etas, w0))
     runs: dict = {"tasks": None, "scatter": {}}
 
@@ -383,7 +389,7 @@ def sweep_scaling(args: argparse.Namespace) -> None:
     med, cpu, top = interleaved(
         configs,
         lambda: timed(lambda: list(warm_points(*data, etas, w0))),
-        lambda c, chains: list(runs["tasks"].sweep(etas, w0)),
+        lambda c, chains: list(runs["tasks"].sweep(etas, w0, w_top=w_top)),
         on_workers,
         check,
         args.reps,
@@ -502,6 +508,12 @@ def main() -> None:
         default="none",
         choices=("none", "linear"),
         help="the first eta's start: none (a cold fit) or the linear pool's weights (as the competition)",
+    )
+    p.add_argument(
+        "--sweep-top",
+        default="log",
+        choices=("log", "none"),
+        help="later chains' start: the log pool's weights (as the competition) or the pool's own start",
     )
     p.add_argument(
         "--sweep-etas", type=float, nargs="+", default=list(DEFAULT_ETAS), help="the sweep's etas (the competition's)"

@@ -12,10 +12,13 @@ start of the run. The sweep runs in one of two ways:
   (:func:`split_etas`, balanced by per-gamma cost), one per worker, and each chain is ONE task that
   runs a warm chain in-process on its worker, on its worker's copies. The first chain goes up from
   ``w0`` as the serial sweep does, so its rows are the serial rows bit for bit; each later chain goes
-  DOWN from its largest eta, started as the serial sweep's first point is without ``w0`` (the pool's
-  own start: the log-pool fit at gamma <= 0.25, closest to the Rényi optimum at the largest eta), so
-  its rows agree with the serial sweep's to the solver's tolerance (``RENYI_OPTIONS["tol"]``), not bit
-  for bit. Why down: at 2,000 x 269 x 64 a cold start at eta = 100 cost 1.0-1.4x a warm point, at
+  DOWN from its largest eta, started from ``w_top`` when given (the log pool's fitted weights, the
+  limit eta -> infinity, which the competition fits anyway) and otherwise as the serial sweep's first
+  point is without ``w0`` (the pool's own start: a log-pool fit at gamma <= 0.25, closest to the Rényi
+  optimum at the largest eta), so its rows agree with the serial sweep's to the solver's tolerance
+  (``RENYI_OPTIONS["tol"]``), not bit for bit. Starting from the fitted log pool saves the later
+  chain that fit: at eta = 100, 2,000 x 269 x 64 on one thread, 0.52-1.10 s against 0.73-1.52 s on three
+  families, 1.75 against 2.5 s at 50 x 1,024 (session 17, ``benchmarks/results/hugepages-session17.md`` §6). Why down: at 2,000 x 269 x 64 a cold start at eta = 100 cost 1.0-1.4x a warm point, at
   eta = 1.5 2.4-2.5x (competition, noise and gaussian-logit families), and warm points going down
   cost 0.6-1.0x those going up from eta = 3 to 50 (1.1-1.6x at eta = 1.5, where the linear pool's
   weights are the better start; competition and gaussian-logit families; session 16,
@@ -51,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from aggregators.metrics import perplexity
+from aggregators.renyi_pool import LIMIT_START_GAMMA
 from evaluation.aggregation import DEFAULT_ETAS, fit_method, loo_perplexity, sweep_floor, warm_points
 from solvers.errors import InputError
 from solvers.progress import ProgressFn, scaled
@@ -66,6 +70,7 @@ __all__ = [
     "leave_one_out",
     "split_etas",
     "chain_points",
+    "later_start",
     "warm_chain",
     "resolve_chains",
 ]
@@ -130,6 +135,13 @@ def split_etas(etas: Sequence[float], n_chains: int, costs: Sequence[float] | No
     return parts[::-1]
 
 
+def later_start(part: Sequence[float], w_top: list[float] | None) -> list[float] | None:
+    """The start of a later chain ``part`` (sorted etas, run down from the largest): ``w_top`` (the log
+    pool's weights, the eta -> infinity limit) when its largest eta is one whose own start is a log-pool
+    fit (gamma <= :data:`~aggregators.renyi_pool.LIMIT_START_GAMMA`), else None (the pool's own start)."""
+    return w_top if w_top is not None and 1.0 / max(part) <= LIMIT_START_GAMMA else None
+
+
 def _fit_method(method: str, val_lp: Any, val_y: Any, test_lp: Any, test_y: Any) -> Any:
     """:func:`~evaluation.aggregation.fit_method` as a task on a worker's copies of the four arrays."""
     return fit_method(method, val_lp, val_y, test_lp)
@@ -167,16 +179,18 @@ def chain_points(
     *,
     costs: Sequence[float] | None = None,
     progress: ProgressFn | None = None,
+    w_top: list[float] | None = None,
 ) -> Iterator[tuple]:
     """The sweep as warm chains (:func:`split_etas`): :func:`~evaluation.aggregation.sweep_point`'s
     points in the order of the sorted etas. The first chain goes up from ``w0``, the later ones down
-    from their largest eta, started from the pool's own start (:func:`warm_chain` with ``down``).
+    from their largest eta (:func:`warm_chain` with ``down``), started from ``w_top`` or the pool's own
+    start (:func:`later_start`).
     With a ``client``, ``data`` are futures of the four arrays on every worker
     (:class:`~cluster.scattered.OnEveryWorker`, one copy per worker) and chain ``i`` is one task on
     worker ``i`` (round-robin) on that worker's copies, all submitted before the first is awaited;
     without one, ``data`` are the arrays and the chains run here in turn (with ``progress``)."""
     parts = split_etas(etas, n_chains, costs)
-    starts = [w0, *[None] * (len(parts) - 1)]
+    starts = [w0, *[later_start(p, w_top) for p in parts[1:]]]
     if client is None:
         val_lp, val_y, test_lp, test_y = data
         done, n = 0, sum(len(p) for p in parts)
@@ -247,12 +261,19 @@ class CompetitionTasks:
         blocks = (floored_blocks(scatter_blocks(self.data[i], self.client), self.client, sweep_floor()) for i in (0, 2))
         self.blocks = [] if self.chains else list(blocks)
 
-    def sweep(self, etas: Sequence[float], w0: list[float] | None, progress: ProgressFn | None = None) -> Iterator:
+    def sweep(
+        self,
+        etas: Sequence[float],
+        w0: list[float] | None,
+        progress: ProgressFn | None = None,
+        w_top: list[float] | None = None,
+    ) -> Iterator:
         """:func:`~evaluation.aggregation.warm_points` over the sorted ``etas`` on the cluster: as
-        warm chains, one task each, or data-parallel (each fit's passes and the predictions over item
-        blocks on every worker, the chain on the driver)."""
+        warm chains, one task each (the later ones from ``w_top``, :func:`later_start`), or
+        data-parallel (each fit's passes and the predictions over item blocks on every worker, the
+        chain on the driver from ``w0``; ``w_top`` is not used)."""
         if self.chains:
-            return chain_points(self.client, self.data, etas, w0, self.chains)
+            return chain_points(self.client, self.data, etas, w0, self.chains, w_top=w_top)
         (val, test), (val_y, test_y) = self.blocks, self.labels
         return warm_points(val, val_y, test, test_y, _etas(etas), w0, progress, client=self.client)
 
@@ -274,6 +295,7 @@ def warm_sweep(
     client: Any = None,
     chains: int | None = None,
     costs: Sequence[float] | None = None,
+    w_top: list[float] | None = None,
 ) -> list[dict]:
     """The Rényi sweep of :func:`~evaluation.aggregation.aggregate_submissions` (``gamma_sweep`` rows
     with the weights, sorted by ``eta``, without the linear pool's point), each gamma warm-started from
@@ -281,14 +303,15 @@ def warm_sweep(
 
     ``chains=None``: one warm chain; with a ``client``, data-parallel as in :class:`CompetitionTasks`.
     ``chains=k``: the etas cut into ``k`` warm chains (:func:`split_etas` with ``costs``), the later
-    ones down from their largest eta and the pool's own start; with a ``client``, one task per chain
-    on its worker's copies of the arrays (:func:`chain_points`), else in this process in turn."""
+    ones down from their largest eta, from ``w_top`` or the pool's own start (:func:`later_start`);
+    with a ``client``, one task per chain on its worker's copies of the arrays (:func:`chain_points`),
+    else in this process in turn."""
     e = _etas(etas)
     with connected(client) as c:
         if chains is not None:
             data = (val_lp, val_y, test_lp, test_y)
             shared = data if c is None else [to_every_worker(x, c) for x in data]
-            points = list(chain_points(c, shared, e, w0, chains, costs=costs))
+            points = list(chain_points(c, shared, e, w0, chains, costs=costs, w_top=w_top))
         else:
             val, test = (
                 (val_lp, test_lp)

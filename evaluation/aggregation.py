@@ -246,7 +246,8 @@ def aggregate_submissions(
         data-parallel; ``None``: data-parallel (the warm chain here, each γ's fit over item blocks on
         every worker); an integer: that many chains. Data-parallel gives the results of a run without
         the cluster. With chains, the first chain's points are those of the serial sweep bit for bit;
-        each later chain starts from the pool's own start instead of the previous γ's weights, so its
+        each later chain starts from the log pool's fitted weights (when ``"log"`` is a method; else
+        the pool's own start) instead of the previous γ's weights, so its
         points (and the Rényi row and credit when the chosen γ is among them) agree with the serial
         run's to the sweep's solver tolerance (``RENYI_OPTIONS["tol"]``), and so does everything else.
 
@@ -332,7 +333,9 @@ def aggregate_submissions(
                 if remote is None:
                     points = warm_points(val_lp, val_y, test_lp, test_y, order, w0, cb)
                 else:
-                    points = remote.sweep(order, w0, cb)
+                    # later chains start from the log pool's weights (the limit eta -> infinity)
+                    w_top = _weights(fitted["log"]) if "log" in fitted else None
+                    points = remote.sweep(order, w0, cb, w_top=w_top)
                 for i, (eta, (pool, pv, pred, pt)) in enumerate(zip(order, points)):
                     gamma = 1.0 / eta
                     gamma_sweep.append({"eta": eta, "gamma": gamma, "public_perplexity": pv, "private_perplexity": pt})

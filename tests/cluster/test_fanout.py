@@ -62,3 +62,32 @@ def test_two_chains_in_process_start_the_second_from_the_pools_own_start_and_go_
     down = warm_chain(*args, [5.0, 10.0], None, down=True)  # the same chain, points in the order given
     assert [p[0].gamma for p in down] == [0.2, 0.1]
     assert [p[1] for p in down] == [chains[1]["public_perplexity"], chains[2]["public_perplexity"]]
+
+
+def test_later_chains_start_from_the_log_pools_weights_where_their_own_start_is_a_log_pool_fit():
+    from aggregators.registry import make_pool
+    from cluster.fanout import later_start, warm_chain, warm_sweep
+
+    w = [0.5, 0.5]
+    assert later_start([5.0, 10.0], w) is w  # gamma = 0.1 <= LIMIT_START_GAMMA: the own start is a log-pool fit
+    assert later_start([2.0, 4.0], w) is w  # gamma = 0.25, the limit itself
+    assert later_start([2.0, 3.0], w) is None  # gamma = 1/3: the pool's own start is not the log pool's
+    assert later_start([5.0, 10.0], None) is None
+    lp, y = make_family("gaussian-logit", 800, 4, 5, seed=4)
+    args = (lp[:400], y[:400], lp[400:], y[400:])
+    etas = (2.0, 5.0, 10.0)
+    w_top = [float(x) for x in make_pool("log").fit(args[0], args[1]).weights_]
+    serial = warm_sweep(*args, etas)
+    own = warm_sweep(*args, etas, chains=2)  # [5, 10] from the pool's own start
+    chains = warm_sweep(*args, etas, chains=2, w_top=w_top)  # [2] up from w0, [5, 10] down from the log pool
+    assert chains[:1] == serial[:1]
+    down = warm_chain(*args, [5.0, 10.0], w_top, down=True)  # the later chain, exactly
+    assert [p[1] for p in down] == [r["public_perplexity"] for r in chains[1:]]
+    assert [list(p[0].weights_) for p in down] == [r["weights"] for r in chains[1:]]
+    # the points are the serial sweep's, and the own-start chain's, to the solver's tolerance on the
+    # public objective (a start changes nothing else); the private perplexity, not minimised, moves more
+    # on this flat optimum (measured against the serial sweep 1.3e-4, the same from either start)
+    for a, b, c in zip(chains[1:], serial[1:], own[1:]):
+        for ref, private in ((b, 1e-3), (c, 1e-4)):
+            assert a["public_perplexity"] == pytest.approx(ref["public_perplexity"], rel=1e-5)
+            assert a["private_perplexity"] == pytest.approx(ref["private_perplexity"], rel=private)

@@ -48,6 +48,22 @@ def test_the_sweep_as_two_warm_chains_on_two_workers(client):  # noqa: F811
         np.testing.assert_allclose(a["weights"], b["weights"], atol=5e-3)
 
 
+def test_a_later_chain_from_the_log_pools_weights_is_the_same_on_a_worker(client):  # noqa: F811
+    from aggregators.registry import make_pool
+
+    lp, y = make_competition_predictions(1200, 100, 6, seed=2)
+    args, etas = (lp[:600], y[:600], lp[600:], y[600:]), (2.0, 5.0, 10.0, 30.0)
+    w_top = [float(x) for x in make_pool("log").fit(args[0], args[1]).weights_]
+    ref = warm_sweep(*args, etas)
+    here = warm_sweep(*args, etas, chains=2, w_top=w_top)
+    on = warm_sweep(*args, etas, chains=2, client=client, w_top=w_top)
+    assert on == here  # both chains, bit for bit: the same start reaches the worker
+    assert on[:2] == ref[:2]
+    for a, b in zip(on[2:], ref[2:]):
+        assert a["public_perplexity"] == pytest.approx(b["public_perplexity"], rel=TOL)
+        assert a["private_perplexity"] == pytest.approx(b["private_perplexity"], rel=10 * TOL)
+
+
 def test_the_competition_runs_its_sweep_as_chains_by_default_on_a_cluster(client):  # noqa: F811
     lp, y = make_family("gaussian-logit", 600, 5, 6, seed=3)
     args = (lp[:300], y[:300], lp[300:], y[300:])
@@ -63,7 +79,7 @@ def test_the_competition_runs_its_sweep_as_chains_by_default_on_a_cluster(client
     assert {"_fit_method", "_loo_perplexity", "warm_chain"} <= keys and not keys & {"group_pass", "predict"}
     assert len(set(_chain_workers(ts))) == 2
     # chain [2] from the linear pool's weights as in the serial run; chain [10, 30] down from 30, from
-    # the pool's start
+    # the log pool's fitted weights (cluster.fanout.later_start)
     assert on["gamma_sweep"][:2] == serial["gamma_sweep"][:2]  # η = 1 (the linear pool) and 2
     for a, b in zip(on["gamma_sweep"][2:], serial["gamma_sweep"][2:]):
         assert a["public_perplexity"] == pytest.approx(b["public_perplexity"], rel=TOL)
