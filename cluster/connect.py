@@ -8,6 +8,7 @@ cluster that loses every worker, or the scheduler, while :func:`gather` waits on
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -179,7 +180,8 @@ def kernel_friendly_nanny() -> dict:
     around the cluster's start; freed memory then stays in the workers' heaps.
 
     On a virtual machine whose host takes freed memory back (:mod:`cluster.host_memory`) the workers
-    also start with ``NUMPY_MADVISE_HUGEPAGE=0`` (unless the environment sets it): NumPy's huge pages
+    also start with ``NUMPY_MADVISE_HUGEPAGE=0`` (unless this process's environment or the nanny's
+    pre-spawn environment sets it): NumPy's huge pages
     there cost a host fault per fresh 2 MiB block, 2.4 s/GiB against 0.34 s/GiB without them
     (session 17, ``benchmarks/results/hugepages-session17.md``)."""
     import dask
@@ -188,5 +190,5 @@ def kernel_friendly_nanny() -> dict:
 
     env = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
     env.pop("MALLOC_TRIM_THRESHOLD_", None)
-    env.update(worker_memory_env())
+    env.update(worker_memory_env({**os.environ, **env}))  # a value set in either place wins
     return {"distributed.nanny.pre-spawn-environ": env}

@@ -14,8 +14,9 @@ there run a few per cent faster on huge pages (fewer TLB misses): the sweep's po
 without them (session 17, ``benchmarks/results/hugepages-session17.md``).
 
 Decision: Agora's worker processes (:func:`cluster.connect.kernel_friendly_nanny`) start with
-``NUMPY_MADVISE_HUGEPAGE=0`` when :func:`host_reclaims_free_pages` says so, unless the environment
-already sets ``NUMPY_MADVISE_HUGEPAGE`` (the user's choice wins). On a machine without free page
+``NUMPY_MADVISE_HUGEPAGE=0`` when :func:`host_reclaims_free_pages` says so, unless this process's
+environment or Dask's ``distributed.nanny.pre-spawn-environ`` already sets ``NUMPY_MADVISE_HUGEPAGE``
+(the user's choice wins). On a machine without free page
 reporting nothing changes. This process's NumPy is not touched (it is imported already; a library
 does not flip NumPy's global switches under its caller).
 """

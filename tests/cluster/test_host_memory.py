@@ -83,3 +83,16 @@ def test_kernel_friendly_workers_get_numpys_switch(monkeypatch):
             (env,) = c.run(lambda: os.environ.get("NUMPY_MADVISE_HUGEPAGE")).values()
     assert env == ("0" if reclaims else None)
     assert on is (not reclaims)
+
+
+def test_a_value_in_dasks_pre_spawn_environment_is_kept(monkeypatch):
+    from cluster.connect import kernel_friendly_nanny
+
+    monkeypatch.delenv("NUMPY_MADVISE_HUGEPAGE", raising=False)
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": {"NUMPY_MADVISE_HUGEPAGE": "1", "X": "y"}}):
+        env = kernel_friendly_nanny()["distributed.nanny.pre-spawn-environ"]
+    assert env["NUMPY_MADVISE_HUGEPAGE"] == "1" and env["X"] == "y"
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": {"MALLOC_TRIM_THRESHOLD_": 65536}}):
+        env = kernel_friendly_nanny()["distributed.nanny.pre-spawn-environ"]
+    assert "MALLOC_TRIM_THRESHOLD_" not in env
+    assert env.get("NUMPY_MADVISE_HUGEPAGE") == ("0" if host_reclaims_free_pages() else None)
