@@ -92,11 +92,20 @@ def close_shared() -> None:
             _SHARED.popitem()[1].close()
 
 
-def worker_addresses(client: Any) -> list[str]:
-    """The addresses of the client's workers, sorted (a fixed placement order); at least one."""
+def worker_addresses(client: Any, timeout: float = DEFAULT_TIMEOUT) -> list[str]:
+    """The addresses of the client's workers, sorted (a fixed placement order); at least one. A
+    cluster with none is waited for up to ``timeout`` seconds (a nanny replacing a worker that died
+    leaves a moment without one: a fit started then failed at once in a fresh-clone CI run, session
+    17), then it is an :class:`InputError` naming ``client``."""
     workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
     if not workers:
-        raise InputError("client", "the Dask cluster has no workers")
+        try:
+            client.wait_for_workers(1, timeout=timeout)
+        except (TimeoutError, OSError):
+            pass
+        workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+    if not workers:
+        raise InputError("client", f"the Dask cluster has no workers (waited {timeout:g} s for one)")
     return workers
 
 
