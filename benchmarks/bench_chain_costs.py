@@ -30,6 +30,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from aggregators.registry import make_pool  # noqa: E402
+from benchmarks.bench_cluster_scaling import local_cluster  # noqa: E402
 from benchmarks.logpool_families import FAMILIES, make_family  # noqa: E402
 from cluster.connect import worker_addresses  # noqa: E402
 from cluster.fanout import split_etas, warm_sweep  # noqa: E402
@@ -55,18 +56,8 @@ def timed_chain(val_lp, val_y, test_lp, test_y, etas, w0, down) -> dict:
 
 
 def run(data, w0, n_workers: int, huge: bool) -> tuple[float, list[dict]]:
-    import dask
-    from distributed import Client, LocalCluster
-
-    from cluster.connect import kernel_friendly_nanny
-
     os.environ["NUMPY_MADVISE_HUGEPAGE"] = "1" if huge else "0"  # the user's setting wins in the nanny
-    env = {"NUMBA_NUM_THREADS": "1"}
-    nanny = kernel_friendly_nanny()
-    nanny["distributed.nanny.pre-spawn-environ"].update(env)
-    with dask.config.set(nanny):
-        lc = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None, env=env)
-    c = Client(lc)
+    lc, c = local_cluster(n_workers, 1)  # the scaling benchmark's cluster (kernel_friendly_nanny)
     try:
         small = tuple(x[:200] for x in data)
         warm_sweep(*small, (2.0, 5.0), client=c, chains=n_workers)  # compile off the clock

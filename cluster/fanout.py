@@ -18,7 +18,8 @@ start of the run. The sweep runs in one of two ways:
   optimum at the largest eta), so its rows agree with the serial sweep's to the solver's tolerance
   (``RENYI_OPTIONS["tol"]``), not bit for bit. Starting from the fitted log pool saves the later
   chain that fit: at eta = 100, 2,000 x 269 x 64 on one thread, 0.52-1.10 s against 0.73-1.52 s on three
-  families, 1.75 against 2.5 s at 50 x 1,024 (session 17, ``benchmarks/results/hugepages-session17.md`` §6). Why down: at 2,000 x 269 x 64 a cold start at eta = 100 cost 1.0-1.4x a warm point, at
+  families, 1.75 against 2.5 s at 50 x 1,024 (session 17, ``benchmarks/results/hugepages-session17.md``
+  §6). Why down: at 2,000 x 269 x 64 a cold start at eta = 100 cost 1.0-1.4x a warm point, at
   eta = 1.5 2.4-2.5x (competition, noise and gaussian-logit families), and warm points going down
   cost 0.6-1.0x those going up from eta = 3 to 50 (1.1-1.6x at eta = 1.5, where the linear pool's
   weights are the better start; competition and gaussian-logit families; session 16,
