@@ -112,7 +112,7 @@ def _gather(L, j0, nb, Lb):
 
 
 @njit(cache=True, fastmath=_FM)
-def _setup(Lb, wp, gam, gbar, E, r, x, buf, am, lane):
+def _setup(Lb, wp, gam, gbar, E, r, x, am, lane):
     """``E_i = exp(γ_i (L_i - max L_i))`` and the power-mean start ``r`` (not normalised: the map is
     shift-invariant and Newton's first step removes the offset, as in the per-item kernel)."""
     nl = Lb.shape[2]
@@ -123,7 +123,7 @@ def _setup(Lb, wp, gam, gbar, E, r, x, buf, am, lane):
         for y in range(K):
             for b in range(nl):
                 x[y, b] = Lb[i, y, b] - am[i, b]
-        exp_scaled(x.reshape(flat), gam[i], E[i].reshape(flat), buf.reshape(flat))
+        exp_scaled(x.reshape(flat), gam[i], E[i].reshape(flat))
     for b in range(nl):
         lane[b] = -np.inf
     for i in range(A):
@@ -140,14 +140,14 @@ def _setup(Lb, wp, gam, gbar, E, r, x, buf, am, lane):
         for y in range(K):
             for b in range(nl):
                 x[y, b] += am[i, b] * E[i, y, b]
-    log_into(x.reshape(flat), r.reshape(flat), buf.reshape(flat))
+    log_into(x.reshape(flat), r.reshape(flat))
     for y in range(K):
         for b in range(nl):
             r[y, b] = (r[y, b] + lane[b]) / gbar
 
 
 @njit(cache=True, fastmath=_FM)
-def _evaluate(E, wp, gidx, ugam, r, Qi, mix, G, qg, x, buf, lane, s):
+def _evaluate(E, wp, gidx, ugam, r, Qi, mix, G, qg, x, lane, s):
     """One evaluation of the map for the block: ``Q_i`` (stored), ``mix = Σ_i w'_i Q_i`` and
     ``G = log mix - r`` (the fast form of :func:`aggregators.renyi_kernels._eval_fast`). The loops run
     over 1-D rows of the lanes (unit stride), which the compiler vectorises."""
@@ -159,7 +159,7 @@ def _evaluate(E, wp, gidx, ugam, r, Qi, mix, G, qg, x, buf, lane, s):
         for b in range(nl):
             xy[b] = ry[b] - lane[b]
     for g in range(ugam.shape[0]):
-        exp_scaled(x.reshape(flat), 1.0 - ugam[g], qg[g].reshape(flat), buf.reshape(flat))
+        exp_scaled(x.reshape(flat), 1.0 - ugam[g], qg[g].reshape(flat))
     mix[:] = 0.0
     mf = mix.reshape(flat)
     for i in range(A):
@@ -176,7 +176,7 @@ def _evaluate(E, wp, gidx, ugam, r, Qi, mix, G, qg, x, buf, lane, s):
                 t = Qf[o + b] * s[b]
                 Qf[o + b] = t
                 mf[o + b] += c * t
-    log_into(mix.reshape(flat), G.reshape(flat), buf.reshape(flat))
+    log_into(mix.reshape(flat), G.reshape(flat))
     Gf, rf = G.reshape(flat), r.reshape(flat)
     for k in range(flat):
         Gf[k] -= rf[k]
@@ -274,7 +274,7 @@ def _norm2(G, b):
 
 
 @njit(cache=True, fastmath=_FM)
-def _normalise(r, x, buf, lane, s):
+def _normalise(r, x, lane, s):
     """``r -= logsumexp(r)`` in every lane."""
     nl = r.shape[1]
     K = r.shape[0]
@@ -283,7 +283,7 @@ def _normalise(r, x, buf, lane, s):
     for y in range(K):
         for b in range(nl):
             x[y, b] = r[y, b] - lane[b]
-    exp_scaled(x.reshape(flat), 1.0, x.reshape(flat), buf.reshape(flat))
+    exp_scaled(x.reshape(flat), 1.0, x.reshape(flat))
     for b in range(nl):
         s[b] = 0.0
     for y in range(K):
@@ -302,7 +302,6 @@ def _workspace(A, K, ng):
     return (
         np.empty((5, A, K, LANES)),  # Lb, E, Qi, Qt, V
         np.empty((10, K, LANES)),  # r, rt, mix, mixt, G, Gt, delta, rhs, dinv, x
-        np.empty((K, LANES)),  # buf
         np.empty((ng, K, LANES)),
         np.empty((A, A, LANES)),
         np.empty((2, A, LANES)),
@@ -317,7 +316,7 @@ def _solve_block(L, j0, nb, wp, gam, gidx, ugam, gbar, R, use_init, tol, max_swe
     """Items ``j0 .. j0 + nb - 1`` (``nb <= LANES``) of ``L`` (n, A, K); answers into ``R``, ``sweeps``,
     ``res``, ``conv``; ``fail[j]`` is set for an item the block could not finish (see the module)."""
     K = L.shape[2]
-    big, vecs, buf, qg, M, av, lv, state, nsw = ws
+    big, vecs, qg, M, av, lv, state, nsw = ws
     Lb, E, Qi, Qt, V = big[0], big[1], big[2], big[3], big[4]
     r, rt, mix, mixt, G, Gt, delta, rhs, dinv, x = (
         vecs[0],
@@ -336,14 +335,14 @@ def _solve_block(L, j0, nb, wp, gam, gidx, ugam, gbar, R, use_init, tol, max_swe
     gmin = gam.min()
     omc = 1.0 - gmin
     _gather(L, j0, nb, Lb)
-    _setup(Lb, wp, gam, gbar, E, r, x, buf, am, lane)
+    _setup(Lb, wp, gam, gbar, E, r, x, am, lane)
     if use_init:
         for b in range(LANES):
             j = j0 + min(b, nb - 1)
             for y in range(K):
                 r[y, b] = R[j, y]
-        _normalise(r, x, buf, lane, s)
-    _evaluate(E, wp, gidx, ugam, r, Qi, mix, G, qg, x, buf, lane, s)
+        _normalise(r, x, lane, s)
+    _evaluate(E, wp, gidx, ugam, r, Qi, mix, G, qg, x, lane, s)
     for b in range(LANES):
         state[b] = _RUN
         nsw[b] = 2
@@ -385,7 +384,7 @@ def _solve_block(L, j0, nb, wp, gam, gidx, ugam, gbar, R, use_init, tol, max_swe
         for y in range(K):
             for b in range(LANES):
                 rt[y, b] = r[y, b] + delta[y, b] if state[b] == _RUN else r[y, b]
-        _evaluate(E, wp, gidx, ugam, rt, Qt, mixt, Gt, qg, x, buf, lane, s)
+        _evaluate(E, wp, gidx, ugam, rt, Qt, mixt, Gt, qg, x, lane, s)
         for b in range(LANES):
             if state[b] != _RUN:
                 continue
@@ -398,7 +397,7 @@ def _solve_block(L, j0, nb, wp, gam, gidx, ugam, gbar, R, use_init, tol, max_swe
         mix, mixt = mixt, mix
         G, Gt = Gt, G
         chord = True
-    _normalise(r, x, buf, lane, s)
+    _normalise(r, x, lane, s)
     for b in range(nb):
         j = j0 + b
         sweeps[j] = nsw[b]
@@ -444,7 +443,7 @@ def solve_items(L, wp, gam, gidx, ugam, gbar, R, use_init, tol, max_sweeps, swee
 
 # -- the adjoint of the weight gradient, in blocks ------------------------------------------------
 @njit(cache=True, fastmath=_FM)
-def _tilted_at(Lb, gam, r, Qi, x, buf, lane, s):
+def _tilted_at(Lb, gam, r, Qi, x, lane, s):
     """``Q_i ∝ exp(γ_i L_i + (1-γ_i) r)`` at a solved point ``r`` in every lane (one exponential pass,
     as :func:`aggregators.renyi_kernels._tilted_at`)."""
     A, K, nl = Lb.shape
@@ -459,7 +458,7 @@ def _tilted_at(Lb, gam, r, Qi, x, buf, lane, s):
             o = y * nl
             for b in range(nl):
                 xf[o + b] -= lane[b]
-        exp_scaled(xf, 1.0, Qf, buf.reshape(flat))
+        exp_scaled(xf, 1.0, Qf)
         _inv_lane_sums(Qf, K, nl, s)
         for y in range(K):
             o = y * nl
@@ -472,7 +471,7 @@ def _adjoint_block(L, R, labels, j0, nb, wp, gam, W, GG, ws):
     """Items ``j0 .. j0 + nb - 1``: ``H λ = e_y`` by Woodbury (:func:`_direction` with ``Q ⊙ G = e_y``)
     and the per-agent sums ``W = λ·Q_j - λ·Q``, ``GG = Σ_y λ Q_j (d_j - Q_j·d_j)``, ``d_j = L_j - r``."""
     A, K = L.shape[1], L.shape[2]
-    big, vecs, buf, qg, M, av, lv, state, nsw = ws
+    big, vecs, qg, M, av, lv, state, nsw = ws
     Lb, Qi, V = big[0], big[2], big[4]
     r, e, one, lam, rhs, dinv, x, mix = vecs[0], vecs[1], vecs[2], vecs[3], vecs[4], vecs[5], vecs[6], vecs[7]
     z = av[1]
@@ -485,7 +484,7 @@ def _adjoint_block(L, R, labels, j0, nb, wp, gam, W, GG, ws):
             r[y, b] = R[j, y]
             e[y, b] = 1.0 if labels[j] == y else 0.0
             one[y, b] = 1.0
-    _tilted_at(Lb, gam, r, Qi, x, buf, lane, s)
+    _tilted_at(Lb, gam, r, Qi, x, lane, s)
     _direction(Qi, wp, gam, e, one, lam, rhs, dinv, V, M, z)
     mix[:] = 0.0
     for i in range(A):

@@ -46,7 +46,6 @@ def tilted_columns(La, rows, agents, pos, gam, colscale, sv, dg, R, Mt, Vt, dq, 
     K = La.shape[2]
     x = np.empty(K)
     e = np.empty(K)
-    buf = np.empty(K)
     q = np.empty(K)
     iq = np.empty(K)
     acc = np.empty(K)
@@ -65,9 +64,7 @@ def tilted_columns(La, rows, agents, pos, gam, colscale, sv, dg, R, Mt, Vt, dq, 
             for y in range(K):
                 x[y] = g * src[y] + (1.0 - g) * r[y]
                 mx = max(mx, x[y])
-            for y in range(K):
-                x[y] -= mx
-            exp_scaled(x, 1.0, e, buf)
+            exp_scaled(x, 1.0, e, mx)
             t = 0.0
             for y in range(K):
                 t += e[y]

@@ -41,6 +41,8 @@ Steps are damped by backtracking on ``||G||_2`` and fall back to the plain (majo
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from numba import njit, prange
 
@@ -73,42 +75,40 @@ their own flags)."""
 
 
 @njit(cache=True)
-def _exp_into(x, g, out, buf):
-    """``out = exp(g x)`` (``out`` may be ``x``): vectorised from :data:`VECTOR_MIN` elements."""
+def _exp_into(x, g, out, shift=0.0):
+    """``out = exp(g (x - shift))`` (``out`` may be ``x``): vectorised from :data:`VECTOR_MIN` elements."""
     if x.shape[0] >= VECTOR_MIN:
-        exp_scaled(x, g, out, buf)
+        exp_scaled(x, g, out, shift)
     else:
         for y in range(x.shape[0]):
-            out[y] = np.exp(g * x[y])
+            out[y] = np.exp(g * (x[y] - shift))
 
 
 @njit(cache=True)
-def _log_into(x, out, buf):
+def _log_into(x, out):
     """``out = log(x)`` (``out`` not ``x``): vectorised from :data:`VECTOR_MIN` elements."""
     if x.shape[0] >= VECTOR_MIN:
-        log_into(x, out, buf)
+        log_into(x, out)
     else:
         for y in range(x.shape[0]):
             out[y] = np.log(x[y])
 
 
 @njit(cache=True)
-def _scaled_powers(L, gam, E, x, buf):
+def _scaled_powers(L, gam, E):
     """``E_i = exp(γ_i (L_i - max L_i))`` (the fast form's setup, max-shifted per agent), with the
-    vectorised exp (:mod:`solvers.kernels.fastexp`); ``x``, ``buf`` (K,) are scratch."""
+    vectorised exp (:mod:`solvers.kernels.fastexp`), which subtracts the shift itself."""
     A, K = L.shape
     for i in range(A):
         m = L[i, 0]
         for y in range(1, K):
             if L[i, y] > m:
                 m = L[i, y]
-        for y in range(K):
-            x[y] = L[i, y] - m
-        _exp_into(x, gam[i], E[i], buf)
+        _exp_into(L[i], gam[i], E[i], m)
 
 
 @njit(cache=True)
-def _setup(L, wp, gam, gbar, E, r, use_init, stable, x, buf, sh):
+def _setup(L, wp, gam, gbar, E, r, use_init, stable, x, sh):
     """Setup pass: ``E_i = exp(γ_i (L_i - max L_i))`` (fast form) and, unless warm-started, the start.
 
     The start is the power mean ``r0(y) = (1/γ̄) log Σ_i w'_i P_i(y)^γ̄`` (γ̄ = Σ w'_i γ_i): exact at
@@ -117,7 +117,7 @@ def _setup(L, wp, gam, gbar, E, r, use_init, stable, x, buf, sh):
     """
     A, K = L.shape
     if not stable:
-        _scaled_powers(L, gam, E, x, buf)
+        _scaled_powers(L, gam, E)
     if use_init:
         normalise_log(r)
         return
@@ -140,7 +140,7 @@ def _setup(L, wp, gam, gbar, E, r, use_init, stable, x, buf, sh):
         for i in range(A):
             for y in range(K):
                 r[y] += sh[i] * E[i, y]
-        _log_into(r, x, buf)
+        _log_into(r, x)
         for y in range(K):
             r[y] = (x[y] + M) / gbar
         return  # not normalised: the map is shift-invariant and Newton's first step removes the shift
@@ -161,18 +161,16 @@ def _setup(L, wp, gam, gbar, E, r, use_init, stable, x, buf, sh):
 
 
 @njit(cache=True, fastmath=_FM)
-def _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, x, buf, inv, store):
+def _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, inv, store):
     """One evaluation of the fixed-point map (fast form). Fills ``mix``, ``G``, ``qg`` (the powers
-    ``Q^{1-γ}`` per group) and ``inv`` (A,) (``1 / Σ_y E_i Q^{1-γ_i}``), and ``Qi`` if ``store``
-    (else :func:`_tilted` rebuilds it from these); ``x``, ``buf`` (K,) are scratch of the vectorised
-    exp and log (:mod:`solvers.kernels.fastexp`, ``fastlog``)."""
+    ``Q^{1-γ}`` per group, max-shifted) and ``inv`` (A,) (``1 / Σ_y E_i Q^{1-γ_i}``), and ``Qi`` if
+    ``store`` (else :func:`_tilted` rebuilds it from these), with the vectorised exp and log
+    (:mod:`solvers.kernels.fastexp`, ``fastlog``)."""
     A, K = E.shape
     ng = ugam.shape[0]
     rmax = r.max()
-    for y in range(K):
-        x[y] = r[y] - rmax
     for g in range(ng):
-        _exp_into(x, 1.0 - ugam[g], qg[g], buf)
+        _exp_into(r, 1.0 - ugam[g], qg[g], rmax)
     for y in range(K):
         mix[y] = 0.0
     for i in range(A):
@@ -191,7 +189,7 @@ def _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, x, buf, inv, store):
         else:
             for y in range(K):
                 mix[y] += c * (E[i, y] * qg[g, y])
-    _log_into(mix, G, buf)
+    _log_into(mix, G)
     for y in range(K):
         G[y] -= r[y]
 
@@ -208,7 +206,7 @@ def _tilted(E, gidx, qg, inv, Qi):
 
 
 @njit(cache=True, fastmath=_FM)
-def _tilted_at(L, wp, gam, r, Qi, mix, x, buf):
+def _tilted_at(L, wp, gam, r, Qi, mix, x):
     """``Q_i ∝ exp(γ_i L_i + (1-γ_i) r)`` and ``mix = Σ_i w'_i Q_i`` at a given point ``r`` in one
     exponential pass (what the adjoint needs at a solved fixed point; no set-up of ``E``)."""
     A, K = L.shape
@@ -220,9 +218,7 @@ def _tilted_at(L, wp, gam, r, Qi, mix, x, buf):
         for y in range(K):
             x[y] = g * L[i, y] + (1.0 - g) * r[y]
             m = max(m, x[y])
-        for y in range(K):
-            x[y] -= m
-        _exp_into(x, 1.0, Qi[i], buf)
+        _exp_into(x, 1.0, Qi[i], m)
         t = 0.0
         for y in range(K):
             t += Qi[i, y]
@@ -264,13 +260,11 @@ def _newton_direction(mode, Qi, mix, G, wp, gam, rtol, M, C, V, v, delta, b):
 
 
 @njit(cache=True, fastmath=_FM)
-def _shift_to_simplex(r, x, buf):
+def _shift_to_simplex(r, x):
     """``r -= logsumexp(r)`` with the vectorised exp (the fast form's one normalisation per item)."""
     K = r.shape[0]
     m = r.max()
-    for y in range(K):
-        x[y] = r[y] - m
-    _exp_into(x, 1.0, x, buf)
+    _exp_into(r, 1.0, x, m)
     s = 0.0
     for y in range(K):
         s += x[y]
@@ -280,11 +274,11 @@ def _shift_to_simplex(r, x, buf):
 
 
 @njit(cache=True)
-def _normalise(stable, r, x, buf):
+def _normalise(stable, r, x):
     if stable:
         normalise_log(r)
     else:
-        _shift_to_simplex(r, x, buf)
+        _shift_to_simplex(r, x)
 
 
 @njit(cache=True)
@@ -325,13 +319,13 @@ def _absmax(G):
 
 
 @njit(cache=True)
-def _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf, inv, store):
-    """One evaluation of the map in the chosen form (the stable form always fills ``Qi``); ``acc``,
-    ``buf`` (K,) are scratch."""
+def _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, inv, store):
+    """One evaluation of the map in the chosen form (the stable form always fills ``Qi``); ``acc``
+    (K,) is the stable form's scratch."""
     if stable:
         _eval_stable(L, wp, gam, r, Qi, mix, G, acc)
     else:
-        _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, acc, buf, inv, store)
+        _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, inv, store)
 
 
 @njit(cache=True)
@@ -348,7 +342,7 @@ def _item_workspace(A, K, ng, mode, stable):
         C,
         V,
         v,
-        np.empty((9, K)),
+        np.empty((8, K)),
         np.empty((ng, K)),
         np.empty((2, A)),
     )
@@ -374,12 +368,11 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
     acc = vecs[5]
     delta = vecs[6]
     b = vecs[7]
-    buf = vecs[8]
     gmax_inv = 1.0 / gam.min()
     omc = 1.0 - gam.min()
 
-    _setup(L, wp, gam, gbar, E, r, use_init, stable, acc, buf, sh)
-    _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf, inv, True)
+    _setup(L, wp, gam, gbar, E, r, use_init, stable, acc, sh)
+    _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, inv, True)
     sweeps = 2
     res = _absmax(G)
     converged = False
@@ -404,12 +397,12 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
             else:
                 for y in range(K):
                     r[y] += G[y]
-            _normalise(stable, r, acc, buf)
+            _normalise(stable, r, acc)
             break
         if sweeps >= max_sweeps:
             for y in range(K):
                 r[y] += G[y]
-            _normalise(stable, r, acc, buf)
+            _normalise(stable, r, acc)
             break
         if newton:
             # a fresh H every iteration: reusing the last factor (chord steps) was measured at
@@ -422,7 +415,7 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
                 if bound <= CERTIFY_FRACTION * tol or predicted <= PREDICT_FRACTION * tol:
                     for y in range(K):
                         r[y] += delta[y]
-                    _normalise(stable, r, acc, buf)
+                    _normalise(stable, r, acc)
                     res = min(bound, predicted)
                     converged = True
                     break
@@ -435,7 +428,7 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
                     rt[y] = r[y] + t * delta[y]
                 if stable:  # the fast form is shift-invariant: Newton's steps keep r normalised to first order
                     normalise_log(rt)
-                _evaluate(stable, L, E, wp, gam, gidx, ugam, rt, Qt, mixt, Gt, qg, acc, buf, inv, False)
+                _evaluate(stable, L, E, wp, gam, gidx, ugam, rt, Qt, mixt, Gt, qg, acc, inv, False)
                 sweeps += 1
                 if _norm2(Gt) <= (1.0 - 1e-4 * t) * g0:
                     accepted = True
@@ -457,20 +450,20 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
                 if sweeps >= max_sweeps:
                     for y in range(K):
                         r[y] += G[y]
-                    _normalise(stable, r, acc, buf)
+                    _normalise(stable, r, acc)
                     break
                 for y in range(K):
                     r[y] += G[y]  # = log Q, normalised
                 if stable:
                     normalise_log(r)
-                _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf, inv, True)
+                _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, inv, True)
                 sweeps += 1
         else:
             for y in range(K):
                 r[y] += G[y]
             if stable:
                 normalise_log(r)
-            _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, buf, inv, True)
+            _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, inv, True)
             sweeps += 1
         res = _absmax(G)
     return sweeps, res, converged
@@ -478,14 +471,33 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
 
 @njit(cache=True)
 def _solve_range(
-    lo, hi, L, agents, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv
+    lo,
+    hi,
+    L,
+    agents,
+    wp,
+    gam,
+    gidx,
+    ugam,
+    gbar,
+    R,
+    use_init,
+    newton,
+    mode,
+    stable,
+    tol,
+    max_sweeps,
+    sweeps,
+    res,
+    conv,
+    ws,
 ):
     """Items ``lo..hi-1``; ``agents`` (the agents of ``L`` to pool, those of ``wp``): each item's rows
-    are gathered into a scratch array when they are not all of ``L``'s (no copy of the whole data)."""
-    a, K = agents.shape[0], L.shape[2]
-    ws = _item_workspace(a, K, ugam.shape[0], mode, stable)
+    are gathered into a scratch array (``ws[-1]``) when they are not all of ``L``'s (no copy of the
+    whole data). ``ws`` is :func:`_range_workspace`."""
+    a = agents.shape[0]
     every = a == L.shape[1]
-    Lb = np.empty((a, K))
+    Lb = ws[-1]
     for j in range(lo, hi):
         if every:
             Ln = L[j]
@@ -493,10 +505,18 @@ def _solve_range(
             for k in range(a):
                 Lb[k] = L[j, agents[k]]
             Ln = Lb
-        s, e, c = _solve_item(Ln, wp, gam, gidx, ugam, gbar, R[j], use_init, newton, mode, stable, tol, max_sweeps, ws)
+        s, e, c = _solve_item(
+            Ln, wp, gam, gidx, ugam, gbar, R[j], use_init, newton, mode, stable, tol, max_sweeps, ws[:-1]
+        )
         sweeps[j] = s
         res[j] = e
         conv[j] = c
+
+
+@njit(cache=True)
+def _range_workspace(A, K, ng, mode, stable):
+    """:func:`_item_workspace` and the ``(A, K)`` gather buffer of :func:`_solve_range`, as one tuple."""
+    return _item_workspace(A, K, ng, mode, stable) + (np.empty((A, K)),)
 
 
 @njit(cache=True, parallel=True)
@@ -508,6 +528,7 @@ def _solve_items_par(
     for c in prange(nch):
         lo = c * n // nch
         hi = (c + 1) * n // nch
+        ws = _range_workspace(agents.shape[0], L.shape[2], ugam.shape[0], mode, stable)
         _solve_range(
             lo,
             hi,
@@ -528,13 +549,43 @@ def _solve_items_par(
             sweeps,
             res,
             conv,
+            ws,
         )
 
 
-def _solve_items_seq(L, agents, *args):
+REUSE_MAX_BYTES = 64 * 2**20
+"""Scratch arrays up to this size are kept, per thread, for the next call of the same shape (see
+:func:`_reused`); larger ones are allocated afresh on every call."""
+
+_scratch = threading.local()
+
+
+def _reused(kind, key, make, nbytes):
+    """``make()``, or the arrays it made for the last call of this ``kind`` and ``key`` in this thread.
+
+    A serial call allocates its per-item workspace once (``A x K`` arrays). Fresh memory is faulted in
+    page by page on its first write: on the (4,096 x 100) item of ``benchmarks/bench_renyi_grid.py``
+    two fresh 3.2 MB arrays cost 1.6 ms of an 8.7 ms aggregate (this VM returns freed pages to its
+    host). Keeping the last workspace of each kind, per thread and at most :data:`REUSE_MAX_BYTES`,
+    lets repeated calls of one shape (a weight fit's evaluations, a service's requests) skip that.
+    The kernels overwrite every scratch entry before they read it, so reuse changes no result.
+    """
+    if nbytes > REUSE_MAX_BYTES:
+        return make()
+    slot = getattr(_scratch, kind, None)
+    if slot is None or slot[0] != key:
+        slot = (key, make())
+        setattr(_scratch, kind, slot)
+    return slot[1]
+
+
+def _solve_items_seq(L, agents, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, *rest):
     """Every item of ``L`` in this thread (:func:`_solve_range` over all items; the arguments of
-    :func:`_solve_items_par`)."""
-    _solve_range(0, L.shape[0], L, agents, *args)
+    :func:`_solve_items_par`), with a reused workspace (:func:`_reused`)."""
+    a, K, ng = agents.shape[0], L.shape[2], ugam.shape[0]
+    key = (a, K, ng, mode, bool(stable))
+    ws = _reused("solve", key, lambda: _range_workspace(a, K, ng, mode, stable), 8 * a * K * (3 + bool(stable)))
+    _solve_range(0, L.shape[0], L, agents, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, *rest, ws)
 
 
 PARALLEL_MIN_WORK = 4_000_000
@@ -565,13 +616,13 @@ def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, 
     """One item of :func:`adjoint_items`; ``ws`` holds the scratch arrays of :func:`_adjoint_range`."""
     n, A, K = L.shape
     Qi, Qa, M, C, V, v, vecs, wpa, gama = ws
-    mix, G, acc, buf, lam, e, r = vecs[0], vecs[1], vecs[2], vecs[3], vecs[4], vecs[5], vecs[6]
+    mix, G, acc, lam, e, r = vecs[0], vecs[1], vecs[2], vecs[3], vecs[4], vecs[5]
     Ln = L[j]
     r[:] = R[j]
     if stable:
         _eval_stable(Ln, wp, gam, r, Qi, mix, G, acc)
     else:
-        _tilted_at(Ln, wp, gam, r, Qi, mix, acc, buf)
+        _tilted_at(Ln, wp, gam, r, Qi, mix, acc)
     e[:] = 0.0
     e[labels[j]] = 1.0
     a = act.size
@@ -613,13 +664,19 @@ def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, 
 
 
 @njit(cache=True)
-def _adjoint_range(lo, hi, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL):
-    """Items ``lo..hi-1`` of :func:`adjoint_items`, with scratch arrays allocated once for the run."""
-    n, A, K = L.shape
-    act = np.flatnonzero(wp > 0)
-    a = act.size
+def _adjoint_workspace(A, a, K, mode):
+    """Scratch arrays of :func:`_adjoint_range` (``a`` agents of positive weight of ``A``)."""
     M, C, V, v = workspace(mode, a, K)
-    ws = (np.empty((A, K)), np.empty((a, K)), M, C, V, v, np.empty((7, K)), wp[act], gam[act])
+    return (np.empty((A, K)), np.empty((a, K)), M, C, V, v, np.empty((6, K)))
+
+
+@njit(cache=True)
+def _adjoint_range(
+    lo, hi, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL, scratch
+):
+    """Items ``lo..hi-1`` of :func:`adjoint_items`; ``scratch`` is :func:`_adjoint_workspace`."""
+    act = np.flatnonzero(wp > 0)
+    ws = scratch + (wp[act], gam[act])
     for j in range(lo, hi):
         _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL, act, ws)
 
@@ -630,7 +687,10 @@ def _adjoint_par(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamm
     nch = min(n, 64)
     for c in prange(nch):
         lo, hi = c * n // nch, (c + 1) * n // nch
-        _adjoint_range(lo, hi, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL)
+        scratch = _adjoint_workspace(L.shape[1], np.count_nonzero(wp > 0), L.shape[2], mode)
+        _adjoint_range(
+            lo, hi, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL, scratch
+        )
 
 
 def adjoint_items(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL, gamma_grad=True):
@@ -649,5 +709,9 @@ def adjoint_items(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ,
     if L.size >= PARALLEL_MIN_WORK:
         _adjoint_par(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL)
     else:
-        n = L.shape[0]
-        _adjoint_range(0, n, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL)
+        n, A, K = L.shape
+        a = int(np.count_nonzero(wp > 0))
+        scratch = _reused("adjoint", (A, a, K, mode), lambda: _adjoint_workspace(A, a, K, mode), 8 * (A + a) * K)
+        _adjoint_range(
+            0, n, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL, scratch
+        )

@@ -47,13 +47,12 @@ def _sum(x):
 
 
 @njit(cache=True, error_model="numpy")
-def _rows(a, out, r0, r1, log_floor, floor, d, e, buf, re, rb):
+def _rows(a, out, r0, r1, log_floor, floor, d, e, lse, re):
     """Normalise (and floor, when ``log_floor > -inf``) rows ``r0 .. r1-1`` of ``a`` into ``out``;
-    ``(r1 - r0) K`` entries of scratch in ``d``, ``e``, ``buf``, K in ``re`` and ``rb``. Returns
+    ``(r1 - r0) K`` entries of scratch in ``d`` and ``e``, ``r1 - r0`` in ``lse``, K in ``re``. Returns
     ``(refused, floored)``."""
     K = a.shape[1]
     n = (r1 - r0) * K
-    lse = buf[n:]  # the tail of buf is free: exp_scaled uses its first n entries only
     for r in range(r0, r1):
         m = _max(a[r])
         lse[r - r0] = m
@@ -61,7 +60,7 @@ def _rows(a, out, r0, r1, log_floor, floor, d, e, buf, re, rb):
         for k in range(K):
             d[j + k] = a[r, k] - m
     # -inf and NaN entries of d: exp_scaled gives 0 and something finite; NaN rows are refused below
-    exp_scaled(d[:n], 1.0, e[:n], buf[:n])
+    exp_scaled(d[:n], 1.0, e[:n])
     bad = 0
     floored = 0
     for r in range(r0, r1):
@@ -81,7 +80,7 @@ def _rows(a, out, r0, r1, log_floor, floor, d, e, buf, re, rb):
             low += v < log_floor
             out[r, k] = v
         if low:  # in place, the row in cache (the one floor rule of the code base)
-            floored += floor_row(out[r], out[r], floor, log_floor, re, rb)
+            floored += floor_row(out[r], out[r], floor, log_floor, re)
     return bad, floored
 
 
@@ -105,14 +104,13 @@ def normalise_floor_rows(a, out, floor):
     for s in prange(nseg):
         d = np.empty(rows * K)
         e = np.empty(rows * K)
-        buf = np.empty(rows * K + rows)
+        lse = np.empty(rows)
         re = np.empty(K)
-        rb = np.empty(K)
         b0 = s * nblocks // nseg
         b1 = (s + 1) * nblocks // nseg
         for b in range(b0, b1):
             r0 = b * rows
-            nb, nf = _rows(a, out, r0, min(R, r0 + rows), log_floor, floor, d, e, buf, re, rb)
+            nb, nf = _rows(a, out, r0, min(R, r0 + rows), log_floor, floor, d, e, lse, re)
             bad += nb
             floored += nf
     return bad, floored

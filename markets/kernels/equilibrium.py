@@ -247,15 +247,14 @@ def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, re
         ws = np.empty(nws)
         PgT = np.empty((K, A))
         flat = np.empty(A * K)
-        buf = np.empty(A * K)
         u = np.empty(K)
         Lf = np.empty((A, K) if floor > 0.0 else (0, K))
         for j in range(c * n // m, (c + 1) * n // m):
             Lj = L[j]
             if floor > 0.0:
-                nfl[j] = floor_item(Lj, Lf, floor, flat, buf)
+                nfl[j] = floor_item(Lj, Lf, floor, flat)
                 Lj = Lf
-            iso_powers(Lj, g, PgT, flat, buf)
+            iso_powers(Lj, g, PgT, flat)
             u[:] = U[j]
             a, b, cv, d = _iso_solve_pg(method, PgT, g, W, Wsum, tol, max_iter, u, warm, ws)
             ok[j] = a
@@ -290,7 +289,7 @@ def solve_item(L, kind, inv_eta, W, tol, max_iter, method, u, warm):
     if one_order(kind, inv_eta, W):
         u0 = u.copy()
         Pg = np.empty((K, A))
-        iso_powers(L, inv_eta[0], Pg, np.empty(A * K), np.empty(A * K))
+        iso_powers(L, inv_eta[0], Pg, np.empty(A * K))
         ok, it, conv, res = _iso_solve_pg(
             method, Pg, inv_eta[0], W, Wsum, tol, max_iter, u, warm, np.empty(_workspace_size(K, A, method))
         )
@@ -405,12 +404,12 @@ def _fixed_point_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, 
 
 
 @njit(cache=True, error_model="numpy")
-def _floored(L, j, floor, nfl, Lf, e, buf):
+def _floored(L, j, floor, nfl, Lf, e):
     """Item ``j`` of ``L``, or (``floor`` > 0) its beliefs floored in cache into ``Lf`` by
     :func:`markets.kernels.floor.floor_item` with the count in ``nfl[j]`` (the fused floor of the
     parallel drivers: no floored copy of the beliefs, no pass of its own)."""
     if floor > 0.0:
-        nfl[j] = floor_item(L[j], Lf, floor, e, buf)
+        nfl[j] = floor_item(L[j], Lf, floor, e)
         return Lf
     return L[j]
 
@@ -432,10 +431,9 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl)
     for c in prange(m):
         Lf = np.empty((A, K) if floor > 0.0 else (0, K))
         e = np.empty(K)
-        buf = np.empty(K)
         bufs = _general_buffers(A, K)
         for j in range(c * n // m, (c + 1) * n // m):
-            Lj = _floored(L, j, floor, nfl, Lf, e, buf)
+            Lj = _floored(L, j, floor, nfl, Lf, e)
             u = U[j].copy()
             if lean:  # the items the one-order driver declined: solve_item decides
                 r = solve_item(Lj, kind, inv_eta, W, tol, max_iter, method, u, warm)
@@ -456,11 +454,10 @@ def start_prices(L, kind, inv_eta, W, U, floor, nfl):
     for c in prange(m):
         Lf = np.empty((A, K) if floor > 0.0 else (0, K))
         e = np.empty(K)
-        buf = np.empty(K)
         Pg = np.zeros((A, K))  # rows of other kinds stay zero from item to item
         u = np.empty(K)
         for j in range(c * n // m, (c + 1) * n // m):
-            Lj = _floored(L, j, floor, nfl, Lf, e, buf)
+            Lj = _floored(L, j, floor, nfl, Lf, e)
             powers(Lj, kind, inv_eta, Pg)
             init_prices(Lj, kind, inv_eta, W, Pg, u)
             U[j] = u

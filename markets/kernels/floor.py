@@ -41,16 +41,16 @@ def floor_rows(a, out, floor):
     scheduled, 9-16 ms per call measured at load 5 on the 2-core machine, against 0.3-10 ms for
     the whole serial pass over a million beliefs."""
     K = a.shape[1]
-    return floor_item(a, out, floor, np.empty(K), np.empty(K))
+    return floor_item(a, out, floor, np.empty(K))
 
 
 @njit(cache=True, error_model="numpy")
-def floor_item(L, out, floor, e, buf):
-    """``out`` = one item's beliefs ``L`` (A, K; normalised rows) floored at ``floor``; ``e`` and
-    ``buf`` are scratch of at least K floats. The lean equilibrium driver calls it per item inside its
+def floor_item(L, out, floor, e):
+    """``out`` = one item's beliefs ``L`` (A, K; normalised rows) floored at ``floor``; ``e`` is
+    scratch of at least K floats. The lean equilibrium driver calls it per item inside its
     parallel loop. Returns the number of entries floored."""
     log_floor = np.log(floor)
     n = 0
     for r in range(L.shape[0]):
-        n += floor_row(L[r], out[r], floor, log_floor, e, buf)
+        n += floor_row(L[r], out[r], floor, log_floor, e)
     return n

@@ -32,10 +32,9 @@ def powers(L, kind, inv_eta, Pg):
     """Pg[i, k] = P_ik^{1/eta_i} for isoelastic agents (0 where P_ik = 0), row by row by the
     vectorised :func:`solvers.kernels.fastexp.exp_scaled` (within 1.5 ulp of ``exp``)."""
     A, K = L.shape
-    buf = np.empty(K)
     for i in range(A):
         if kind[i] == ISO:
-            exp_scaled(np.ascontiguousarray(L[i]), inv_eta[i], Pg[i], buf)
+            exp_scaled(np.ascontiguousarray(L[i]), inv_eta[i], Pg[i])
 
 
 @njit(cache=True, error_model="numpy")
@@ -196,11 +195,10 @@ def init_prices(L, kind, inv_eta, W, Pg, u):
         # the power mean by one vectorised exp per belief (beliefs are <= 1: no overflow); a good
         # whose sum underflows to 0 takes the max-shifted form below
         e = np.empty(K)
-        buf = np.empty(K)
         for k in range(K):
             u[k] = 0.0
         for i in range(A):
-            exp_scaled(np.ascontiguousarray(L[i]), g, e, buf)
+            exp_scaled(np.ascontiguousarray(L[i]), g, e)
             wi = abs(W[i]) / wtot
             for k in range(K):
                 u[k] += wi * e[k]

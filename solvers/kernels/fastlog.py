@@ -5,7 +5,8 @@ kernel is branch-free in its main loops, so LLVM vectorises it.
 
 Method (textbook, as in fdlibm's ``log``): ``x = 2^e m`` with ``m`` in ``[sqrt(2)/2, sqrt(2))``, read
 from the bits (the exponent is turned into a double with the ``2^52`` shift, so no integer-to-float
-conversion is needed); with ``f = m - 1`` (exact) and ``s = f / (2 + f)``,
+conversion is needed; the bits are read by :mod:`solvers.kernels.bitcast`, so the main pass is one
+loop); with ``f = m - 1`` (exact) and ``s = f / (2 + f)``,
 
     log(m) = 2 atanh(s) = f - s (f - R),   R = 2 (s²/3 + s⁴/5 + ... + s²²/23),
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .bitcast import as_float64, as_int64
 from .fastexp import LN2_HI, LN2_LO
 
 _MANT = (1 << 52) - 1
@@ -35,21 +37,14 @@ _FM = {"nsz", "contract"}
 
 
 @njit(cache=True, fastmath=_FM, error_model="numpy")
-def log_into(x, out, buf):
-    """``out[j] = log(x[j])`` for 1-D ``x``; ``buf`` is scratch of ``x``'s length (float64).
-
-    ``out`` may not be ``x`` (``x`` is read again for the special cases)."""
+def log_into(x, out):
+    """``out[j] = log(x[j])`` for 1-D ``x``; ``out`` may not be ``x`` (``x`` is read again for the
+    special cases)."""
     n = x.shape[0]
-    bits_m = out.view(np.int64)
-    bits_e = buf.view(np.int64)
-    xb = x.view(np.int64)
     for j in range(n):
-        b = xb[j]
-        bits_e[j] = (b >> 52) | _SHIFT_BITS  # 2^52 + biased exponent, as a double
-        bits_m[j] = (b & _MANT) | _ONE_BITS  # the mantissa m in [1, 2)
-    for j in range(n):
-        m = out[j]
-        e = buf[j] - _SHIFT_BIAS
+        b = as_int64(x[j])
+        m = as_float64((b & _MANT) | _ONE_BITS)  # the mantissa m in [1, 2)
+        e = as_float64((b >> 52) | _SHIFT_BITS) - _SHIFT_BIAS  # 2^52 + biased exponent, as a double
         big = m > _SQRT2
         m = m * 0.5 if big else m
         e = e + 1.0 if big else e

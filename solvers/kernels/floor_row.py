@@ -24,10 +24,10 @@ from .fastexp import exp_scaled
 
 
 @njit(cache=True, fastmath={"reassoc", "nsz", "contract"}, error_model="numpy")
-def floor_row(src, dst, floor, log_floor, e, buf):
+def floor_row(src, dst, floor, log_floor, e):
     """``dst`` = the normalised log-probability row ``src`` (K,) floored at ``floor`` (``log_floor =
-    log(floor)``) by the rule of the module docstring; ``dst`` may be ``src`` (in place). ``e`` and
-    ``buf`` are scratch of at least K floats. Returns how many entries were floored (``dst`` marks
+    log(floor)``) by the rule of the module docstring; ``dst`` may be ``src`` (in place). ``e`` is
+    scratch of at least K floats. Returns how many entries were floored (``dst`` marks
     them ``-inf`` while it works)."""
     K = src.shape[0]
     m = 0
@@ -37,7 +37,7 @@ def floor_row(src, dst, floor, log_floor, e, buf):
         dst[k] = v
     if m == 0:
         return 0
-    exp_scaled(src, 1.0, e[:K], buf[:K])
+    exp_scaled(src, 1.0, e[:K])
     s = 0.0
     for k in range(K):
         v = dst[k]

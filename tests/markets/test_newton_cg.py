@@ -43,7 +43,7 @@ def test_cg_direction_is_the_dense_newton_direction_one_order(K, A, eta, rng):
     W = rng.uniform(0.2, 1.0, A)
     g = 1.0 / eta
     Pg = np.empty((K, A))
-    iso_powers(L, g, Pg, np.empty(A * K), np.empty(A * K))
+    iso_powers(L, g, Pg, np.empty(A * K))
     u = _u(rng, K)
     z, s, T, cp = np.empty(A), np.empty(A), np.empty(K), np.empty(K)
     iso_pass(Pg, g, W, W.sum(), u, z, s, T, cp, False)

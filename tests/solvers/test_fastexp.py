@@ -11,7 +11,7 @@ from solvers.kernels.fastexp import X_MAX, X_MIN, exp_scaled
 
 def _exp(x, g=1.0):
     out = np.empty_like(x)
-    exp_scaled(x, g, out, np.empty_like(x))
+    exp_scaled(x, g, out)
     return out
 
 
@@ -46,5 +46,5 @@ def test_in_place_and_non_multiple_of_vector_width():
     for n in (1, 3, 7, 1001):
         x = -rng.exponential(3.0, n)
         ref = np.exp(0.5 * x)
-        exp_scaled(x, 0.5, x, np.empty(n))
+        exp_scaled(x, 0.5, x)
         np.testing.assert_allclose(x, ref, rtol=4.5e-16, atol=0)
