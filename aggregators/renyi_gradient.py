@@ -34,7 +34,7 @@ import numpy as np
 from solvers.errors import InputError
 from solvers.simplex import project_simplex
 
-from .renyi_fixed_point import anneal, hessian_mode, mixture_weights, solve_fixed_point
+from .renyi_fixed_point import anneal, check_no_zero, hessian_mode, mixture_weights, solve_fixed_point
 
 __all__ = ["RenyiProblem", "renyi_loglik_grad"]
 
@@ -57,6 +57,7 @@ def renyi_loglik_grad(
     solved: np.ndarray | None = None,
     hessian: str = "auto",
     sample_weight: np.ndarray | None = None,
+    check_finite: bool = True,
 ) -> tuple[float, dict[str, np.ndarray], np.ndarray, int]:
     """Mean log-likelihood of ``labels`` under the Rényi pool and its exact gradients.
 
@@ -66,7 +67,8 @@ def renyi_loglik_grad(
     (each per agent). ``solved`` passes an already solved aggregate (n, K) for these parameters,
     so only the adjoint pass runs. ``hessian`` picks the solve with ``H`` (as in
     :func:`aggregators.renyi_fixed_point.solve_fixed_point`). ``sample_weight``: ``None`` or checked
-    per-item weights; every mean over items is then the weighted mean. Returns
+    per-item weights; every mean over items is then the weighted mean. ``check_finite=False``: ``L``
+    is known to hold no ``-inf`` (:func:`solve_fixed_point` skips its pass over it). Returns
     ``(mean loglik, grads, log_q, sweeps)``.
     """
     from . import renyi_block as rb
@@ -75,7 +77,7 @@ def renyi_loglik_grad(
     La = anneal(L, lam)
     n = L.shape[0]
     if solved is None:
-        fp = solve_fixed_point(La, w, gamma, tol=tol, init=init, hessian=hessian)
+        fp = solve_fixed_point(La, w, gamma, tol=tol, init=init, hessian=hessian, check_finite=check_finite)
         log_q, sweeps, stable = fp.log_q, int(fp.sweeps.sum()), fp.mode == "stable"
     else:
         log_q, sweeps, stable = solved, 0, bool(gamma.min() < rk.STABLE_BELOW)
@@ -146,6 +148,9 @@ class RenyiProblem:
     learn_gamma : ``None`` (fixed), ``"shared"`` (one γ) or ``"per_agent"``; learnt as ``log γ``.
     learn_lam : learn per-agent ``log λ``.
     tol : fixed-point tolerance per evaluation.
+    checked : ``log_probs`` are known to hold no ``-inf`` (they passed
+        :func:`aggregators.validation.as_floored_log_probs`, as a pool's do); otherwise they are tested
+        once here (one pass), not at every evaluation.
     sample_weight : ``None`` or checked per-item weights (the objective is the weighted mean).
 
     The variable is ``x = [w (A), log γ (0, 1 or A), log λ (0 or A)]``; ``project`` maps onto the
@@ -164,8 +169,11 @@ class RenyiProblem:
         learn_lam: bool = False,
         tol: float = 1e-12,
         sample_weight: np.ndarray | None = None,
+        checked: bool = False,
     ) -> None:
         self.L = np.ascontiguousarray(log_probs, dtype=np.float64)
+        if not checked:
+            check_no_zero(self.L)
         self.sample_weight = sample_weight
         self.labels = np.asarray(labels, dtype=np.int64)
         n, A, K = self.L.shape
@@ -250,6 +258,7 @@ class RenyiProblem:
             want=want,
             solved=solved,
             sample_weight=self.sample_weight,
+            check_finite=lam is not None,  # L was checked once; annealing (an extreme λ) is checked
         )
         self.sweeps += sweeps
         self.n_evals += 1
@@ -282,4 +291,5 @@ class RenyiProblem:
     def log_q(self, x: np.ndarray) -> np.ndarray:
         """The aggregate at ``x`` on the problem's data (n, K)."""
         w, gamma, lam = self.unpack(x)
-        return solve_fixed_point(anneal(self.L, lam), w / w.sum(), gamma, tol=self.tol, init=self._warm).log_q
+        La = anneal(self.L, lam)
+        return solve_fixed_point(La, w / w.sum(), gamma, tol=self.tol, init=self._warm, check_finite=La is not self.L).log_q

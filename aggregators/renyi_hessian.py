@@ -36,6 +36,8 @@ DENSE = 0
 WOODBURY = 1
 CG = 2
 MODES = {"dense": DENSE, "woodbury": WOODBURY, "cg": CG}
+CG_GAMMA_FLOOR = 0.1
+""":func:`choose` counts CG's products at ``max(γ, CG_GAMMA_FLOOR)`` (measured: no more below it)."""
 
 
 def choose(n_agents: int, n_classes: int, gamma_min: float) -> int:
@@ -45,18 +47,36 @@ def choose(n_agents: int, n_classes: int, gamma_min: float) -> int:
     ``2 A K`` per product times ``min(A + 1, 3 sqrt(1/γ) + 5)`` products (rtol ~1e-3, the typical
     forcing term), plus the Hessian's diagonal. Dense is kept for ``K <= 8``, where it is exact
     and its overheads are smallest.
+
+    Against dense, below γ = :data:`CG_GAMMA_FLOOR` the count is not raised further: the ``sqrt(1/γ)``
+    bound holds for a spectrum spread over ``[1, 1/γ]``, but at the fixed point the tilted agents
+    ``Q_i ∝ P_i^γ Q^{1-γ}`` gather around ``Q`` as γ falls, so ``D⁻¹H`` is one outlying eigenvalue
+    (about ``1/γ``, along ``√Q``) and a cluster near 1 that CG takes in a few products. Counted on
+    solved items (session 20, ``hsolve(CG, ...)`` on the aggregate, five families incl. near one-hot
+    agents, A 10-1,000, K 16-1,024): at γ = 0.01 2-3 products to rtol 1e-3 and 6-9 to 1e-12, never
+    more than at γ = 0.1 (3-5 and 6-15), against 35 by the bound. Against Woodbury the bound stays:
+    with the floor, 21 shapes at A = 30 would move from Woodbury to CG, and timed they were a toss-up
+    (0.62-1.69× the fixed point's time on three families; the exact solve's certified and chord steps
+    save evaluations that CG cannot). The floor moves shapes with K 32-512, A >= 50 and γ < 0.1 from
+    dense to CG; timed on 23 of them × three families, CG took 0.05-1.05× dense's time for the fixed
+    point and 0.07-1.31× for the gradient (medians 0.67 / 0.79; 0.05-0.08× at K = 512, A = 1,000,
+    γ = 0.003), ``benchmarks/results/choice-and-check-session20.md``.
     """
     A, K = n_agents, n_classes
     if K <= 8:
         return DENSE
     dense = A * K * K + K**3 / 3.0
     wood = A * A * K + A**3 / 3.0 + 4.0 * A * K
-    n_cg = min(A + 1.0, 3.0 * np.sqrt(1.0 / max(gamma_min, 1e-4)) + 5.0)
-    cg = 2.0 * A * K * (n_cg + 1.5)
-    best = min(dense, wood, cg)
-    if best == dense:
-        return DENSE
-    return WOODBURY if best == wood else CG
+    products = 2.0 * A * K
+
+    def cg(g: float) -> float:
+        return products * (min(A + 1.0, 3.0 * np.sqrt(1.0 / g) + 5.0) + 1.5)
+
+    cg_bound = cg(max(gamma_min, 1e-4))
+    cg_dense = cg(max(gamma_min, CG_GAMMA_FLOOR))  # = cg_bound for γ >= 0.1
+    if cg_dense < dense and cg_bound < wood:
+        return CG
+    return DENSE if dense <= wood else WOODBURY
 
 
 @njit(cache=True)

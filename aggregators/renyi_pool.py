@@ -164,7 +164,7 @@ class RenyiPool(Pool):
         solver = self.solver
         opts = dict(self.solver_options or {})
         if learn_gamma is None and not learn_lam and self.learn_weights:
-            prob = RenyiWeightProblem(L, y, gamma, lam, tol=self.fixed_point_tol, sample_weight=sw)
+            prob = RenyiWeightProblem(L, y, gamma, lam, tol=self.fixed_point_tol, sample_weight=sw, checked=True)
             if x0 is not None:
                 x0, opts = self._warm_start(x0, L.shape[1], self.tol if tol is None else tol)
         else:
@@ -177,6 +177,7 @@ class RenyiPool(Pool):
                 learn_lam=learn_lam,
                 tol=self.fixed_point_tol,
                 sample_weight=sw,
+                checked=True,
             )
             if solver == "auto":
                 solver, opts = "projected_gradient", {}

@@ -193,9 +193,9 @@ class RenyiWeightProblem(RenyiProblem):
 
     hessian_approximate = True  # the Fisher blend: Newton corrects it by secant updates
 
-    def __init__(self, log_probs, labels, gamma=1.0, lam=None, *, tol=1e-12, sample_weight=None) -> None:
+    def __init__(self, log_probs, labels, gamma=1.0, lam=None, *, tol=1e-12, sample_weight=None, checked=False) -> None:
         self._L: np.ndarray | None = None
-        super().__init__(log_probs, labels, gamma, lam, tol=tol, sample_weight=sample_weight)
+        super().__init__(log_probs, labels, gamma, lam, tol=tol, sample_weight=sample_weight, checked=checked)
         self._root: RenyiWeightProblem = self
         self._agents: np.ndarray | None = None  # the root's agents of a restricted problem
         self._La_: np.ndarray | None = None
@@ -307,7 +307,7 @@ class RenyiWeightProblem(RenyiProblem):
         if sw is not None and not sw.sum() > 0:
             raise InputError("items", "the selected items have zero total sample_weight")
         sub = RenyiWeightProblem(
-            self.L[items], self.labels[items], self.gamma0, self.lam0, tol=self.tol, sample_weight=sw
+            self.L[items], self.labels[items], self.gamma0, self.lam0, tol=self.tol, sample_weight=sw, checked=True
         )
         sub._warm = None if self._warm is None else self._warm[items]
         return sub

@@ -111,7 +111,9 @@ def _build(kind: str, opts: dict, block: Any, labels: np.ndarray, start: int, we
         elif kind == "log":
             P = ConditionalLogLinear.from_log_probs(preds.log_probs, labels, dtype=opts["dtype"], sample_weight=weights)
         else:
-            P = RenyiWeightProblem(preds.log_probs, labels, opts["gamma"], None, tol=opts["tol"], sample_weight=weights)
+            P = RenyiWeightProblem(
+                preds.log_probs, labels, opts["gamma"], None, tol=opts["tol"], sample_weight=weights, checked=True
+            )
         return Kept(P, preds.n_floored, shape)
     except InputError as e:
         item = None if e.item is None else e.item + start

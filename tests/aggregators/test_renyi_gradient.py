@@ -104,3 +104,29 @@ def test_gamma_one_fit_is_the_linear_pool_maximum_likelihood():
         w = w * (Q / (Q @ w)[:, None]).mean(axis=0)
     assert -res.fun == pytest.approx(np.mean(np.log(Q @ w)), abs=1e-9)
     np.testing.assert_allclose(res.x, w, atol=1e-4)
+
+
+def test_a_zero_probability_is_refused_once_at_construction_and_checked_data_skip_the_test():
+    """The problem tests its data for a ``-inf`` once, when built (one pass, not one per evaluation);
+    ``checked=True`` (a pool's floored data) skips it. Both evaluate the same objective."""
+    from aggregators.renyi_fixed_point import solve_fixed_point
+    from aggregators.renyi_weight_hessian import RenyiWeightProblem
+    from aggregators.validation import PredictionError
+
+    lp, y = data(seed=3)
+    bad = lp.copy()
+    bad[7, 2, 1] = -np.inf
+    for make in (RenyiProblem, RenyiWeightProblem):
+        with pytest.raises(PredictionError) as ei:
+            make(bad, y, 0.4)
+        assert ei.value.code == "zero_probability" and ei.value.field == "predictions"
+    with pytest.raises(PredictionError):
+        solve_fixed_point(bad, np.full(5, 0.2), np.full(5, 0.4))  # the public solver still tests by default
+    x = np.random.default_rng(3).dirichlet(np.ones(5))
+    f0, g0 = RenyiProblem(lp, y, 0.4, tol=1e-13).value_and_grad(x)
+    f1, g1 = RenyiProblem(lp, y, 0.4, tol=1e-13, checked=True).value_and_grad(x)
+    assert f0 == f1 and np.array_equal(g0, g1)
+    # annealed data are tested at each evaluation (an extreme λ can overflow the floored numbers)
+    p = RenyiProblem(lp, y, 0.4, lam=np.full(5, 1e308), checked=True)
+    with pytest.raises(PredictionError), np.errstate(over="ignore", invalid="ignore"):
+        p.value(x)

@@ -121,7 +121,42 @@ def test_choice_by_shape_and_bad_name():
     assert choose(10, 4, 0.1) == DENSE
     assert choose(2, 1024, 0.1) == WOODBURY
     assert choose(1000, 4096, 0.1) == CG
+    # CG's product count does not grow below γ = 0.1 (the weight fit's sweep: 156 agents x 64 classes)
+    assert choose(156, 64, 0.01) == CG and choose(156, 64, 0.1) == CG and choose(100, 16, 0.01) == DENSE
     lp = agents(2, 3, 5, 0)
     with pytest.raises(InputError) as e:
         solve_fixed_point(lp, np.ones(3) / 3, np.full(3, 0.5), hessian="qr")
     assert e.value.field == "hessian"
+
+
+@pytest.mark.parametrize("gamma", [0.003, 0.01, 0.05])
+def test_cg_products_at_small_gamma_stay_below_the_count_at_gamma_0_1(gamma):
+    """:func:`choose` counts CG's products at γ = 0.1 for every smaller γ: on solved items the count
+    (preconditioned CG on ``H x = b``, rtol 1e-3 and 1e-12) at γ < 0.1 does not exceed the one at
+    γ = 0.1, and both are far below the ``3 sqrt(1/γ) + 5`` bound."""
+    from aggregators.renyi_fixed_point import mixture_weights
+    from aggregators.renyi_kernels import _evaluate, _item_workspace, _setup
+
+    rng = np.random.default_rng(5)
+    n, a, k = 12, 60, 48
+    lp = agents(n, a, k, 11, scale=2.5)
+    w = rng.dirichlet(np.ones(a))
+
+    def products(g):
+        gam = np.full(a, g)
+        wp = mixture_weights(w, gam)
+        ugam, gidx = np.unique(gam, return_inverse=True)
+        R = solve_fixed_point(lp, w, gam, tol=1e-12).log_q
+        E, Qi, Qt, M, C, V, v, vecs, qg, av = _item_workspace(a, k, 1, CG, False)
+        out = []
+        for i in range(n):
+            r = R[i].copy()
+            _setup(lp[i], wp, gam, float(wp @ gam), E, r, True, False, vecs[5], av[0])
+            _evaluate(False, lp[i], E, wp, gam, gidx.astype(np.int64), ugam, r, Qi, vecs[0], vecs[2], qg, vecs[5], av[1], True)
+            b = rng.normal(size=k) * np.exp(R[i])  # a generic right-hand side in the Newton step's scaling
+            out.append([hsolve(CG, Qi, wp, gam, b, np.empty(k), rt, M, C, V, v) for rt in (1e-3, 1e-12)])
+        return np.array(out)
+
+    small, ref = products(gamma), products(0.1)
+    assert np.all(small.max(axis=0) <= ref.max(axis=0)), (small.max(axis=0), ref.max(axis=0))
+    assert small.max() < 3 * np.sqrt(1 / gamma) + 5 and ref.max() <= 3 * np.sqrt(10) + 5
