@@ -292,4 +292,6 @@ class RenyiProblem:
         """The aggregate at ``x`` on the problem's data (n, K)."""
         w, gamma, lam = self.unpack(x)
         La = anneal(self.L, lam)
-        return solve_fixed_point(La, w / w.sum(), gamma, tol=self.tol, init=self._warm, check_finite=La is not self.L).log_q
+        return solve_fixed_point(
+            La, w / w.sum(), gamma, tol=self.tol, init=self._warm, check_finite=La is not self.L
+        ).log_q

@@ -152,7 +152,9 @@ def test_cg_products_at_small_gamma_stay_below_the_count_at_gamma_0_1(gamma):
         for i in range(n):
             r = R[i].copy()
             _setup(lp[i], wp, gam, float(wp @ gam), E, r, True, False, vecs[5], av[0])
-            _evaluate(False, lp[i], E, wp, gam, gidx.astype(np.int64), ugam, r, Qi, vecs[0], vecs[2], qg, vecs[5], av[1], True)
+            _evaluate(
+                False, lp[i], E, wp, gam, gidx.astype(np.int64), ugam, r, Qi, vecs[0], vecs[2], qg, vecs[5], av[1], True
+            )
             b = rng.normal(size=k) * np.exp(R[i])  # a generic right-hand side in the Newton step's scaling
             out.append([hsolve(CG, Qi, wp, gam, b, np.empty(k), rt, M, C, V, v) for rt in (1e-3, 1e-12)])
         return np.array(out)
