@@ -110,3 +110,42 @@ def test_sparse_start_zeroes_negligible_weights_only():
     kept = w >= START_NEGLIGIBLE / A
     np.testing.assert_allclose(s[kept], w[kept] / w[kept].sum(), rtol=1e-14)
     np.testing.assert_allclose(sparse_start(np.array([2.0, 6.0])), [0.25, 0.75])
+
+
+def test_refit_of_the_chosen_gamma_continues_its_grid_fit_without_a_new_first_pass(monkeypatch):
+    """The chosen γ's refit to ``tol`` runs on its grid fit's problem from the grid solution: its first
+    value and gradient are the grid fit's last evaluation (cached), so it solves one fixed point fewer
+    than a refit on a new problem; and it reaches the SLSQP optimum at that γ to 1e-8."""
+    import aggregators.renyi_gradient as rg
+
+    lp, y, _ = many_agents(seed=8)
+    calls = {"n": 0}
+    real = rg.renyi_loglik_grad
+
+    def counted(*a, **k):
+        calls["n"] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(rg, "renyi_loglik_grad", counted)
+    seen: list = []
+    real_refit = RenyiPool._refit
+
+    def refit(self, L, y_, gamma, lam, x, sw, prob):
+        before = calls["n"]
+        out = real_refit(self, L, y_, gamma, lam, x, sw, prob)
+        seen.append((before, calls["n"], gamma, lam, x, sw, out))
+        return out
+
+    monkeypatch.setattr(RenyiPool, "_refit", refit)
+    pool = RenyiPool(gamma="grid", gamma_grid=GRID, grid_tol=1e-4).fit(lp, y)
+    assert len(seen) == 1  # the grid fit at grid_tol was loose: refitted
+    before, after, gamma, lam, x, sw, (prob, res) = seen[0]
+    reused = after - before
+    # the same refit on a fresh problem (the former path) from the same point
+    L = pool.prepare(lp).log_probs
+    c0 = calls["n"]
+    RenyiPool._fit_at(pool, L, np.asarray(y), np.full(lp.shape[1], gamma), lam, x, None, None, sw)
+    fresh = calls["n"] - c0
+    assert reused == fresh - 1, (reused, fresh)
+    sp = slsqp_simplex(RenyiProblem(L, np.asarray(y), gamma, tol=1e-13).value_and_grad, lp.shape[1])
+    assert pool.converged_ and abs(-pool.loglik_ - sp.fun) < 1e-8 and -pool.loglik_ <= sp.fun + 1e-10
