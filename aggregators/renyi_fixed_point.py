@@ -72,6 +72,7 @@ class FixedPointResult:
     converged: np.ndarray
     method: str
     mode: str
+    adjoint_done: bool = False
 
     @property
     def max_sweeps(self) -> int:
@@ -188,6 +189,7 @@ def solve_fixed_point(
     chunk: int = 2000,
     hessian: str = "auto",
     check_finite: bool = True,
+    adjoint: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> FixedPointResult:
     """Solve Eq. (2.8) for every item of validated, finite, normalised log-probs ``L`` (n, A, K).
 
@@ -202,6 +204,9 @@ def solve_fixed_point(
     no ``-inf`` (a zero probability): for callers whose data passed :func:`aggregators.validation.
     as_floored_log_probs` (the pools, :func:`renyi_aggregate`). The test is a pass over ``L`` (0.21 s
     at 20,000 x 269 x 64, 12 % of a weight fit's value-and-gradient pass; session 20).
+    ``adjoint=(labels, W)``: where the per-item fast form runs (:mod:`aggregators.renyi_fused`), also
+    fill ``W`` (n, A) with the weights' adjoint of every agent at the solution, in the same pass over
+    each item; the result's ``adjoint_done`` says whether it did (else the caller runs the adjoint).
     """
     from . import renyi_block as rb
     from . import renyi_kernels as rk
@@ -215,6 +220,7 @@ def solve_fixed_point(
         check_no_zero(L)
     if stable is None:
         stable = bool(gamma.min() < rk.STABLE_BELOW)
+    gamma_all = np.asarray(gamma, dtype=np.float64)
     act = np.flatnonzero(w > 0)
     agents = None
     if 0 < act.size < A:
@@ -253,12 +259,21 @@ def solve_fixed_point(
     newton = method == "newton"
     # small items go to the kernel vectorised across items (Newton, fast form, the solve chosen by shape)
     block = newton and not stable and hessian == "auto" and rb.fits(A, K)
+    # the adjoint in the same pass: per-item fast Newton on data that still hold every agent
+    fused = adjoint is not None and newton and not stable and not block and K > 2 and Lc.shape[1] == gamma_all.size
     for lo in range(0, n, step):
         hi = min(n, lo + step)
         Lk = Lc[lo:hi]
 
-        def per_item(idx, Rk, sk, ek, ck, Lk=Lk):
+        def per_item(idx, Rk, sk, ek, ck, Lk=Lk, lo=lo, hi=hi):
             sub = Lk if idx is None else np.ascontiguousarray(Lk[idx])
+            if fused:
+                from .renyi_fused import solve_items_with_adjoint
+
+                ags = np.arange(A, dtype=np.int64) if agents is None else agents
+                args_f = (wp, gamma, gidx, ugam, gbar, Rk, use_init, mode, float(tol), int(max_iter) + 1, sk, ek, ck)
+                solve_items_with_adjoint(sub, ags, gamma_all, *args_f, adjoint[0][lo:hi], adjoint[1][lo:hi])
+                return
             args = (wp, gamma, gidx, ugam, gbar, Rk, use_init, newton, mode, stable, float(tol), int(max_iter) + 1)
             rk.solve_items(sub, *args, sk, ek, ck, agents=agents)
 
@@ -268,7 +283,7 @@ def solve_fixed_point(
         else:
             per_item(None, R[lo:hi], sweeps[lo:hi], res[lo:hi], conv[lo:hi])
         report(progress, hi / n)
-    return FixedPointResult(R, sweeps, res, conv, method, "stable" if stable else "fast")
+    return FixedPointResult(R, sweeps, res, conv, method, "stable" if stable else "fast", adjoint_done=fused)
 
 
 def renyi_aggregate(

@@ -76,9 +76,18 @@ def renyi_loglik_grad(
 
     La = anneal(L, lam)
     n = L.shape[0]
+    A = L.shape[1]
+    fused_W = None
     if solved is None:
-        fp = solve_fixed_point(La, w, gamma, tol=tol, init=init, hessian=hessian, check_finite=check_finite)
+        # the weights' gradient alone: the adjoint runs in the fixed point's pass where it can
+        # (:mod:`aggregators.renyi_fused`)
+        adj = (labels.astype(np.int64), np.empty((n, A))) if tuple(want) == ("w",) and hessian == "auto" else None
+        fp = solve_fixed_point(
+            La, w, gamma, tol=tol, init=init, hessian=hessian, check_finite=check_finite, adjoint=adj
+        )
         log_q, sweeps, stable = fp.log_q, int(fp.sweeps.sum()), fp.mode == "stable"
+        if fp.adjoint_done and adj is not None:
+            fused_W = adj[1]
     else:
         log_q, sweeps, stable = solved, 0, bool(gamma.min() < rk.STABLE_BELOW)
     c = None if sample_weight is None else sample_weight / sample_weight.sum()
@@ -91,12 +100,13 @@ def renyi_loglik_grad(
     if not want:
         return ll, grads, log_q, sweeps
     wp = mixture_weights(w, gamma)
-    A = L.shape[1]
-    Wm = np.empty((n, A))
+    Wm = np.empty((n, A)) if fused_W is None else fused_W
     GG = np.empty((n, A))
     LLm = np.empty((n, A))
     lam_grad = "lam" in want
-    if not (stable or lam_grad) and hessian == "auto" and rb.fits(A, L.shape[2]):
+    if fused_W is not None:
+        pass
+    elif not (stable or lam_grad) and hessian == "auto" and rb.fits(A, L.shape[2]):
         rb.adjoint_items(np.ascontiguousarray(La), wp, gamma, log_q, labels.astype(np.int64), Wm, GG)
     else:
         _adjoint_per_item(La, L, wp, gamma, log_q, labels, hessian, stable, lam_grad, Wm, GG, LLm, "gamma" in want)

@@ -1,0 +1,82 @@
+"""The fixed point and the weights' adjoint in one pass per item (:mod:`aggregators.renyi_fused`)
+against the two passes (the fixed point, then :func:`aggregators.renyi_kernels.adjoint_items`), and
+against finite differences of the objective."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from aggregators.renyi_fixed_point import solve_fixed_point
+from aggregators.renyi_gradient import RenyiProblem, renyi_loglik_grad
+
+
+def data(n, a, k, seed, scale=2.0):
+    rng = np.random.default_rng(seed)
+    lp = rng.normal(size=(n, a, k)) * scale
+    lp -= logsumexp(lp, axis=2, keepdims=True)
+    return lp, rng.integers(0, k, n)
+
+
+CASES = [
+    # (n, agents, classes, zero weights, gamma): per-item path (A > 16 or A K > 256), serial and parallel
+    (40, 30, 12, 0, "shared"),
+    (40, 30, 12, 11, "shared"),
+    (30, 20, 64, 7, "per_agent"),
+    (25, 5, 100, 2, "shared"),
+    (700, 120, 64, 50, "shared"),  # n A K > 4e6: the parallel driver
+    (60, 40, 3, 10, "per_agent"),
+]
+
+
+@pytest.mark.parametrize("n,a,k,zeros,gk", CASES)
+def test_fused_adjoint_equals_the_two_passes(n, a, k, zeros, gk):
+    lp, y = data(n, a, k, seed=n + a + k)
+    rng = np.random.default_rng(k)
+    w = rng.dirichlet(np.ones(a))
+    w[rng.choice(a, zeros, replace=False)] = 0.0
+    w /= w.sum()
+    gamma = np.full(a, 0.4) if gk == "shared" else rng.uniform(0.05, 0.9, a)
+    fp = solve_fixed_point(lp, w, gamma, tol=1e-12)
+    ll0, g0, lq0, _ = renyi_loglik_grad(lp, y, w, gamma, want=("w",), solved=fp.log_q, tol=1e-12)
+    W = np.empty((n, a))
+    check = solve_fixed_point(lp, w, gamma, tol=1e-12, adjoint=(y.astype(np.int64), W))
+    assert check.adjoint_done  # the fused path ran
+    ll1, g1, lq1, _ = renyi_loglik_grad(lp, y, w, gamma, want=("w",), tol=1e-12)
+    np.testing.assert_allclose(lq1, lq0, rtol=0, atol=1e-12)
+    assert abs(ll1 - ll0) <= 1e-12 * max(1.0, abs(ll0))
+    np.testing.assert_allclose(g1["w"], g0["w"], rtol=1e-10, atol=1e-12)
+
+
+def test_fused_gradient_matches_finite_differences_with_zero_weights_and_sample_weights():
+    """The weight fit's objective (mean negative log-likelihood, sample weights, agents at zero) and
+    its fused gradient against central differences along the simplex."""
+    lp, y = data(60, 24, 16, seed=3)
+    rng = np.random.default_rng(3)
+    sw = rng.uniform(0.2, 3.0, 60)
+    p = RenyiProblem(lp, y, 0.3, tol=1e-13, sample_weight=sw)
+    x = rng.dirichlet(np.ones(24))
+    x[[2, 9, 15]] = 0.0
+    x /= x.sum()
+    f, g = p.value_and_grad(x)
+    h = 1e-5
+    for i, j in [(0, 2), (5, 9), (3, 4), (20, 15)]:  # directions e_i - e_j, into the zero weights too
+        d = np.zeros(24)
+        d[i], d[j] = -1.0, 1.0  # move weight from i to j (x_i > 0): stays on the simplex for small steps
+        assert x[i] > 2 * h
+        fd = (-3 * f + 4 * p.value(x + h * d) - p.value(x + 2 * h * d)) / (2 * h)  # second-order one-sided
+        assert abs(fd - g @ d) < 1e-6 * max(1.0, abs(g @ d)), (i, j, fd, g @ d)
+
+
+def test_fused_path_is_not_taken_where_it_does_not_apply():
+    """Stable γ, the item block kernel and annealing-free forced solves keep the two passes."""
+    lp, y = data(30, 6, 5, seed=1)  # A K = 30: the item block kernel
+    w = np.full(6, 1 / 6)
+    W = np.empty((30, 6))
+    assert not solve_fixed_point(lp, w, np.full(6, 0.4), adjoint=(y.astype(np.int64), W)).adjoint_done
+    lp, y = data(30, 30, 12, seed=2)
+    W = np.empty((30, 30))
+    w = np.full(30, 1 / 30)
+    assert not solve_fixed_point(lp, w, np.full(30, 1e-4), adjoint=(y.astype(np.int64), W)).adjoint_done  # stable
+    assert not solve_fixed_point(lp, w, np.full(30, 0.4), method="plain", adjoint=(y.astype(np.int64), W)).adjoint_done
