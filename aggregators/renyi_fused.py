@@ -32,6 +32,7 @@ from .renyi_kernels import (
     _range_workspace,
     _reused,
     _solve_item,
+    item_rows,
 )
 
 
@@ -79,17 +80,10 @@ def _fused_range(
     """Items ``lo..hi-1``: each one's fixed point (:func:`aggregators.renyi_kernels._solve_item`, the
     active agents' rows gathered as :func:`aggregators.renyi_kernels._solve_range` does), then its
     adjoint (:func:`_adjoint_here`)."""
-    a = agents.shape[0]
-    every = a == L.shape[1]
-    Lb = ws[-1]
+    every = agents.shape[0] == L.shape[1]
     item_ws = ws[:-1]
     for j in range(lo, hi):
-        if every:
-            Ln = L[j]
-        else:
-            for k in range(a):
-                Lb[k] = L[j, agents[k]]
-            Ln = Lb
+        Ln = item_rows(L, j, agents, every, ws[-1])
         s, e, c = _solve_item(
             Ln, wp, gam, gidx, ugam, gbar, R[j], use_init, True, mode, False, tol, max_sweeps, item_ws
         )

@@ -470,6 +470,17 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
 
 
 @njit(cache=True)
+def item_rows(L, j, agents, every, Lb):
+    """Item ``j``'s rows of the agents ``agents``: ``L[j]`` itself when they are all of its agents
+    (``every``), else gathered into the scratch ``Lb`` (no copy of the whole data)."""
+    if every:
+        return L[j]
+    for k in range(agents.shape[0]):
+        Lb[k] = L[j, agents[k]]
+    return Lb
+
+
+@njit(cache=True)
 def _solve_range(
     lo,
     hi,
@@ -495,16 +506,9 @@ def _solve_range(
     """Items ``lo..hi-1``; ``agents`` (the agents of ``L`` to pool, those of ``wp``): each item's rows
     are gathered into a scratch array (``ws[-1]``) when they are not all of ``L``'s (no copy of the
     whole data). ``ws`` is :func:`_range_workspace`."""
-    a = agents.shape[0]
-    every = a == L.shape[1]
-    Lb = ws[-1]
+    every = agents.shape[0] == L.shape[1]
     for j in range(lo, hi):
-        if every:
-            Ln = L[j]
-        else:
-            for k in range(a):
-                Lb[k] = L[j, agents[k]]
-            Ln = Lb
+        Ln = item_rows(L, j, agents, every, ws[-1])
         s, e, c = _solve_item(
             Ln, wp, gam, gidx, ugam, gbar, R[j], use_init, newton, mode, stable, tol, max_sweeps, ws[:-1]
         )
