@@ -104,12 +104,11 @@ def renyi_loglik_grad(
     GG = np.empty((n, A))
     LLm = np.empty((n, A))
     lam_grad = "lam" in want
-    if fused_W is not None:
-        pass
-    elif not (stable or lam_grad) and hessian == "auto" and rb.fits(A, L.shape[2]):
-        rb.adjoint_items(np.ascontiguousarray(La), wp, gamma, log_q, labels.astype(np.int64), Wm, GG)
-    else:
-        _adjoint_per_item(La, L, wp, gamma, log_q, labels, hessian, stable, lam_grad, Wm, GG, LLm, "gamma" in want)
+    if fused_W is None:  # the adjoint's own pass
+        if not (stable or lam_grad) and hessian == "auto" and rb.fits(A, L.shape[2]):
+            rb.adjoint_items(np.ascontiguousarray(La), wp, gamma, log_q, labels.astype(np.int64), Wm, GG)
+        else:
+            _adjoint_per_item(La, L, wp, gamma, log_q, labels, hessian, stable, lam_grad, Wm, GG, LLm, "gamma" in want)
     S = float(np.sum(w / gamma))
     wbar = mean(Wm)
     if "w" in want:

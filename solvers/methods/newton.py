@@ -543,7 +543,7 @@ def _newton_grow(problem, x, f, g, run, *, alpha, beta, items, n_iter, check=Tru
             H = _hessian(problem.restrict(S), x[S], items, GROW_HESSIAN_DTYPE)
             run.passes += (1 if items is None else items.size / problem.n_terms) * S.size / problem.dim
             d_, slope_, dec_ = _model_step(H, g[S], x[S], True)
-            if VALIDATED_ONLY and (S.size != prev_S.size or np.any(S != prev_S)):
+            if VALIDATED_ONLY and not np.array_equal(S, prev_S):
                 validated = False  # a model on another working set: not the one the last step tested
         prev_S = S
         margin = GROW_VALIDATED_MARGIN if validated else GROW_MODEL_MARGIN
