@@ -18,6 +18,7 @@ import logging
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -92,8 +93,11 @@ def cmd_warmup(args: argparse.Namespace) -> int:
     progress bar; ``make install`` runs it so that a new process never compiles."""
     from tqdm import tqdm
 
+    from .warm_cache import write_manifest
     from .warmup import _calls, warm
 
+    cache = os.environ.get("NUMBA_CACHE_DIR")
+    from_empty = cache is not None and not any(p.is_file() for p in Path(cache).rglob("*"))
     calls = list(_calls())
     bar = tqdm(total=len(calls), desc="agora warmup", unit="call", file=sys.stderr)
     times = warm(lambda name, seconds: (bar.set_postfix_str(name[:40]), bar.update()), calls)
@@ -101,6 +105,8 @@ def cmd_warmup(args: argparse.Namespace) -> int:
     failed = sorted(name for name, t in times.items() if t < 0)
     total = sum(t for t in times.values() if t > 0)
     print(f"agora: {len(times)} warm-up calls in {total:.1f} s; failed: {failed or 'none'}", file=sys.stderr)
+    if cache is not None and not failed:
+        write_manifest(Path(cache), from_empty)
     return 1 if failed else 0
 
 
