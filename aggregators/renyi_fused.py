@@ -35,6 +35,12 @@ from .renyi_kernels import (
     item_rows,
 )
 
+INACTIVE_TINY = 1e-200
+"""The unshifted sum ``Σ_y exp(γ L_iy) u_y`` of an agent of weight zero is used when above this (and
+finite); below it (its mass far from the aggregate's, or ``L`` with huge negative entries) the agent's
+row is max-shifted as before. With log-probabilities (``L ≤ 0``, some class above ``-log K``) and a
+floored aggregate the sum stays far above it."""
+
 
 @njit(cache=True)
 def _adjoint_here(j, L, agents, inactive, gam_all, wp, gam, gidx, ugam, r, label, mode, W, ws):
@@ -56,10 +62,36 @@ def _adjoint_here(j, L, agents, inactive, gam_all, wp, gam, gidx, ugam, r, label
         for y in range(K):
             a += lam[y] * Qi[k, y]
         W[j, agents[k]] = a - lq
-    for k in range(inactive.shape[0]):  # weight zero: not in the fixed point, still in the gradient
+    if inactive.shape[0] == 0:
+        return
+    # weight zero: not in the fixed point, still in the gradient. Q_i ∝ exp(γ_i L_i) ⊙ u with
+    # u = exp((1 - γ_i)(r - max r)), computed once per γ value: one exponential and two products per
+    # class and agent, in one read of L_i (no max pass; see INACTIVE_TINY for when it cannot be used)
+    u, uv = vecs[1], vecs[6]
+    rmax = r[0]
+    for y in range(1, K):
+        rmax = max(rmax, r[y])
+    g_u = -1.0
+    for k in range(inactive.shape[0]):
         i = inactive[k]
         g = gam_all[i]
-        m = -np.inf
+        if g != g_u:
+            for y in range(K):
+                u[y] = r[y] - rmax
+            _exp_into(u, 1.0 - g, u)
+            for y in range(K):
+                uv[y] = u[y] * lam[y]
+            g_u = g
+        _exp_into(L[j, i], g, x)
+        t = 0.0
+        a = 0.0
+        for y in range(K):
+            t += x[y] * u[y]
+            a += x[y] * uv[y]
+        if INACTIVE_TINY < t < np.inf:
+            W[j, i] = a / t - lq
+            continue
+        m = -np.inf  # L_i far above 0 (overflow) or its mass where q has none (underflow): max-shifted
         for y in range(K):
             x[y] = g * L[j, i, y] + (1.0 - g) * r[y]
             m = max(m, x[y])

@@ -80,3 +80,26 @@ def test_fused_path_is_not_taken_where_it_does_not_apply():
     w = np.full(30, 1 / 30)
     assert not solve_fixed_point(lp, w, np.full(30, 1e-4), adjoint=(y.astype(np.int64), W)).adjoint_done  # stable
     assert not solve_fixed_point(lp, w, np.full(30, 0.4), method="plain", adjoint=(y.astype(np.int64), W)).adjoint_done
+
+
+@pytest.mark.parametrize("shift", [2500.0, -1500.0, 0.0])
+def test_agents_of_weight_zero_far_from_normalised_take_the_shifted_form(shift):
+    """An agent of weight zero enters the gradient through its tilted distribution, which does not
+    change when its row of log-probabilities is shifted. The fused adjoint reads such rows unshifted
+    (``INACTIVE_TINY``); rows shifted far up (overflow) or far down (underflow) take the max-shifted
+    form, and every row gives the gradient of the normalised row."""
+    lp, y = data(50, 30, 20, seed=7)
+    rng = np.random.default_rng(7)
+    w = rng.dirichlet(np.ones(30))
+    zero = [3, 11, 29]
+    w[zero] = 0.0
+    w /= w.sum()
+    gamma = np.full(30, 0.4)
+    _, g0, _, _ = renyi_loglik_grad(lp, y, w, gamma, want=("w",), tol=1e-12)
+    moved = lp.copy()
+    moved[:, zero[:2]] += shift
+    W = np.empty((50, 30))
+    assert solve_fixed_point(moved, w, gamma, tol=1e-12, adjoint=(y.astype(np.int64), W)).adjoint_done
+    _, g1, _, _ = renyi_loglik_grad(moved, y, w, gamma, want=("w",), tol=1e-12)
+    np.testing.assert_allclose(g1["w"], g0["w"], rtol=1e-10, atol=1e-12)
+    assert np.all(np.isfinite(g1["w"]))
