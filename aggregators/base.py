@@ -93,13 +93,20 @@ class Pool:
         return getattr(self, attr)
 
     # -- input handling -----------------------------------------------------------------------
-    def prepare(self, log_probs: Any, kind: Kind = "log_probs") -> Predictions:
+    def prepare(self, log_probs: Any, kind: Kind = "log_probs", *, shuffle: int | None = None) -> Predictions:
         """``log_probs`` validated as this pool's ``fit``, ``predict`` and ``score`` take them
         (normalised; floored with ``floor`` for ``needs_positive`` pools). They take the result as it
-        is, with no second pass over the data: validate once, then fit, score and predict it."""
+        is, with no second pass over the data: validate once, then fit, score and predict it.
+        ``shuffle``: see :func:`aggregators.validation.as_floored_log_probs` (floored pools only)."""
         if self.needs_positive:
-            return as_floored_log_probs(log_probs, kind=kind, floor=self.floor)
+            return as_floored_log_probs(log_probs, kind=kind, floor=self.floor, shuffle=shuffle)
         return as_log_probs(log_probs, kind=kind)
+
+    def _fit_shuffle(self) -> int | None:
+        """A seed when this pool's fit wants its items in a random order (see :meth:`prepare`); the
+        fit then sees the items, labels and sample weights in that order (a mean over items does not
+        change) and ``_items_shuffled`` is true during ``_fit``. ``None`` (the default): as given."""
+        return None
 
     def _check_fitted_shape(self, preds: Predictions) -> None:
         n_agents = getattr(self, "n_agents_", None)
@@ -124,11 +131,15 @@ class Pool:
         """Learn on labelled items. ``sample_weight``: ``None`` or one non-negative weight per item
         (scikit-learn's convention: an integer weight fits as that many copies of the item, weight
         0 as leaving it out; :func:`aggregators.validation.check_sample_weight`)."""
-        preds = self.prepare(log_probs, kind)
+        preds = self.prepare(log_probs, kind, shuffle=self._fit_shuffle())
         labels = None if y is None else as_labels(y, preds.n_items, preds.n_classes, field="labels")
         if labels is None and self.supervised:
             raise InputError("y", f"{type(self).__name__} learns from labels: y is required")
         sw = check_sample_weight(sample_weight, preds.n_items)
+        self._items_shuffled = preds.order is not None
+        if preds.order is not None:
+            labels = None if labels is None else labels[preds.order]
+            sw = None if sw is None else sw[preds.order]
         self.n_agents_ = preds.n_agents
         self.n_classes_ = preds.n_classes
         self.n_floored_ = preds.n_floored

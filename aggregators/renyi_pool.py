@@ -141,6 +141,25 @@ class RenyiPool(Pool):
             raise PredictionError("gamma_grid", "must be a non-empty list of values in (0, 1]", code="bad_gamma")
         return g
 
+    def _fit_shuffle(self) -> int | None:
+        """The items in a random order (seed ``random_state``) when the fit will start with the Newton
+        solver's subsampled warm start (weights learnt from no start at a fixed γ, shared above
+        :data:`LIMIT_START_GAMMA` or per agent; λ fixed; solver ``auto`` or ``newton``): its random
+        subsets of items are then prefixes of the array, views instead of copies. The floor pass writes
+        them in that order at no extra cost; the copies cost 2.2 s of a 19 s fit at 20,000 × 269 × 64
+        (three subsets, this VM's fresh memory; ``benchmarks/results/session21.md``)."""
+        if isinstance(self.gamma, str) or not self.learn_weights or self.learn_lam or self.weights is not None:
+            return None
+        if self.solver not in ("auto", "newton"):
+            return None
+        if np.ndim(self.gamma) == 0:
+            try:
+                if float(self.gamma) <= LIMIT_START_GAMMA:  # starts from the log pool's weights instead
+                    return None
+            except (TypeError, ValueError):
+                return None
+        return int(self.random_state)
+
     def _fit_at(
         self,
         L: np.ndarray,
@@ -165,6 +184,7 @@ class RenyiPool(Pool):
         opts = dict(self.solver_options or {})
         if learn_gamma is None and not learn_lam and self.learn_weights:
             prob = RenyiWeightProblem(L, y, gamma, lam, tol=self.fixed_point_tol, sample_weight=sw, checked=True)
+            prob.terms_shuffled = bool(getattr(self, "_items_shuffled", False))
             if x0 is not None:
                 x0, opts = self._warm_start(x0, L.shape[1], self.tol if tol is None else tol)
         else:

@@ -192,6 +192,10 @@ class RenyiWeightProblem(RenyiProblem):
     """
 
     hessian_approximate = True  # the Fisher blend: Newton corrects it by secant updates
+    terms_shuffled = False
+    """The items are stored in a random order (the Rényi pool's fit, :meth:`RenyiPool._fit_shuffle`):
+    any prefix is a uniform random subset, and the Newton solver's warm start subsamples by prefixes,
+    which :meth:`subsample` serves as views."""
 
     def __init__(self, log_probs, labels, gamma=1.0, lam=None, *, tol=1e-12, sample_weight=None, checked=False) -> None:
         self._L: np.ndarray | None = None
@@ -297,17 +301,20 @@ class RenyiWeightProblem(RenyiProblem):
 
     def subsample(self, items: Any) -> RenyiWeightProblem:
         """The same problem on the items ``items`` (sorted, distinct): the Newton solver's warm start
-        solves it first. Copies those items' data (a quarter of it for the solver's warm start)."""
+        solves it first. Copies those items' data (a quarter of it for the solver's warm start), unless
+        they are consecutive (a prefix of :attr:`terms_shuffled` items): then it reads them in place."""
         items = np.asarray(items, dtype=np.int64)
         if items.ndim != 1 or items.size == 0 or np.any(np.diff(items) <= 0) or items[0] < 0:
             raise InputError("items", "must be a non-empty sorted 1-D array of distinct item indices")
         if items[-1] >= self.n_terms:
             raise InputError("items", f"must be item indices in 0..{self.n_terms - 1}")
-        sw = None if self.sample_weight is None else self.sample_weight[items]
+        take: Any = slice(int(items[0]), int(items[-1]) + 1) if items[-1] - items[0] + 1 == items.size else items
+        sw = None if self.sample_weight is None else self.sample_weight[take]
         if sw is not None and not sw.sum() > 0:
             raise InputError("items", "the selected items have zero total sample_weight")
         sub = RenyiWeightProblem(
-            self.L[items], self.labels[items], self.gamma0, self.lam0, tol=self.tol, sample_weight=sw, checked=True
+            self.L[take], self.labels[take], self.gamma0, self.lam0, tol=self.tol, sample_weight=sw, checked=True
         )
-        sub._warm = None if self._warm is None else self._warm[items]
+        sub._warm = None if self._warm is None else np.array(self._warm[take])
+        sub.terms_shuffled = self.terms_shuffled
         return sub

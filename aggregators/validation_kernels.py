@@ -46,24 +46,34 @@ def _sum(x):
     return s
 
 
+@njit(cache=True)
+def _src(r, order, A):
+    """The row of ``a`` that row ``r`` of ``out`` comes from (``order``: see :func:`normalise_floor_rows`)."""
+    if order.shape[0] == 0:
+        return r
+    return order[r // A] * A + r % A
+
+
 @njit(cache=True, error_model="numpy")
-def _rows(a, out, r0, r1, log_floor, floor, d, e, lse, re):
-    """Normalise (and floor, when ``log_floor > -inf``) rows ``r0 .. r1-1`` of ``a`` into ``out``;
-    ``(r1 - r0) K`` entries of scratch in ``d`` and ``e``, ``r1 - r0`` in ``lse``, K in ``re``. Returns
-    ``(refused, floored)``."""
+def _rows(a, out, r0, r1, log_floor, floor, d, e, lse, re, order, A):
+    """Normalise (and floor, when ``log_floor > -inf``) rows ``r0 .. r1-1`` of ``out`` from their rows
+    of ``a`` (:func:`_src`); ``(r1 - r0) K`` entries of scratch in ``d`` and ``e``, ``r1 - r0`` in
+    ``lse``, K in ``re``. Returns ``(refused, floored)``."""
     K = a.shape[1]
     n = (r1 - r0) * K
     for r in range(r0, r1):
-        m = _max(a[r])
+        ar = a[_src(r, order, A)]
+        m = _max(ar)
         lse[r - r0] = m
         j = (r - r0) * K
         for k in range(K):
-            d[j + k] = a[r, k] - m
+            d[j + k] = ar[k] - m
     # -inf and NaN entries of d: exp_scaled gives 0 and something finite; NaN rows are refused below
     exp_scaled(d[:n], 1.0, e[:n])
     bad = 0
     floored = 0
     for r in range(r0, r1):
+        ar = a[_src(r, order, A)]
         j = (r - r0) * K
         m = lse[r - r0]
         t = _sum(d[j : j + K])  # NaN iff the row has a NaN (+inf rows have m = +inf)
@@ -76,7 +86,7 @@ def _rows(a, out, r0, r1, log_floor, floor, d, e, lse, re):
             continue
         low = 0
         for k in range(K):
-            v = a[r, k] - c
+            v = ar[k] - c
             low += v < log_floor
             out[r, k] = v
         if low:  # in place, the row in cache (the one floor rule of the code base)
@@ -85,14 +95,18 @@ def _rows(a, out, r0, r1, log_floor, floor, d, e, lse, re):
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def normalise_floor_rows(a, out, floor):
+def normalise_floor_rows(a, out, floor, order, A):
     """The fused validate + normalise + floor pass: ``out[r] = a[r] - logsumexp(a[r])`` for every
     row of ``a`` (R, K), then floored with the mass-preserving rule of
     :func:`aggregators.validation.apply_floor` (``floor`` in (0, 1/K); ``floor = 0``: no floor).
 
+    ``order`` (int64): empty, or a permutation of the ``R / A`` items of ``A`` consecutive rows each:
+    item ``i`` of ``out`` is then item ``order[i]`` of ``a`` (the items shuffled in the same pass; ``a``
+    and ``out`` must then differ).
+
     Returns ``(refused, floored)``: the number of rows it refused (a NaN or ``+inf`` entry, every
     entry ``-inf``, or a log-sum-exp that overflows; those rows of ``out`` are left unset) and the
-    number of entries raised to the floor. ``a`` and ``out`` may be the same array.
+    number of entries raised to the floor. Without ``order``, ``a`` and ``out`` may be the same array.
     """
     R, K = a.shape
     log_floor = np.log(floor) if floor > 0 else -np.inf
@@ -110,7 +124,7 @@ def normalise_floor_rows(a, out, floor):
         b1 = (s + 1) * nblocks // nseg
         for b in range(b0, b1):
             r0 = b * rows
-            nb, nf = _rows(a, out, r0, min(R, r0 + rows), log_floor, floor, d, e, lse, re)
+            nb, nf = _rows(a, out, r0, min(R, r0 + rows), log_floor, floor, d, e, lse, re, order, A)
             bad += nb
             floored += nf
     return bad, floored
@@ -125,4 +139,4 @@ def normalise_log_rows(a, out):
     one was loaded from numba's cache as code that crashed (a segmentation fault in session 12's CI;
     most likely the entry was written while a test had replaced the callee in this module), and the
     call costs nothing next to the pass."""
-    return int(normalise_floor_rows(a, out, 0.0)[0])
+    return int(normalise_floor_rows(a, out, 0.0, np.empty(0, np.int64), 1)[0])

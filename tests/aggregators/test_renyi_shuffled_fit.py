@@ -1,0 +1,80 @@
+"""The Rényi fit's items in a random order (``RenyiPool._fit_shuffle``): the floor pass writes them
+shuffled, the Newton solver's warm start then takes prefixes (random subsets) as views, and the fit is
+the fit of the items as given (a mean over items does not depend on their order)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from aggregators.renyi import RenyiPool
+from aggregators.renyi_weight_hessian import RenyiWeightProblem
+from aggregators.validation import as_floored_log_probs
+
+
+def data(n, a, k, seed):
+    rng = np.random.default_rng(seed)
+    sharp = rng.uniform(0.3, 3.0, a)
+    truth = rng.normal(size=(n, k)) * 2.0
+    y = np.array([rng.choice(k, p=np.exp(t - logsumexp(t))) for t in truth])
+    lp = sharp[None, :, None] * (
+        truth[:, None, :] + rng.normal(size=(n, a, k)) * rng.uniform(0.5, 3.0, a)[None, :, None]
+    )
+    lp -= logsumexp(lp, axis=2, keepdims=True)
+    lp[:, 0, 0] = -40.0  # some entries below the floor
+    return lp, y
+
+
+def test_the_floor_pass_writes_the_items_in_the_order_it_reports():
+    lp, _ = data(1200, 12, 8, seed=1)
+    plain = as_floored_log_probs(lp)
+    shuffled = as_floored_log_probs(lp, shuffle=5)
+    assert plain.order is None and shuffled.order is not None
+    assert np.array_equal(np.sort(shuffled.order), np.arange(1200)) and not np.array_equal(
+        shuffled.order, np.arange(1200)
+    )
+    assert np.array_equal(shuffled.log_probs, plain.log_probs[shuffled.order])  # bit for bit
+    assert shuffled.n_floored == plain.n_floored > 0
+    small = as_floored_log_probs(lp[:20], shuffle=5)  # below the compiled pass's size: as given
+    assert small.order is None
+
+
+@pytest.mark.parametrize("gamma,sample_weight", [(0.5, False), (0.5, True), ("per_agent", False)])
+def test_a_shuffled_fit_takes_views_and_equals_the_fit_in_the_given_order(monkeypatch, gamma, sample_weight):
+    lp, y = data(2000, 48, 6, seed=2)  # more than 40 agents: the working-set Newton
+    rng = np.random.default_rng(3)
+    sw = rng.integers(0, 4, 2000).astype(float) if sample_weight else None
+    g = np.linspace(0.3, 0.8, 48) if gamma == "per_agent" else gamma
+    views = []
+    subsample = RenyiWeightProblem.subsample
+
+    def spy(self, items):
+        sub = subsample(self, items)
+        views.append(np.shares_memory(sub.L, self.L))
+        return sub
+
+    monkeypatch.setattr(RenyiWeightProblem, "subsample", spy)
+    shuffled = RenyiPool(gamma=g, tol=1e-11).fit(lp, y, sample_weight=sw)
+    assert views and all(views)  # the warm start's subsets (2000 -> 500) read the data in place
+    views.clear()
+    given = RenyiPool(gamma=g, tol=1e-11).fit(as_floored_log_probs(lp), y, sample_weight=sw)  # validated: not shuffled
+    assert views and not any(views)  # random subsets, copied
+    assert shuffled.converged_ and given.converged_
+    # the same optimum (to the tolerance: the weights move along near-flat directions by up to 1e-4)
+    assert abs(shuffled.loglik_ - given.loglik_) <= 1e-10 * abs(given.loglik_)
+    assert np.abs(shuffled.weights_ - given.weights_).max() <= 1e-4
+    # predictions come back in the given order: the same log-likelihood item by item, to the tolerance
+    ll_s = shuffled.predict(lp)[np.arange(y.size), y]
+    ll_g = given.predict(lp)[np.arange(y.size), y]
+    np.testing.assert_allclose(ll_s, ll_g, atol=5e-4)
+    assert abs(np.average(ll_s, weights=sw) - np.average(ll_g, weights=sw)) <= 1e-9
+
+
+def test_fits_that_do_not_subsample_keep_the_given_order():
+    pool = RenyiPool(gamma=0.1)
+    assert pool._fit_shuffle() is None  # starts from the log pool's weights
+    assert RenyiPool(gamma="grid")._fit_shuffle() is None
+    assert RenyiPool(gamma=0.5, weights=np.ones(3))._fit_shuffle() is None
+    assert RenyiPool(gamma=0.5, solver="projected_gradient")._fit_shuffle() is None
+    assert RenyiPool(gamma=0.5, random_state=7)._fit_shuffle() == 7
