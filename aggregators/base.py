@@ -102,8 +102,9 @@ class Pool:
             return as_floored_log_probs(log_probs, kind=kind, floor=self.floor, shuffle=shuffle)
         return as_log_probs(log_probs, kind=kind)
 
-    def _fit_shuffle(self) -> int | None:
-        """A seed when this pool's fit wants its items in a random order (see :meth:`prepare`); the
+    def _fit_shuffle(self, log_probs: Any) -> int | None:
+        """A seed when this pool's fit of ``log_probs`` (the input as given) wants its items in a random
+        order (see :meth:`prepare`); the
         fit then sees the items, labels and sample weights in that order (a mean over items does not
         change) and ``_items_shuffled`` is true during ``_fit``. ``None`` (the default): as given."""
         return None
@@ -131,7 +132,7 @@ class Pool:
         """Learn on labelled items. ``sample_weight``: ``None`` or one non-negative weight per item
         (scikit-learn's convention: an integer weight fits as that many copies of the item, weight
         0 as leaving it out; :func:`aggregators.validation.check_sample_weight`)."""
-        preds = self.prepare(log_probs, kind, shuffle=self._fit_shuffle())
+        preds = self.prepare(log_probs, kind, shuffle=self._fit_shuffle(log_probs))
         labels = None if y is None else as_labels(y, preds.n_items, preds.n_classes, field="labels")
         if labels is None and self.supervised:
             raise InputError("y", f"{type(self).__name__} learns from labels: y is required")

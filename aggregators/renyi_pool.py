@@ -60,6 +60,14 @@ _GAMMA_MODES = ("grid", "learn", "learn_per_agent")
 LIMIT_START_GAMMA = 0.25
 """A fit at one shared γ up to this starts from the log pool's weights (the γ → 0 limit)."""
 
+SHUFFLE_MIN_ENTRIES = 1 << 25
+"""Inputs of at least this many numbers (268 MB of float64) are fitted with their items shuffled
+(:meth:`RenyiPool._fit_shuffle`). Below it the warm start's copies cost little (its quarter: 67 MB,
+about 0.16 s at this VM's 2.4 ns a fresh byte) and the fit takes the solver's own random subsets, the
+very ones the chunked fit (:mod:`cluster.chunked_problem`) takes: the two fits are then the same to
+1e-10, as ``tests/cluster`` checks. Above it the two start on different random quarters and agree to
+the tolerance only."""
+
 START_NEGLIGIBLE = 1e-6
 """A start's weights below ``START_NEGLIGIBLE / A`` (after normalising) are set to zero
 (:func:`sparse_start`): a start from an iterative fit that never reaches the boundary (the linear
@@ -141,13 +149,16 @@ class RenyiPool(Pool):
             raise PredictionError("gamma_grid", "must be a non-empty list of values in (0, 1]", code="bad_gamma")
         return g
 
-    def _fit_shuffle(self) -> int | None:
+    def _fit_shuffle(self, log_probs: Any) -> int | None:
         """The items in a random order (seed ``random_state``) when the fit will start with the Newton
         solver's subsampled warm start (weights learnt from no start at a fixed γ, shared above
-        :data:`LIMIT_START_GAMMA` or per agent; λ fixed; solver ``auto`` or ``newton``): its random
-        subsets of items are then prefixes of the array, views instead of copies. The floor pass writes
-        them in that order at no extra cost; the copies cost 2.2 s of a 19 s fit at 20,000 × 269 × 64
-        (three subsets, this VM's fresh memory; ``benchmarks/results/session21.md``)."""
+        :data:`LIMIT_START_GAMMA` or per agent; λ fixed; solver ``auto`` or ``newton``) on an array of at
+        least :data:`SHUFFLE_MIN_ENTRIES` numbers: its random subsets of items are then prefixes of the
+        array, views instead of copies. The floor pass writes them in that order at no extra cost; the
+        copies cost 2.2 s of a 19 s fit at 20,000 × 269 × 64 (three subsets, this VM's fresh memory;
+        ``benchmarks/results/session21.md``)."""
+        if getattr(log_probs, "size", 0) < SHUFFLE_MIN_ENTRIES:
+            return None
         if isinstance(self.gamma, str) or not self.learn_weights or self.learn_lam or self.weights is not None:
             return None
         if self.solver not in ("auto", "newton"):

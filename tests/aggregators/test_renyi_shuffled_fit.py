@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
+from aggregators import renyi_pool
 from aggregators.renyi import RenyiPool
 from aggregators.renyi_weight_hessian import RenyiWeightProblem
 from aggregators.validation import as_floored_log_probs
@@ -55,6 +56,7 @@ def test_a_shuffled_fit_takes_views_and_equals_the_fit_in_the_given_order(monkey
         return sub
 
     monkeypatch.setattr(RenyiWeightProblem, "subsample", spy)
+    monkeypatch.setattr(renyi_pool, "SHUFFLE_MIN_ENTRIES", 1)  # small data, shuffled as large data are
     shuffled = RenyiPool(gamma=g, tol=1e-11).fit(lp, y, sample_weight=sw)
     assert views and all(views)  # the warm start's subsets (2000 -> 500) read the data in place
     views.clear()
@@ -72,9 +74,12 @@ def test_a_shuffled_fit_takes_views_and_equals_the_fit_in_the_given_order(monkey
 
 
 def test_fits_that_do_not_subsample_keep_the_given_order():
-    pool = RenyiPool(gamma=0.1)
-    assert pool._fit_shuffle() is None  # starts from the log pool's weights
-    assert RenyiPool(gamma="grid")._fit_shuffle() is None
-    assert RenyiPool(gamma=0.5, weights=np.ones(3))._fit_shuffle() is None
-    assert RenyiPool(gamma=0.5, solver="projected_gradient")._fit_shuffle() is None
-    assert RenyiPool(gamma=0.5, random_state=7)._fit_shuffle() == 7
+    big = np.broadcast_to(np.zeros(1), ((1 << 25) // 512 + 1, 8, 64))  # past the size, no memory
+    assert big.size >= renyi_pool.SHUFFLE_MIN_ENTRIES
+    assert RenyiPool(gamma=0.1)._fit_shuffle(big) is None  # starts from the log pool's weights
+    assert RenyiPool(gamma="grid")._fit_shuffle(big) is None
+    assert RenyiPool(gamma=0.5, weights=np.ones(3))._fit_shuffle(big) is None
+    assert RenyiPool(gamma=0.5, solver="projected_gradient")._fit_shuffle(big) is None
+    assert RenyiPool(gamma=0.5, random_state=7)._fit_shuffle(big) == 7
+    assert RenyiPool(gamma=0.5)._fit_shuffle(big[:100]) is None  # small: the solver's own random subsets
+    assert RenyiPool(gamma=0.5)._fit_shuffle([[[0.0]]]) is None  # not an array
