@@ -27,6 +27,7 @@ from numba import njit, prange
 from .renyi_hessian import hsolve
 from .renyi_kernels import (
     PARALLEL_MIN_WORK,
+    UNSHIFTED_TINY,
     _eval_fast,
     _exp_into,
     _range_workspace,
@@ -34,12 +35,6 @@ from .renyi_kernels import (
     _solve_item,
     item_rows,
 )
-
-INACTIVE_TINY = 1e-200
-"""The unshifted sum ``Σ_y exp(γ L_iy) u_y`` of an agent of weight zero is used when above this (and
-finite); below it (its mass far from the aggregate's, or ``L`` with huge negative entries) the agent's
-row is max-shifted as before. With log-probabilities (``L ≤ 0``, some class above ``-log K``) and a
-floored aggregate the sum stays far above it."""
 
 
 @njit(cache=True)
@@ -66,7 +61,7 @@ def _adjoint_here(j, L, agents, inactive, gam_all, wp, gam, gidx, ugam, r, label
         return
     # weight zero: not in the fixed point, still in the gradient. Q_i ∝ exp(γ_i L_i) ⊙ u with
     # u = exp((1 - γ_i)(r - max r)), computed once per γ value: one exponential and two products per
-    # class and agent, in one read of L_i (no max pass; see INACTIVE_TINY for when it cannot be used)
+    # class and agent, in one read of L_i (no max pass; see UNSHIFTED_TINY for when it cannot be used)
     u, uv = vecs[1], vecs[6]
     rmax = r[0]
     for y in range(1, K):
@@ -88,7 +83,7 @@ def _adjoint_here(j, L, agents, inactive, gam_all, wp, gam, gidx, ugam, r, label
         for y in range(K):
             t += x[y] * u[y]
             a += x[y] * uv[y]
-        if INACTIVE_TINY < t < np.inf:
+        if UNSHIFTED_TINY < t < np.inf:
             W[j, i] = a / t - lq
             continue
         m = -np.inf  # L_i far above 0 (overflow) or its mass where q has none (underflow): max-shifted
