@@ -27,7 +27,6 @@ from numba import njit, prange
 from .renyi_hessian import hsolve
 from .renyi_kernels import (
     PARALLEL_MIN_WORK,
-    UNSHIFTED_TINY,
     _eval_fast,
     _exp_into,
     _range_workspace,
@@ -35,6 +34,13 @@ from .renyi_kernels import (
     _solve_item,
     item_rows,
 )
+
+UNSHIFTED_TINY = 1e-200
+"""An agent of weight zero's tilted distribution is built from its row unshifted,
+``exp(γ L_i) ⊙ exp((1 - γ)(r - max r))``, when that sum is above this (and finite); below it (the row's
+mass far from the aggregate's, or ``L`` with huge negative entries) or on overflow (rows far above 0),
+from the max-shifted exponent. With log-probabilities (``L ≤ 0``, some class above ``-log K``) and a
+floored aggregate the sum stays far above it."""
 
 
 @njit(cache=True)
@@ -59,34 +65,34 @@ def _adjoint_here(j, L, agents, inactive, gam_all, wp, gam, gidx, ugam, r, label
         W[j, agents[k]] = a - lq
     if inactive.shape[0] == 0:
         return
-    # weight zero: not in the fixed point, still in the gradient. Q_i ∝ exp(γ_i L_i) ⊙ u with
-    # u = exp((1 - γ_i)(r - max r)), computed once per γ value: one exponential and two products per
-    # class and agent, in one read of L_i (no max pass; see UNSHIFTED_TINY for when it cannot be used)
+    # weight zero: not in the fixed point, still in the gradient. The agents whose γ is the first's (all
+    # at a shared γ): Q_i ∝ exp(γ L_i) ⊙ u with u = exp((1 - γ)(r - max r)) computed once, one exponential
+    # and two products per class in one read of L_i (no max pass); the others (per-agent γ, where u would
+    # be a second exponential per entry) and sums outside (UNSHIFTED_TINY, inf) take the shifted form
     u, uv = vecs[1], vecs[6]
     rmax = r[0]
     for y in range(1, K):
         rmax = max(rmax, r[y])
-    g_u = -1.0
+    g_u = gam_all[inactive[0]]
+    for y in range(K):
+        u[y] = r[y] - rmax
+    _exp_into(u, 1.0 - g_u, u)
+    for y in range(K):
+        uv[y] = u[y] * lam[y]
     for k in range(inactive.shape[0]):
         i = inactive[k]
         g = gam_all[i]
-        if g != g_u:
+        if g == g_u:
+            _exp_into(L[j, i], g, x)
+            t = 0.0
+            a = 0.0
             for y in range(K):
-                u[y] = r[y] - rmax
-            _exp_into(u, 1.0 - g, u)
-            for y in range(K):
-                uv[y] = u[y] * lam[y]
-            g_u = g
-        _exp_into(L[j, i], g, x)
-        t = 0.0
-        a = 0.0
-        for y in range(K):
-            t += x[y] * u[y]
-            a += x[y] * uv[y]
-        if UNSHIFTED_TINY < t < np.inf:
-            W[j, i] = a / t - lq
-            continue
-        m = -np.inf  # L_i far above 0 (overflow) or its mass where q has none (underflow): max-shifted
+                t += x[y] * u[y]
+                a += x[y] * uv[y]
+            if UNSHIFTED_TINY < t < np.inf:
+                W[j, i] = a / t - lq
+                continue
+        m = -np.inf  # another γ, L_i far above 0 (overflow) or its mass where q has none: max-shifted
         for y in range(K):
             x[y] = g * L[j, i, y] + (1.0 - g) * r[y]
             m = max(m, x[y])

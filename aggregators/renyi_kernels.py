@@ -205,50 +205,23 @@ def _tilted(E, gidx, qg, inv, Qi):
             Qi[i, y] = E[i, y] * qg[g, y] * iv
 
 
-UNSHIFTED_TINY = 1e-200
-"""An agent's tilted distribution is built from its row unshifted, ``exp(γ L_i) ⊙ exp((1 - γ)(r - max r))``,
-when that sum is above this (and finite); below it (the row's mass far from the aggregate's, or ``L``
-with huge negative entries) or on overflow (rows far above 0), from the max-shifted exponent. With
-log-probabilities (``L ≤ 0``, some class above ``-log K``) and a floored aggregate the sum stays far
-above it."""
-
-
 @njit(cache=True, fastmath=_FM)
 def _tilted_at(L, wp, gam, r, Qi, mix, x):
     """``Q_i ∝ exp(γ_i L_i + (1-γ_i) r)`` and ``mix = Σ_i w'_i Q_i`` at a given point ``r`` in one
-    exponential pass (what the adjoint needs at a solved fixed point; no set-up of ``E``).
-
-    Each row is read once, unshifted: ``exp(γ_i L_i) ⊙ u`` with ``u = exp((1 - γ_i)(r - max r))`` (in
-    ``x``) computed once per γ value; the max-shifted form where that sum is below
-    :data:`UNSHIFTED_TINY` or overflows (session 21)."""
+    exponential pass (what the adjoint needs at a solved fixed point; no set-up of ``E``)."""
     A, K = L.shape
     for y in range(K):
         mix[y] = 0.0
-    rmax = r[0]
-    for y in range(1, K):
-        rmax = max(rmax, r[y])
-    g_u = -1.0
     for i in range(A):
         g = gam[i]
-        if g != g_u:
-            for y in range(K):
-                x[y] = r[y] - rmax
-            _exp_into(x, 1.0 - g, x)
-            g_u = g
-        _exp_into(L[i], g, Qi[i])
+        m = -np.inf
+        for y in range(K):
+            x[y] = g * L[i, y] + (1.0 - g) * r[y]
+            m = max(m, x[y])
+        _exp_into(x, 1.0, Qi[i], m)
         t = 0.0
         for y in range(K):
-            Qi[i, y] *= x[y]
             t += Qi[i, y]
-        if not (UNSHIFTED_TINY < t < np.inf):
-            m = -np.inf
-            for y in range(K):
-                Qi[i, y] = g * L[i, y] + (1.0 - g) * r[y]
-                m = max(m, Qi[i, y])
-            _exp_into(Qi[i], 1.0, Qi[i], m)
-            t = 0.0
-            for y in range(K):
-                t += Qi[i, y]
         iv = 1.0 / t
         c = wp[i] * iv
         for y in range(K):

@@ -106,19 +106,21 @@ def test_agents_of_weight_zero_far_from_normalised_take_the_shifted_form(shift):
 
 
 @pytest.mark.parametrize("shift", [2500.0, -1500.0])
-def test_the_two_pass_adjoint_with_gamma_gradients_takes_the_shifted_form_where_it_must(shift):
-    """The two-pass adjoint (weights and γ, per-agent γ) builds every agent's tilted distribution from its
-    row unshifted; rows far above 0 or far below give the gradients of the normalised rows."""
+@pytest.mark.parametrize("gk", ["shared", "per_agent"])
+def test_the_two_pass_adjoint_with_gamma_gradients_takes_the_shifted_form_where_it_must(shift, gk):
+    """The two-pass adjoint (weights and γ), which the fused pass does not replace: rows far above 0 or
+    far below give the gradients of the normalised rows."""
     lp, y = data(40, 24, 16, seed=9)
     rng = np.random.default_rng(9)
     w = rng.dirichlet(np.ones(24))
     w[[5, 17]] = 0.0
     w /= w.sum()
-    gamma = rng.uniform(0.2, 0.8, 24)
+    gamma = np.full(24, 0.4) if gk == "shared" else rng.uniform(0.2, 0.8, 24)
     _, g0, lq0, _ = renyi_loglik_grad(lp, y, w, gamma, want=("w", "gamma"), tol=1e-12)
     moved = lp.copy()
     moved[:, [2, 5]] += shift  # one agent of positive weight, one of weight zero
     _, g1, lq1, _ = renyi_loglik_grad(moved, y, w, gamma, want=("w", "gamma"), tol=1e-12)
     np.testing.assert_allclose(lq1, lq0, rtol=0, atol=1e-10)
     for k in ("w", "gamma"):
+        assert np.all(np.isfinite(g0[k]))
         np.testing.assert_allclose(g1[k], g0[k], rtol=1e-9, atol=1e-11)
