@@ -156,7 +156,11 @@ def test_the_organiser_pages_in_the_browser(server, browser, tmp_path):  # noqa:
     tokens = [r.json()["token"] for r in statuses if r.status_code == 201]
     page.click("a[data-tab=leaderboard]")
     page.click("a[data-tab=invitations]")
-    page.wait_for_selector("#invitations")
+    # the table is in the page already (the tab's previous rendering): wait for its reload, not for it
+    # (a CI run read the old rows "unused ... Revoke" right after the click)
+    page.wait_for_function(
+        "(document.querySelector('#invitations')?.innerText || '').split('used by').length - 1 === 2", timeout=15000
+    )
     text = page.inner_text("#invitations")
     assert text.count("used by") == 2 and "Revoke" not in text
 
