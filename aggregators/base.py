@@ -104,9 +104,9 @@ class Pool:
 
     def _fit_shuffle(self, log_probs: Any) -> int | None:
         """A seed when this pool's fit of ``log_probs`` (the input as given) wants its items in a random
-        order (see :meth:`prepare`); the
-        fit then sees the items, labels and sample weights in that order (a mean over items does not
-        change) and ``_items_shuffled`` is true during ``_fit``. ``None`` (the default): as given."""
+        order (see :meth:`prepare`); the fit then sees the items, labels and sample weights in that order
+        (a mean over items does not change) and ``_items_shuffled`` is true during ``_fit``. ``None``
+        (the default): as given."""
         return None
 
     def _check_fitted_shape(self, preds: Predictions) -> None:

@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from solvers.methods.newton import WS_MIN
 from solvers.problems.loglinear import ConditionalLogLinear
 from solvers.progress import ProgressFn, report, scaled
 from solvers.registry import minimize
@@ -67,6 +68,11 @@ about 0.16 s at this VM's 2.4 ns a fresh byte) and the fit takes the solver's ow
 very ones the chunked fit (:mod:`cluster.chunked_problem`) takes: the two fits are then the same to
 1e-10, as ``tests/cluster`` checks. Above it the two start on different random quarters and agree to
 the tolerance only."""
+SHUFFLE_MIN_ITEM = 1024
+"""... and items of at least this many numbers (agents × classes): the shuffled pass gathers whole items,
+at the speed of the plain pass for large ones (1.01-1.06× from 1,600 numbers an item) but not small
+ones (1.10-1.51× at 100-400, 2.0-4.5× at 4-20; 2^25-number inputs, ``benchmarks/results/session21.md``
+§3), where it would cost more than the copies it saves."""
 
 START_NEGLIGIBLE = 1e-6
 """A start's weights below ``START_NEGLIGIBLE / A`` (after normalising) are set to zero
@@ -153,11 +159,17 @@ class RenyiPool(Pool):
         """The items in a random order (seed ``random_state``) when the fit will start with the Newton
         solver's subsampled warm start (weights learnt from no start at a fixed γ, shared above
         :data:`LIMIT_START_GAMMA` or per agent; λ fixed; solver ``auto`` or ``newton``) on an array of at
-        least :data:`SHUFFLE_MIN_ENTRIES` numbers: its random subsets of items are then prefixes of the
+        least :data:`SHUFFLE_MIN_ENTRIES` numbers, items of :data:`SHUFFLE_MIN_ITEM` and more than the
+        working set's ``ws_min`` agents: its random subsets of items are then prefixes of the
         array, views instead of copies. The floor pass writes them in that order at no extra cost; the
         copies cost 2.2 s of a 19 s fit at 20,000 × 269 × 64 (three subsets, this VM's fresh memory;
         ``benchmarks/results/session21.md``)."""
-        if getattr(log_probs, "size", 0) < SHUFFLE_MIN_ENTRIES:
+        if not isinstance(log_probs, np.ndarray) or log_probs.ndim != 3:  # validated Predictions are not copied
+            return None
+        _, A, K = log_probs.shape
+        if log_probs.size < SHUFFLE_MIN_ENTRIES or A * K < SHUFFLE_MIN_ITEM:
+            return None
+        if A <= (self.solver_options or {}).get("ws_min", WS_MIN):  # no working set, no warm start
             return None
         if isinstance(self.gamma, str) or not self.learn_weights or self.learn_lam or self.weights is not None:
             return None

@@ -62,6 +62,11 @@ def _newton_direction(H: np.ndarray, g: np.ndarray) -> np.ndarray:
     return -g / scale
 
 
+WS_MIN = 40
+"""The default ``ws_min`` of :func:`newton`: simplex problems of more coordinates take the working set
+(and, from ``2 * warm_items`` terms without a start, its subsample warm start)."""
+
+
 @register("newton", needs=("hessian",), constraints=("none", "simplex"), tol=1e-10, max_iter=200)
 def newton(
     problem,
@@ -70,7 +75,7 @@ def newton(
     alpha=0.01,
     beta=0.5,
     working_set: bool | None = None,
-    ws_min=40,
+    ws_min=WS_MIN,
     ws_init: int | None = None,
     ws_add: int | None = None,
     hessian_sample: float | None = None,

@@ -57,6 +57,7 @@ def test_a_shuffled_fit_takes_views_and_equals_the_fit_in_the_given_order(monkey
 
     monkeypatch.setattr(RenyiWeightProblem, "subsample", spy)
     monkeypatch.setattr(renyi_pool, "SHUFFLE_MIN_ENTRIES", 1)  # small data, shuffled as large data are
+    monkeypatch.setattr(renyi_pool, "SHUFFLE_MIN_ITEM", 1)
     shuffled = RenyiPool(gamma=g, tol=1e-11).fit(lp, y, sample_weight=sw)
     assert views and all(views)  # the warm start's subsets (2000 -> 500) read the data in place
     views.clear()
@@ -74,7 +75,7 @@ def test_a_shuffled_fit_takes_views_and_equals_the_fit_in_the_given_order(monkey
 
 
 def test_fits_that_do_not_subsample_keep_the_given_order():
-    big = np.broadcast_to(np.zeros(1), ((1 << 25) // 512 + 1, 8, 64))  # past the size, no memory
+    big = np.broadcast_to(np.zeros(1), ((1 << 25) // 4096 + 1, 64, 64))  # past the size, no memory
     assert big.size >= renyi_pool.SHUFFLE_MIN_ENTRIES
     assert RenyiPool(gamma=0.1)._fit_shuffle(big) is None  # starts from the log pool's weights
     assert RenyiPool(gamma="grid")._fit_shuffle(big) is None
@@ -83,3 +84,9 @@ def test_fits_that_do_not_subsample_keep_the_given_order():
     assert RenyiPool(gamma=0.5, random_state=7)._fit_shuffle(big) == 7
     assert RenyiPool(gamma=0.5)._fit_shuffle(big[:100]) is None  # small: the solver's own random subsets
     assert RenyiPool(gamma=0.5)._fit_shuffle([[[0.0]]]) is None  # not an array
+    small_items = np.broadcast_to(np.zeros(1), ((1 << 25) // 400 + 1, 50, 8))  # 400 numbers an item
+    assert small_items.size >= renyi_pool.SHUFFLE_MIN_ENTRIES
+    assert RenyiPool(gamma=0.5)._fit_shuffle(small_items) is None  # the gather would cost more than it saves
+    few_agents = np.broadcast_to(np.zeros(1), ((1 << 25) // 4096 + 1, 40, 4096 // 40 + 1))
+    assert RenyiPool(gamma=0.5)._fit_shuffle(few_agents) is None  # 40 agents: no working set, no warm start
+    assert RenyiPool(gamma=0.5, solver_options={"ws_min": 20})._fit_shuffle(few_agents) == 0
