@@ -101,6 +101,16 @@ def curvature_columns(
     d = np.empty((m, K), dtype=dt)
     isq = np.empty((m, K))
     tilted_columns(La, rows, agents, pos, gamma, colscale, sv, dg, r, M, V, d, isq)
+    cs = np.sqrt(np.asarray(c, dtype=np.float64))
+    if blend and not np.any(gamma[act] < 1.0):
+        # every active agent at γ = 1 (the linear pool): β = 1, the Fisher part has weight zero and
+        # H̃ = diag(d̃) (no rank-one terms), so the item's own column is M̃[:, y] / d̃[y] / √q(y) with no
+        # K x K algebra, and Z has one column per item instead of K + 1
+        lab = np.asarray(labels, dtype=np.int64)
+        j = np.arange(m)
+        scale = cs * isq[j, lab] / d[j, lab]
+        out[:, :m] = (M[j, :, lab] * scale[:, None].astype(dt)).T
+        return out[:, :m]
     if K > a:
         # Woodbury: H̃^{-1} M̃ᵀ = D̃^{-1}M̃ᵀ - D̃^{-1}Ṽᵀ (I + Ṽ D̃^{-1} Ṽᵀ)^{-1} Ṽ D̃^{-1} M̃ᵀ
         Vd = V / d[:, None, :]
@@ -114,7 +124,6 @@ def curvature_columns(
         # Xᵀ = M̃ H̃^{-1} (H̃ symmetric, well conditioned): batched inverse and product, 0.7x the time
         # of the batched solve with the A right-hand sides (measured at K = 64, A = 140)
         XT = M @ np.linalg.inv(H)  # (m, A, K)
-    cs = np.sqrt(np.asarray(c, dtype=np.float64))
     fill_columns(XT, np.asarray(labels, dtype=np.int64), isq, cs * np.sqrt(1.0 - beta), cs * np.sqrt(beta), out)
     return out[:, : m * (K + 1)]
 
@@ -191,7 +200,20 @@ class RenyiWeightProblem(RenyiProblem):
     solved aggregate. ``subsample(items)`` is the problem on a subset of the items (the solver's warm start).
     """
 
-    hessian_approximate = True  # the Fisher blend: Newton corrects it by secant updates
+    @property
+    def hessian_cheap(self) -> bool:
+        """Every agent at γ = 1 (the linear pool): the curvature is one column per item with no K x K
+        algebra (:func:`curvature_columns`), so Newton forms it over every item instead of a sample."""
+        return bool(np.all(self.gamma0 == 1.0))
+
+    @property
+    def hessian_approximate(self) -> bool:
+        """The Fisher blend is a model of the curvature (Newton corrects it by secant updates), except
+        at γ = 1, where it is the linear pool's exact Hessian: Newton then forms a new one whenever a
+        step divides the gap by less than ten (at 3,000 × 1,000 × 8 one secant-corrected model on 966
+        agents took 25 iterations, linearly, to the old sampled models' 14)."""
+        return not self.hessian_cheap
+
     terms_shuffled = False
     """The items are stored in a random order (the Rényi pool's fit, :meth:`RenyiPool._fit_shuffle`):
     any prefix is a uniform random subset, and the Newton solver's warm start subsamples by prefixes,

@@ -72,6 +72,7 @@ x0 :: () -> (dim,) array :: a feasible start :: every solver when no x0 is given
 restrict :: (idx) -> problem :: the same problem on coordinates idx, the others fixed at 0 :: newton's working set
 screen :: (k) -> int array :: a cheap guess of the k most useful coordinates :: newton's working set
 hessian_approximate :: bool :: True when hessian is a model of the curvature, not the exact Hessian (the Rényi weights' Fisher blend) :: newton's growing working set (secant-corrected chord steps)
+hessian_cheap :: bool :: True when the Hessian over every term costs a small part of a value-and-gradient pass (the Rényi weights at γ = 1: one column per item) :: newton's working set (no subsampled Hessian)
 subsample :: (items) -> problem :: the same problem averaged over the terms items only (no copy of the data) :: newton's working set (warm start)
 n_classes :: int :: number of classes K of a log-linear model (pass accounting) :: newton
 dtype :: numpy dtype :: storage precision of the data (float32 storage is re-read exactly) :: newton

@@ -239,3 +239,62 @@ def test_curvature_in_threads_is_the_serial_sum():
         G = renyi_weight_curvature(*args, chunk=8, threads=t)
         np.testing.assert_allclose(G, serial, rtol=1e-12, atol=1e-15 * np.abs(serial).max())
         np.testing.assert_array_equal(G, renyi_weight_curvature(*args, chunk=8, threads=t))
+
+
+@pytest.mark.parametrize("shape", [(40, 9, 3), (40, 3, 9)], ids=["K<A", "K>A"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_linear_pool_curvature_is_the_general_one_with_one_column_per_item(shape, dtype):
+    """Every active agent at γ = 1 takes the short path (the item's own column only, H̃ diagonal);
+    it equals the general K x K path at γ = 1 - 1e-12 (dense and Woodbury), with a zero weight, an
+    agent at γ < 1 whose weight is zero, and rows and agents read at ``items``/``agents``."""
+    n, A, K = shape
+    lp, y = data(n, A, K, seed=12)
+    rng = np.random.default_rng(13)
+    w = rng.dirichlet(np.ones(A))
+    w[1] = 0.0
+    w /= w.sum()
+    g = np.ones(A)
+    g[1] = 0.4  # weight zero: not in the blend's β
+    near = g.copy()
+    near[near == 1.0] = 1.0 - 1e-12
+    c = rng.uniform(0.5, 2.0, n)
+    log_q = solve_fixed_point(lp, w, g, tol=1e-14).log_q
+    G = renyi_weight_curvature(lp, y, w, g, log_q, c, chunk=7, dtype=dtype)
+    R = renyi_weight_curvature(lp, y, w, near, log_q, c, chunk=7, dtype=dtype)
+    tol = 1e-9 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(G, R, atol=tol * np.abs(R).max())
+    assert np.abs(R).max() > 0
+    items = np.array([2, 5, 11, 30, 31, 39])
+    agents = np.array([0, 2, A - 1])
+    Gi = renyi_weight_curvature(
+        lp, y[items], w[agents] / w[agents].sum(), g[agents], log_q[items], c[items], items=items, agents=agents
+    )
+    Ri = renyi_weight_curvature(
+        lp[items][:, agents], y[items], w[agents] / w[agents].sum(), near[agents], log_q[items], c[items]
+    )
+    np.testing.assert_allclose(Gi, Ri, atol=1e-9 * np.abs(Ri).max())
+
+
+def test_at_gamma_one_the_warm_started_newton_forms_its_model_on_every_item(monkeypatch):
+    """γ = 1 (``hessian_cheap``): after the subsample warm start, every model Hessian of the full
+    problem is over every item (at γ = 0.5 over a sample), and the fit reaches SLSQP's optimum."""
+    from solvers.methods import newton as nw
+
+    lp, y = data(2400, 45, 4, seed=21)
+    assert RenyiWeightProblem(lp, y, 1.0).hessian_cheap and not RenyiWeightProblem(lp, y, 0.5).hessian_cheap
+    assert not RenyiWeightProblem(lp, y, np.r_[np.ones(44), 0.5]).hessian_cheap
+    seen = []
+    real = nw._hessian
+    monkeypatch.setattr(
+        nw, "_hessian", lambda p, x, items, dtype=None: (seen.append((p.n_terms, items)), real(p, x, items, dtype))[1]
+    )
+    monkeypatch.setattr(nw, "GROW_HESSIAN_ITEMS", 600)  # 2,400 items: a sample would be drawn
+    for gamma, sampled in ((0.5, True), (1.0, False)):
+        seen.clear()
+        prob = RenyiWeightProblem(lp, y, gamma, tol=1e-13)
+        res = minimize(prob, "newton", tol=1e-10, max_iter=100)
+        assert res.converged and res.extra.get("warm_start")
+        full = [items for n, items in seen if n == 2400]
+        assert full and any(items is not None for items in full) == sampled, gamma
+        sp = slsqp_simplex(RenyiProblem(lp, y, gamma, tol=1e-13).value_and_grad, 45)
+        assert res.fun <= sp.fun + 1e-9 and abs(res.fun - sp.fun) < 1e-8 * max(1.0, abs(sp.fun))
