@@ -163,8 +163,9 @@ def _hessian_takes(problem, name: str) -> bool:
 def _subsamples(problem) -> bool:
     """Whether the working set's Newton averages its Hessians over a sample of the items by default:
     when the problem's ``hessian`` takes ``items`` and its Hessian over every item is not cheap
-    (``hessian_cheap``: the Rényi weights at γ = 1, where a 20,000 x 269 x 64 fit took 11-12.5 s on
-    every item against 23 s on the 2,000-item sample, 22 iterations against 33)."""
+    (``hessian_cheap``: the Rényi weights at γ = 1, where a 20,000 x 269 x 64 fit took 11.9 s and 22
+    iterations on every item against 22.8-23.1 s and 33 on the 2,000-item sample; over 10 other shapes
+    0.29-0.75x at 7, 1.04-1.12x at 3: ``benchmarks/results/session22.md`` §1)."""
     return _hessian_takes(problem, "items") and not capability(problem, "hessian_cheap", False)
 
 
