@@ -19,9 +19,12 @@ Conventions: log space throughout; predictions ``(n_items, n_agents, n_classes)`
 ``(n_items, n_classes)`` normalised log-probabilities. Convergence is measured by the log-space
 fixed-point residual ``max_y |log F(Q)(y) - log Q(y)|`` per item.
 
-Methods: ``"newton"`` (default; Newton in log coordinates, one solve with the K x K matrix ``H`` per
+Methods: ``"newton"`` (Newton in log coordinates, one solve with the K x K matrix ``H`` per
 step, dense, Woodbury or CG by shape (:mod:`aggregators.renyi_hessian`), see
-:mod:`aggregators.renyi_kernels`) and ``"plain"`` (the iteration of Eq. 2.8 as written, the baseline).
+:mod:`aggregators.renyi_kernels`), ``"anderson"`` (the Anderson-accelerated iteration,
+:mod:`aggregators.renyi_anderson`: cheaper than Newton from 100 agents), ``"auto"`` (default: Anderson
+where :func:`aggregators.renyi_anderson.prefer` says so and the fast form serves, else Newton) and
+``"plain"`` (the iteration of Eq. 2.8 as written, the baseline).
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ __all__ = [
 GAMMA_LOG_LIMIT = 1e-12
 """When every γ_i is at or below this, the aggregate is the log pool with weights w' (error O(γ))."""
 
-METHODS = ("newton", "plain")
+METHODS = ("auto", "newton", "anderson", "plain")
 
 
 @dataclass
@@ -180,7 +183,7 @@ def solve_fixed_point(
     w: np.ndarray,
     gamma: np.ndarray,
     *,
-    method: str = "newton",
+    method: str = "auto",
     tol: float = 1e-10,
     max_iter: int | None = None,
     init: np.ndarray | None = None,
@@ -194,8 +197,10 @@ def solve_fixed_point(
     """Solve Eq. (2.8) for every item of validated, finite, normalised log-probs ``L`` (n, A, K).
 
     ``w`` (A,) on the simplex and ``gamma`` (A,) in (0, 1] are already checked (annealing already
-    applied). ``max_iter`` caps the sweeps per item (default 100 for Newton, 100,000 for plain).
-    ``init`` (n, K) warm-starts from previous solutions. ``stable`` forces (True) or forbids (False)
+    applied). ``max_iter`` caps the sweeps per item (default 100 for Newton, 100,000 for plain and
+    Anderson, whose last resort is the plain iteration). ``method="auto"`` resolves to ``"anderson"``
+    or ``"newton"`` (the result's ``method`` says which); ``"anderson"`` needs the fast form (more than
+    two classes, ``min γ >= 1e-3``) and no ``adjoint``. ``init`` (n, K) warm-starts from previous solutions. ``stable`` forces (True) or forbids (False)
     the γ → 0-stable evaluation; by default it is used when ``min γ < 1e-3``. With ``progress``
     the items are solved in chunks of ``chunk`` and the fraction done is reported after each (a
     callback raising :class:`solvers.progress.Cancelled` stops the work). ``hessian`` picks how
@@ -208,6 +213,7 @@ def solve_fixed_point(
     fill ``W`` (n, A) with the weights' adjoint of every agent at the solution, in the same pass over
     each item; the result's ``adjoint_done`` says whether it did (else the caller runs the adjoint).
     """
+    from . import renyi_anderson as ra
     from . import renyi_block as rb
     from . import renyi_kernels as rk
 
@@ -229,6 +235,13 @@ def solve_fixed_point(
         # 269 x 64 with 140 active agents, 9.5 s of a 41 s weight fit. The block kernel (small items)
         # and the log limit take the copy.
         w, gamma, agents, A = w[act], gamma[act], act, int(act.size)
+    if method == "auto":
+        fast = not stable and K > 2 and adjoint is None and not (hessian == "auto" and rb.fits(A, K))
+        method = "anderson" if fast and ra.prefer(A, K) else "newton"
+    elif method == "anderson" and (stable or K <= 2 or adjoint is not None):
+        raise PredictionError(
+            "method", "'anderson' needs more than two classes, min gamma >= 1e-3 and no adjoint", code="bad_method"
+        )
     if agents is not None and (gamma.max() <= GAMMA_LOG_LIMIT or (method == "newton" and rb.fits(A, K))):
         L, agents = np.take(L, act, axis=1), None
     wp = mixture_weights(w, gamma)
@@ -274,6 +287,10 @@ def solve_fixed_point(
                 args_f = (wp, gamma, gidx, ugam, gbar, Rk, use_init, mode, float(tol), int(max_iter) + 1, sk, ek, ck)
                 solve_items_with_adjoint(sub, ags, gamma_all, *args_f, adjoint[0][lo:hi], adjoint[1][lo:hi])
                 return
+            if method == "anderson":
+                args_a = (wp, gamma, gidx, ugam, gbar, Rk, use_init, float(tol), int(max_iter) + 1)
+                ra.solve_items(sub, *args_a, sk, ek, ck, agents=agents)
+                return
             args = (wp, gamma, gidx, ugam, gbar, Rk, use_init, newton, mode, stable, float(tol), int(max_iter) + 1)
             rk.solve_items(sub, *args, sk, ek, ck, agents=agents)
 
@@ -294,7 +311,7 @@ def renyi_aggregate(
     lam: Any = None,
     tol: float = 1e-10,
     max_iter: int | None = None,
-    method: str = "newton",
+    method: str = "auto",
     floor: float | None = DEFAULT_FLOOR,
     kind: Kind = "log_probs",
     init: np.ndarray | None = None,
@@ -314,8 +331,9 @@ def renyi_aggregate(
     lam : optional annealing exponents λ_i > 0 (scalar or per agent): the beliefs become
         ``P_i^{λ_i}`` renormalised (the maximum-entropy form, Eq. 2.21-2.22).
     tol : stop when the log-space fixed-point residual is below ``tol`` for the item.
-    max_iter : cap on sweeps per item (default 100 for Newton, 100,000 for plain).
-    method : ``"newton"`` (accelerated, default) or ``"plain"`` (the iteration of Eq. 2.8).
+    max_iter : cap on sweeps per item (default 100 for Newton, 100,000 for plain and Anderson).
+    method : ``"auto"`` (default: Anderson or Newton by shape), ``"newton"``, ``"anderson"`` or
+        ``"plain"`` (the iteration of Eq. 2.8); see :func:`solve_fixed_point`.
     init : optional (n_items, n_classes) log-probabilities to warm-start from.
     return_info : also return the :class:`FixedPointResult` (sweeps, residuals, convergence).
     progress : optional ``progress(fraction)`` callback (:mod:`solvers.progress`), called as chunks

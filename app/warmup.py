@@ -57,6 +57,14 @@ def _renyi_curvature(log_probs: np.ndarray, dtype: Any) -> np.ndarray:
     return renyi_weight_curvature(log_probs, labels, w, gamma, log_q, np.full(n, 1.0 / n), dtype=dtype, threads=1)
 
 
+def _renyi_newton(log_probs: np.ndarray) -> np.ndarray:
+    """The Rényi aggregate by Newton (not Anderson, which ``"auto"`` takes from 100 agents)."""
+    from aggregators.renyi_fixed_point import solve_fixed_point
+
+    A = log_probs.shape[1]
+    return solve_fixed_point(log_probs, np.full(A, 1.0 / A), np.full(A, 0.5), method="newton").log_q
+
+
 def _calls() -> Iterator[tuple[str, Callable[[], Any]]]:
     rng = np.random.default_rng(0)
     probs = rng.dirichlet(np.ones(4), size=(8, 3))  # 8 items, 3 agents, 4 classes
@@ -72,6 +80,11 @@ def _calls() -> Iterator[tuple[str, Callable[[], Any]]]:
     # the Rényi fixed point and its adjoint run in parallel from renyi_kernels.PARALLEL_MIN_WORK numbers on
     huge = np.log(rng.dirichlet(np.ones(2048), size=(2, 1000)))  # 2 items, 1000 agents, 2048 classes = 4,096,000
     yield "aggregate renyi (parallel)", lambda: aggregate("renyi", huge, kind="log_probs", gamma=0.5)
+    # from 100 agents the aggregate is Anderson's (aggregators.renyi_anderson.prefer), serial below
+    # renyi_kernels.PARALLEL_MIN_WORK numbers; the Newton kernels still serve fewer agents and the fits
+    yield "renyi newton (parallel)", lambda: _renyi_newton(huge)
+    many = np.log(rng.dirichlet(np.ones(64), size=(2, 100)))  # 2 items, 100 agents, 64 classes
+    yield "aggregate renyi (anderson)", lambda: aggregate("renyi", many, kind="log_probs", gamma=0.5)
     yield "fit renyi (parallel)", lambda: make_pool("renyi", gamma=0.5).fit(huge, [0, 1], kind="log_probs")
     # small items (aggregators.renyi_block.fits) are solved in blocks; more agents take the per-item kernels
     wide = np.log(rng.dirichlet(np.ones(16), size=(4, 20)))  # 4 items, 20 agents, 16 classes

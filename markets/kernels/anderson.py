@@ -10,8 +10,8 @@ the fixed point) removes the clustered eigenvalue in one step and the spread one
 and costs one pass plus O(K m) per iteration, never a K x K matrix.
 
 Each iteration: ``f = G(u) - u``; with the last ``m`` differences ``dF`` of ``f`` and ``dG`` of
-``G(u)``, ``gamma = argmin |f - dF gamma|`` (normal equations with a relative ridge of
-``RIDGE``, Cholesky of :mod:`solvers.kernels.cholesky_factor`), and ``u <- G(u) - dG gamma``.
+``G(u)``, ``gamma = argmin |f - dF gamma|`` and ``u <- G(u) - dG gamma`` (the step is
+:func:`solvers.kernels.anderson.anderson_step`, shared with the Rényi aggregate).
 Safeguards: an extrapolation that moves a log-price more than ``MAX_LOG_STEP`` away from the plain
 step ``G(u)`` (or is not finite) is replaced by ``G(u)`` and the history cleared (on an extreme
 market of the far-start test an extrapolation sent two log-prices to -4,198: their prices underflow
@@ -25,12 +25,9 @@ the seed's does.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
-from solvers.kernels.cholesky import cho_solve
-from solvers.kernels.cholesky_factor import cho_factor
-from solvers.kernels.simplex_log import normalise_log
+from solvers.kernels.anderson import anderson_step, plain_fallback, plain_image
 
 from .isoelastic import iso_pass
 from .line_search import MAX_LOG_STEP
@@ -39,114 +36,10 @@ from .potential import evaluate
 MEMORY = 5
 """Steps kept (``m``). Measured on the grid's three families, K 16-1,024, A 2-1,000, eta 2-30:
 memory 3, 5 and 10 took 4-100, 4-25 and 4-18 passes (5 the best median)."""
-RIDGE = 1e-12
-"""Relative ridge of the least-squares normal equations (times their mean diagonal)."""
 GROWTH = 4.0
 """An accelerated step may raise the clearing residual by at most this factor."""
 MAX_REJECTIONS = 3
 """Rejected accelerated steps after which the plain fixed point takes over for good."""
-
-
-@njit(cache=True, error_model="numpy")
-def anderson_size(K, m):
-    """Floats of the scratch :func:`anderson_step` uses."""
-    return (2 * m + 3) * K + m * m + m * m + 2 * m
-
-
-@njit(cache=True, error_model="numpy")
-def _views(scr, K, m):
-    dF = scr[: m * K].reshape((m, K))
-    dG = scr[m * K : 2 * m * K].reshape((m, K))
-    o = 2 * m * K
-    fprev = scr[o : o + K]
-    gprev = scr[o + K : o + 2 * K]
-    gu = scr[o + 2 * K : o + 3 * K]
-    o += 3 * K
-    gram = scr[o : o + m * m].reshape((m, m))
-    lc = scr[o + m * m : o + 2 * m * m].reshape((m, m))
-    o += 2 * m * m
-    return dF, dG, fprev, gprev, gu, gram, lc, scr[o : o + m], scr[o + m : o + 2 * m]
-
-
-@njit(cache=True, error_model="numpy")
-def plain_image(u, T, Wsum, gu):
-    """``gu <- G(u) = log(T / Wsum)`` normalised (the seed's update, without touching ``u``)."""
-    for k in range(u.shape[0]):
-        gu[k] = np.log(T[k] / Wsum)
-    normalise_log(gu)
-
-
-@njit(cache=True, error_model="numpy")
-def anderson_step(u, T, Wsum, n_hist, pos, m, scr):
-    """One accelerated update of ``u`` (in place) from the spending ``T`` at ``u``. ``n_hist`` is
-    the number of stored differences (-1: no previous step either), ``pos`` the ring slot the next
-    one goes to. Returns the new ``(n_hist, pos)``; :func:`plain_fallback` reads ``G(u)`` from
-    ``scr`` if the step is rejected."""
-    K = u.shape[0]
-    dF, dG, fprev, gprev, gu, gram, lc, rhs, gam = _views(scr, K, m)
-    plain_image(u, T, Wsum, gu)
-    if n_hist >= 0:
-        for k in range(K):
-            dF[pos, k] = gu[k] - u[k] - fprev[k]
-            dG[pos, k] = gu[k] - gprev[k]
-        if n_hist < m:
-            n_hist += 1
-        for j in range(n_hist):
-            s = 0.0
-            for k in range(K):
-                s += dF[pos, k] * dF[j, k]
-            gram[pos, j] = s
-            gram[j, pos] = s
-        pos = (pos + 1) % m
-    else:
-        n_hist = 0
-    for k in range(K):
-        fprev[k] = gu[k] - u[k]
-        gprev[k] = gu[k]
-    solved = False
-    if n_hist > 0:
-        n = n_hist
-        tr = 0.0
-        for j in range(n):
-            tr += gram[j, j]
-        ridge = RIDGE * tr / n
-        H = lc[:n, :n]  # factorised in place (cho_factor reads each entry before writing it)
-        for j in range(n):
-            s = 0.0
-            for k in range(K):
-                s += dF[j, k] * fprev[k]
-            rhs[j] = s
-            for i in range(n):
-                H[j, i] = gram[j, i]
-            H[j, j] += ridge
-        if tr > 0.0 and cho_factor(H, H, 1e-14, False):
-            cho_solve(H, rhs[:n], gam[:n])
-            solved = True
-            for k in range(K):
-                v = gu[k]
-                for j in range(n):
-                    v -= gam[j] * dG[j, k]
-                u[k] = v
-    if solved:  # an extrapolation far from the plain step (or not finite) is not trusted
-        for k in range(K):
-            if not (abs(u[k] - gu[k]) <= MAX_LOG_STEP):
-                solved = False
-                n_hist = 0
-                break
-    if not solved:
-        for k in range(K):
-            u[k] = gu[k]
-    normalise_log(u)
-    return n_hist, pos
-
-
-@njit(cache=True, error_model="numpy")
-def plain_fallback(u, K, m, scr):
-    """Replace a rejected accelerated ``u`` by the plain step ``G`` of the previous iterate (kept
-    in ``scr`` by :func:`anderson_step`)."""
-    gu = _views(scr, K, m)[4]
-    for k in range(K):
-        u[k] = gu[k]
 
 
 @njit(cache=True, error_model="numpy")
@@ -175,7 +68,7 @@ def anderson_loop(lean, res, tol, max_iter, u, scr, W, Wsum, T, cp, PgT, g, z, s
             plain_image(u, T, Wsum, u)
             res = _pass(lean, u, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B)
             continue
-        n_hist, pos = anderson_step(u, T, Wsum, n_hist, pos, m, scr)
+        n_hist, pos = anderson_step(u, T, Wsum, n_hist, pos, m, scr, MAX_LOG_STEP)
         resn = _pass(lean, u, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B)
         if not (resn <= GROWTH * res):
             rejected += 1

@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from solvers.kernels.anderson import anderson_size
 from solvers.kernels.simplex_log import normalise_log
 
-from .anderson import MEMORY, anderson_loop, anderson_size
+from .anderson import MEMORY, anderson_loop
 from .direction import CHORD_RATIO, chord_direction, direction_from_S
 from .floor import floor_item
 from .isoelastic import iso_gram, iso_pass, iso_powers, iso_S, iso_start, iso_views, iso_workspace_size, one_order

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from markets import equilibrium, train_market
-from markets.kernels.anderson import MEMORY, anderson_size, anderson_step, plain_image
+from markets.kernels.anderson import MEMORY
+from markets.kernels.line_search import MAX_LOG_STEP
+from solvers.kernels.anderson import anderson_size, anderson_step, plain_image
 from solvers.special import logsumexp
 
 from .conftest import random_beliefs
@@ -43,7 +45,7 @@ def test_anderson_step_is_the_least_squares_extrapolation(rng):
         us.append(u.copy())
         gs.append(g)
         new = u.copy()
-        n_hist, pos = anderson_step(new, T, 1.3, n_hist, pos, m, scr)
+        n_hist, pos = anderson_step(new, T, 1.3, n_hist, pos, m, scr, MAX_LOG_STEP)
         F = np.array(gs) - np.array(us)
         G = np.array(gs)
         h = min(len(us) - 1, m)

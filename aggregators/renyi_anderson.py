@@ -1,0 +1,157 @@
+"""The Rényi aggregate by the Anderson-accelerated fixed point (seed 000, Eq. 2.8), for many agents.
+
+The map ``r <- F(r) = log Σ_i w'_i Q_i`` (notation of :mod:`aggregators.renyi_kernels`) has the
+Jacobian ``I - D_Q⁻¹ H``: for a shared γ it is ``(1 - γ)(I - D_Q⁻¹ Σ_i w'_i Q_i Q_iᵀ)``, the eigenvalue
+``1 - γ`` on all but at most ``A`` directions and the rest spread below it. The plain iteration
+contracts by ``1 - γ`` per pass (23-30 passes to 1e-10 at γ = 0.5); Newton removes every direction
+but pays, per step, a solve with ``H`` (at ``A >= 50`` and ``K >= 64`` matrix-free CG: several
+``2 A K`` products) and a rebuild of the tilted agents. Anderson (memory 5,
+:func:`solvers.kernels.anderson.anderson_step`) removes the clustered eigenvalue in one step and
+the spread ones at a Krylov rate, and each of its steps is one evaluation of ``F`` (one read of the
+item's powers ``E_i``, no ``Q_i`` stored) plus ``O(5 K)``.
+
+Measured (session 23, ``benchmarks/bench_renyi_grid.py`` families, one thread, γ = 0.5, to 1e-10):
+Anderson took 6-15 evaluations where Newton took 4-6 steps; its time over Newton's was 0.38-0.91
+at ``A >= 100`` with ``K >= 64`` and 0.69-0.83 at ``A = 1,000`` with ``K = 16``, but 0.97-1.43 at
+``A = 30`` and 1.4-3.0 at ``A = 10`` (every ``K``), where a Newton step is cheap. :func:`prefer`
+holds that rule; ``solve_fixed_point(method="auto")`` applies it.
+
+Safeguards (as the market's loop, :mod:`markets.kernels.anderson`): an extrapolation more than
+:data:`MAX_LOG_STEP` from the plain step is replaced by it; a step whose residual grows by more than
+:data:`GROWTH` is replaced by the plain step (history cleared), and so is a stall (no new lowest
+residual in ``m + 1`` steps); after :data:`MAX_REJECTIONS` of those the plain iteration runs to the end,
+which converges (majorise-minimise) wherever the plain method does.
+
+Stopping: the plain step from the last point has error at most ``res (1/γ_min - 1)`` (the contraction
+bound), so the loop runs until that is below ``tol`` (``res <= tol`` when ``γ_min >= 1/2``) and ends
+with that step: the answer's error is below ``tol`` like Newton's, not ``tol/γ`` like the plain method's.
+Only the fast form (``γ_min >= STABLE_BELOW``, more than two classes) is served.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from solvers.kernels.anderson import anderson_size, anderson_step, plain_fallback
+from solvers.kernels.simplex_log import normalise_log
+
+from .renyi_kernels import PARALLEL_MIN_WORK, _absmax, _eval_fast, _reused, _setup, item_rows
+
+MEMORY = 5
+"""Steps kept. Counted on one item of each grid family at γ = 0.5 (K 16-4,096, A 10-1,000, a NumPy
+prototype): memory 3, 5, 10 took 3-14, 3-12 and 3-15 evaluations (5 never worse than 3 by more than one)."""
+GROWTH = 4.0
+"""An accelerated step may raise the residual by at most this factor."""
+MAX_REJECTIONS = 3
+"""Rejected accelerated steps after which the plain iteration takes over for good."""
+MAX_LOG_STEP = 10.0
+"""Largest move of a log-probability away from the plain step an extrapolation may make."""
+MIN_AGENTS = 100
+"""Anderson is preferred from this many pooled agents ..."""
+MIN_CLASSES = 64
+"""... with at least this many classes, or from :data:`MANY_AGENTS` agents with at least 16."""
+MANY_AGENTS = 1000
+
+
+def prefer(n_agents: int, n_classes: int) -> bool:
+    """Whether Anderson is the faster solve for items of this shape (measured; see the module)."""
+    return n_agents >= MIN_AGENTS and (n_classes >= MIN_CLASSES or (n_agents >= MANY_AGENTS and n_classes >= 16))
+
+
+@njit(cache=True)
+def _workspace(A, K, ng):
+    return (
+        np.empty((A, K)),
+        np.empty((0, K)),  # the tilted agents: never stored (``_eval_fast`` with ``store=False``)
+        np.empty((ng, K)),
+        np.empty((2, A)),
+        np.empty((3, K)),
+        np.empty(anderson_size(K, MEMORY)),
+        np.empty((A, K)),
+    )
+
+
+@njit(cache=True)
+def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, tol, max_sweeps, ws):
+    """One item; ``r`` (K,) is the start (if ``use_init``) and the answer. Returns ``(sweeps,
+    residual, converged)`` with ``sweeps`` the setup pass plus every evaluation of ``F``."""
+    K = L.shape[1]
+    E, Qi, qg, av, vecs, scr = ws[0], ws[1], ws[2], ws[3], ws[4], ws[5]
+    mix, G, acc = vecs[0], vecs[1], vecs[2]
+    gmin = gam.min()
+    stop = tol if gmin >= 0.5 else tol * gmin / (1.0 - gmin)
+    _setup(L, wp, gam, gbar, E, r, use_init, False, acc, av[0])
+    normalise_log(r)
+    _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, av[1], False)
+    sweeps = 2
+    res = _absmax(G)
+    n_hist, pos, rejected, stalled = -1, 0, 0, 0
+    best = res
+    while res > stop and sweeps < max_sweeps and np.isfinite(res):
+        if rejected >= MAX_REJECTIONS:
+            for y in range(K):
+                r[y] += G[y]
+            normalise_log(r)
+        else:
+            n_hist, pos = anderson_step(r, mix, 1.0, n_hist, pos, MEMORY, scr, MAX_LOG_STEP)
+        _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, av[1], False)
+        sweeps += 1
+        new = _absmax(G)
+        if rejected < MAX_REJECTIONS and not (new <= GROWTH * res):
+            rejected += 1
+            n_hist = -1
+            plain_fallback(r, K, MEMORY, scr)
+            _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, av[1], False)
+            sweeps += 1
+            new = _absmax(G)
+        res = new
+        if res < best:
+            best, stalled = res, 0
+        else:
+            stalled += 1
+            if stalled > MEMORY:  # no new best in m + 1 steps: restart from a plain step
+                rejected += 1
+                n_hist, stalled = -1, 0
+    converged = res <= stop
+    if np.isfinite(res):
+        for y in range(K):
+            r[y] += G[y]
+        normalise_log(r)
+    return sweeps, res, converged
+
+
+@njit(cache=True)
+def _solve_range(lo, hi, L, agents, wp, gam, gidx, ugam, gbar, R, use_init, tol, max_sweeps, sweeps, res, conv, ws):
+    every = agents.shape[0] == L.shape[1]
+    for j in range(lo, hi):
+        Ln = item_rows(L, j, agents, every, ws[6])
+        s, e, c = _solve_item(Ln, wp, gam, gidx, ugam, gbar, R[j], use_init, tol, max_sweeps, ws)
+        sweeps[j] = s
+        res[j] = e
+        conv[j] = c
+
+
+@njit(cache=True, parallel=True)
+def _solve_par(L, agents, wp, gam, gidx, ugam, gbar, R, use_init, tol, max_sweeps, sweeps, res, conv):
+    n = L.shape[0]
+    nch = min(n, 64)
+    for c in prange(nch):
+        lo = c * n // nch
+        hi = (c + 1) * n // nch
+        ws = _workspace(agents.shape[0], L.shape[2], ugam.shape[0])
+        _solve_range(lo, hi, L, agents, wp, gam, gidx, ugam, gbar, R, use_init, tol, max_sweeps, sweeps, res, conv, ws)
+
+
+def solve_items(L, wp, gam, gidx, ugam, gbar, R, use_init, tol, max_sweeps, sweeps, res, conv, agents=None):
+    """Every item of ``L`` (n, A, K) by the accelerated fixed point, fast form; the arguments as
+    :func:`aggregators.renyi_kernels.solve_items` (``agents``: pool only these, read in place)."""
+    if agents is None:
+        agents = np.arange(L.shape[1], dtype=np.int64)
+    a, K, ng = agents.shape[0], L.shape[2], ugam.shape[0]
+    args = (L, agents, wp, gam, gidx, ugam, gbar, R, use_init, float(tol), int(max_sweeps), sweeps, res, conv)
+    if L.shape[0] * a * K >= PARALLEL_MIN_WORK:
+        _solve_par(*args)
+        return
+    ws = _reused("anderson", (a, K, ng), lambda: _workspace(a, K, ng), 8 * a * K * 3)
+    _solve_range(0, L.shape[0], *args, ws)
