@@ -199,9 +199,10 @@ def solve_fixed_point(
     ``w`` (A,) on the simplex and ``gamma`` (A,) in (0, 1] are already checked (annealing already
     applied). ``max_iter`` caps the sweeps per item (default 100 for Newton, 100,000 for plain and
     Anderson, whose last resort is the plain iteration). ``method="auto"`` resolves to ``"anderson"``
-    or ``"newton"`` (the result's ``method`` says which); ``"anderson"`` needs the fast form (more than
-    two classes, ``min γ >= 1e-3``) and no ``adjoint``. ``init`` (n, K) warm-starts from previous solutions. ``stable`` forces (True) or forbids (False)
-    the γ → 0-stable evaluation; by default it is used when ``min γ < 1e-3``. With ``progress``
+    or ``"newton"`` (the result's ``method`` says which; Newton whenever ``hessian`` is not
+    ``"auto"``); ``"anderson"`` needs the fast form (more than two classes, ``min γ >= 1e-3``) and no
+    ``adjoint``. ``init`` (n, K) warm-starts from previous solutions. ``stable`` forces (True) or
+    forbids (False) the γ → 0-stable evaluation; by default it is used when ``min γ < 1e-3``. With ``progress``
     the items are solved in chunks of ``chunk`` and the fraction done is reported after each (a
     callback raising :class:`solvers.progress.Cancelled` stops the work). ``hessian`` picks how
     Newton solves with its Hessian: ``"dense"``, ``"woodbury"``, ``"cg"`` or ``"auto"`` (by shape,
@@ -236,7 +237,8 @@ def solve_fixed_point(
         # and the log limit take the copy.
         w, gamma, agents, A = w[act], gamma[act], act, int(act.size)
     if method == "auto":
-        fast = not stable and K > 2 and adjoint is None and not (hessian == "auto" and rb.fits(A, K))
+        # a Hessian solve named by the caller is Newton's
+        fast = hessian == "auto" and not stable and K > 2 and adjoint is None and not rb.fits(A, K)
         method = "anderson" if fast and ra.prefer(A, K) else "newton"
     elif method == "anderson" and (stable or K <= 2 or adjoint is not None):
         raise PredictionError(

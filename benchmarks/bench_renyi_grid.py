@@ -3,7 +3,8 @@
 Grid K x A (classes x agents), several data families, γ in {0.1, 0.5} shared and one per agent.
 For every cell, in the same run and on the same data:
 
-- ours: ``solve_fixed_point`` (Newton, Hessian solve chosen by shape: ``hessian="auto"``), then the
+- ours: ``solve_fixed_point`` (``method="auto"``: Anderson from 100 agents, solve column "anderson"; else
+  Newton, Hessian solve chosen by shape: ``hessian="auto"``), then the
   adjoint pass of :func:`aggregators.renyi_gradient.renyi_loglik_grad` (gradient in w and γ);
 - peer: a plain NumPy fixed-point iteration of Eq. (2.8), vectorised over items (``P_i^γ`` computed
   once; a sweep is one broadcast product, a row sum and one ``einsum``), from the same start (the power
@@ -166,6 +167,7 @@ def cell(family, n, A, K, gam_kind, seed, hessian, grad):
         t_read=t_read,
         sweeps_np=sw,
         sweeps_us=fp.max_sweeps,
+        method=fp.method,
         err=float(np.abs(fp.log_q - r_np).max()),
     )
     if grad:
@@ -228,6 +230,7 @@ def main(argv=None) -> None:
                         name = "binary" if K == 2 else name  # every solve is the scalar log-odds Newton
                         name = "block" if h == "auto" and K > 2 and fits(A, K) else name  # 16 items at a time
                         r = cell(fam, n, A, K, g, a.seed, h, not a.no_grad)
+                        name = "anderson" if r["method"] == "anderson" else name  # many agents: no Hessian
                         rows.append(dict(r, family=fam, gamma=g, K=K, A=A))
                         line = (
                             f"| {fam} | {g} | {K} | {A} | {n} | {os.getloadavg()[0]:.1f} | {name} | "

@@ -103,6 +103,7 @@ def test_auto_takes_anderson_only_where_it_was_measured_faster():
     assert method(2, 99, 64) == "newton" and method(2, 100, 32) == "newton" and method(2, 30, 1024) == "newton"
     assert method(2, 100, 64, gamma=1e-4) == "newton"  # the γ → 0-stable form is Newton's
     assert method(2, 100, 2) == "newton"  # two classes: the scalar Newton
+    assert method(2, 100, 64, hessian="cg") == "newton"  # a Hessian solve named by the caller is Newton's
     with pytest.raises(PredictionError, match="anderson"):
         method(2, 100, 64, gamma=1e-4, method="anderson")
     # the public aggregate goes through "auto" and agrees with Newton
