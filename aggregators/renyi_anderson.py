@@ -10,11 +10,13 @@ but pays, per step, a solve with ``H`` (at ``A >= 50`` and ``K >= 64`` matrix-fr
 the spread ones at a Krylov rate, and each of its steps is one evaluation of ``F`` (one read of the
 item's powers ``E_i``, no ``Q_i`` stored) plus ``O(5 K)``.
 
-Measured (session 23, ``benchmarks/bench_renyi_grid.py`` families, one thread, γ = 0.5, to 1e-10):
-Anderson took 6-15 evaluations where Newton took 4-6 steps; its time over Newton's was 0.38-0.91
-at ``A >= 100`` with ``K >= 64`` and 0.69-0.83 at ``A = 1,000`` with ``K = 16``, but 0.97-1.43 at
-``A = 30`` and 1.4-3.0 at ``A = 10`` (every ``K``), where a Newton step is cheap. :func:`prefer`
-holds that rule; ``solve_fixed_point(method="auto")`` applies it.
+Measured (session 23, ``benchmarks/bench_renyi_grid.py`` families, one thread, to 1e-10; median of 5
+process times, ``benchmarks/results/session23.md`` §1): Anderson takes 6-15 evaluations where Newton
+takes 4-7 steps. Its time over Newton's, one shared γ = 0.5: 0.40-0.74 at ``A = 1,000`` (K 16-4,096),
+0.63-1.00 at ``A = 100`` with ``K >= 64``, 0.96-1.23 at ``A = 100`` with ``K = 16``, 0.99-1.50 at
+``A = 30-50``; γ = 0.1: 0.38-0.89 at ``A = 1,000``, 0.76-1.15 at ``A = 100``; one γ per agent
+(uniform in [0.1, 0.5]): 0.89-2.82 everywhere. :func:`prefer` holds the resulting rule;
+``solve_fixed_point(method="auto")`` applies it.
 
 Safeguards (as the market's loop, :mod:`markets.kernels.anderson`): an extrapolation more than
 :data:`MAX_LOG_STEP` from the plain step is replaced by it; a step whose residual grows by more than
@@ -48,15 +50,23 @@ MAX_REJECTIONS = 3
 MAX_LOG_STEP = 10.0
 """Largest move of a log-probability away from the plain step an extrapolation may make."""
 MIN_AGENTS = 100
-"""Anderson is preferred from this many pooled agents ..."""
+"""Anderson is preferred, for one shared γ, from this many pooled agents with at least
+:data:`MIN_CLASSES` classes and γ of at least :data:`MIN_GAMMA` ..."""
 MIN_CLASSES = 64
-"""... with at least this many classes, or from :data:`MANY_AGENTS` agents with at least 16."""
+MIN_GAMMA = 0.25
 MANY_AGENTS = 1000
+"""... and from this many agents with at least 16 classes at any γ."""
 
 
-def prefer(n_agents: int, n_classes: int) -> bool:
-    """Whether Anderson is the faster solve for items of this shape (measured; see the module)."""
-    return n_agents >= MIN_AGENTS and (n_classes >= MIN_CLASSES or (n_agents >= MANY_AGENTS and n_classes >= 16))
+def prefer(n_agents: int, n_classes: int, n_gammas: int = 1, gamma_min: float = 0.5) -> bool:
+    """Whether Anderson is the faster solve for items of this shape (measured; see the module).
+
+    One γ per agent (``n_gammas > 1``) keeps Newton: the map then costs a ``K``-vector of
+    exponentials per distinct γ (``A K`` for random per-agent γ), and Anderson's 10-30 evaluations
+    took 1.0-2.8x Newton's time on every shape measured (A 30-1,000, K 16-4,096, γ in [0.1, 0.5])."""
+    if n_gammas > 1 or n_classes < 16 or n_agents < MIN_AGENTS:
+        return False
+    return n_agents >= MANY_AGENTS or (n_classes >= MIN_CLASSES and gamma_min >= MIN_GAMMA)
 
 
 @njit(cache=True)

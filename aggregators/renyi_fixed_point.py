@@ -239,7 +239,8 @@ def solve_fixed_point(
     if method == "auto":
         # a Hessian solve named by the caller is Newton's
         fast = hessian == "auto" and not stable and K > 2 and adjoint is None and not rb.fits(A, K)
-        method = "anderson" if fast and ra.prefer(A, K) else "newton"
+        ng = int(np.unique(gamma).size) if fast else 0
+        method = "anderson" if fast and ra.prefer(A, K, ng, float(gamma.min())) else "newton"
     elif method == "anderson" and (stable or K <= 2 or adjoint is not None):
         raise PredictionError(
             "method", "'anderson' needs more than two classes, min gamma >= 1e-3 and no adjoint", code="bad_method"
