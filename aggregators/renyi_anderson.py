@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from solvers.kernels.anderson import anderson_size, anderson_step, plain_fallback
+from solvers.kernels.anderson import anderson_size, anderson_step, plain_fallback, track_best
 from solvers.kernels.simplex_log import normalise_log
 
 from .renyi_kernels import PARALLEL_MIN_WORK, _absmax, _eval_fast, _reused, _setup, item_rows
@@ -116,13 +116,7 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, tol, max_sweeps, ws):
             sweeps += 1
             new = _absmax(G)
         res = new
-        if res < best:
-            best, stalled = res, 0
-        else:
-            stalled += 1
-            if stalled > MEMORY:  # no new best in m + 1 steps: restart from a plain step
-                rejected += 1
-                n_hist, stalled = -1, 0
+        best, stalled, rejected, n_hist = track_best(res, best, stalled, rejected, n_hist, MEMORY)
     converged = res <= stop
     if np.isfinite(res):
         for y in range(K):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from solvers.kernels.anderson import anderson_step, plain_fallback, plain_image
+from solvers.kernels.anderson import anderson_step, plain_fallback, plain_image, track_best
 
 from .isoelastic import iso_pass
 from .line_search import MAX_LOG_STEP
@@ -77,11 +77,5 @@ def anderson_loop(lean, res, tol, max_iter, u, scr, W, Wsum, T, cp, PgT, g, z, s
             it += 1
             resn = _pass(lean, u, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B)
         res = resn
-        if res < best:
-            best, stalled = res, 0
-        else:
-            stalled += 1
-            if stalled > m:  # no new best in m + 1 steps: restart from a plain step
-                rejected += 1
-                n_hist, stalled = -1, 0
+        best, stalled, rejected, n_hist = track_best(res, best, stalled, rejected, n_hist, m)
     return it, res

@@ -129,3 +129,16 @@ def plain_fallback(u, K, m, scr):
     gu = _views(scr, K, m)[4]
     for k in range(K):
         u[k] = gu[k]
+
+
+@njit(cache=True, error_model="numpy")
+def track_best(res, best, stalled, rejected, n_hist, m):
+    """The stall safeguard of the callers' loops after a step of residual ``res``: a new lowest
+    residual resets the count; no new best in ``m + 1`` steps counts as a rejection and clears the
+    history (``n_hist = -1``: the next step is a plain one). Returns ``(best, stalled, rejected, n_hist)``."""
+    if res < best:
+        return res, 0, rejected, n_hist
+    stalled += 1
+    if stalled > m:
+        return best, 0, rejected + 1, -1
+    return best, stalled, rejected, n_hist
