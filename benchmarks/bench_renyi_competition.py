@@ -17,6 +17,11 @@ For every family of :mod:`benchmarks.logpool_families` in ``--families`` and eve
 - with ``--shapes``: instead, the fit at each ``--shape-classes`` x ``--shape-agents`` (items enough
   for ``--shape-entries`` numbers) against the log pool's, medians of ``--reps`` interleaved runs.
 
+Before the timed runs, one untimed ``LogPool().fit`` of the same data (``--no-first-touch`` skips it):
+on this project's VMs the first fit of a process pays the hypervisor's first touch of its memory
+(seconds of system time: ``benchmarks/bench_fresh_memory.py``), a cost of the process, not of the
+method, which would otherwise fall on whichever fit runs first (the log pool, the reference).
+
 Run (results in ``benchmarks/results/core-at-scale-renyi-weights-session7.md`` and ``-session8.md``)::
 
     OPENBLAS_NUM_THREADS=1 PYTHONPATH=. NUMBA_CACHE_DIR=.numba_cache .venv/bin/python \\
@@ -106,6 +111,11 @@ def main(argv=None) -> None:
     ap.add_argument("--shape-classes", type=int, nargs="+", default=[2, 16, 64, 256, 1024])
     ap.add_argument("--shape-agents", type=int, nargs="+", default=[2, 10, 100, 1000])
     ap.add_argument("--shape-entries", type=int, default=4_000_000, help="items x agents x classes per cell")
+    ap.add_argument(
+        "--no-first-touch",
+        action="store_true",
+        help="skip the untimed log-pool fit that first faults in the process's memory (see the module doc)",
+    )
     a = ap.parse_args(argv)
     print(f"# load {os.getloadavg()}; OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}")
     # compile / load every kernel on a small problem first
@@ -125,6 +135,11 @@ def main(argv=None) -> None:
         for n in a.n:
             X, y = make_family(fam, n, a.agents, a.classes, a.seed)
             runs: dict = {}
+            if not a.no_first_touch:
+                t_first = _timed(LogPool, X, y)[0]
+                print(
+                    f"# {fam} {n}: untimed first log-pool fit (the process's first touch of its memory) {t_first:.2f} s"
+                )
             for _ in range(a.reps):  # interleaved, so that a change of the machine's load hits every fit
                 _add(runs, "log", LogPool, X, y)
                 for g in a.gammas:
@@ -157,6 +172,7 @@ def main(argv=None) -> None:
                     f"{np.count_nonzero(pool.weights_)} | {pool.converged_} | {gap} |",
                     flush=True,
                 )
+            print(f"# every run's wall s: { {str(k): [round(r[0], 2) for r in v] for k, v in runs.items()} }")
             del X, y, runs
     print(f"# load at the end {os.getloadavg()}")
 
