@@ -306,7 +306,6 @@ class ChunkedProblem:
         self.dtype = np.dtype(opts.get("dtype", np.float64))  # the storage precision, as in memory
         self.hessian_approximate = kind == "renyi"  # as RenyiWeightProblem: a curvature model, secant-corrected
         self.project = _project_keeping if kind == "renyi" else project_simplex
-        self.prox = lambda x, step=1.0: self.project(x)
         offered = KINDS[kind] if cols is None else tuple(m for m in KINDS[kind] if not m.startswith("mixture"))
         for m in _OPTIONAL:  # hide what this kind's in-memory problem does not offer
             if m not in offered:
@@ -413,6 +412,11 @@ class ChunkedProblem:
         return its if self.items is None else self.items[its]
 
     # -- the solver protocol --------------------------------------------------------------------
+    def prox(self, x: np.ndarray, step: float = 1.0) -> np.ndarray:
+        """The simplex's prox: the projection (a method, not a lambda on the instance: that closure made
+        every problem a reference cycle holding its blocks until the cyclic collector ran)."""
+        return self.project(x)
+
     def x0(self) -> np.ndarray:
         return np.full(self.dim, 1.0 / self.dim)
 
