@@ -42,6 +42,7 @@ import numpy as np
 
 from solvers.blas import blas_limit
 from solvers.errors import InputError
+from solvers.kernels.spd_inverse import spd_inverse
 
 from .renyi_curvature_kernels import fill_columns, tilted_columns
 from .renyi_fixed_point import anneal, mixture_weights
@@ -121,9 +122,11 @@ def curvature_columns(
     else:
         H = V.transpose(0, 2, 1) @ V
         H[:, np.arange(K), np.arange(K)] += d
-        # Xᵀ = M̃ H̃^{-1} (H̃ symmetric, well conditioned): batched inverse and product, 0.7x the time
-        # of the batched solve with the A right-hand sides (measured at K = 64, A = 140)
-        XT = M @ np.linalg.inv(H)  # (m, A, K)
+        # Xᵀ = M̃ H̃^{-1} (H̃ symmetric positive definite, well conditioned): batched inverse and product,
+        # 0.7x the time of the batched solve with the A right-hand sides (measured at K = 64, A = 140);
+        # the inverse by Cholesky (solvers.kernels.spd_inverse: 40-45 µs a 64 x 64 matrix against
+        # np.linalg.inv's LU 76-89 µs; the inverse was 43 % of the curvature at 4,000 x 141 x 64)
+        XT = M @ spd_inverse(H)  # (m, A, K)
     fill_columns(XT, np.asarray(labels, dtype=np.int64), isq, cs * np.sqrt(1.0 - beta), cs * np.sqrt(beta), out)
     return out[:, : m * (K + 1)]
 
