@@ -43,14 +43,16 @@ PARAMS: dict[str, dict[str, Any]] = {
 UTILITIES: tuple[Any, ...] = ("log", 2.0, [0.5, 2.0, 10.0])
 
 
-def _renyi_curvature(log_probs: np.ndarray, dtype: Any) -> np.ndarray:
-    """The Rényi weights' curvature on ``log_probs`` (n, A, K) at three non-zero weights, in ``dtype``."""
+def _renyi_curvature(log_probs: np.ndarray, dtype: Any, active: int = 3) -> np.ndarray:
+    """The Rényi weights' curvature on ``log_probs`` (n, A, K) at ``active`` non-zero weights, in ``dtype``
+    (fewer active agents than classes take its Woodbury branch, more its dense one with the Cholesky
+    inverses of solvers.kernels.spd_inverse)."""
     from aggregators.renyi_fixed_point import solve_fixed_point
     from aggregators.renyi_weight_hessian import renyi_weight_curvature
 
     n, A, _ = log_probs.shape
     w = np.zeros(A)
-    w[:3] = 1.0 / 3.0
+    w[:active] = 1.0 / active
     gamma = np.full(A, 0.5)
     log_q = solve_fixed_point(log_probs, w, gamma).log_q
     labels = np.arange(n) % log_probs.shape[2]
@@ -93,6 +95,8 @@ def _calls() -> Iterator[tuple[str, Callable[[], Any]]]:
     # the weight fit's model Hessians of large fits are float32 (the small fits above take float64): about
     # 0.9 s of compilation per precision (aggregators.renyi_curvature_kernels)
     yield "renyi curvature (float32)", lambda: _renyi_curvature(wide, np.float32)
+    for dtype in (np.float32, np.float64):
+        yield f"renyi curvature ({dtype.__name__}, dense)", lambda d=dtype: _renyi_curvature(wide, d, active=20)
     for method in POOL_METHODS:
         kw = PARAMS.get(method, {})
         yield f"aggregate {method}", lambda m=method, kw=kw: aggregate(m, log_probs, kind="log_probs", **kw)
