@@ -30,9 +30,9 @@ def test_single_precision():
     np.testing.assert_allclose(out, np.linalg.inv(H.astype(np.float64)), atol=1e-5)
 
 
-def test_a_matrix_that_is_not_positive_definite_is_inverted_by_lu_from_its_restored_input():
-    """LAPACK's factorisation overwrites a triangle and the diagonal before it fails: the input is
-    restored (the kept diagonal, the untouched triangle) and inverted by ``np.linalg.inv``."""
+def test_a_matrix_that_is_not_positive_definite_is_inverted_by_lu_from_its_input():
+    """LAPACK's factorisation overwrites a triangle and the diagonal before it fails: it works on a
+    scratch copy, and the input, untouched, is inverted by ``np.linalg.inv``."""
     H = _spd_stack(4, 16, seed=2)
     H[1] = np.diag(np.r_[-1.0, np.ones(15)])  # definite no more
     H[2][0, 1] = H[2][1, 0] = 50.0 * np.abs(H[2]).max()  # indefinite, invertible
