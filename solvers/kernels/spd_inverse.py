@@ -62,30 +62,23 @@ def _store_mirrored(buf, M):
 
 
 @njit(cache=True, nogil=True)
-def _invert_stack_f64(H, uplo, n, info):
-    """Invert each ``H[j]`` in place; ``info[j]`` is LAPACK's (0: done; else ``H[j]`` is left as it was).
+def _invert_stack(H, single, uplo, n, info):
+    """Invert each ``H[j]`` in place (``single``: float32 routines); ``info[j]`` is LAPACK's (0: done; else
+    ``H[j]`` is left as it was).
 
     Each matrix is copied to one aligned scratch matrix (:func:`_aligned_square`); LAPACK's lower
     triangle (Fortran order) is the upper one of the C-ordered scratch, mirrored back on success."""
     buf = _aligned_square(H.shape[1], H)
     for j in range(H.shape[0]):
         buf[:, :] = H[j]
-        _dpotrf(uplo.ctypes, n.ctypes, buf.ctypes, n.ctypes, info[j:].ctypes)
-        if info[j] == 0:
-            _dpotri(uplo.ctypes, n.ctypes, buf.ctypes, n.ctypes, info[j:].ctypes)
-        if info[j] == 0:
-            _store_mirrored(buf, H[j])
-
-
-@njit(cache=True, nogil=True)
-def _invert_stack_f32(H, uplo, n, info):
-    """As :func:`_invert_stack_f64`, in single precision."""
-    buf = _aligned_square(H.shape[1], H)
-    for j in range(H.shape[0]):
-        buf[:, :] = H[j]
-        _spotrf(uplo.ctypes, n.ctypes, buf.ctypes, n.ctypes, info[j:].ctypes)
-        if info[j] == 0:
-            _spotri(uplo.ctypes, n.ctypes, buf.ctypes, n.ctypes, info[j:].ctypes)
+        if single:
+            _spotrf(uplo.ctypes, n.ctypes, buf.ctypes, n.ctypes, info[j:].ctypes)
+            if info[j] == 0:
+                _spotri(uplo.ctypes, n.ctypes, buf.ctypes, n.ctypes, info[j:].ctypes)
+        else:
+            _dpotrf(uplo.ctypes, n.ctypes, buf.ctypes, n.ctypes, info[j:].ctypes)
+            if info[j] == 0:
+                _dpotri(uplo.ctypes, n.ctypes, buf.ctypes, n.ctypes, info[j:].ctypes)
         if info[j] == 0:
             _store_mirrored(buf, H[j])
 
@@ -100,7 +93,7 @@ def spd_inverse(H: np.ndarray) -> np.ndarray:
         H = np.ascontiguousarray(H)
     n = np.array([H.shape[1]], dtype=np.int32)
     info = np.zeros(H.shape[0], dtype=np.int32)
-    (_invert_stack_f64 if H.dtype == np.float64 else _invert_stack_f32)(H, _UPLO, n, info)
+    _invert_stack(H, H.dtype == np.float32, _UPLO, n, info)
     bad = np.flatnonzero(info != 0)
     if bad.size:
         H[bad] = np.linalg.inv(H[bad])
