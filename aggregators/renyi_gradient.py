@@ -230,6 +230,12 @@ class RenyiProblem:
             parts.append(np.log(self.lam0) if self.lam0 is not None else np.zeros(self.n_agents))
         return np.concatenate(parts)
 
+    def rest_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """The box of the variables after the weights (``log γ``, ``log λ``): lower and upper arrays."""
+        lo = [LOG_GAMMA_BOUNDS[0]] * self.n_gamma + [LOG_LAM_BOUNDS[0]] * self.n_lam
+        hi = [LOG_GAMMA_BOUNDS[1]] * self.n_gamma + [LOG_LAM_BOUNDS[1]] * self.n_lam
+        return np.array(lo, dtype=np.float64), np.array(hi, dtype=np.float64)
+
     def project(self, x: np.ndarray) -> np.ndarray:
         A = self.n_agents
         out = np.array(x, dtype=np.float64, copy=True)

@@ -65,6 +65,7 @@ term_grad :: (i, x) -> (dim,) array :: gradient of term f_i (incl. its share of 
 project :: (x) -> (dim,) array :: Euclidean projection onto C :: projected_gradient, every prox-based solver when there is no prox
 prox :: (x, step) -> (dim,) array :: prox of step * r (l1: soft threshold; sets: projection) :: gd, proximal_gradient, heavy_ball, nesterov, saga, svrg, sgd, sag (monitor's gradient mapping), ista, fista (needs)
 constraint :: str :: "none", "simplex", "box", "product"; absent means "none" :: registry (constraints=), newton/lbfgs (simplex QP), em, bm/sbm
+bounds :: (lower (dim,), upper (dim,)) arrays :: the box of a "box" problem (infinite entries for no bound) :: lbfgsb (needs)
 L :: float :: Lipschitz constant of grad f :: heavy_ball, nesterov, ista, fista (needs), gd, step defaults
 L_max :: float :: max over terms of the term Lipschitz constants :: step defaults of the finite-sum solvers
 mu :: float | None :: strong-convexity constant of f :: finito, miso, prox_finito, sdca (needs), sgd schedule

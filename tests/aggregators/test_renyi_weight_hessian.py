@@ -163,10 +163,11 @@ def test_pool_auto_solver_by_what_is_learnt():
     assert abs(pool.loglik_ - spg.loglik_) < 1e-8
     sub = RenyiPool(gamma=0.3, tol=1e-10, solver_options={"hessian_sample": 0.5}).fit(lp, y)  # subsampled
     assert sub.converged_ and abs(sub.loglik_ - spg.loglik_) < 1e-8
-    joint = RenyiPool(gamma="learn_per_agent", gamma_grid=[0.5, 0.2], max_iter=20)
-    with pytest.warns(Warning):
+    joint = RenyiPool(gamma="learn_per_agent", gamma_grid=[0.5, 0.2], max_iter=3)
+    with pytest.warns(Warning):  # 3 iterations: unconverged, and says so
         joint.fit(lp, y)
-    assert joint.fit_result_.method == "projected_gradient"
+    # weights with γ: SLSQP on the box form (solvers.problems.orthant), L-BFGS-B after it if it stops short
+    assert joint.fit_result_.method in ("slsqp", "slsqp+lbfgsb") and not joint.converged_
 
 
 @pytest.mark.parametrize("n", [50, 14_000], ids=["sequential", "parallel"])

@@ -11,8 +11,8 @@ from benchmarks.competition_data import make_competition_predictions
 from benchmarks.logpool_families import make_family
 from cluster.chunked_fit import _groups, fit_chunked
 from cluster.chunked_problem import ChunkedProblem
-from solvers.methods import newton
 from evaluation.aggregation import RENYI_OPTIONS
+from solvers.methods import newton
 
 
 def _chunked(lp, y, gamma, chunk):
