@@ -122,6 +122,35 @@ def _at_limit(message: str) -> bool:
     return "REDUCTION OF F" in m or "ABNORMAL" in m or "POSITIVE DIRECTIONAL DERIVATIVE" in m or "SUCCESS" in m
 
 
+def _drive(box: _Box, method: str, label: str, options: Any, max_iter: int) -> SolveResult:
+    """Run SciPy's ``method`` from ``box.x`` (``options(iterations left)``: its options), restarted while
+    it stops at its own tests short of the target and a restart still lowers the objective."""
+    if box.gap <= box.target(box.f):
+        return box.result(0, True, "gap below tolerance")
+    nit, restarts = 0, 0
+    while True:
+        res = scipy_minimize(
+            box.fg,
+            box.x,
+            jac=True,
+            method=method,
+            bounds=list(zip(box.lower, box.upper, strict=True)),
+            callback=box.callback,
+            options=options(max_iter - nit),
+        )
+        nit += int(res.nit)
+        done, lowered = box.settle(res.x)
+        if done or box.stopped:
+            return box.result(nit, True, "gap below tolerance", restarts=restarts)
+        limit = _at_limit(str(res.message)) or bool(res.success)
+        if limit and lowered and restarts < RESTARTS and nit < max_iter:
+            restarts += 1
+            continue
+        converged = limit and box.gap <= 10 * box.target(box.f)
+        why = "precision limit" if limit else "not converged"
+        return box.result(nit, converged, f"{why} ({label}: {res.message})", restarts=restarts)
+
+
 @register("lbfgsb", constraints=("box",), needs=("bounds",), tol=1e-8, max_iter=15000)
 def lbfgsb(problem, x0=None, *, memory: int = 20, **stop: Unpack[Stop]) -> SolveResult:
     """L-BFGS-B (SciPy) on a box, restarted when it stalls, stopped on the projected-gradient measure
@@ -130,36 +159,12 @@ def lbfgsb(problem, x0=None, *, memory: int = 20, **stop: Unpack[Stop]) -> Solve
     check_tol(tol, positive=True)
     check_count(memory, field="memory", minimum=1)
     box = _Box(problem, x0, Run("lbfgsb", **stop), tol)
-    if box.gap <= box.target(box.f):
-        return box.result(0, True, "gap below tolerance")
-    nit, restarts, pgtol = 0, 0, box.target(box.f)
-    while True:
-        res = scipy_minimize(
-            box.fg,
-            box.x,
-            jac=True,
-            method="L-BFGS-B",
-            bounds=list(zip(box.lower, box.upper, strict=True)),
-            callback=box.callback,
-            options={
-                "maxiter": max_iter - nit,
-                "maxfun": 10 * (max_iter - nit) + 10,
-                "maxcor": memory,
-                "ftol": 1e-15,
-                "gtol": pgtol,
-            },
-        )
-        nit += int(res.nit)
-        done, lowered = box.settle(res.x)
-        if done or box.stopped:
-            return box.result(nit, True, "gap below tolerance", restarts=restarts)
-        limit = _at_limit(str(res.message))
-        if limit and lowered and restarts < RESTARTS and nit < max_iter:
-            restarts += 1
-            continue
-        converged = limit and box.gap <= 10 * box.target(box.f)
-        why = "precision limit" if limit else "not converged"
-        return box.result(nit, converged, f"{why} (L-BFGS-B: {res.message})", restarts=restarts)
+    pgtol = box.target(box.f)
+
+    def options(left: int) -> dict:
+        return {"maxiter": left, "maxfun": 10 * left + 10, "maxcor": memory, "ftol": 1e-15, "gtol": pgtol}
+
+    return _drive(box, "L-BFGS-B", "L-BFGS-B", options, max_iter)
 
 
 @register("slsqp", constraints=("box",), needs=("bounds",), tol=1e-8, max_iter=5000)
@@ -169,27 +174,4 @@ def slsqp(problem, x0=None, **stop: Unpack[Stop]) -> SolveResult:
     tol, max_iter = stop["tol"], stop["max_iter"]
     check_tol(tol, positive=True)
     box = _Box(problem, x0, Run("slsqp", **stop), tol)
-    if box.gap <= box.target(box.f):
-        return box.result(0, True, "gap below tolerance")
-    nit, restarts = 0, 0
-    while True:
-        res = scipy_minimize(
-            box.fg,
-            box.x,
-            jac=True,
-            method="SLSQP",
-            bounds=list(zip(box.lower, box.upper, strict=True)),
-            callback=box.callback,
-            options={"maxiter": max_iter - nit, "ftol": 1e-15 * rel_tol_scale(box.f)},
-        )
-        nit += int(res.nit)
-        done, lowered = box.settle(res.x)
-        if done or box.stopped:
-            return box.result(nit, True, "gap below tolerance", restarts=restarts)
-        limit = _at_limit(str(res.message)) or bool(res.success)
-        if limit and lowered and restarts < RESTARTS and nit < max_iter:
-            restarts += 1  # SLSQP's own test (the change of f) stopped it short of the measure: restart
-            continue
-        converged = limit and box.gap <= 10 * box.target(box.f)
-        why = "precision limit" if limit else "not converged"
-        return box.result(nit, converged, f"{why} (SLSQP: {res.message})", restarts=restarts)
+    return _drive(box, "SLSQP", "SLSQP", lambda left: {"maxiter": left, "ftol": 1e-15 * rel_tol_scale(box.f)}, max_iter)
