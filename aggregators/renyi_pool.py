@@ -6,8 +6,8 @@ weights ``w`` on the simplex (exact gradients by implicit differentiation,
 ``solver="auto"`` (the default) is working-set Newton with the curvature (Fisher and empirical
 Fisher, blended) of :mod:`aggregators.renyi_weight_hessian` when only the weights are learnt; when γ or λ
 are learnt with them, the simplex times their box becomes one box (:mod:`solvers.problems.orthant`) for
-SciPy's SLSQP (dense BFGS, up to :data:`SLSQP_MAX_DIM` variables) or L-BFGS-B beyond
-(:mod:`solvers.methods.box_quasi_newton`; spectral projected gradient, the choice before, stalled). From a start (the log pool's weights,
+SciPy's truncated Newton (:data:`JOINT_SOLVER`, :mod:`solvers.methods.box_quasi_newton`; spectral projected
+gradient, the choice before, stalled). From a start (the log pool's weights,
 a neighbouring γ's optimum) Newton grows its working set from it; without one, from 1,000 items up, it
 first solves a random quarter of the items (recursively). Either way it then takes full exact-gradient
 passes with float32 curvatures over at most 2,000 sampled items, BFGS-corrected between steps.
@@ -62,11 +62,17 @@ DEFAULT_GAMMA_GRID = tuple(float(g) for g in np.logspace(-3, 0, 13))
 
 _GAMMA_MODES = ("grid", "learn", "learn_per_agent")
 
-SLSQP_MAX_DIM = 600
-"""Largest joint problem (weights, per-agent γ, λ: ``A`` to ``3A`` variables) solved by SLSQP; L-BFGS-B
-beyond. SLSQP's iteration costs ``O(dim³)`` (measured: 141 ms at 538 variables, 820 ms at 1,000, against
-a pass of about 1 s at 20,000 × 269 × 64) and needed 301-457 evaluations on the joint Rényi problem at
-2,000 × 30 × 16 where L-BFGS-B needed more than 1,000 (session 25)."""
+TNC_EVALS_PER_ITER = 4
+"""``max_iter`` counts iterations; TNC's budget is evaluations: it gets this many per iteration allowed."""
+
+JOINT_SOLVER = "tnc"
+"""Solver of the joint weights-and-γ (or λ) stage, on the box form (:mod:`solvers.problems.orthant`):
+SciPy's truncated Newton. On four families at 800 × 12 × 8 and 2,000 × 30 × 16 (same start;
+``benchmarks/bench_renyi_per_agent.py``, session 25) it reached the best objective of five solvers in 8 of 8
+problems with 4-960 evaluations; SLSQP on the same box form 11-772 evaluations but once 8.3e-6 and once 4e-7
+worse; L-BFGS-B did not converge in 2,000 iterations on two; spectral projected gradient (the choice before)
+stopped 3e-4 to 2.2e-3 above the best in 7 of 8. TNC's memory and iteration are ``O(dim)`` (SLSQP's
+``O(dim³)``). If it stops short of the tolerance, L-BFGS-B continues from its point."""
 
 LIMIT_START_GAMMA = 0.25
 """A fit at one shared γ up to this starts from the log pool's weights (the γ → 0 limit)."""
@@ -233,7 +239,7 @@ class RenyiPool(Pool):
                 checked=True,
             )
             if solver == "auto":
-                solver, opts = ("slsqp" if prob.dim <= SLSQP_MAX_DIM else "lbfgsb"), {}
+                solver, opts = JOINT_SOLVER, {}
         A = L.shape[1]
         fresh = x0 is None
         if x0 is None:
@@ -257,26 +263,22 @@ class RenyiPool(Pool):
         if fresh and self.weights is None and isinstance(prob, RenyiWeightProblem):
             x0 = None  # no start given: the working-set Newton screens the agents instead of solving at uniform
         tol = self.tol if tol is None else tol
-        if solver in ("lbfgsb", "slsqp") and isinstance(prob, RenyiProblem):
+        if solver in ("lbfgsb", "slsqp", "tnc") and isinstance(prob, RenyiProblem):
             # the simplex times the log γ / log λ box as one box (solvers.problems.orthant), solved with
             # a curvature model: one projected-gradient step length for w and log γ stalls (module doc)
             box = SimplexAsOrthant(prob, A, prob.rest_bounds())
+            # TNC's budget counts evaluations (2-10 an iteration here), the others' iterations
+            budget = TNC_EVALS_PER_ITER * self.max_iter if solver == "tnc" else self.max_iter
             res = minimize(
-                box,
-                solver,
-                x0=box.from_inner(np.asarray(x0)),
-                tol=tol,
-                max_iter=self.max_iter,
-                progress=progress,
-                **opts,
+                box, solver, x0=box.from_inner(np.asarray(x0)), tol=tol, max_iter=budget, progress=progress, **opts
             )
-            if solver == "slsqp" and self.solver == "auto" and not res.converged and res.n_iter < self.max_iter:
-                # SLSQP's own test can stop it at a projected gradient of ~1e-7 (measured: 3.9e-7 on
-                # gaussian-logit 300 x 8 x 6, where L-BFGS-B from there reached the 1e-8 target)
-                more = minimize(box, "lbfgsb", x0=res.x, tol=tol, max_iter=self.max_iter - res.n_iter)
+            if solver == JOINT_SOLVER and self.solver == "auto" and not res.converged and res.n_iter < budget:
+                # a second quasi-Newton model from where the first stopped short (SLSQP, the choice for a
+                # while this session, stopped at a projected gradient of 3.9e-7 on gaussian-logit 300 x 8 x 6)
+                more = minimize(box, "lbfgsb", x0=res.x, tol=tol, max_iter=self.max_iter)
                 res = dataclasses.replace(
                     more,
-                    method="slsqp+lbfgsb",
+                    method=f"{JOINT_SOLVER}+lbfgsb",
                     n_iter=res.n_iter + more.n_iter,
                     n_passes=res.n_passes + more.n_passes,
                     seconds=res.seconds + more.seconds,

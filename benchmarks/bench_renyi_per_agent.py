@@ -48,7 +48,7 @@ def kkt(prob: RenyiProblem, x: np.ndarray) -> float:
     return float(fw_gap(x[:A], g[:A]) + pg)
 
 
-def run(family: str, n: int, A: int, K: int, max_iter: int, tol: float, solvers: tuple = ("spg",)) -> list[dict]:
+def run(family: str, n: int, A: int, K: int, max_iter: int, tol: float, solvers: tuple) -> list[dict]:
     lp, y = make_family(family, n, A, K, seed=1)
     shared = RenyiPool(gamma="learn").fit(lp, y)
     g0 = float(shared.gamma_)
@@ -58,7 +58,9 @@ def run(family: str, n: int, A: int, K: int, max_iter: int, tol: float, solvers:
         return RenyiProblem(lp, y, np.full(A, g0), learn_gamma="per_agent", tol=1e-12)
 
     rows = []
-    for name, method in (("ours (slsqp, box form)", "slsqp"), ("lbfgsb (box form)", "lbfgsb")):
+    for name, method in (("tnc (box form)", "tnc"), ("slsqp (box form)", "slsqp"), ("lbfgsb (box form)", "lbfgsb")):
+        if method not in solvers:
+            continue
         p = fresh()
         box = SimplexAsOrthant(p, A, p.rest_bounds())
         t = time.perf_counter()
@@ -69,6 +71,8 @@ def run(family: str, n: int, A: int, K: int, max_iter: int, tol: float, solvers:
         t = time.perf_counter()
         r = minimize(p, "projected_gradient", x0=x0, tol=tol, max_iter=max_iter)
         rows.append(("spg (product)", time.perf_counter() - t, r.x, r.converged, p.n_evals))
+    if "eq" not in solvers:
+        return _table(rows, fresh, g0)
     p = fresh()
     bounds = [(0.0, 1.0)] * A + [LOG_GAMMA_BOUNDS] * A
     cons = [{"type": "eq", "fun": lambda x: x[:A].sum() - 1.0, "jac": lambda x: np.r_[np.ones(A), np.zeros(A)]}]
@@ -85,6 +89,10 @@ def run(family: str, n: int, A: int, K: int, max_iter: int, tol: float, solvers:
     x = np.clip(r.x, [b[0] for b in bounds], [b[1] for b in bounds])
     x[:A] /= x[:A].sum()
     rows.append(("scipy slsqp (simplex equality)", time.perf_counter() - t, x, bool(r.success), p.n_evals))
+    return _table(rows, fresh, g0)
+
+
+def _table(rows: list, fresh, g0: float) -> list[dict]:
     ref = fresh()
     out = []
     fs = [ref.value(x) for _, _, x, _, _ in rows]
@@ -102,7 +110,12 @@ def main() -> None:
     ap.add_argument("--shapes", nargs="+", default=["800x12x8", "2000x30x16"])
     ap.add_argument("--max-iter", type=int, default=2000)
     ap.add_argument("--tol", type=float, default=1e-8)
-    ap.add_argument("--no-spg", action="store_true", help="leave out spectral projected gradient (slow)")
+    ap.add_argument(
+        "--solvers",
+        nargs="+",
+        default=["tnc", "slsqp", "lbfgsb", "eq", "spg"],
+        help="eq: SciPy SLSQP, simplex equality",
+    )
     a = ap.parse_args()
     print(f"# load {os.getloadavg()}; max_iter {a.max_iter}, tol {a.tol}")
     print(
@@ -112,8 +125,8 @@ def main() -> None:
     for fam in a.families:
         for shape in a.shapes:
             n, A, K = (int(v) for v in shape.split("x"))
-            rows = run(fam, n, A, K, a.max_iter, a.tol, () if a.no_spg else ("spg",))
-            ours = rows[0]["s"]
+            rows = run(fam, n, A, K, a.max_iter, a.tol, tuple(a.solvers))
+            ours = rows[0]["s"]  # the first solver named
             for r in rows:
                 print(
                     f"| {fam} | {shape} | {r['g0']:.3g} | {r['name']} | {r['s']:.2f} | {r['f']:.10f} | {r['df']:.2e} |"

@@ -1,4 +1,4 @@
-"""L-BFGS-B and SLSQP on a box (``solvers.methods.box_quasi_newton``) against CVXPY's optimum of a
+"""L-BFGS-B, SLSQP and TNC on a box (``solvers.methods.box_quasi_newton``) against CVXPY's optimum of a
 box-constrained quadratic, and their honest flags (unconverged, stopped by the callback, bad bounds)."""
 
 import cvxpy as cp
@@ -42,7 +42,7 @@ def reference(p: BoxQuadratic) -> np.ndarray:
     return x.value
 
 
-@pytest.mark.parametrize("method", ["lbfgsb", "slsqp"])
+@pytest.mark.parametrize("method", ["lbfgsb", "slsqp", "tnc"])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_the_box_optimum_is_cvxpys(method, seed):
     p = BoxQuadratic(30, seed)
@@ -58,14 +58,14 @@ def test_the_box_optimum_is_cvxpys(method, seed):
     assert active.sum() >= 3 and np.all(np.isclose(r.x[active], hi[active], atol=1e-9))
 
 
-@pytest.mark.parametrize("method", ["lbfgsb", "slsqp"])
+@pytest.mark.parametrize("method", ["lbfgsb", "slsqp", "tnc"])
 def test_stopped_early_says_unconverged(method):
     p = BoxQuadratic(30, 0)
     r = minimize(p, method, tol=1e-12, max_iter=3)
     assert not r.converged and r.extra["gap"] > 1e-12 * max(1.0, abs(r.fun))
 
 
-@pytest.mark.parametrize("method", ["lbfgsb", "slsqp"])
+@pytest.mark.parametrize("method", ["lbfgsb", "slsqp", "tnc"])
 def test_the_callback_stops_the_run(method):
     p = BoxQuadratic(30, 1)
     seen = []

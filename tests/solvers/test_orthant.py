@@ -47,7 +47,7 @@ def test_the_gradient_is_the_finite_difference_one():
     assert box.value(np.r_[np.zeros(6), z[6:]]) == np.inf
 
 
-@pytest.mark.parametrize("method", ["lbfgsb", "slsqp"])
+@pytest.mark.parametrize("method", ["lbfgsb", "slsqp", "tnc"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_box_solution_is_the_simplex_optimum(method, seed):
     m, k = 12, 4
