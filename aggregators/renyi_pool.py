@@ -334,7 +334,9 @@ class RenyiPool(Pool):
             return
 
         grid = self._grid()
-        n_stage = len(grid) + (0 if mode == "grid" else 1)
+        # progress: one stage a grid fit, one the γ refinement; the joint per-agent stage (hundreds of
+        # evaluations, the longest) as many as the grid
+        n_stage = len(grid) + {"grid": 0, "learn": 1, "learn_per_agent": 1 + len(grid)}[mode]
         if not (isinstance(self.grid_tol, (int, float)) and 0 <= self.grid_tol < 1):
             raise PredictionError("grid_tol", f"must be a number in [0, 1); got {self.grid_tol!r}", code="bad_tol")
         grid_tol = max(self.tol, float(self.grid_tol))
@@ -380,7 +382,7 @@ class RenyiPool(Pool):
         # "learn": maximise the profile likelihood φ(t) = max_w ℓ(w, γ = e^t) in t = log γ. By the
         # envelope theorem φ'(t) = γ ∂ℓ/∂γ at the fitted weights (exact, from the implicit gradient),
         # so a safeguarded secant (Illinois) on φ' inside the grid bracket finds the optimum.
-        sub = scaled(progress, len(grid) / n_stage, 1.0)
+        sub = scaled(progress, len(grid) / n_stage, (len(grid) + 1) / n_stage)
         t_best, x_best, prob, res = self._refine_gamma(L, y, lam, grid, best, xs, lls, sub, sw)
         if mode == "learn":
             self._store(prob, res, per_agent=False)
@@ -388,7 +390,8 @@ class RenyiPool(Pool):
             report(progress, 1.0)
             return
         x0 = self._joint_start(x_best, A, float(np.exp(t_best)), "per_agent")
-        prob, res = self._fit_at(L, y, np.full(A, np.exp(t_best)), lam, x0, "per_agent", None, sw)
+        sub = scaled(progress, (len(grid) + 1) / n_stage, 1.0)
+        prob, res = self._fit_at(L, y, np.full(A, np.exp(t_best)), lam, x0, "per_agent", sub, sw)
         self._store(prob, res, per_agent=True)
         self.validation_curve_["gamma_learnt_shared"] = float(np.exp(t_best))
         report(progress, 1.0)

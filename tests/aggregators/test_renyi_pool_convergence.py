@@ -80,3 +80,19 @@ def test_learn_per_agent_reaches_a_certified_optimum_no_worse_than_scipys():
     assert ref.success
     assert f <= prob.value(ref.x) + 1e-9
     assert f < prob.value(x0) - 1e-4  # per-agent γ improved on the shared one here
+
+
+def test_learn_per_agent_reports_progress_through_its_joint_stage():
+    """The joint stage is the longest (hundreds of evaluations): it reports progress in its own share of
+    the bar (after the grid's 13 stages and the γ refinement), not only 1.0 at the end."""
+    from benchmarks.logpool_families import make_family
+
+    lp, y = make_family("gaussian-logit", 300, 8, 6, seed=1)
+    seen: list[float] = []
+    RenyiPool(gamma="learn_per_agent").fit(lp, y, progress=seen.append)
+    n_grid = len(RenyiPool()._grid())
+    joint_start = (n_grid + 1) / (2 * n_grid + 1)
+    joint = [f for f in seen if joint_start + 1e-12 < f < 1.0]
+    assert seen[-1] == 1.0 and all(0.0 <= f <= 1.0 for f in seen)
+    assert len(set(joint)) >= 3  # the joint stage's solver reported along the way
+    assert max(f for f in seen if f < joint_start - 1e-12) <= joint_start + 1e-12  # the earlier stages stay below
