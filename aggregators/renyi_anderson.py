@@ -38,7 +38,7 @@ from numba import njit, prange
 from solvers.kernels.anderson import anderson_size, anderson_step, plain_fallback, track_best
 from solvers.kernels.simplex_log import normalise_log
 
-from .renyi_kernels import PARALLEL_MIN_WORK, _absmax, _eval_fast, _reused, _setup, item_rows
+from .renyi_kernels import _absmax, _eval_fast, _reused, _setup, item_rows, threaded
 
 MEMORY = 5
 """Steps kept. Counted on one item of each grid family at γ = 0.5 (K 16-4,096, A 10-1,000, a NumPy
@@ -154,7 +154,7 @@ def solve_items(L, wp, gam, gidx, ugam, gbar, R, use_init, tol, max_sweeps, swee
         agents = np.arange(L.shape[1], dtype=np.int64)
     a, K, ng = agents.shape[0], L.shape[2], ugam.shape[0]
     args = (L, agents, wp, gam, gidx, ugam, gbar, R, use_init, float(tol), int(max_sweeps), sweeps, res, conv)
-    if L.shape[0] * a * K >= PARALLEL_MIN_WORK:
+    if threaded(L.shape[0], L.shape[0] * a * K):
         _solve_par(*args)
         return
     ws = _reused("anderson", (a, K, ng), lambda: _workspace(a, K, ng), 8 * a * K * 3)

@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from solvers.kernels.fastexp import exp_scaled
+from solvers.kernels.vmax import vmax
 
 _FM = {"nsz", "contract", "reassoc"}
 
@@ -60,11 +61,9 @@ def tilted_columns(La, rows, agents, pos, gam, colscale, sv, dg, R, Mt, Vt, dq, 
         for i in range(A):
             g = gam[i]
             src = La[row, agents[i]]
-            mx = -np.inf
             for y in range(K):
                 x[y] = g * src[y] + (1.0 - g) * r[y]
-                mx = max(mx, x[y])
-            exp_scaled(x, 1.0, e, mx)
+            exp_scaled(x, 1.0, e, vmax(x))
             t = 0.0
             for y in range(K):
                 t += e[y]

@@ -24,15 +24,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from solvers.kernels.vmax import vmax
+
 from .renyi_hessian import hsolve
 from .renyi_kernels import (
-    PARALLEL_MIN_WORK,
     _eval_fast,
     _exp_into,
     _range_workspace,
     _reused,
     _solve_item,
     item_rows,
+    threaded,
 )
 
 UNSHIFTED_TINY = 1e-200
@@ -92,11 +94,10 @@ def _adjoint_here(j, L, agents, inactive, gam_all, wp, gam, gidx, ugam, r, label
             if UNSHIFTED_TINY < t < np.inf:
                 W[j, i] = a / t - lq
                 continue
-        m = -np.inf  # another γ, L_i far above 0 (overflow) or its mass where q has none: max-shifted
+        # another γ, L_i far above 0 (overflow) or its mass where q has none: max-shifted
         for y in range(K):
             x[y] = g * L[j, i, y] + (1.0 - g) * r[y]
-            m = max(m, x[y])
-        _exp_into(x, 1.0, x, m)
+        _exp_into(x, 1.0, x, vmax(x))
         t = 0.0
         a = 0.0
         for y in range(K):
@@ -153,7 +154,7 @@ def solve_items_with_adjoint(
     A, K = L.shape[1], L.shape[2]
     inactive = np.setdiff1d(np.arange(A, dtype=np.int64), agents).astype(np.int64)
     args = (L, agents, inactive, gam_all, wp, gam, gidx, ugam, gbar, R, use_init, mode, tol, max_sweeps)
-    if L.shape[0] * A * K >= PARALLEL_MIN_WORK:
+    if threaded(L.shape[0], L.shape[0] * A * K):
         _fused_par(*args, sweeps, res, conv, labels, W)
         return
     a, ng = agents.shape[0], ugam.shape[0]
