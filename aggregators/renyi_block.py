@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solvers.kernels.fastexp import exp_scaled
+from solvers.kernels.fastexp import exp_scaled, exp_scaled_inplace
 from solvers.kernels.fastlog import log_into
 
 from .renyi_kernels import CERTIFY_FRACTION, PREDICT_FRACTION
@@ -283,7 +283,7 @@ def _normalise(r, x, lane, s):
     for y in range(K):
         for b in range(nl):
             x[y, b] = r[y, b] - lane[b]
-    exp_scaled(x.reshape(flat), 1.0, x.reshape(flat))
+    exp_scaled_inplace(x.reshape(flat), 1.0)
     for b in range(nl):
         s[b] = 0.0
     for y in range(K):

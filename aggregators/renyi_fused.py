@@ -28,11 +28,15 @@ from solvers.kernels.vmax import vmax
 
 from .renyi_hessian import hsolve
 from .renyi_kernels import (
+    _dot,
+    _dot2,
     _eval_fast,
+    _exp_inplace,
     _exp_into,
     _range_workspace,
     _reused,
     _solve_item,
+    _sum_dot,
     item_rows,
     threaded,
 )
@@ -60,11 +64,8 @@ def _adjoint_here(j, L, agents, inactive, gam_all, wp, gam, gidx, ugam, r, label
     lq = 0.0
     for y in range(K):
         lq += lam[y] * mix[y]
-    for k in range(agents.shape[0]):
-        a = 0.0
-        for y in range(K):
-            a += lam[y] * Qi[k, y]
-        W[j, agents[k]] = a - lq
+    for k in range(agents.shape[0]):  # vectorised sums (_dot2, _sum_dot too): unrolled by fast math
+        W[j, agents[k]] = _dot(lam, Qi[k]) - lq
     if inactive.shape[0] == 0:
         return
     # weight zero: not in the fixed point, still in the gradient. The agents whose γ is the first's (all
@@ -72,13 +73,11 @@ def _adjoint_here(j, L, agents, inactive, gam_all, wp, gam, gidx, ugam, r, label
     # and two products per class in one read of L_i (no max pass); the others (per-agent γ, where u would
     # be a second exponential per entry) and sums outside (UNSHIFTED_TINY, inf) take the shifted form
     u, uv = vecs[1], vecs[6]
-    rmax = r[0]
-    for y in range(1, K):
-        rmax = max(rmax, r[y])
+    rmax = vmax(r)
     g_u = gam_all[inactive[0]]
     for y in range(K):
         u[y] = r[y] - rmax
-    _exp_into(u, 1.0 - g_u, u)
+    _exp_inplace(u, 1.0 - g_u)
     for y in range(K):
         uv[y] = u[y] * lam[y]
     for k in range(inactive.shape[0]):
@@ -86,23 +85,15 @@ def _adjoint_here(j, L, agents, inactive, gam_all, wp, gam, gidx, ugam, r, label
         g = gam_all[i]
         if g == g_u:
             _exp_into(L[j, i], g, x)
-            t = 0.0
-            a = 0.0
-            for y in range(K):
-                t += x[y] * u[y]
-                a += x[y] * uv[y]
+            t, a = _dot2(x, u, uv)
             if UNSHIFTED_TINY < t < np.inf:
                 W[j, i] = a / t - lq
                 continue
         # another γ, L_i far above 0 (overflow) or its mass where q has none: max-shifted
         for y in range(K):
             x[y] = g * L[j, i, y] + (1.0 - g) * r[y]
-        _exp_into(x, 1.0, x, vmax(x))
-        t = 0.0
-        a = 0.0
-        for y in range(K):
-            t += x[y]
-            a += lam[y] * x[y]
+        _exp_inplace(x, 1.0, vmax(x))
+        t, a = _sum_dot(x, lam)
         W[j, i] = a / t - lq
 
 

@@ -47,7 +47,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from solvers.kernels.fastexp import exp_scaled
+from solvers.kernels.fastexp import exp_scaled, exp_scaled_inplace
 from solvers.kernels.fastlog import log_into
 from solvers.kernels.simplex_log import normalise_log
 from solvers.kernels.vmax import vmax
@@ -84,6 +84,16 @@ def _exp_into(x, g, out, shift=0.0):
     else:
         for y in range(x.shape[0]):
             out[y] = np.exp(g * (x[y] - shift))
+
+
+@njit(cache=True)
+def _exp_inplace(x, g, shift=0.0):
+    """``x = exp(g (x - shift))`` (:func:`_exp_into` in place, by the kernel LLVM vectorises in place)."""
+    if x.shape[0] >= VECTOR_MIN:
+        exp_scaled_inplace(x, g, shift)
+    else:
+        for y in range(x.shape[0]):
+            x[y] = np.exp(g * (x[y] - shift))
 
 
 @njit(cache=True)
@@ -681,6 +691,28 @@ def _dot(a, b):
     for y in range(a.shape[0]):
         t += a[y] * b[y]
     return t
+
+
+@njit(cache=True, fastmath=_FM)
+def _dot2(x, a, b):
+    """``(x·a, x·b)`` in one vectorised pass."""
+    s = 0.0
+    t = 0.0
+    for y in range(x.shape[0]):
+        s += x[y] * a[y]
+        t += x[y] * b[y]
+    return s, t
+
+
+@njit(cache=True, fastmath=_FM)
+def _sum_dot(x, a):
+    """``(Σ x, x·a)`` in one vectorised pass."""
+    s = 0.0
+    t = 0.0
+    for y in range(x.shape[0]):
+        s += x[y]
+        t += x[y] * a[y]
+    return s, t
 
 
 @njit(cache=True, fastmath=_FM)
