@@ -192,7 +192,7 @@ def solve_fixed_point(
     chunk: int = 2000,
     hessian: str = "auto",
     check_finite: bool = True,
-    adjoint: tuple[np.ndarray, np.ndarray] | None = None,
+    adjoint: tuple | None = None,
 ) -> FixedPointResult:
     """Solve Eq. (2.8) for every item of validated, finite, normalised log-probs ``L`` (n, A, K).
 
@@ -210,9 +210,10 @@ def solve_fixed_point(
     no ``-inf`` (a zero probability): for callers whose data passed :func:`aggregators.validation.
     as_floored_log_probs` (the pools, :func:`renyi_aggregate`). The test is a pass over ``L`` (0.21 s
     at 20,000 x 269 x 64, 12 % of a weight fit's value-and-gradient pass; session 20).
-    ``adjoint=(labels, W)``: where the per-item fast form runs (:mod:`aggregators.renyi_fused`), also
-    fill ``W`` (n, A) with the weights' adjoint of every agent at the solution, in the same pass over
-    each item; the result's ``adjoint_done`` says whether it did (else the caller runs the adjoint).
+    ``adjoint=(labels, W)`` or ``(labels, W, rtol)``: where the per-item fast form runs
+    (:mod:`aggregators.renyi_fused`), also fill ``W`` (n, A) with the weights' adjoint of every agent at
+    the solution (CG to relative residual ``rtol``, default 1e-12), in the same pass over each item; the
+    result's ``adjoint_done`` says whether it did (else the caller runs the adjoint).
     """
     from . import renyi_anderson as ra
     from . import renyi_block as rb
@@ -288,7 +289,8 @@ def solve_fixed_point(
 
                 ags = np.arange(A, dtype=np.int64) if agents is None else agents
                 args_f = (wp, gamma, gidx, ugam, gbar, Rk, use_init, mode, float(tol), int(max_iter) + 1, sk, ek, ck)
-                solve_items_with_adjoint(sub, ags, gamma_all, *args_f, adjoint[0][lo:hi], adjoint[1][lo:hi])
+                rtol = adjoint[2] if len(adjoint) > 2 else 1e-12
+                solve_items_with_adjoint(sub, ags, gamma_all, *args_f, adjoint[0][lo:hi], adjoint[1][lo:hi], rtol)
                 return
             if method == "anderson":
                 args_a = (wp, gamma, gidx, ugam, gbar, Rk, use_init, float(tol), int(max_iter) + 1)

@@ -50,7 +50,7 @@ floored aggregate the sum stays far above it."""
 
 
 @njit(cache=True)
-def _adjoint_here(j, L, agents, inactive, gam_all, wp, gam, gidx, ugam, r, label, mode, W, ws):
+def _adjoint_here(j, L, agents, inactive, gam_all, wp, gam, gidx, ugam, r, label, mode, W, ws, rtol):
     """The weights' adjoint of item ``j`` at its solved aggregate ``r``, from the solve's workspace
     ``ws`` (:func:`aggregators.renyi_kernels._item_workspace`; its ``E`` is the item's set-up)."""
     E, Qi, Qt, M, C, V, v, vecs, qg, av = ws
@@ -60,7 +60,7 @@ def _adjoint_here(j, L, agents, inactive, gam_all, wp, gam, gidx, ugam, r, label
     for y in range(K):
         e[y] = 0.0
     e[label] = 1.0
-    hsolve(mode, Qi, wp, gam, e, lam, 1e-12, M, C, V, v)
+    hsolve(mode, Qi, wp, gam, e, lam, rtol, M, C, V, v)
     lq = 0.0
     for y in range(K):
         lq += lam[y] * mix[y]
@@ -100,7 +100,7 @@ def _adjoint_here(j, L, agents, inactive, gam_all, wp, gam, gidx, ugam, r, label
 @njit(cache=True)
 def _fused_range(
     lo, hi, L, agents, inactive, gam_all, wp, gam, gidx, ugam, gbar, R, use_init, mode, tol, max_sweeps,
-    sweeps, res, conv, labels, W, ws,
+    sweeps, res, conv, labels, W, ws, rtol,
 ):  # fmt: skip
     """Items ``lo..hi-1``: each one's fixed point (:func:`aggregators.renyi_kernels._solve_item`, the
     active agents' rows gathered as :func:`aggregators.renyi_kernels._solve_range` does), then its
@@ -115,13 +115,13 @@ def _fused_range(
         sweeps[j] = s
         res[j] = e
         conv[j] = c
-        _adjoint_here(j, L, agents, inactive, gam_all, wp, gam, gidx, ugam, R[j], labels[j], mode, W, item_ws)
+        _adjoint_here(j, L, agents, inactive, gam_all, wp, gam, gidx, ugam, R[j], labels[j], mode, W, item_ws, rtol)
 
 
 @njit(cache=True, parallel=True)
 def _fused_par(
     L, agents, inactive, gam_all, wp, gam, gidx, ugam, gbar, R, use_init, mode, tol, max_sweeps, sweeps, res, conv,
-    labels, W,
+    labels, W, rtol,
 ):  # fmt: skip
     n = L.shape[0]
     nch = min(n, 64)
@@ -131,12 +131,30 @@ def _fused_par(
         ws = _range_workspace(agents.shape[0], L.shape[2], ugam.shape[0], mode, False)
         _fused_range(
             lo, hi, L, agents, inactive, gam_all, wp, gam, gidx, ugam, gbar, R, use_init, mode, tol, max_sweeps,
-            sweeps, res, conv, labels, W, ws,
+            sweeps, res, conv, labels, W, ws, rtol,
         )  # fmt: skip
 
 
 def solve_items_with_adjoint(
-    L, agents, gam_all, wp, gam, gidx, ugam, gbar, R, use_init, mode, tol, max_sweeps, sweeps, res, conv, labels, W
+    L,
+    agents,
+    gam_all,
+    wp,
+    gam,
+    gidx,
+    ugam,
+    gbar,
+    R,
+    use_init,
+    mode,
+    tol,
+    max_sweeps,
+    sweeps,
+    res,
+    conv,
+    labels,
+    W,
+    rtol=1e-12,
 ):
     """Solve every item of ``L`` (n, A, K) on the agents ``agents`` (``wp``, ``gam``, ``gidx`` are
     theirs; newton, fast form) into ``R`` and fill ``W`` (n, A) with the weights' adjoint of every
@@ -146,8 +164,8 @@ def solve_items_with_adjoint(
     inactive = np.setdiff1d(np.arange(A, dtype=np.int64), agents).astype(np.int64)
     args = (L, agents, inactive, gam_all, wp, gam, gidx, ugam, gbar, R, use_init, mode, tol, max_sweeps)
     if threaded(L.shape[0], L.shape[0] * A * K):
-        _fused_par(*args, sweeps, res, conv, labels, W)
+        _fused_par(*args, sweeps, res, conv, labels, W, float(rtol))
         return
     a, ng = agents.shape[0], ugam.shape[0]
     ws = _reused("solve", (a, K, ng, mode, False), lambda: _range_workspace(a, K, ng, mode, False), 8 * a * K * 3)
-    _fused_range(0, L.shape[0], *args, sweeps, res, conv, labels, W, ws)
+    _fused_range(0, L.shape[0], *args, sweeps, res, conv, labels, W, ws, float(rtol))

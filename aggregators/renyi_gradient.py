@@ -38,6 +38,13 @@ from .renyi_fixed_point import anneal, check_no_zero, hessian_mode, mixture_weig
 
 __all__ = ["RenyiProblem", "renyi_loglik_grad"]
 
+FIT_ADJOINT_RTOL = 1e-10
+"""CG's relative residual for the adjoint in the weight fits (:class:`RenyiProblem`; elsewhere 1e-12).
+The gradient's error is then about 1e-10 relative, a hundred times below the fits' stopping tests
+(relative gap 1e-8) and the primal residual's own effect; at 8,000 × 269 × 64 (gaussian-logit) it
+saved 7-9 % of a fit's time (1.5-2 CG products an item in every value-and-gradient pass; session 26,
+``benchmarks/results/session26.md``)."""
+
 LOG_GAMMA_BOUNDS = (np.log(1e-4), 0.0)
 """Box for ``log γ`` when γ is learnt: γ in [1e-4, 1]."""
 LOG_LAM_BOUNDS = (np.log(0.05), np.log(20.0))
@@ -58,6 +65,7 @@ def renyi_loglik_grad(
     hessian: str = "auto",
     sample_weight: np.ndarray | None = None,
     check_finite: bool = True,
+    adjoint_rtol: float = 1e-12,
 ) -> tuple[float, dict[str, np.ndarray], np.ndarray, int]:
     """Mean log-likelihood of ``labels`` under the Rényi pool and its exact gradients.
 
@@ -68,8 +76,9 @@ def renyi_loglik_grad(
     so only the adjoint pass runs. ``hessian`` picks the solve with ``H`` (as in
     :func:`aggregators.renyi_fixed_point.solve_fixed_point`). ``sample_weight``: ``None`` or checked
     per-item weights; every mean over items is then the weighted mean. ``check_finite=False``: ``L``
-    is known to hold no ``-inf`` (:func:`solve_fixed_point` skips its pass over it). Returns
-    ``(mean loglik, grads, log_q, sweeps)``.
+    is known to hold no ``-inf`` (:func:`solve_fixed_point` skips its pass over it). ``adjoint_rtol``:
+    the relative residual to which CG solves the adjoint ``H λ = e_y`` (the direct solves are exact;
+    the weight fits pass :data:`FIT_ADJOINT_RTOL`). Returns ``(mean loglik, grads, log_q, sweeps)``.
     """
     from . import renyi_block as rb
     from . import renyi_kernels as rk
@@ -81,7 +90,11 @@ def renyi_loglik_grad(
     if solved is None:
         # the weights' gradient alone: the adjoint runs in the fixed point's pass where it can
         # (:mod:`aggregators.renyi_fused`)
-        adj = (labels.astype(np.int64), np.empty((n, A))) if tuple(want) == ("w",) and hessian == "auto" else None
+        adj = (
+            (labels.astype(np.int64), np.empty((n, A)), adjoint_rtol)
+            if tuple(want) == ("w",) and hessian == "auto"
+            else None
+        )
         fp = solve_fixed_point(
             La, w, gamma, tol=tol, init=init, hessian=hessian, check_finite=check_finite, adjoint=adj
         )
@@ -108,7 +121,9 @@ def renyi_loglik_grad(
         if not (stable or lam_grad) and hessian == "auto" and rb.fits(A, L.shape[2]):
             rb.adjoint_items(np.ascontiguousarray(La), wp, gamma, log_q, labels.astype(np.int64), Wm, GG)
         else:
-            _adjoint_per_item(La, L, wp, gamma, log_q, labels, hessian, stable, lam_grad, Wm, GG, LLm, "gamma" in want)
+            _adjoint_per_item(
+                La, L, wp, gamma, log_q, labels, hessian, stable, lam_grad, Wm, GG, LLm, "gamma" in want, adjoint_rtol
+            )
     S = float(np.sum(w / gamma))
     wbar = mean(Wm)
     if "w" in want:
@@ -120,7 +135,9 @@ def renyi_loglik_grad(
     return ll, grads, log_q, sweeps + n
 
 
-def _adjoint_per_item(La, L, wp, gamma, log_q, labels, hessian, stable, lam_grad, Wm, GG, LLm, gamma_grad=True):
+def _adjoint_per_item(
+    La, L, wp, gamma, log_q, labels, hessian, stable, lam_grad, Wm, GG, LLm, gamma_grad=True, rtol=1e-12
+):
     """:func:`aggregators.renyi_kernels.adjoint_items` with the Hessian solve chosen for the agents of
     positive weight."""
     from . import renyi_kernels as rk
@@ -142,6 +159,7 @@ def _adjoint_per_item(La, L, wp, gamma, log_q, labels, hessian, stable, lam_grad
         GG,
         LLm,
         gamma_grad,
+        rtol,
     )
 
 
@@ -161,6 +179,7 @@ class RenyiProblem:
         :func:`aggregators.validation.as_floored_log_probs`, as a pool's do); otherwise they are tested
         once here (one pass), not at every evaluation.
     sample_weight : ``None`` or checked per-item weights (the objective is the weighted mean).
+    adjoint_rtol : CG's relative residual for the adjoint (default :data:`FIT_ADJOINT_RTOL`).
 
     The variable is ``x = [w (A), log γ (0, 1 or A), log λ (0 or A)]``; ``project`` maps onto the
     simplex times the boxes :data:`LOG_GAMMA_BOUNDS`, :data:`LOG_LAM_BOUNDS`. With nothing but the
@@ -179,6 +198,7 @@ class RenyiProblem:
         tol: float = 1e-12,
         sample_weight: np.ndarray | None = None,
         checked: bool = False,
+        adjoint_rtol: float | None = None,
     ) -> None:
         self.L = np.ascontiguousarray(log_probs, dtype=np.float64)
         if not checked:
@@ -200,6 +220,7 @@ class RenyiProblem:
         self.n_terms = n
         self.constraint = "simplex" if self.dim == A else "product"
         self.tol = tol
+        self.adjoint_rtol = float(FIT_ADJOINT_RTOL if adjoint_rtol is None else adjoint_rtol)
         self._warm: np.ndarray | None = None
         self._cache: tuple[bytes, float, np.ndarray | None] | None = None
         self.sweeps = 0
@@ -274,6 +295,7 @@ class RenyiProblem:
             solved=solved,
             sample_weight=self.sample_weight,
             check_finite=lam is not None,  # L was checked once; annealing (an extreme λ) is checked
+            adjoint_rtol=self.adjoint_rtol,
         )
         self.sweeps += sweeps
         self.n_evals += 1

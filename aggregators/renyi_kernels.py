@@ -58,6 +58,10 @@ from .renyi_hessian import CG, cg_known, hsolve, resolve, workspace
 STABLE_BELOW = 1e-3
 """Use the ``stable`` evaluation when the smallest γ_i is below this."""
 
+ADJOINT_RTOL = 1e-12
+"""CG's relative residual for the adjoint ``H λ = e_y`` (the direct solves are exact); the weight fits
+pass a looser one (:data:`aggregators.renyi_gradient.FIT_ADJOINT_RTOL`)."""
+
 VECTOR_MIN = 16
 """Below this many classes the scalar ``np.exp``/``np.log`` loops are used: the vectorised kernels'
 fixed cost (30-60 ns a call, measured) is more than they save on a few elements."""
@@ -640,7 +644,9 @@ def solve_items(
 
 
 @njit(cache=True)
-def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL, act, ws):
+def _adjoint_item(
+    j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL, act, ws, rtol
+):
     """One item of :func:`adjoint_items`; ``ws`` holds the scratch arrays of :func:`_adjoint_range`."""
     n, A, K = L.shape
     Qi, Qa, M, C, V, v, vecs, wpa, gama = ws
@@ -659,16 +665,16 @@ def _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, 
     a = act.size
     if a == A:
         if known:
-            cg_known(Qi, wp, gam, e, lam, 1e-12, V, v)
+            cg_known(Qi, wp, gam, e, lam, rtol, V, v)
         else:
-            hsolve(mode, Qi, wp, gam, e, lam, 1e-12, M, C, V, v)
+            hsolve(mode, Qi, wp, gam, e, lam, rtol, M, C, V, v)
     else:  # H is built from the agents with a positive weight only
         for k in range(a):
             Qa[k] = Qi[act[k]]
         if known:
-            cg_known(Qa, wpa, gama, e, lam, 1e-12, V, v)
+            cg_known(Qa, wpa, gama, e, lam, rtol, V, v)
         else:
-            hsolve(mode, Qa, wpa, gama, e, lam, 1e-12, M, C, V, v)
+            hsolve(mode, Qa, wpa, gama, e, lam, rtol, M, C, V, v)
     lq = 0.0
     for y in range(K):
         lq += lam[y] * mix[y]
@@ -752,28 +758,32 @@ def _adjoint_workspace(A, a, K, mode):
 
 @njit(cache=True)
 def _adjoint_range(
-    lo, hi, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL, scratch
+    lo, hi, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL, scratch, rtol
 ):
     """Items ``lo..hi-1`` of :func:`adjoint_items`; ``scratch`` is :func:`_adjoint_workspace`."""
     act = np.flatnonzero(wp > 0)
     ws = scratch + (wp[act], gam[act])
     for j in range(lo, hi):
-        _adjoint_item(j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL, act, ws)
+        _adjoint_item(
+            j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL, act, ws, rtol
+        )
 
 
 @njit(cache=True, parallel=True)
-def _adjoint_par(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL):
+def _adjoint_par(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL, rtol):
     n = L.shape[0]
     nch = min(n, 64)
     for c in prange(nch):
         lo, hi = c * n // nch, (c + 1) * n // nch
         scratch = _adjoint_workspace(L.shape[1], np.count_nonzero(wp > 0), L.shape[2], mode)
         _adjoint_range(
-            lo, hi, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL, scratch
+            lo, hi, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL, scratch, rtol
         )
 
 
-def adjoint_items(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL, gamma_grad=True):
+def adjoint_items(
+    L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ, W, GG, LL, gamma_grad=True, rtol=ADJOINT_RTOL
+):
     """Adjoint (implicit-differentiation) quantities at solved fixed points.
 
     For item ``n`` with label ``y`` solve ``H λ = e_y`` (H of the module docstring, at the fixed
@@ -787,11 +797,29 @@ def adjoint_items(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, LQ,
     agent's ``Q_j`` once), from which :mod:`aggregators.renyi_gradient` assembles the exact gradients.
     """
     if threaded(L.shape[0], L.size):
-        _adjoint_par(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL)
+        _adjoint_par(L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL, float(rtol))
     else:
         n, A, K = L.shape
         a = int(np.count_nonzero(wp > 0))
         scratch = _reused("adjoint", (A, a, K, mode), lambda: _adjoint_workspace(A, a, K, mode), 8 * (A + a) * K)
         _adjoint_range(
-            0, n, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL, scratch
+            0,
+            n,
+            L,
+            wp,
+            gam,
+            gidx,
+            ugam,
+            R,
+            labels,
+            mode,
+            stable,
+            lam_grad,
+            gamma_grad,
+            LQ,
+            W,
+            GG,
+            LL,
+            scratch,
+            float(rtol),
         )

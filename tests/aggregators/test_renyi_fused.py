@@ -124,3 +124,34 @@ def test_the_two_pass_adjoint_with_gamma_gradients_takes_the_shifted_form_where_
     for k in ("w", "gamma"):
         assert np.all(np.isfinite(g0[k]))
         np.testing.assert_allclose(g1[k], g0[k], rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_adjoint_rtol_reaches_cg_and_the_fits_looser_one_costs_no_accuracy(fused):
+    """``adjoint_rtol`` is CG's residual for the adjoint, in the fused pass (weights alone, no solved
+    aggregate) and in the two-pass route (with γ's gradient): a crude 1e-3 moves the gradient by more
+    than 1e-10 (so it reaches the kernel), while the weight fits' :data:`FIT_ADJOINT_RTOL` (1e-10)
+    keeps it within 1e-8 relative of the 1e-12 default; :class:`RenyiProblem` uses the fits' value."""
+    from aggregators.renyi_gradient import FIT_ADJOINT_RTOL
+    from aggregators.renyi_hessian import CG, choose
+
+    n, a, k = 30, 150, 64
+    assert choose(a, k, 0.5) == CG  # the shape of the competition's fits: CG solves the adjoint
+    lp, y = data(n, a, k, seed=4, scale=1.0)
+    w = np.random.default_rng(4).dirichlet(np.ones(a))
+    gamma = np.full(a, 0.5)
+    want = ("w",) if fused else ("w", "gamma")
+    solved = None if fused else solve_fixed_point(lp, w, gamma, tol=1e-13).log_q
+
+    def grad(rt):
+        g = renyi_loglik_grad(lp, y, w, gamma, want=want, solved=solved, tol=1e-13, adjoint_rtol=rt)[1]
+        return np.concatenate([g[key] for key in want])
+
+    ref, fit, crude = grad(1e-12), grad(FIT_ADJOINT_RTOL), grad(1e-3)
+    scale = np.abs(ref).max()
+    assert np.abs(crude - ref).max() > 1e-10 * scale
+    assert np.abs(fit - ref).max() <= 1e-8 * scale
+    prob = RenyiProblem(lp, y, gamma=gamma, tol=1e-13)
+    assert prob.adjoint_rtol == FIT_ADJOINT_RTOL == 1e-10
+    if fused:  # the problem minimises the negative mean log-likelihood
+        np.testing.assert_allclose(prob.grad(w), -fit, rtol=1e-9, atol=1e-12 * scale)
