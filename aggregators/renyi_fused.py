@@ -28,6 +28,7 @@ from solvers.kernels.vmax import vmax
 
 from .renyi_hessian import hsolve
 from .renyi_kernels import (
+    _FM,
     _dot,
     _dot2,
     _eval_fast,
@@ -49,7 +50,7 @@ from the max-shifted exponent. With log-probabilities (``L ≤ 0``, some class a
 floored aggregate the sum stays far above it."""
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_FM)
 def _adjoint_here(j, L, agents, inactive, gam_all, wp, gam, gidx, ugam, r, label, mode, W, ws, rtol):
     """The weights' adjoint of item ``j`` at its solved aggregate ``r``, from the solve's workspace
     ``ws`` (:func:`aggregators.renyi_kernels._item_workspace`; its ``E`` is the item's set-up)."""
