@@ -251,17 +251,21 @@ def _tilted_at(L, wp, gam, r, Qi, mix, x, d, u):
 def _eval_stable(L, wp, gam, r, Qi, mix, G, acc):
     """One evaluation of the fixed-point map (stable form, accurate as γ → 0)."""
     A, K = L.shape
+    er = mix  # exp(r), once per evaluation (was twice per agent and class); mix is written last
     for y in range(K):
         acc[y] = 0.0
+        er[y] = np.exp(r[y])
     for i in range(A):
         gi = gam[i]
+        u = Qi[i]  # u = γ_i (L_i - r), kept for the second loop (same values, one product fewer)
         t = 0.0
         for y in range(K):
-            t += np.exp(r[y]) * np.expm1(gi * (L[i, y] - r[y]))
+            u[y] = gi * (L[i, y] - r[y])
+            t += er[y] * np.expm1(u[y])
         tau = np.log1p(t)
         for y in range(K):
-            d = np.expm1(gi * (L[i, y] - r[y]) - tau)
-            Qi[i, y] = np.exp(r[y]) * (1.0 + d)
+            d = np.expm1(u[y] - tau)
+            Qi[i, y] = er[y] * (1.0 + d)
             acc[y] += wp[i] * d
     for y in range(K):
         G[y] = np.log1p(acc[y])
