@@ -137,30 +137,13 @@ def _fused_par(
 
 
 def solve_items_with_adjoint(
-    L,
-    agents,
-    gam_all,
-    wp,
-    gam,
-    gidx,
-    ugam,
-    gbar,
-    R,
-    use_init,
-    mode,
-    tol,
-    max_sweeps,
-    sweeps,
-    res,
-    conv,
-    labels,
-    W,
+    L, agents, gam_all, wp, gam, gidx, ugam, gbar, R, use_init, mode, tol, max_sweeps, sweeps, res, conv, labels, W,
     rtol=1e-12,
-):
+):  # fmt: skip
     """Solve every item of ``L`` (n, A, K) on the agents ``agents`` (``wp``, ``gam``, ``gidx`` are
     theirs; newton, fast form) into ``R`` and fill ``W`` (n, A) with the weights' adjoint of every
-    agent (``gam_all`` (A,) holds every agent's γ); the other arguments as
-    :func:`aggregators.renyi_kernels.solve_items`."""
+    agent (``gam_all`` (A,) holds every agent's γ; CG solves the adjoint to relative residual ``rtol``);
+    the other arguments as :func:`aggregators.renyi_kernels.solve_items`."""
     A, K = L.shape[1], L.shape[2]
     inactive = np.setdiff1d(np.arange(A, dtype=np.int64), agents).astype(np.int64)
     args = (L, agents, inactive, gam_all, wp, gam, gidx, ugam, gbar, R, use_init, mode, tol, max_sweeps)
