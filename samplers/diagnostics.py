@@ -12,6 +12,8 @@ central ``coverage`` mass of the analytic marginal.
 
 from __future__ import annotations
 
+import importlib
+import time
 import warnings
 from typing import Any
 
@@ -19,9 +21,31 @@ import numpy as np
 
 from solvers.errors import InputError
 
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", FutureWarning)  # ArviZ announces its refactor on import
-    import arviz as az
+ARVIZ_IMPORT_TRIES = 5
+
+
+def _import_arviz() -> Any:
+    """``import arviz``, surviving ArviZ 0.23's once-a-day stamp race.
+
+    On import ArviZ 0.23 writes today's date to ``<user cache>/arviz/daily_warning`` through a temporary
+    file of a fixed name (``daily_warning.tmp``, then ``replace``). Two processes importing it for the
+    first time in a day write the same temporary file, and the one whose ``replace`` comes second finds
+    it gone: ``FileNotFoundError``, the import fails. It failed this project's CI on 2026-11-30 (00:2x UTC,
+    two pytest-xdist workers collecting the sampler tests). By then the other process has written the
+    stamp, so importing again skips the write; a service's worker processes meet the same race."""
+    for attempt in range(ARVIZ_IMPORT_TRIES):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)  # ArviZ announces its refactor on import
+                return importlib.import_module("arviz")
+        except FileNotFoundError:
+            if attempt == ARVIZ_IMPORT_TRIES - 1:
+                raise
+            time.sleep(0.02 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+az = _import_arviz()
 
 
 def _chain(x: Any) -> np.ndarray:
