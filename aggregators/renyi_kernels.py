@@ -47,7 +47,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from solvers.kernels.fastexp import exp_scaled, exp_scaled_inplace
+from solvers.kernels.fastexp import exp_scaled, exp_scaled_inplace, expm1_inplace
 from solvers.kernels.fastlog import log_into
 from solvers.kernels.simplex_log import normalise_log
 from solvers.kernels.vmax import vmax
@@ -98,6 +98,16 @@ def _exp_inplace(x, g, shift=0.0):
     else:
         for y in range(x.shape[0]):
             x[y] = np.exp(g * (x[y] - shift))
+
+
+@njit(cache=True)
+def _expm1_inplace(x):
+    """``x = expm1(x)``: the vectorised kernel from :data:`VECTOR_MIN` elements, else ``np.expm1``."""
+    if x.shape[0] >= VECTOR_MIN:
+        expm1_inplace(x)
+    else:
+        for y in range(x.shape[0]):
+            x[y] = np.expm1(x[y])
 
 
 @njit(cache=True)
@@ -255,16 +265,23 @@ def _eval_stable(L, wp, gam, r, Qi, mix, G, acc):
     for y in range(K):
         acc[y] = 0.0
         er[y] = np.exp(r[y])
+    em = G  # scratch for expm1(u) until G is written, last
     for i in range(A):
         gi = gam[i]
-        u = Qi[i]  # u = γ_i (L_i - r), kept for the second loop (same values, one product fewer)
-        t = 0.0
+        u = Qi[i]  # u = γ_i (L_i - r), then u - τ_i, then d (the row is overwritten last by Q_i)
         for y in range(K):
             u[y] = gi * (L[i, y] - r[y])
-            t += er[y] * np.expm1(u[y])
+            em[y] = u[y]
+        _expm1_inplace(em)
+        t = 0.0
+        for y in range(K):
+            t += er[y] * em[y]
         tau = np.log1p(t)
         for y in range(K):
-            d = np.expm1(u[y] - tau)
+            u[y] -= tau
+        _expm1_inplace(u)
+        for y in range(K):
+            d = u[y]
             Qi[i, y] = er[y] * (1.0 + d)
             acc[y] += wp[i] * d
     for y in range(K):

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from solvers.kernels.fastexp import X_MAX, X_MIN, exp_scaled
+from solvers.kernels.fastexp import X_MAX, X_MIN, exp_scaled, exp_scaled_inplace, expm1_inplace
 
 
 def _exp(x, g=1.0):
@@ -48,3 +48,36 @@ def test_in_place_and_non_multiple_of_vector_width():
         ref = np.exp(0.5 * x)
         exp_scaled(x, 0.5, x)
         np.testing.assert_allclose(x, ref, rtol=4.5e-16, atol=0)
+
+
+def test_exp_scaled_inplace_is_exp_scaled_bit_for_bit():
+    rng = np.random.default_rng(2)
+    for n in (1, 5, 16, 4099):
+        x = rng.normal(size=n) * 30
+        ref = np.empty(n)
+        exp_scaled(x, 0.7, ref, 1.5)
+        exp_scaled_inplace(x, 0.7, 1.5)
+        assert np.array_equal(x, ref)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-12, 1e-3, 0.5, 0.7, 3.0, 100.0])
+def test_expm1_within_four_ulp_of_numpy(scale):
+    """Relative to the result, near 0 as well (where ``exp(x) - 1`` would lose every digit). Measured on
+    10^6 uniform points in [-3, 3]: 1 ulp below ln 2 (the series), 4 in (ln 2, 1.5] (``exp(x) - 1``
+    with ``exp(x)`` in (2, 4.5): the exponential's own 1.5 ulp, doubled), 2 above."""
+    rng = np.random.default_rng(int(-np.log10(scale) * 10) + 50)
+    x = rng.uniform(-scale, scale, 50_001)
+    x[:4] = [0.0, np.log(2.0), -np.log(2.0), np.nextafter(np.log(2.0), 1.0)]
+    y = x.copy()
+    expm1_inplace(y)
+    ref = np.expm1(x)
+    nz = ref != 0
+    ulp = np.abs(y[nz] - ref[nz]) / np.spacing(np.abs(ref[nz]))
+    assert ulp.max() <= (1.0 if scale <= 0.5 else 4.0), (scale, ulp.max())
+    assert np.all(y[~nz] == 0.0)
+
+
+def test_expm1_limits():
+    y = np.array([-np.inf, np.inf, -800.0, 800.0, -40.0])
+    expm1_inplace(y)
+    assert y[0] == -1.0 and y[1] == np.inf and y[2] == -1.0 and y[3] == np.inf and y[4] == np.expm1(-40.0)
