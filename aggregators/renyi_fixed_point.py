@@ -212,7 +212,7 @@ def solve_fixed_point(
     at 20,000 x 269 x 64, 12 % of a weight fit's value-and-gradient pass; session 20).
     ``adjoint=(labels, W)`` or ``(labels, W, rtol)``: where the per-item fast form runs
     (:mod:`aggregators.renyi_fused`), also fill ``W`` (n, A) with the weights' adjoint of every agent at
-    the solution (CG to relative residual ``rtol``, default 1e-12), in the same pass over each item; the
+    the solution (CG to relative residual ``rtol``, default :data:`aggregators.renyi_kernels.ADJOINT_RTOL`), in the same pass over each item; the
     result's ``adjoint_done`` says whether it did (else the caller runs the adjoint).
     """
     from . import renyi_anderson as ra
@@ -289,7 +289,7 @@ def solve_fixed_point(
 
                 ags = np.arange(A, dtype=np.int64) if agents is None else agents
                 args_f = (wp, gamma, gidx, ugam, gbar, Rk, use_init, mode, float(tol), int(max_iter) + 1, sk, ek, ck)
-                rtol = adjoint[2] if len(adjoint) > 2 else 1e-12
+                rtol = adjoint[2] if len(adjoint) > 2 else rk.ADJOINT_RTOL
                 solve_items_with_adjoint(sub, ags, gamma_all, *args_f, adjoint[0][lo:hi], adjoint[1][lo:hi], rtol)
                 return
             if method == "anderson":

@@ -29,6 +29,7 @@ from solvers.kernels.vmax import vmax
 from .renyi_hessian import hsolve
 from .renyi_kernels import (
     _FM,
+    ADJOINT_RTOL,
     _dot,
     _dot2,
     _eval_fast,
@@ -138,7 +139,7 @@ def _fused_par(
 
 def solve_items_with_adjoint(
     L, agents, gam_all, wp, gam, gidx, ugam, gbar, R, use_init, mode, tol, max_sweeps, sweeps, res, conv, labels, W,
-    rtol=1e-12,
+    rtol=ADJOINT_RTOL,
 ):  # fmt: skip
     """Solve every item of ``L`` (n, A, K) on the agents ``agents`` (``wp``, ``gam``, ``gidx`` are
     theirs; newton, fast form) into ``R`` and fill ``W`` (n, A) with the weights' adjoint of every

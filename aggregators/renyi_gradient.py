@@ -39,7 +39,8 @@ from .renyi_fixed_point import anneal, check_no_zero, hessian_mode, mixture_weig
 __all__ = ["RenyiProblem", "renyi_loglik_grad"]
 
 FIT_ADJOINT_RTOL = 1e-10
-"""CG's relative residual for the adjoint in the weight fits (:class:`RenyiProblem`; elsewhere 1e-12).
+"""CG's relative residual for the adjoint in the weight fits (:class:`RenyiProblem`; elsewhere
+:data:`aggregators.renyi_kernels.ADJOINT_RTOL`, 1e-12).
 The gradient's error is then about 1e-10 relative, a hundred times below the fits' stopping tests
 (relative gap 1e-8) and the primal residual's own effect; at 8,000 × 269 × 64 (gaussian-logit) it
 saved 7-9 % of a fit's time (1.5-2 CG products an item in every value-and-gradient pass; session 26,
@@ -65,7 +66,7 @@ def renyi_loglik_grad(
     hessian: str = "auto",
     sample_weight: np.ndarray | None = None,
     check_finite: bool = True,
-    adjoint_rtol: float = 1e-12,
+    adjoint_rtol: float | None = None,
 ) -> tuple[float, dict[str, np.ndarray], np.ndarray, int]:
     """Mean log-likelihood of ``labels`` under the Rényi pool and its exact gradients.
 
@@ -77,12 +78,14 @@ def renyi_loglik_grad(
     :func:`aggregators.renyi_fixed_point.solve_fixed_point`). ``sample_weight``: ``None`` or checked
     per-item weights; every mean over items is then the weighted mean. ``check_finite=False``: ``L``
     is known to hold no ``-inf`` (:func:`solve_fixed_point` skips its pass over it). ``adjoint_rtol``:
-    the relative residual to which CG solves the adjoint ``H λ = e_y`` (the direct solves are exact;
-    the weight fits pass :data:`FIT_ADJOINT_RTOL`). Returns ``(mean loglik, grads, log_q, sweeps)``.
+    the relative residual to which CG solves the adjoint ``H λ = e_y`` (default
+    :data:`aggregators.renyi_kernels.ADJOINT_RTOL`; the direct solves are exact; the weight fits pass
+    :data:`FIT_ADJOINT_RTOL`). Returns ``(mean loglik, grads, log_q, sweeps)``.
     """
     from . import renyi_block as rb
     from . import renyi_kernels as rk
 
+    adjoint_rtol = rk.ADJOINT_RTOL if adjoint_rtol is None else float(adjoint_rtol)
     La = anneal(L, lam)
     n = L.shape[0]
     A = L.shape[1]
@@ -136,7 +139,7 @@ def renyi_loglik_grad(
 
 
 def _adjoint_per_item(
-    La, L, wp, gamma, log_q, labels, hessian, stable, lam_grad, Wm, GG, LLm, gamma_grad=True, rtol=1e-12
+    La, L, wp, gamma, log_q, labels, hessian, stable, lam_grad, Wm, GG, LLm, gamma_grad=True, rtol=None
 ):
     """:func:`aggregators.renyi_kernels.adjoint_items` with the Hessian solve chosen for the agents of
     positive weight."""
@@ -159,7 +162,7 @@ def _adjoint_per_item(
         GG,
         LLm,
         gamma_grad,
-        rtol,
+        rk.ADJOINT_RTOL if rtol is None else rtol,
     )
 
 
