@@ -328,6 +328,24 @@ class RenyiProblem:
         f, g = self._evaluate(x, grad=True)
         return f, g  # type: ignore[return-value]
 
+    @property
+    def hessian(self) -> Any:
+        """The Fisher model of the Hessian in ``[w, log γ]``
+        (:func:`aggregators.renyi_joint_curvature.joint_hessian`, ``hessian(x, free=None)``), offered when
+        γ is learnt (shared or per agent) and λ is not; ``None`` otherwise (the protocol's "absent")."""
+        if self.learn_gamma is None or self.learn_lam:
+            return None
+        from .renyi_joint_curvature import joint_hessian
+
+        return lambda x, *, free=None: joint_hessian(self, x, free)
+
+    def solved_log_q(self, x: np.ndarray) -> np.ndarray:
+        """The aggregate at ``x``: the last evaluation's when it was at ``x``, else solved."""
+        x = np.asarray(x, dtype=np.float64)
+        if self._cache is not None and self._cache[0] == x.tobytes() and np.isfinite(self._cache[1]):
+            return self._warm  # type: ignore[return-value]
+        return self.log_q(x)
+
     def log_q(self, x: np.ndarray) -> np.ndarray:
         """The aggregate at ``x`` on the problem's data (n, K)."""
         w, gamma, lam = self.unpack(x)

@@ -6,8 +6,9 @@ weights ``w`` on the simplex (exact gradients by implicit differentiation,
 ``solver="auto"`` (the default) is working-set Newton with the curvature (Fisher and empirical
 Fisher, blended) of :mod:`aggregators.renyi_weight_hessian` when only the weights are learnt; when γ or λ
 are learnt with them, the simplex times their box becomes one box (:mod:`solvers.problems.orthant`) for
-SciPy's truncated Newton (:data:`JOINT_SOLVER`, :mod:`solvers.methods.box_quasi_newton`; spectral projected
-gradient, the choice before, stalled). From a start (the log pool's weights,
+projected Newton with the joint Fisher model (:data:`JOINT_SOLVER`; γ learnt) or SciPy's truncated Newton
+(:data:`JOINT_FALLBACK`; λ learnt, or the weights fixed); spectral projected gradient, the choice before
+both, stalled. From a start (the log pool's weights,
 a neighbouring γ's optimum) Newton grows its working set from it; without one, from 1,000 items up, it
 first solves a random quarter of the items (recursively). Either way it then takes full exact-gradient
 passes with float32 curvatures over at most 2,000 sampled items, BFGS-corrected between steps.
@@ -65,8 +66,14 @@ _GAMMA_MODES = ("grid", "learn", "learn_per_agent")
 TNC_EVALS_PER_ITER = 4
 """``max_iter`` counts iterations; TNC's budget is evaluations: it gets this many per iteration allowed."""
 
-JOINT_SOLVER = "tnc"
-"""Solver of the joint weights-and-γ (or λ) stage, on the box form (:mod:`solvers.problems.orthant`):
+JOINT_SOLVER = "box_newton"
+"""Solver of the joint weights-and-γ stage, on the box form (:mod:`solvers.problems.orthant`): projected
+Newton (:mod:`solvers.methods.box_newton`) with the Fisher model of
+:mod:`aggregators.renyi_joint_curvature`, BFGS-corrected. Measured against TNC from the same start
+(``benchmarks/bench_renyi_per_agent.py``, session 27; ``benchmarks/RESULTS.md``)."""
+
+JOINT_FALLBACK = "tnc"
+"""Solver of the joint stages without a curvature model (λ learnt, or the weights held fixed):
 SciPy's truncated Newton. On four families at 800 × 12 × 8 and 2,000 × 30 × 16 (same start;
 ``benchmarks/bench_renyi_per_agent.py``, session 25) it reached the best objective of five solvers in 8 of 8
 problems with 4-960 evaluations; SLSQP on the same box form 11-772 evaluations but once 8.3e-6 and once 4e-7
@@ -239,7 +246,8 @@ class RenyiPool(Pool):
                 checked=True,
             )
             if solver == "auto":
-                solver, opts = JOINT_SOLVER, {}
+                curvature = self.learn_weights and prob.hessian is not None
+                solver, opts = (JOINT_SOLVER if curvature else JOINT_FALLBACK), {}
         A = L.shape[1]
         fresh = x0 is None
         if x0 is None:
@@ -263,7 +271,7 @@ class RenyiPool(Pool):
         if fresh and self.weights is None and isinstance(prob, RenyiWeightProblem):
             x0 = None  # no start given: the working-set Newton screens the agents instead of solving at uniform
         tol = self.tol if tol is None else tol
-        if solver in ("lbfgsb", "slsqp", "tnc") and isinstance(prob, RenyiProblem):
+        if solver in ("lbfgsb", "slsqp", "tnc", "box_newton") and isinstance(prob, RenyiProblem):
             # the simplex times the log γ / log λ box as one box (solvers.problems.orthant), solved with
             # a curvature model: one projected-gradient step length for w and log γ stalls (module doc)
             box = SimplexAsOrthant(prob, A, prob.rest_bounds())
@@ -272,13 +280,13 @@ class RenyiPool(Pool):
             res = minimize(
                 box, solver, x0=box.from_inner(np.asarray(x0)), tol=tol, max_iter=budget, progress=progress, **opts
             )
-            if solver == JOINT_SOLVER and self.solver == "auto" and not res.converged and res.n_iter < budget:
+            if self.solver == "auto" and not res.converged and res.n_iter < budget:
                 # a second quasi-Newton model from where the first stopped short (SLSQP, the choice for a
                 # while this session, stopped at a projected gradient of 3.9e-7 on gaussian-logit 300 x 8 x 6)
                 more = minimize(box, "lbfgsb", x0=res.x, tol=tol, max_iter=self.max_iter)
                 res = dataclasses.replace(
                     more,
-                    method=f"{JOINT_SOLVER}+lbfgsb",
+                    method=f"{solver}+lbfgsb",
                     n_iter=res.n_iter + more.n_iter,
                     n_passes=res.n_passes + more.n_passes,
                     seconds=res.seconds + more.seconds,

@@ -4,9 +4,11 @@ core-at-scale §3), by the pool's solver against two others on the same problem 
 The start is what the pool hands its last stage: the weights and the shared γ of
 ``RenyiPool(gamma="learn")`` on the same data (one γ per agent, all equal to it). Solvers:
 
-- ``ours``: the pool's choice at these sizes, SLSQP on the box form of the simplex x log-γ box
-  (``solvers.problems.orthant``, ``solvers.methods.box_quasi_newton``);
-- ``lbfgsb``: L-BFGS-B on the same box form (the pool's choice above ``SLSQP_MAX_DIM`` variables);
+- ``box_newton`` (ours, the pool's choice since session 27): projected Newton on the box form of the
+  simplex x log-γ box (``solvers.problems.orthant``) with the joint Fisher model
+  (``aggregators.renyi_joint_curvature``), BFGS-corrected (``solvers.methods.box_newton``);
+- ``tnc``, ``slsqp``, ``lbfgsb``: SciPy's truncated Newton (the pool's choice in sessions 25-26), SLSQP and
+  L-BFGS-B on the same box form (``solvers.methods.box_quasi_newton``);
 - ``spg``: spectral projected gradient on the product set (the pool's solver before session 25);
 - ``scipy slsqp``: SciPy's SLSQP on the simplex x box directly (equality ``Σ w = 1``), same
   objective and gradient: another formulation, for the optimum.
@@ -58,7 +60,13 @@ def run(family: str, n: int, A: int, K: int, max_iter: int, tol: float, solvers:
         return RenyiProblem(lp, y, np.full(A, g0), learn_gamma="per_agent", tol=1e-12)
 
     rows = []
-    for name, method in (("tnc (box form)", "tnc"), ("slsqp (box form)", "slsqp"), ("lbfgsb (box form)", "lbfgsb")):
+    named = (
+        ("box_newton (box form)", "box_newton"),
+        ("tnc (box form)", "tnc"),
+        ("slsqp (box form)", "slsqp"),
+        ("lbfgsb (box form)", "lbfgsb"),
+    )
+    for name, method in named:
         if method not in solvers:
             continue
         p = fresh()
@@ -113,7 +121,7 @@ def main() -> None:
     ap.add_argument(
         "--solvers",
         nargs="+",
-        default=["tnc", "slsqp", "lbfgsb", "eq", "spg"],
+        default=["box_newton", "tnc", "slsqp", "lbfgsb", "eq", "spg"],
         help="eq: SciPy SLSQP, simplex equality",
     )
     a = ap.parse_args()

@@ -59,7 +59,7 @@ class Capability:
 _TABLE = """
 name :: type :: meaning :: solvers that read it
 -- generic members --
-hessian :: (x, *, items=None) -> (dim, dim) array :: dense Hessian of f; ``items=`` (optional keyword) averages over a subset of the terms (subsampled) :: newton (needs), auto
+hessian :: (x, *, items=None) -> (dim, dim) array :: dense Hessian of f (or a model of it); ``items=`` (optional keyword) averages over a subset of the terms (subsampled); ``free=`` (a boolean mask, the box solver's keyword) reads only those rows and columns :: newton (needs), box_newton (needs, with free=), auto
 hvp :: (x, v) -> (dim,) array :: Hessian-vector product :: none today (offered for users)
 term_grad :: (i, x) -> (dim,) array :: gradient of term f_i (incl. its share of a ridge term) :: sag, saga, svrg, s2gd, sgd, finito, miso: the generic Python per-term path
 project :: (x) -> (dim,) array :: Euclidean projection onto C :: projected_gradient, every prox-based solver when there is no prox

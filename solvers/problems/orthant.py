@@ -58,6 +58,42 @@ class SimplexAsOrthant:
     def project(self, z: np.ndarray) -> np.ndarray:
         return np.clip(z, *self.bounds)
 
+    @property
+    def hessian(self) -> Any:
+        """``hessian(z, free=None)`` when the inner problem offers ``hessian(x, free=...)``; else ``None``.
+
+        With ``T = ∂x/∂z`` (``∂w/∂v = (I - w 1ᵀ)/Σv``, the identity on ``u``) it is ``Tᵀ B T`` (``B`` the
+        inner model at ``x``; the term of the map's second derivative is dropped: it is ``<∇_w F, w>``
+        times a rank-two matrix, zero along the simplex at a KKT point) plus ``ρ v vᵀ/|v|²`` along the ray,
+        where ``G`` is flat (``ρ`` the mean of the free ``v`` diagonal): a model positive definite where
+        ``B`` is on the simplex's tangent space. ``free`` is passed on (the weights' coordinates as they
+        are); the inner model is read on those rows and on the weights of the support."""
+        inner = getattr(self.inner, "hessian", None)
+        if inner is None:
+            return None
+
+        def hess(z: np.ndarray, *, free: np.ndarray | None = None) -> np.ndarray:
+            z = np.asarray(z, dtype=np.float64)
+            m = self.m
+            B = np.array(inner(self.to_inner(z), free=free), dtype=np.float64)
+            v = z[:m]
+            s = float(v.sum())
+            w = v / s
+            Bw = B[:m, :m]
+            bw = Bw @ w
+            wbw = float(w @ bw)
+            # Tᵀ B T on the weights block, T = (I - w 1ᵀ)/s
+            B[:m, :m] = (Bw - bw[:, None] - bw[None, :] + wbw) / s**2
+            cross = (B[:m, m:] - w @ B[:m, m:]) / s
+            B[:m, m:] = cross
+            B[m:, :m] = cross.T
+            mask = np.ones(m, dtype=bool) if free is None else np.asarray(free, dtype=bool)[:m]
+            rho = float(np.mean(np.diag(B)[:m][mask])) if mask.any() else 1.0
+            B[:m, :m] += max(rho, 0.0) * np.outer(v, v) / float(v @ v)
+            return B
+
+        return hess
+
     def value_and_grad(self, z: np.ndarray) -> tuple[float, np.ndarray]:
         z = np.asarray(z, dtype=np.float64)
         v = z[: self.m]

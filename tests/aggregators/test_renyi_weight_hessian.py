@@ -166,9 +166,14 @@ def test_pool_auto_solver_by_what_is_learnt():
     joint = RenyiPool(gamma="learn_per_agent", gamma_grid=[0.5, 0.2], max_iter=3)
     with pytest.warns(Warning):  # 3 iterations: unconverged, and says so
         joint.fit(lp, y)
-    # weights with γ: truncated Newton on the box form (solvers.problems.orthant), L-BFGS-B after it if it
-    # stops short
-    assert joint.fit_result_.method in ("tnc", "tnc+lbfgsb") and not joint.converged_
+    # weights with γ: projected Newton with the joint Fisher model on the box form (solvers.problems.orthant),
+    # L-BFGS-B after it if it stops short of its budget
+    assert joint.fit_result_.method in ("box_newton", "box_newton+lbfgsb") and not joint.converged_
+    # with λ learnt too there is no curvature model: truncated Newton
+    lam = RenyiPool(gamma=0.3, learn_lam=True, max_iter=3)
+    with pytest.warns(Warning):
+        lam.fit(lp, y)
+    assert lam.fit_result_.method in ("tnc", "tnc+lbfgsb") and not lam.converged_
 
 
 @pytest.mark.parametrize("n", [50, 14_000], ids=["sequential", "parallel"])

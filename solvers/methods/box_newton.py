@@ -1,0 +1,196 @@
+"""Projected Newton on a box with a model of the curvature (Bertsekas 1982, the ε-active set form).
+
+For problems on a box ``lower <= x <= upper`` (``constraint = "box"``, ``bounds``) that offer, besides
+``value_and_grad`` and ``value``, a model of their Hessian: ``hessian(x, free=mask)``, a symmetric
+positive semi-definite ``(dim, dim)`` matrix of which only the rows and columns where ``mask`` is true
+are read (the problem may leave the others zero and spend nothing on them).
+
+Each iteration, from ``x`` with gradient ``g`` and the measure ``m = max |clip(x - g) - x|``:
+
+- the ε-active set ``I`` (``ε = min(eps, m)``): coordinates within ε of a bound whose gradient points
+  out of the box; the others are free (``F``);
+- the direction ``d_F = -(B_FF + δ I)^{-1} g_F`` (Cholesky; δ grows only when ``B_FF`` is not positive
+  definite) and ``d_I = -g_I / b`` (``b`` the mean free diagonal of ``B``);
+- the projection arc ``x(α) = clip(x + α d)`` with Armijo backtracking on
+  ``f(x(α)) <= f(x) + σ gᵀ(x(α) - x)`` (values only, each cut by quadratic interpolation, at most by
+  ``beta``; the gradient at the accepted point);
+- the model ``B`` is corrected by BFGS from each accepted step's exact gradients (``sᵀy > 0``) and
+  formed anew from the problem when a step had to be cut below ``refresh_step`` (the model was poor
+  along it; when the first step of a freshly formed model is cut too, the problem's model is no better
+  there, and the number of corrected steps before the next refresh grows by one), or when the free set gained more than ``grow`` times as many coordinates as the model
+  was formed over (fewer start from the diagonal fill, the mean free curvature, and BFGS corrects them).
+
+Bertsekas (1982), "Projected Newton methods for optimization problems with simple constraints",
+SIAM J. Control Optim. 20(2): with ``B`` the Hessian the method identifies the active set in finitely
+many steps and converges superlinearly; with a Gauss-Newton model corrected by BFGS it converges
+(at least) linearly, faster as the model improves along the steps taken.
+
+Stopping: the projected-gradient measure ``m`` at most ``tol * max(1, |f|)`` (as :mod:`.box_quasi_newton`
+and ``projected_gradient`` on a box). One pass: one ``value_and_grad``, ``value`` or ``hessian`` call.
+
+Measured on the Rényi pool's joint weights-and-per-agent-γ problem (the box form of
+:mod:`solvers.problems.orthant`, the model :mod:`aggregators.renyi_joint_curvature`), against SciPy's
+TNC from the same start: ``benchmarks/bench_renyi_per_agent.py`` and ``benchmarks/RESULTS.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Unpack
+
+import numpy as np
+
+from ..checks import check_tol
+from ..errors import InputError
+from ..linesearch import gap_progress, rel_tol_scale
+from ..monitor import Run, Stop
+from ..problem import start_point
+from ..registry import register
+from ..result import SolveResult
+from .newton import _newton_direction
+
+
+def _bfgs(B: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """BFGS correction of the model ``B`` by the step ``s`` and the change ``y`` of the gradient; unchanged
+    when the curvature ``sᵀy`` is not positive."""
+    sy = float(s @ y)
+    Bs = B @ s
+    sBs = float(s @ Bs)
+    if not (sy > 1e-12 * np.linalg.norm(s) * np.linalg.norm(y)) or not sBs > 0:
+        return B
+    return B + np.outer(y, y) / sy - np.outer(Bs, Bs) / sBs
+
+
+STALLS = 3
+"""Consecutive accepted steps without a decrease of ``f`` (the model's decrease below its rounding)
+after which the solver stops at the precision limit (converged when the measure is within ten times
+the target, as :mod:`.box_quasi_newton` reports it)."""
+
+
+def _cut(f: float, fa: float, slope: float, beta: float) -> float:
+    """The factor to shrink a rejected step ``α`` by: the minimiser of the quadratic through ``f``, the
+    slope ``slope`` (per unit ``α``, times ``α``) and ``f(α) = fa``, kept in ``[0.1, beta]`` (Nocedal &
+    Wright 2006, §3.5); ``0.1`` when ``f(α)`` is not finite. A step far too long (a model poor far from
+    the optimum) then shrinks tenfold per trial instead of halving."""
+    if not np.isfinite(fa):
+        return 0.1
+    curv = fa - f - slope
+    if not curv > 0:
+        return beta
+    return min(max(-slope / (2.0 * curv), 0.1), beta)
+
+
+@register("box_newton", constraints=("box",), needs=("hessian", "bounds"), tol=1e-8, max_iter=500)
+def box_newton(
+    problem,
+    x0=None,
+    *,
+    sigma: float = 1e-4,
+    beta: float = 0.5,
+    eps: float = 1e-3,
+    refresh_step: float = 0.1,
+    grow: float = 0.25,
+    **stop: Unpack[Stop],
+) -> SolveResult:
+    """Projected Newton with a BFGS-corrected curvature model on a box (see the module docstring).
+
+    Options: ``sigma`` (Armijo constant), ``beta`` (backtracking factor), ``eps`` (the largest ε of the
+    active set, in the units of ``x``), ``refresh_step`` (a step cut below this forms a new model),
+    ``grow`` (a free set grown by more than this fraction forms a new model)."""
+    tol, max_iter = stop["tol"], stop["max_iter"]
+    check_tol(tol, positive=True)
+    if not (0 < sigma < 0.5 and 0 < beta < 1 and eps > 0 and 0 < refresh_step <= 1 and grow >= 0):
+        raise InputError("options", "need 0 < sigma < 1/2, 0 < beta < 1, eps > 0, 0 < refresh_step <= 1 and grow >= 0")
+    lower, upper = (np.asarray(b, dtype=np.float64) for b in problem.bounds)
+    dim = int(problem.dim)
+    if lower.shape != (dim,) or upper.shape != (dim,) or np.any(lower > upper):
+        raise InputError("problem", f"bounds must be two arrays of shape ({dim},) with lower <= upper")
+    run = Run("box_newton", **stop)
+    x = np.clip(start_point(problem, x0), lower, upper)
+    f, g = problem.value_and_grad(x)
+    g = np.asarray(g, dtype=np.float64)
+    run.passes += 1
+    if not np.isfinite(f):
+        raise InputError("x0", "the objective is not finite at the start")
+
+    def measure(x: np.ndarray, g: np.ndarray) -> float:
+        return float(np.max(np.abs(np.clip(x - g, lower, upper) - x))) if x.size else 0.0
+
+    gap0 = gap = measure(x, g)
+    run.record(f, gap=gap, step=0.0)
+    B: np.ndarray | None = None
+    seen = np.zeros(dim, dtype=bool)  # coordinates the current model was formed over
+    stalls = 0  # consecutive accepted steps that did not lower f
+    age = patience = 0  # steps since the model was formed; cut steps it takes to form it again
+    n_iter, refreshes, converged, message = 0, 0, False, "max_iter reached"
+    while True:
+        target = tol * rel_tol_scale(f)
+        if gap <= target:
+            converged, message = True, "gap below tolerance"
+            break
+        if n_iter >= max_iter:
+            break
+        e = min(eps, gap)
+        active = ((x <= lower + e) & (g > 0)) | ((x >= upper - e) & (g < 0))
+        free = ~active
+        n_seen = max(int(np.count_nonzero(seen)), 1)
+        if B is None or int(np.count_nonzero(free & ~seen)) > grow * n_seen:
+            B = np.array(problem.hessian(x, free=free), dtype=np.float64)
+            run.passes += 1
+            refreshes += 1
+            age = 0
+            B = 0.5 * (B + B.T)
+            fill = float(np.mean(np.diag(B)[free])) if free.any() else 1.0
+            fill = fill if fill > 0 else 1.0
+            B[~free, :] = 0.0
+            B[:, ~free] = 0.0
+            B[~free, ~free] = fill
+            seen = free.copy()
+        d = np.zeros(dim)
+        if free.any():
+            d[free] = _newton_direction(B[np.ix_(free, free)], g[free])
+            scale = float(np.mean(np.diag(B)[free]))
+        else:
+            scale = 1.0
+        d[active] = -g[active] / (scale if scale > 0 else 1.0)
+        alpha, accepted = 1.0, False
+        for _ in range(60):
+            xn = np.clip(x + alpha * d, lower, upper)
+            fn = problem.value(xn)
+            run.passes += 1
+            slope = float(g @ (xn - x))  # <g, x(α) - x>, negative along the arc
+            if np.isfinite(fn) and fn <= f + sigma * slope:
+                accepted = True
+                break
+            alpha *= _cut(f, fn, slope, beta)
+        n_iter += 1
+        if not accepted:
+            converged = gap <= 10 * target
+            message = "line search failed (precision limit)" if converged else "line search failed"
+            break
+        fn, gn = problem.value_and_grad(xn)
+        gn = np.asarray(gn, dtype=np.float64)
+        run.passes += 1
+        stalls = stalls + 1 if not fn < f else 0
+        B = _bfgs(B, xn - x, gn - g)  # coordinates new to the free set start from the diagonal fill
+        if alpha < refresh_step:
+            if age == 0:  # the problem's own fresh model was as poor: let BFGS work longer before the next
+                patience += 1
+            elif age >= patience:
+                B = None  # the model was poor along this step: form it anew at the next point
+        elif age == 0:
+            patience = 0
+        age += 1
+        x, f, g = xn, float(fn), gn
+        gap = measure(x, g)
+        run.record(f, gap=gap, step=alpha)
+        gap_progress(run.progress, gap0, gap, tol * rel_tol_scale(f))
+        if stalls >= STALLS and gap > tol * rel_tol_scale(f):
+            # steps accepted with no decrease: the model's decrease is below the rounding of f
+            converged = gap <= 10 * tol * rel_tol_scale(f)
+            message = "no decrease (precision limit)"
+            break
+        if run.callback_stops(x):
+            message = "stopped by callback"
+            converged = gap <= tol * rel_tol_scale(f)
+            break
+    return run.result(x, float(f), n_iter, converged, message, gap=gap, refreshes=refreshes)
