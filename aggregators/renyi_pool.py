@@ -53,6 +53,7 @@ from solvers.registry import minimize
 from .base import Pool
 from .renyi_fixed_point import anneal, check_gamma, check_lam, renyi_aggregate
 from .renyi_gradient import RenyiProblem
+from .renyi_joint_curvature import InGamma
 from .renyi_weight_hessian import RenyiWeightProblem
 from .validation import DEFAULT_FLOOR, PredictionError, Predictions
 
@@ -274,11 +275,20 @@ class RenyiPool(Pool):
         if solver in ("lbfgsb", "slsqp", "tnc", "box_newton") and isinstance(prob, RenyiProblem):
             # the simplex times the log γ / log λ box as one box (solvers.problems.orthant), solved with
             # a curvature model: one projected-gradient step length for w and log γ stalls (module doc)
-            box = SimplexAsOrthant(prob, A, prob.rest_bounds())
+            # Newton's model is in γ, the quasi-Newton solvers' steps in log γ (renyi_joint_curvature.InGamma)
+            inner: Any = InGamma(prob) if solver == "box_newton" else prob
+            to_x, from_x = (inner.to_log, inner.from_log) if solver == "box_newton" else (np.asarray, np.asarray)
+            box = SimplexAsOrthant(inner, A, inner.rest_bounds())
             # TNC's budget counts evaluations (2-10 an iteration here), the others' iterations
             budget = TNC_EVALS_PER_ITER * self.max_iter if solver == "tnc" else self.max_iter
             res = minimize(
-                box, solver, x0=box.from_inner(np.asarray(x0)), tol=tol, max_iter=budget, progress=progress, **opts
+                box,
+                solver,
+                x0=box.from_inner(from_x(np.asarray(x0))),
+                tol=tol,
+                max_iter=budget,
+                progress=progress,
+                **opts,
             )
             if self.solver == "auto" and not res.converged and res.n_iter < budget:
                 # a second quasi-Newton model from where the first stopped short (SLSQP, the choice for a
@@ -291,7 +301,7 @@ class RenyiPool(Pool):
                     n_passes=res.n_passes + more.n_passes,
                     seconds=res.seconds + more.seconds,
                 )
-            return prob, dataclasses.replace(res, x=box.to_inner(res.x))
+            return prob, dataclasses.replace(res, x=to_x(box.to_inner(res.x)))
         res = minimize(prob, solver, x0=x0, tol=tol, max_iter=self.max_iter, progress=progress, **opts)
         return prob, res
 

@@ -9,8 +9,13 @@ Each iteration, from ``x`` with gradient ``g`` and the measure ``m = max |clip(x
 
 - the ε-active set ``I`` (``ε = min(eps, m)``): coordinates within ε of a bound whose gradient points
   out of the box; the others are free (``F``);
-- the direction ``d_F = -(B_FF + δ I)^{-1} g_F`` (Cholesky; δ grows only when ``B_FF`` is not positive
-  definite) and ``d_I = -g_I / b`` (``b`` the mean free diagonal of ``B``);
+- the direction ``d_F = -(B_FF + μ diag(B_FF) + δ I)^{-1} g_F`` (Cholesky; δ grows only when the matrix
+  is not positive definite) and ``d_I = -g_I / b`` (``b`` the mean free diagonal of ``B``). ``μ`` is a
+  Levenberg-Marquardt damping (``damping=True``): zero at first, raised tenfold (from 1e-3, to at most
+  1e6) after a step the line search cut below one half, divided by ten after a longer one, reset to
+  zero after a step that did not lower ``f``: where the model is poor far from the optimum, the next
+  directions turn towards the scaled gradient instead of being searched along a direction the model
+  has wrong (the Rényi joint problem from its shared-γ start: 177 → 101 evaluations);
 - the projection arc ``x(α) = clip(x + α d)`` with Armijo backtracking on
   ``f(x(α)) <= f(x) + σ gᵀ(x(α) - x)`` (values only, each cut by quadratic interpolation, at most by
   ``beta``; the gradient at the accepted point);
@@ -89,13 +94,15 @@ def box_newton(
     eps: float = 1e-3,
     refresh_step: float = 0.1,
     grow: float = 0.25,
+    damping: bool = True,
     **stop: Unpack[Stop],
 ) -> SolveResult:
     """Projected Newton with a BFGS-corrected curvature model on a box (see the module docstring).
 
     Options: ``sigma`` (Armijo constant), ``beta`` (backtracking factor), ``eps`` (the largest ε of the
     active set, in the units of ``x``), ``refresh_step`` (a step cut below this forms a new model),
-    ``grow`` (a free set grown by more than this fraction forms a new model)."""
+    ``grow`` (a free set grown by more than this fraction forms a new model), ``damping`` (the
+    Levenberg-Marquardt damping of the direction)."""
     tol, max_iter = stop["tol"], stop["max_iter"]
     check_tol(tol, positive=True)
     if not (0 < sigma < 0.5 and 0 < beta < 1 and eps > 0 and 0 < refresh_step <= 1 and grow >= 0):
@@ -120,6 +127,7 @@ def box_newton(
     B: np.ndarray | None = None
     seen = np.zeros(dim, dtype=bool)  # coordinates the current model was formed over
     stalls = 0  # consecutive accepted steps that did not lower f
+    mu = 0.0  # Levenberg-Marquardt damping of the free block
     age = patience = 0  # steps since the model was formed; cut steps it takes to form it again
     n_iter, refreshes, converged, message = 0, 0, False, "max_iter reached"
     while True:
@@ -147,7 +155,10 @@ def box_newton(
             seen = free.copy()
         d = np.zeros(dim)
         if free.any():
-            d[free] = _newton_direction(B[np.ix_(free, free)], g[free])
+            BF = B[np.ix_(free, free)]
+            if mu > 0:
+                BF = BF + mu * np.diag(np.maximum(np.diag(BF), 0.0))
+            d[free] = _newton_direction(BF, g[free])
             scale = float(np.mean(np.diag(B)[free]))
         else:
             scale = 1.0
@@ -180,6 +191,13 @@ def box_newton(
         elif age == 0:
             patience = 0
         age += 1
+        if damping:
+            if not fn < f:  # no decrease at all: the step is at the rounding of f, damping cannot help
+                mu = 0.0
+            elif alpha < 0.5:
+                mu = min(max(10.0 * mu, 1e-3), 1e6)
+            else:
+                mu = mu / 10.0 if mu > 1e-6 else 0.0
         x, f, g = xn, float(fn), gn
         gap = measure(x, g)
         run.record(f, gap=gap, step=alpha)

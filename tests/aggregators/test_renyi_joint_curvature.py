@@ -12,7 +12,7 @@ import pytest
 
 from aggregators.renyi_fixed_point import solve_fixed_point
 from aggregators.renyi_gradient import LOG_GAMMA_BOUNDS, RenyiProblem
-from aggregators.renyi_joint_curvature import joint_fisher
+from aggregators.renyi_joint_curvature import InGamma, joint_fisher
 from benchmarks.logpool_families import make_family
 from solvers.problems.orthant import SimplexAsOrthant
 from solvers.registry import minimize
@@ -161,9 +161,34 @@ def test_box_newton_reaches_tncs_optimum_on_the_joint_problem(family):
     out = {}
     for solver in ("box_newton", "tnc"):
         p = RenyiProblem(lp, y, np.full(A, shared.gamma_), learn_gamma="per_agent", tol=1e-12)
-        box = SimplexAsOrthant(p, A, p.rest_bounds())
-        r = minimize(box, solver, x0=box.from_inner(x0), tol=1e-8, max_iter=5000)
+        # Newton in [w, γ] (the pool's form: InGamma), TNC in [w, log γ] (its form before)
+        inner = InGamma(p) if solver == "box_newton" else p
+        box = SimplexAsOrthant(inner, A, inner.rest_bounds())
+        start = inner.from_log(x0) if solver == "box_newton" else x0
+        r = minimize(box, solver, x0=box.from_inner(start), tol=1e-8, max_iter=5000)
         assert r.converged
-        out[solver] = (p.value(box.to_inner(r.x)), p.n_evals, r)
+        x = box.to_inner(r.x)
+        out[solver] = (p.value(inner.to_log(x) if solver == "box_newton" else x), p.n_evals, r)
     assert out["box_newton"][0] <= out["tnc"][0] + 1e-10
     assert out["box_newton"][1] < out["tnc"][1]
+
+
+def test_in_gamma_is_the_same_problem_in_gamma():
+    """``InGamma``: the value at ``[w, γ]`` is the problem's at ``[w, log γ]``; its gradient matches central
+    differences in γ; its model is ``S F S`` with ``S = diag(1, 1/γ)``."""
+    lp, y = make_family("noise", 200, 5, 6, seed=5)
+    A = lp.shape[1]
+    p = RenyiProblem(lp, y, np.full(A, 0.3), learn_gamma="per_agent", tol=1e-14, adjoint_rtol=1e-14)
+    q = InGamma(p)
+    rng = np.random.default_rng(2)
+    x = np.r_[rng.dirichlet(np.ones(A)), rng.uniform(0.05, 0.9, A)]
+    f, g = q.value_and_grad(x)
+    assert f == p.value(q.to_log(x))
+    h = 1e-6
+    for k in range(A, 2 * A):
+        e = np.zeros(2 * A)
+        e[k] = h
+        assert abs((q.value(x + e) - q.value(x - e)) / (2 * h) - g[k]) < 1e-7 * max(1.0, abs(g[k]))
+    s = np.r_[np.ones(A), 1.0 / x[A:]]
+    np.testing.assert_allclose(q.hessian(x), p.hessian(q.to_log(x)) * np.outer(s, s), rtol=1e-12)
+    np.testing.assert_allclose(q.to_log(q.from_log(np.r_[x[:A], np.log(x[A:])])), np.r_[x[:A], np.log(x[A:])])
