@@ -95,6 +95,7 @@ def box_newton(
     refresh_step: float = 0.1,
     grow: float = 0.25,
     damping: bool = True,
+    ridge: float = 0.0,
     **stop: Unpack[Stop],
 ) -> SolveResult:
     """Projected Newton with a BFGS-corrected curvature model on a box (see the module docstring).
@@ -102,7 +103,10 @@ def box_newton(
     Options: ``sigma`` (Armijo constant), ``beta`` (backtracking factor), ``eps`` (the largest ε of the
     active set, in the units of ``x``), ``refresh_step`` (a step cut below this forms a new model),
     ``grow`` (a free set grown by more than this fraction forms a new model), ``damping`` (the
-    Levenberg-Marquardt damping of the direction)."""
+    Levenberg-Marquardt damping of the direction), ``ridge`` (a constant term ``ridge · mean(diag B_FF)``
+    on the free block's diagonal: a floor under the model's curvature, for models with near-null
+    directions the objective is not flat along; zero by default, as it slows the last steps of a
+    badly conditioned problem whose model is exact)."""
     tol, max_iter = stop["tol"], stop["max_iter"]
     check_tol(tol, positive=True)
     if not (0 < sigma < 0.5 and 0 < beta < 1 and eps > 0 and 0 < refresh_step <= 1 and grow >= 0):
@@ -158,6 +162,8 @@ def box_newton(
             BF = B[np.ix_(free, free)]
             if mu > 0:
                 BF = BF + mu * np.diag(np.maximum(np.diag(BF), 0.0))
+            if ridge > 0:
+                BF = BF + ridge * max(float(np.mean(np.diag(BF))), 0.0) * np.eye(BF.shape[0])
             d[free] = _newton_direction(BF, g[free])
             scale = float(np.mean(np.diag(B)[free]))
         else:

@@ -13,6 +13,7 @@ import pytest
 from aggregators.renyi_fixed_point import solve_fixed_point
 from aggregators.renyi_gradient import LOG_GAMMA_BOUNDS, RenyiProblem
 from aggregators.renyi_joint_curvature import InGamma, joint_fisher
+from aggregators.renyi_pool import JOINT_OPTIONS
 from benchmarks.logpool_families import make_family
 from solvers.problems.orthant import SimplexAsOrthant
 from solvers.registry import minimize
@@ -165,7 +166,8 @@ def test_box_newton_reaches_tncs_optimum_on_the_joint_problem(family):
         inner = InGamma(p) if solver == "box_newton" else p
         box = SimplexAsOrthant(inner, A, inner.rest_bounds())
         start = inner.from_log(x0) if solver == "box_newton" else x0
-        r = minimize(box, solver, x0=box.from_inner(start), tol=1e-8, max_iter=5000)
+        opts = JOINT_OPTIONS if solver == "box_newton" else {}
+        r = minimize(box, solver, x0=box.from_inner(start), tol=1e-8, max_iter=5000, **opts)
         assert r.converged
         x = box.to_inner(r.x)
         out[solver] = (p.value(inner.to_log(x) if solver == "box_newton" else x), p.n_evals, r)
