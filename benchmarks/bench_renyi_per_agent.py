@@ -37,6 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from aggregators import RenyiPool  # noqa: E402
 from aggregators.renyi_gradient import LOG_GAMMA_BOUNDS, RenyiProblem  # noqa: E402
 from aggregators.renyi_joint_curvature import InGamma  # noqa: E402
+from aggregators.renyi_pool import JOINT_OPTIONS  # noqa: E402
 from benchmarks.logpool_families import make_family  # noqa: E402
 from solvers.problems.orthant import SimplexAsOrthant  # noqa: E402
 from solvers.registry import minimize  # noqa: E402
@@ -77,7 +78,8 @@ def run(family: str, n: int, A: int, K: int, max_iter: int, tol: float, solvers:
         start = inner.from_log(x0) if method == "box_newton" else x0
         box = SimplexAsOrthant(inner, A, inner.rest_bounds())
         t = time.perf_counter()
-        r = minimize(box, method, x0=box.from_inner(start), tol=tol, max_iter=max_iter)
+        opts = JOINT_OPTIONS if method == "box_newton" else {}
+        r = minimize(box, method, x0=box.from_inner(start), tol=tol, max_iter=max_iter, **opts)
         rows.append((name, time.perf_counter() - t, to_log(box.to_inner(r.x)), r.converged, p.n_evals))
     if "spg" in solvers:
         p = fresh()
