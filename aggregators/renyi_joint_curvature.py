@@ -42,18 +42,7 @@ JOINT_CHUNK = 64
 """Items per batched solve and BLAS product of :func:`joint_fisher`."""
 
 
-def joint_fisher(
-    La: np.ndarray,
-    log_q: np.ndarray,
-    w: np.ndarray,
-    gamma: np.ndarray,
-    w_cols: np.ndarray,
-    t_cols: np.ndarray,
-    *,
-    items: np.ndarray | None = None,
-    c: np.ndarray | None = None,
-    chunk: int = JOINT_CHUNK,
-) -> np.ndarray:
+def joint_fisher(La, log_q, w, gamma, w_cols, t_cols, *, items=None, c=None, chunk: int = JOINT_CHUNK) -> np.ndarray:
     """``F`` over the columns ``[w_j for j in w_cols] + [t_j for j in t_cols]`` (square, that size).
 
     ``La`` (n, A, K) annealed, normalised log-probabilities; ``log_q`` (n, K) the solved aggregate at

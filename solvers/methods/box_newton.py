@@ -51,19 +51,7 @@ from ..monitor import Run, Stop
 from ..problem import start_point
 from ..registry import register
 from ..result import SolveResult
-from .newton import _newton_direction
-
-
-def _bfgs(B: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """BFGS correction of the model ``B`` by the step ``s`` and the change ``y`` of the gradient; unchanged
-    when the curvature ``sᵀy`` is not positive."""
-    sy = float(s @ y)
-    Bs = B @ s
-    sBs = float(s @ Bs)
-    if not (sy > 1e-12 * np.linalg.norm(s) * np.linalg.norm(y)) or not sBs > 0:
-        return B
-    return B + np.outer(y, y) / sy - np.outer(Bs, Bs) / sBs
-
+from .newton import _bfgs, _newton_direction
 
 STALLS = 3
 """Consecutive accepted steps without a decrease of ``f`` (the model's decrease below its rounding)

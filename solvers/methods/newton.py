@@ -512,13 +512,18 @@ def _bfgs_update(H: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
     """BFGS correction of the model Hessian ``H`` by the step ``s`` (on the simplex: Σ s = 0) and the
     change ``y`` of the exact gradient (its component along the ones vector, which no feasible step
     sees, removed); unchanged when the curvature ``sᵀy`` is not positive."""
-    y = y - y.mean()
+    return _bfgs(H, s, y - y.mean())
+
+
+def _bfgs(B: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """BFGS correction of the model ``B`` by the step ``s`` and the change ``y`` of the gradient; unchanged
+    when the curvature ``sᵀy`` is not positive (or the model's ``sᵀBs`` is not)."""
     sy = float(s @ y)
-    Hs = H @ s
-    sHs = float(s @ Hs)
-    if not (sy > 1e-12 * np.linalg.norm(s) * np.linalg.norm(y)) or not sHs > 0:
-        return H
-    return H + np.outer(y, y) / sy - np.outer(Hs, Hs) / sHs
+    Bs = B @ s
+    sBs = float(s @ Bs)
+    if not (sy > 1e-12 * np.linalg.norm(s) * np.linalg.norm(y)) or not sBs > 0:
+        return B
+    return B + np.outer(y, y) / sy - np.outer(Bs, Bs) / sBs
 
 
 def _newton_grow(problem, x, f, g, run, *, alpha, beta, items, n_iter, check=True, **stop: Unpack[Stop]) -> SolveResult:

@@ -17,23 +17,20 @@ from aggregators.renyi_pool import JOINT_OPTIONS
 from benchmarks.logpool_families import make_family
 from solvers.problems.orthant import SimplexAsOrthant
 from solvers.registry import minimize
+from tests.aggregators.test_renyi_weight_hessian import fd_jacobian
 
 
 def fd_joint_jacobian(lp, w, gamma, h=1e-6):
     """``d log P_agg / d[w, log γ]`` (n, K, 2A) by central differences (``w`` as the formula takes it:
     not renormalised, ``w' = (w/γ)/Σ(w/γ)``)."""
-    n, A, K = lp.shape
-    J = np.zeros((n, K, 2 * A))
-    for k in range(A):
-        e = np.zeros(A)
-        e[k] = h
-        up = solve_fixed_point(lp, w + e, gamma, tol=1e-14).log_q
-        dn = solve_fixed_point(lp, w - e, gamma, tol=1e-14).log_q
-        J[:, :, k] = (up - dn) / (2 * h)
-        up = solve_fixed_point(lp, w, gamma * np.exp(e), tol=1e-14).log_q
-        dn = solve_fixed_point(lp, w, gamma * np.exp(-e), tol=1e-14).log_q
-        J[:, :, A + k] = (up - dn) / (2 * h)
-    return J
+    A = lp.shape[1]
+
+    def at(g):
+        return solve_fixed_point(lp, w, g, tol=1e-14).log_q
+
+    steps = np.exp(h * np.eye(A))
+    Jt = np.stack([(at(gamma * steps[k]) - at(gamma / steps[k])) / (2 * h) for k in range(A)], axis=2)
+    return np.concatenate([fd_jacobian(lp, w, gamma, h), Jt], axis=2)
 
 
 @pytest.mark.parametrize("family", ["gaussian-logit", "noise", "competition"])
