@@ -97,8 +97,10 @@ def box_newton(
     badly conditioned problem whose model is exact)."""
     tol, max_iter = stop["tol"], stop["max_iter"]
     check_tol(tol, positive=True)
-    if not (0 < sigma < 0.5 and 0 < beta < 1 and eps > 0 and 0 < refresh_step <= 1 and grow >= 0):
-        raise InputError("options", "need 0 < sigma < 1/2, 0 < beta < 1, eps > 0, 0 < refresh_step <= 1 and grow >= 0")
+    if not (0 < sigma < 0.5 and 0 < beta < 1 and eps > 0 and 0 < refresh_step <= 1 and grow >= 0 and ridge >= 0):
+        raise InputError(
+            "options", "need 0 < sigma < 1/2, 0 < beta < 1, eps > 0, 0 < refresh_step <= 1, grow >= 0 and ridge >= 0"
+        )
     lower, upper = (np.asarray(b, dtype=np.float64) for b in problem.bounds)
     dim = int(problem.dim)
     if lower.shape != (dim,) or upper.shape != (dim,) or np.any(lower > upper):

@@ -122,3 +122,5 @@ def test_box_newton_rejects_bad_options():
         minimize(p, "box_newton", sigma=0.7)
     with pytest.raises(InputError):
         minimize(p, "box_newton", refresh_step=0.0)
+    with pytest.raises(InputError):
+        minimize(p, "box_newton", ridge=-1e-3)
