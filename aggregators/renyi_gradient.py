@@ -339,12 +339,17 @@ class RenyiProblem:
 
         return lambda x, *, free=None: joint_hessian(self, x, free)
 
-    def solved_log_q(self, x: np.ndarray) -> np.ndarray:
-        """The aggregate at ``x``: the last evaluation's when it was at ``x``, else solved."""
+    def _solved_at(self, x: np.ndarray) -> np.ndarray | None:
+        """The aggregate at ``x`` when the last evaluation was at that very point, else ``None``."""
         x = np.asarray(x, dtype=np.float64)
         if self._cache is not None and self._cache[0] == x.tobytes() and np.isfinite(self._cache[1]):
-            return self._warm  # type: ignore[return-value]
-        return self.log_q(x)
+            return self._warm
+        return None
+
+    def solved_log_q(self, x: np.ndarray) -> np.ndarray:
+        """The aggregate at ``x``: the last evaluation's when it was at ``x`` (:meth:`_solved_at`), else solved."""
+        log_q = self._solved_at(x)
+        return self.log_q(x) if log_q is None else log_q
 
     def log_q(self, x: np.ndarray) -> np.ndarray:
         """The aggregate at ``x`` on the problem's data (n, K)."""

@@ -275,8 +275,9 @@ class RenyiWeightProblem(RenyiProblem):
     def _solved_at(self, x: np.ndarray) -> np.ndarray | None:
         """The aggregate at ``x`` when this problem or its root has just solved that very point."""
         x = np.asarray(x, dtype=np.float64)
-        if self._cache is not None and self._cache[0] == x.tobytes() and np.isfinite(self._cache[1]):
-            return self._warm
+        own = super()._solved_at(x)
+        if own is not None:
+            return own
         root = self._root
         if self._agents is not None and root._cache is not None and np.isfinite(root._cache[1]):
             full = np.zeros(root.n_agents)
@@ -301,9 +302,7 @@ class RenyiWeightProblem(RenyiProblem):
         agents from the root's data, chunk by chunk), so that ``La`` is read at ``its``."""
         w, gamma, _ = self.unpack(x)
         w = w / w.sum()
-        log_q = self._solved_at(x)
-        if log_q is None:
-            log_q = self.log_q(x)
+        log_q = self.solved_log_q(x)
         c = np.ones(its.size) if self.sample_weight is None else self.sample_weight[its]
         La, agents = (self._La, None) if self._L is not None else (self._root._La, self._agents)
         return (La, self.labels[its], w, gamma, log_q[its], c), agents
