@@ -36,13 +36,29 @@ from solvers.errors import InputError
 
 from .renyi_fixed_point import mixture_weights
 
-__all__ = ["joint_fisher", "joint_hessian", "InGamma"]
+__all__ = ["joint_fisher", "joint_hessian", "model_items", "fisher_item_flops", "InGamma"]
 
 JOINT_CHUNK = 64
-"""Items per batched solve and BLAS product of :func:`joint_fisher`."""
+"""At most this many items per batched solve and BLAS product of :func:`joint_fisher`."""
+
+JOINT_CHUNK_BYTES = 1 << 27
+"""A chunk's working set (its largest arrays together) stays under this many bytes: at ``A K`` or
+``K²`` of millions a chunk is one item (64 items of a dense 4,096 × 4,096 ``H̃`` were 8.6 GB)."""
 
 
-def joint_fisher(La, log_q, w, gamma, w_cols, t_cols, *, items=None, c=None, chunk: int = JOINT_CHUNK) -> np.ndarray:
+def fisher_item_flops(K: int, a: int, p: int) -> tuple[float, float]:
+    """Multiply-adds per item of the two ways of :func:`joint_fisher` to ``X = H̃⁻¹ M̃``
+    (``a`` agents of positive weight, ``p`` columns), ``(dense, woodbury)``: the dense ``H̃``
+    (``K² a``), its solve (``K³/3 + K² p``); or ``H̃ = Δ + U Uᵀ`` by Woodbury (the ``a × a`` capacitance
+    ``K a²``, its solve ``a³/3 + a² p``, the two products ``2 K a p``). Both then pay ``K p²`` for ``XᵀX``."""
+    dense = K * K * a + K**3 / 3 + K * K * p + K * p * p
+    woodbury = K * a * a + a**3 / 3 + a * a * p + 2 * K * a * p + K * p * p
+    return float(dense), float(woodbury)
+
+
+def joint_fisher(
+    La, log_q, w, gamma, w_cols, t_cols, *, items=None, c=None, chunk: int = JOINT_CHUNK, method: str = "auto"
+) -> np.ndarray:
     """``F`` over the columns ``[w_j for j in w_cols] + [t_j for j in t_cols]`` (square, that size).
 
     ``La`` (n, A, K) annealed, normalised log-probabilities; ``log_q`` (n, K) the solved aggregate at
@@ -50,6 +66,13 @@ def joint_fisher(La, log_q, w, gamma, w_cols, t_cols, *, items=None, c=None, chu
     (default all); ``c``: their weights (default equal); the result is the ``c``-weighted mean.
     A ``t_cols`` entry may be a list of agents (a shared γ: one column, the sum of theirs): pass
     ``t_cols`` as a 2-D boolean array ``(m, A)`` then, one row a column.
+
+    ``method``: ``"dense"`` forms and solves the ``K × K`` matrix ``H̃``; ``"woodbury"`` solves with
+    ``H̃ = Δ + U Uᵀ`` (``Δ = diag(Σ_i w'_i γ_i Q_i / q)``, ``≥ min γ``; ``U``'s columns
+    ``√(w'_i (1-γ_i)) Q_i / √q``, one an agent of positive weight) through the ``a × a`` capacitance
+    ``I + Uᵀ Δ⁻¹ U``; ``"auto"`` takes the one of fewer operations (:func:`fisher_item_flops`): Woodbury
+    when the agents of positive weight are fewer than about ``K/2``. Only the agents the columns or the
+    aggregate need are tilted.
     """
     La = np.asarray(La)
     n, A, K = La.shape
@@ -68,32 +91,52 @@ def joint_fisher(La, log_q, w, gamma, w_cols, t_cols, *, items=None, c=None, chu
     wp = mixture_weights(w, gamma)
     S = float(np.sum(w / gamma))
     act = np.flatnonzero(wp > 0)
-    p = w_cols.size + t_sets.shape[0]
+    need = np.union1d(np.union1d(act, w_cols), t_agents)  # the agents tilted, sorted
+    ia, iw, it_ = (np.searchsorted(need, v) for v in (act, w_cols, t_agents))
+    g_n, wp_n = gamma[need], wp[need]
+    a, p = act.size, w_cols.size + t_sets.shape[0]
+    dense_flops, wood_flops = fisher_item_flops(K, a, p)
+    if method == "auto":
+        method = "woodbury" if wood_flops < dense_flops else "dense"
+    if method not in ("dense", "woodbury"):
+        raise InputError("method", f"must be 'auto', 'dense' or 'woodbury'; got {method!r}")
+    per_item = 8 * (5 * need.size * K + 3 * K * p + (K * K if method == "dense" else 2 * a * (a + p)))
+    chunk = int(max(1, min(chunk, JOINT_CHUNK_BYTES // max(per_item, 1))))
     F = np.zeros((p, p))
     diag = np.arange(K)
+    root_v = np.sqrt(wp[act] * (1.0 - gamma[act]))
     for s in range(0, items.size, chunk):
-        it = items[s : s + chunk]
-        L = La[it]  # (m, A, K)
-        r = np.asarray(log_q[it], dtype=np.float64)
+        itm = items[s : s + chunk]
+        L = La[itm][:, need] if need.size < A else La[itm]  # (m, agents needed, K)
+        r = np.asarray(log_q[itm], dtype=np.float64)
         q = np.exp(r)
         iq = 1.0 / np.sqrt(np.maximum(q, 1e-300))
-        X = gamma[None, :, None] * L + (1.0 - gamma)[None, :, None] * r[:, None, :]
+        X = g_n[None, :, None] * L + (1.0 - g_n)[None, :, None] * r[:, None, :]
         X -= X.max(axis=2, keepdims=True)
-        Q = np.exp(X)
-        Q /= Q.sum(axis=2, keepdims=True)
-        Qa = Q[:, act]
-        V = np.sqrt(wp[act] * (1.0 - gamma[act]))[None, :, None] * Qa * iq[:, None, :]
-        Ht = np.einsum("mak,mal->mkl", V, V)
-        Ht[:, diag, diag] += np.einsum("a,mak->mk", wp[act] * gamma[act], Qa) * iq * iq
+        np.exp(X, out=X)
+        X /= X.sum(axis=2, keepdims=True)
+        Q = X  # the tilted agents Q_i
+        Qa = Q[:, ia]
+        V = root_v[None, :, None] * Qa * iq[:, None, :]  # (m, a, K): U's columns, one a row
+        delta = np.einsum("a,mak->mk", wp[act] * gamma[act], Qa) * (iq * iq)
         dQ = Q - q[:, None, :]
-        Mw = dQ[:, w_cols] / (gamma[w_cols] * S)[None, :, None]
-        Qt = Q[:, t_agents]
-        d = L[:, t_agents] - r[:, None, :]
-        per = (wp * gamma)[t_agents][None, :, None] * Qt * (d - np.sum(Qt * d, axis=2, keepdims=True))
-        per -= wp[t_agents][None, :, None] * dQ[:, t_agents]
+        Mw = dQ[:, iw] / (gamma[w_cols] * S)[None, :, None]
+        Qt = Q[:, it_]
+        d = L[:, it_] - r[:, None, :]
+        per = (wp_n * g_n)[it_][None, :, None] * Qt * (d - np.sum(Qt * d, axis=2, keepdims=True))
+        per -= wp_n[it_][None, :, None] * dQ[:, it_]
         Mt = np.einsum("ca,mak->mck", comb, per)
-        M = np.concatenate([Mw, Mt], axis=1) * iq[:, None, :]  # (m, p, K)
-        Xs = np.linalg.solve(Ht, M.transpose(0, 2, 1))  # (m, K, p)
+        Mtr = (np.concatenate([Mw, Mt], axis=1) * iq[:, None, :]).transpose(0, 2, 1)  # (m, K, p)
+        if method == "dense":
+            Ht = np.matmul(V.transpose(0, 2, 1), V)
+            Ht[:, diag, diag] += delta
+            Xs = np.linalg.solve(Ht, Mtr)  # (m, K, p)
+        else:
+            Vd = V / delta[:, None, :]
+            C = np.matmul(Vd, V.transpose(0, 2, 1))
+            C[:, np.arange(a), np.arange(a)] += 1.0
+            Y = np.linalg.solve(C, np.matmul(Vd, Mtr))  # (m, a, p)
+            Xs = (Mtr - np.matmul(V.transpose(0, 2, 1), Y)) / delta[:, :, None]
         Z = (Xs * np.sqrt(c[s : s + chunk])[:, None, None]).reshape(-1, p)
         F += Z.T @ Z
     F /= c.sum()
@@ -104,6 +147,21 @@ JOINT_HESSIAN_ITEMS = 2000
 """At most this many items (a fixed random sample) average the Fisher model of :func:`joint_hessian`:
 a model, so a sample serves (the gradient stays exact); the weights' Newton samples as many."""
 
+JOINT_MODEL_FLOPS = 2e10
+"""And at most as many as cost this many multiply-adds (:func:`fisher_item_flops`, the cheaper way, plus
+the tilt), but never fewer than :data:`JOINT_MODEL_MIN_ITEMS`: at 4,096 classes and hundreds of free
+columns one item's model costs more than a pass over hundreds of items."""
+
+JOINT_MODEL_MIN_ITEMS = 16
+
+
+def model_items(n: int, K: int, n_agents: int, a: int, p: int) -> int:
+    """How many items :func:`joint_hessian` averages its model over: ``n`` up to
+    :data:`JOINT_HESSIAN_ITEMS`, fewer where an item's model is dear (:data:`JOINT_MODEL_FLOPS`)."""
+    per = min(fisher_item_flops(K, a, p)) + 10.0 * n_agents * K
+    affordable = max(JOINT_MODEL_MIN_ITEMS, int(JOINT_MODEL_FLOPS // per))
+    return int(min(n, JOINT_HESSIAN_ITEMS, affordable))
+
 
 def joint_hessian(prob, x: np.ndarray, free: np.ndarray | None = None) -> np.ndarray:
     """The Fisher model of the Hessian of ``prob`` (a :class:`aggregators.renyi_gradient.RenyiProblem`
@@ -111,7 +169,8 @@ def joint_hessian(prob, x: np.ndarray, free: np.ndarray | None = None) -> np.nda
 
     Only the rows and columns of ``free`` (default all) and of the agents of positive weight are
     formed; the others are zero. The mean negative log-likelihood's Hessian in ``w`` and ``log γ``:
-    ``F`` of :func:`joint_fisher` over at most :data:`JOINT_HESSIAN_ITEMS` items."""
+    ``F`` of :func:`joint_fisher` over at most :data:`JOINT_HESSIAN_ITEMS` items (fewer where an
+    item's model is dear: :func:`model_items`)."""
     A = prob.n_agents
     x = np.asarray(x, dtype=np.float64)
     free = np.ones(prob.dim, dtype=bool) if free is None else np.asarray(free, dtype=bool)
@@ -126,8 +185,15 @@ def joint_hessian(prob, x: np.ndarray, free: np.ndarray | None = None) -> np.nda
         t_agents = np.flatnonzero(free[A : 2 * A] & support)
         t_sets, t_idx = t_agents, A + t_agents
     n = prob.n_terms
-    if n > JOINT_HESSIAN_ITEMS:
-        items = np.sort(np.random.default_rng(0).choice(n, JOINT_HESSIAN_ITEMS, replace=False))
+    n_model = model_items(
+        n,
+        prob.L.shape[2],
+        int(np.union1d(w_cols, np.flatnonzero(support)).size),
+        int(support.sum()),
+        w_cols.size + t_idx.size,
+    )
+    if n > n_model:
+        items = np.sort(np.random.default_rng(0).choice(n, n_model, replace=False))
     else:
         items = np.arange(n)
     c = None if prob.sample_weight is None else prob.sample_weight[items]

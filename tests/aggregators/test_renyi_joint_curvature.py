@@ -15,6 +15,7 @@ from aggregators.renyi_gradient import LOG_GAMMA_BOUNDS, RenyiProblem
 from aggregators.renyi_joint_curvature import InGamma, joint_fisher
 from aggregators.renyi_pool import JOINT_OPTIONS
 from benchmarks.logpool_families import make_family
+from solvers.errors import InputError
 from solvers.problems.orthant import SimplexAsOrthant
 from solvers.registry import minimize
 from tests.aggregators.test_renyi_weight_hessian import fd_jacobian
@@ -33,8 +34,9 @@ def fd_joint_jacobian(lp, w, gamma, h=1e-6):
     return np.concatenate([fd_jacobian(lp, w, gamma, h), Jt], axis=2)
 
 
+@pytest.mark.parametrize("method", ["dense", "woodbury"])
 @pytest.mark.parametrize("family", ["gaussian-logit", "noise", "competition"])
-def test_joint_fisher_is_the_fisher_of_the_finite_difference_jacobian(family):
+def test_joint_fisher_is_the_fisher_of_the_finite_difference_jacobian(family, method):
     lp, _ = make_family(family, 6, 4, 5, seed=3)
     A = lp.shape[1]
     rng = np.random.default_rng(1)
@@ -44,18 +46,66 @@ def test_joint_fisher_is_the_fisher_of_the_finite_difference_jacobian(family):
     J = fd_joint_jacobian(lp, w, gamma)
     c = rng.uniform(0.5, 2.0, lp.shape[0])  # item weights
     ref = np.einsum("n,nk,nka,nkb->ab", c, np.exp(log_q), J, J) / c.sum()
-    F = joint_fisher(lp, log_q, w, gamma, np.arange(A), np.arange(A), c=c)
+    F = joint_fisher(lp, log_q, w, gamma, np.arange(A), np.arange(A), c=c, method=method)
     np.testing.assert_allclose(F, ref, rtol=1e-6, atol=1e-8 * np.abs(ref).max())
     # a subset of columns is that block; a shared γ's column is the sum of the agents' columns
     wc, tc = np.array([0, 2]), np.array([1, 3])
-    sub = joint_fisher(lp, log_q, w, gamma, wc, tc, c=c)
+    sub = joint_fisher(lp, log_q, w, gamma, wc, tc, c=c, method=method)
     idx = np.r_[wc, A + tc]
     np.testing.assert_allclose(sub, ref[np.ix_(idx, idx)], rtol=1e-6, atol=1e-8 * np.abs(ref).max())
     T = np.zeros((2 * A, A + 1))
     T[np.arange(A), np.arange(A)] = 1.0
     T[A:, A] = 1.0
-    shared = joint_fisher(lp, log_q, w, gamma, np.arange(A), np.ones((1, A), dtype=bool), c=c)
+    shared = joint_fisher(lp, log_q, w, gamma, np.arange(A), np.ones((1, A), dtype=bool), c=c, method=method)
     np.testing.assert_allclose(shared, T.T @ ref @ T, rtol=1e-6, atol=1e-8 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize(
+    ("family", "A", "K"), [("gaussian-logit", 5, 300), ("near-duplicate", 12, 40), ("noise", 30, 16)]
+)
+def test_joint_fisher_ways_and_chunks_agree(family, A, K, monkeypatch):
+    """Woodbury and the dense ``K x K`` solve give one Fisher (1e-10) with agents of weight zero among the
+    columns and outside them, at every chunking, including the one-item chunks of a tiny byte budget."""
+    import aggregators.renyi_joint_curvature as jc
+
+    lp, _ = make_family(family, 40, A, K, seed=5)
+    rng = np.random.default_rng(2)
+    w = rng.dirichlet(np.ones(A))
+    w[[1, A - 1]] = 0.0  # agent A-1 outside every column
+    w /= w.sum()
+    gamma = np.exp(rng.uniform(np.log(1e-3), 0.0, A))
+    log_q = solve_fixed_point(lp, w, gamma, tol=1e-13).log_q
+    wc, tc = np.flatnonzero(w > 0)[:-1], np.flatnonzero(w > 0)[1:]
+    wc = np.union1d(wc, [1])  # an entering agent of weight zero
+    ref = jc.joint_fisher(lp, log_q, w, gamma, wc, tc, method="dense")
+    assert np.abs(ref).max() > 0
+    scale = np.abs(ref).max()
+    for method in ("woodbury", "auto"):
+        for chunk in (1, 7, 64):
+            F = jc.joint_fisher(lp, log_q, w, gamma, wc, tc, method=method, chunk=chunk)
+            np.testing.assert_allclose(F, ref, rtol=0, atol=1e-10 * scale)
+    monkeypatch.setattr(jc, "JOINT_CHUNK_BYTES", 1)
+    F = jc.joint_fisher(lp, log_q, w, gamma, wc, tc)
+    np.testing.assert_allclose(F, ref, rtol=0, atol=1e-10 * scale)
+    with pytest.raises(InputError, match="method"):
+        jc.joint_fisher(lp, log_q, w, gamma, wc, tc, method="qr")
+
+
+def test_model_items_bounds_the_cost_of_the_model():
+    """All items up to 2,000 where an item's model is cheap; fewer (never under the minimum) where
+    thousands of classes meet hundreds of free columns; the cheaper way is the one counted."""
+    from aggregators.renyi_joint_curvature import JOINT_MODEL_MIN_ITEMS, fisher_item_flops, model_items
+
+    assert model_items(500, 64, 269, 100, 200) == 500
+    assert model_items(20_000, 64, 269, 100, 200) == 2_000
+    assert model_items(20_000, 4096, 1000, 1000, 2000) == JOINT_MODEL_MIN_ITEMS
+    assert model_items(10, 4096, 1000, 1000, 2000) == 10
+    few = model_items(20_000, 1024, 100, 50, 100)
+    assert JOINT_MODEL_MIN_ITEMS < few < 2_000
+    dense, wood = fisher_item_flops(4096, 10, 20)
+    assert wood < dense / 100  # ten agents at 4,096 classes: Woodbury
+    dense, wood = fisher_item_flops(64, 200, 300)
+    assert dense < wood  # two hundred agents at 64 classes: dense
 
 
 def _tangent_basis(A, w_idx, t_idx):
