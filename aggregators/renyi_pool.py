@@ -73,17 +73,18 @@ Newton (:mod:`solvers.methods.box_newton`) with the Fisher model of
 :mod:`aggregators.renyi_joint_curvature`, BFGS-corrected. Measured against TNC from the same start
 (``benchmarks/bench_renyi_per_agent.py``, session 27; ``benchmarks/RESULTS.md``)."""
 
-JOINT_OPTIONS = {"ridge": 1e-3}
-""":data:`JOINT_SOLVER`'s options: a floor of 1e-3 times the mean free curvature under the Fisher model
-(near-duplicate agents make it near-singular along weight exchanges between copies, where Newton's steps
-overshot every other iteration). Session 27, 1,000 × 269 × 64: the joint stage alone from the shared fit's
-start, seconds for ridge 0 / 1e-4 / 1e-3 / 1e-2: near-duplicate 44.3 / 18.4 / 11.0 / 11.9, gaussian-logit
-17.6 / 16.7 / 15.1 / 17.7, noise 13.8 / 13.2 / 11.2 / 8.0, many-active 22.5 / 23.4 / 17.8 / 17.5. The pool
-end to end (its own, floored start), 1e-3 / 1e-2: near-duplicate 33.1 / 19.5 s (TNC's stage: 18.8 s),
-gaussian-logit 17.5 / 16.6, noise 15.7 / 16.7, many-active 23.0 / 22.9; but with 1e-2 the joint stage of
-gaussian-logit 2,000 × 30 × 16 (``benchmarks/bench_renyi_per_agent.py``) took 2,724 evaluations and 63 s
-against 253 and 6.5 s (TNC: 919, 37 s): a fixed floor slows the last steps along the flat directions. 1e-3
-is the compromise measured; an adaptive floor is not written."""
+JOINT_OPTIONS = {"ridge": 1e-3, "adapt_ridge": True}
+""":data:`JOINT_SOLVER`'s options: a floor of 1e-3 times the mean free curvature under the Fisher model,
+adapted (between 1e-6 and 0.1: :func:`solvers.methods.box_newton.box_newton`'s ``adapt_ridge``). Near-
+duplicate agents make the model near-singular along weight exchanges between copies, where Newton's steps
+overshot every other iteration; a fixed floor slows the last steps along the flat directions. Session 27,
+1,000 × 269 × 64, the joint stage alone, seconds for a fixed ridge 0 / 1e-4 / 1e-3 / 1e-2: near-duplicate
+44.3 / 18.4 / 11.0 / 11.9, gaussian-logit 17.6 / 16.7 / 15.1 / 17.7, noise 13.8 / 13.2 / 11.2 / 8.0,
+many-active 22.5 / 23.4 / 17.8 / 17.5; with 1e-2 gaussian-logit 2,000 × 30 × 16
+(``benchmarks/bench_renyi_per_agent.py``) took 2,724 evaluations against 1e-3's 253. Session 28, the pool
+end to end at 1,000 × 269 × 64, fixed 1e-3 against adapted: near-duplicate 24.9 → 18.1 s (TNC's stage:
+18.8 s in session 27), gaussian-logit 16.7 / 17.2, many-active 21.7 / 20.3, noise 14.4 / 14.0, competition
+2.7 / 2.6; the benchmark's gaussian-logit 2,000 × 30 × 16 253 → 52 evaluations, near-duplicate 220 → 92."""
 
 JOINT_FALLBACK = "tnc"
 """Solver of the joint stages without a curvature model (λ learnt, or the weights held fixed):

@@ -9,7 +9,8 @@ Each iteration, from ``x`` with gradient ``g`` and the measure ``m = max |clip(x
 
 - the ε-active set ``I`` (``ε = min(eps, m)``): coordinates within ε of a bound whose gradient points
   out of the box; the others are free (``F``);
-- the direction ``d_F = -(B_FF + μ diag(B_FF) + δ I)^{-1} g_F`` (Cholesky; δ grows only when the matrix
+- the direction ``d_F = -(B_FF + μ diag(B_FF) + ρ b I + δ I)^{-1} g_F`` (``ρ`` the ridge option, ``b``
+  the mean free diagonal) (Cholesky; δ grows only when the matrix
   is not positive definite) and ``d_I = -g_I / b`` (``b`` the mean free diagonal of ``B``). ``μ`` is a
   Levenberg-Marquardt damping (``damping=True``): zero at first, raised tenfold (from 1e-3, to at most
   1e6) after a step the line search cut below one half, divided by ten after a longer one, reset to
@@ -84,6 +85,7 @@ def box_newton(
     grow: float = 0.25,
     damping: bool = True,
     ridge: float = 0.0,
+    adapt_ridge: bool = False,
     **stop: Unpack[Stop],
 ) -> SolveResult:
     """Projected Newton with a BFGS-corrected curvature model on a box (see the module docstring).
@@ -93,8 +95,12 @@ def box_newton(
     ``grow`` (a free set grown by more than this fraction forms a new model), ``damping`` (the
     Levenberg-Marquardt damping of the direction), ``ridge`` (a constant term ``ridge · mean(diag B_FF)``
     on the free block's diagonal: a floor under the model's curvature, for models with near-null
-    directions the objective is not flat along; zero by default, as it slows the last steps of a
-    badly conditioned problem whose model is exact)."""
+    directions the objective is not flat along; zero by default, as a fixed one slows the last steps of a
+    badly conditioned problem whose model is exact), ``adapt_ridge`` (the ridge in force starts at
+    ``ridge`` and moves within ``[1e-3, 100] · ridge``: tenfold up after a step the line search cut
+    below one half or whose decrease was under a quarter of the model's ``-(gᵀs + ½ sᵀBs)``, tenfold
+    down after a full step whose decrease was over three quarters of it (Moré 1978's trust rule, on
+    the ridge): the floor where the model overshoots, Newton's steps where it is right)."""
     tol, max_iter = stop["tol"], stop["max_iter"]
     check_tol(tol, positive=True)
     if not (0 < sigma < 0.5 and 0 < beta < 1 and eps > 0 and 0 < refresh_step <= 1 and grow >= 0 and ridge >= 0):
@@ -123,6 +129,7 @@ def box_newton(
     stalls = 0  # consecutive accepted steps that did not lower f
     mu = 0.0  # Levenberg-Marquardt damping of the free block
     age = patience = 0  # steps since the model was formed; cut steps it takes to form it again
+    r_now = ridge  # the ridge in force (adapted when adapt_ridge)
     n_iter, refreshes, converged, message = 0, 0, False, "max_iter reached"
     while True:
         target = tol * rel_tol_scale(f)
@@ -152,8 +159,8 @@ def box_newton(
             BF = B[np.ix_(free, free)]
             if mu > 0:
                 BF = BF + mu * np.diag(np.maximum(np.diag(BF), 0.0))
-            if ridge > 0:
-                BF = BF + ridge * max(float(np.mean(np.diag(BF))), 0.0) * np.eye(BF.shape[0])
+            if r_now > 0:
+                BF = BF + r_now * max(float(np.mean(np.diag(BF))), 0.0) * np.eye(BF.shape[0])
             d[free] = _newton_direction(BF, g[free])
             scale = float(np.mean(np.diag(B)[free]))
         else:
@@ -178,6 +185,14 @@ def box_newton(
         gn = np.asarray(gn, dtype=np.float64)
         run.passes += 1
         stalls = stalls + 1 if not fn < f else 0
+        if adapt_ridge and ridge > 0:
+            step = xn - x
+            pred = -(slope + 0.5 * float(step @ (B @ step)))
+            rho = (f - fn) / pred if pred > 0 else 0.0
+            if alpha < 0.5 or rho < 0.25:
+                r_now = min(10.0 * r_now, 100.0 * ridge)
+            elif alpha == 1.0 and rho > 0.75:
+                r_now = max(r_now / 10.0, 1e-3 * ridge)
         B = _bfgs(B, xn - x, gn - g)  # coordinates new to the free set start from the diagonal fill
         if alpha < refresh_step:
             if age == 0:  # the problem's own fresh model was as poor: let BFGS work longer before the next
