@@ -44,6 +44,7 @@ from __future__ import annotations
 from typing import Unpack
 
 import numpy as np
+from scipy.linalg.blas import dger
 
 from ..checks import check_tol
 from ..errors import InputError
@@ -52,7 +53,7 @@ from ..monitor import Run, Stop
 from ..problem import start_point
 from ..registry import register
 from ..result import SolveResult
-from .newton import _bfgs, _newton_direction
+from .newton import _newton_direction
 
 STALLS = 3
 """Consecutive accepted steps without a decrease of ``f`` (the model's decrease below its rounding)
@@ -71,6 +72,34 @@ def _cut(f: float, fa: float, slope: float, beta: float) -> float:
     if not curv > 0:
         return beta
     return min(max(-slope / (2.0 * curv), 0.1), beta)
+
+
+def _bfgs_in_place(B: np.ndarray, s: np.ndarray, y: np.ndarray) -> None:
+    """:func:`.newton._bfgs` on ``B`` itself (C-ordered, symmetric: updated through its transpose, a
+    Fortran-ordered view, by two BLAS rank-one updates): at 2,000 coordinates the copy's outer products
+    and sums were a quarter of the solver's time."""
+    sy = float(s @ y)
+    Bs = B @ s
+    sBs = float(s @ Bs)
+    if not (sy > 1e-12 * np.linalg.norm(s) * np.linalg.norm(y)) or not sBs > 0:
+        return
+    Bt = B.T
+    dger(1.0 / sy, y, y, a=Bt, overwrite_a=1)
+    dger(-1.0 / sBs, Bs, Bs, a=Bt, overwrite_a=1)
+
+
+def _inert(B: np.ndarray, g: np.ndarray, fidx: np.ndarray) -> np.ndarray:
+    """Which free coordinates ``fidx`` the Newton system leaves at rest: a zero gradient and no coupling
+    to another free coordinate in ``B`` (their rows of the system read ``b_ii d_i = 0``, so ``d_i = 0``
+    and the others' solve is the same without them). The Rényi joint problem's γ of agents of weight
+    zero are such (hundreds at 1,000 agents); leaving them out of the factorisation changes no step."""
+    out = np.zeros(fidx.size, dtype=bool)
+    cand = np.flatnonzero(g[fidx] == 0.0)
+    if cand.size:
+        rows = B[np.ix_(fidx[cand], fidx)]
+        rows[np.arange(cand.size), cand] = 0.0
+        out[cand] = ~rows.any(axis=1)
+    return out
 
 
 @register("box_newton", constraints=("box",), needs=("hessian", "bounds"), tol=1e-8, max_iter=500)
@@ -156,12 +185,17 @@ def box_newton(
             seen = free.copy()
         d = np.zeros(dim)
         if free.any():
-            BF = B[np.ix_(free, free)]
+            fidx = np.flatnonzero(free)
+            diag_f = B[fidx, fidx]
+            damped = diag_f + mu * np.maximum(diag_f, 0.0) if mu > 0 else diag_f
+            lift = r_now * max(float(np.mean(damped)), 0.0) if r_now > 0 else 0.0
+            core = fidx[~_inert(B, g, fidx)]
+            BF = B[np.ix_(core, core)]  # a copy: the damping and the ridge go on its diagonal in place
+            dg = np.einsum("ii->i", BF)
             if mu > 0:
-                BF = BF + mu * np.diag(np.maximum(np.diag(BF), 0.0))
-            if r_now > 0:
-                BF = BF + r_now * max(float(np.mean(np.diag(BF))), 0.0) * np.eye(BF.shape[0])
-            d[free] = _newton_direction(BF, g[free])
+                dg += mu * np.maximum(dg, 0.0)
+            dg += lift
+            d[core] = _newton_direction(BF, g[core])
             scale = float(np.mean(np.diag(B)[free]))
         else:
             scale = 1.0
@@ -193,7 +227,7 @@ def box_newton(
                 r_now = min(10.0 * r_now, 100.0 * ridge)
             elif alpha == 1.0 and rho > 0.75:
                 r_now = max(r_now / 10.0, 1e-3 * ridge)
-        B = _bfgs(B, xn - x, gn - g)  # coordinates new to the free set start from the diagonal fill
+        _bfgs_in_place(B, xn - x, gn - g)  # coordinates new to the free set start from the diagonal fill
         if alpha < refresh_step:
             if age == 0:  # the problem's own fresh model was as poor: let BFGS work longer before the next
                 patience += 1

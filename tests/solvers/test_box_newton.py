@@ -134,6 +134,48 @@ def test_an_adapted_ridge_lets_the_last_steps_be_newton_steps(seed):
     assert fixed.n_iter > 3 * adapted.n_iter
 
 
+class Padded(BoxLeastSquares):
+    """The least squares of :func:`_problem` with ``extra`` coordinates it does not depend on (zero
+    gradient, zero rows of the model): the Rényi joint problem's γ of agents of weight zero."""
+
+    def __init__(self, base, extra):
+        self.base, self.extra = base, extra
+        self.dim = base.dim + extra
+        lo, hi = base.bounds
+        self.bounds = (np.r_[lo, np.full(extra, -1.0)], np.r_[hi, np.full(extra, 1.0)])
+
+    def value(self, x):
+        return self.base.value(x[: self.base.dim])
+
+    def value_and_grad(self, x):
+        f, g = self.base.value_and_grad(x[: self.base.dim])
+        return f, np.r_[g, np.zeros(self.extra)]
+
+    def hessian(self, x, *, free=None):
+        H = np.zeros((self.dim, self.dim))
+        H[: self.base.dim, : self.base.dim] = self.base.hessian(x[: self.base.dim])
+        return H
+
+
+def test_coordinates_the_objective_ignores_change_no_step():
+    """Free coordinates with a zero gradient and no coupling in the model stay out of the Newton system
+    (``_inert``): the padded problem takes the unpadded one's steps, to rounding, and leaves them at rest."""
+    from solvers.methods.box_newton import _inert
+
+    B = np.array([[2.0, 0.5, 0.0], [0.5, 1.0, 0.0], [0.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(_inert(B, np.array([0.0, 1.0, 0.0]), np.arange(3)), [False, False, True])
+    np.testing.assert_array_equal(_inert(B, np.array([0.0, 0.0, 0.0]), np.array([0, 2])), [True, True])
+    for seed in range(3):
+        base = _problem(seed)
+        plain = minimize(base, "box_newton", tol=1e-12)
+        x0 = np.r_[np.zeros(base.dim), [0.3, -0.2, 0.0]]
+        padded = minimize(Padded(base, 3), "box_newton", x0=x0, tol=1e-12)
+        assert padded.converged and plain.converged
+        assert padded.n_iter == plain.n_iter
+        np.testing.assert_allclose(padded.x[: base.dim], plain.x, atol=1e-12)
+        np.testing.assert_array_equal(padded.x[base.dim :], x0[base.dim :])
+
+
 def test_box_newton_rejects_bad_options():
     p = _problem(0)
     with pytest.raises(InputError):
