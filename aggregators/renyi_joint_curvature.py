@@ -61,7 +61,17 @@ def fisher_item_flops(K: int, a: int, p: int) -> tuple[float, float]:
 
 
 def joint_fisher(
-    La, log_q, w, gamma, w_cols, t_cols, *, items=None, c=None, chunk: int = JOINT_CHUNK, method: str = "auto"
+    La: np.ndarray,
+    log_q: np.ndarray,
+    w: np.ndarray,
+    gamma: np.ndarray,
+    w_cols: np.ndarray,
+    t_cols: np.ndarray,
+    *,
+    items: np.ndarray | None = None,
+    c: np.ndarray | None = None,
+    chunk: int = JOINT_CHUNK,
+    method: str = "auto",
 ) -> np.ndarray:
     """``F`` over the columns ``[w_j for j in w_cols] + [t_j for j in t_cols]`` (square, that size).
 

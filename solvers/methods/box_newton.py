@@ -9,9 +9,10 @@ Each iteration, from ``x`` with gradient ``g`` and the measure ``m = max |clip(x
 
 - the ε-active set ``I`` (``ε = min(eps, m)``): coordinates within ε of a bound whose gradient points
   out of the box; the others are free (``F``);
-- the direction ``d_F = -(B_FF + μ diag(B_FF) + ρ b I + δ I)^{-1} g_F`` (``ρ`` the ridge option, ``b``
-  the mean free diagonal) (Cholesky; δ grows only when the matrix
-  is not positive definite) and ``d_I = -g_I / b`` (``b`` the mean free diagonal of ``B``). ``μ`` is a
+- the direction ``d_F = -(B_FF + μ diag(B_FF) + ρ m I + δ I)^{-1} g_F`` (Cholesky; ``ρ`` the ridge in
+  force, the ``ridge`` option, adapted with ``adapt_ridge``; ``m`` the mean of the damped free diagonal;
+  δ grows only when the matrix is not positive definite; free coordinates of zero gradient and no
+  coupling stay out of it, their step zero) and ``d_I = -g_I / b`` (``b`` the mean free diagonal of ``B``). ``μ`` is a
   Levenberg-Marquardt damping (``damping=True``): zero at first, raised tenfold (from 1e-3, to at most
   1e6) after a step the line search cut below one half, divided by ten after a longer one, reset to
   zero after a step that did not lower ``f``: where the model is poor far from the optimum, the next
@@ -53,7 +54,7 @@ from ..monitor import Run, Stop
 from ..problem import start_point
 from ..registry import register
 from ..result import SolveResult
-from .newton import _newton_direction
+from .newton import _bfgs_terms, _newton_direction
 
 STALLS = 3
 """Consecutive accepted steps without a decrease of ``f`` (the model's decrease below its rounding)
@@ -74,15 +75,14 @@ def _cut(f: float, fa: float, slope: float, beta: float) -> float:
     return min(max(-slope / (2.0 * curv), 0.1), beta)
 
 
-def _bfgs_in_place(B: np.ndarray, s: np.ndarray, y: np.ndarray) -> None:
-    """:func:`.newton._bfgs` on ``B`` itself (C-ordered, symmetric: updated through its transpose, a
-    Fortran-ordered view, by two BLAS rank-one updates): at 2,000 coordinates the copy's outer products
-    and sums were a quarter of the solver's time."""
-    sy = float(s @ y)
-    Bs = B @ s
-    sBs = float(s @ Bs)
-    if not (sy > 1e-12 * np.linalg.norm(s) * np.linalg.norm(y)) or not sBs > 0:
+def _bfgs_in_place(B: np.ndarray, s: np.ndarray, y: np.ndarray, Bs: np.ndarray) -> None:
+    """The BFGS correction of :func:`.newton._bfgs_terms` on ``B`` itself (``Bs = B @ s`` given; ``B``
+    C-ordered and symmetric, updated through its transpose, a Fortran-ordered view, by two BLAS rank-one
+    updates): at 2,000 coordinates the copy's outer products and sums were a quarter of the solver's time."""
+    terms = _bfgs_terms(B, s, y, Bs)
+    if terms is None:
         return
+    sy, Bs, sBs = terms
     Bt = B.T
     dger(1.0 / sy, y, y, a=Bt, overwrite_a=1)
     dger(-1.0 / sBs, Bs, Bs, a=Bt, overwrite_a=1)
@@ -219,15 +219,16 @@ def box_newton(
         gn = np.asarray(gn, dtype=np.float64)
         run.passes += 1
         stalls = stalls + 1 if not fn < f else 0
+        step = xn - x
+        Bs = B @ step  # the model before its correction: the adapted ridge's prediction and BFGS
         if adapt_ridge and ridge > 0:
-            step = xn - x
-            pred = -(slope + 0.5 * float(step @ (B @ step)))
+            pred = -(slope + 0.5 * float(step @ Bs))
             rho = (f - fn) / pred if pred > 0 else 0.0
             if alpha < 0.5 or rho < 0.25:
                 r_now = min(10.0 * r_now, 100.0 * ridge)
             elif alpha == 1.0 and rho > 0.75:
                 r_now = max(r_now / 10.0, 1e-3 * ridge)
-        _bfgs_in_place(B, xn - x, gn - g)  # coordinates new to the free set start from the diagonal fill
+        _bfgs_in_place(B, step, gn - g, Bs)  # coordinates new to the free set start from the diagonal fill
         if alpha < refresh_step:
             if age == 0:  # the problem's own fresh model was as poor: let BFGS work longer before the next
                 patience += 1

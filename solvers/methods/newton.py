@@ -518,14 +518,26 @@ def _bfgs_update(H: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
     return _bfgs(H, s, y - y.mean())
 
 
-def _bfgs(B: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """BFGS correction of the model ``B`` by the step ``s`` and the change ``y`` of the gradient; unchanged
-    when the curvature ``sᵀy`` is not positive (or the model's ``sᵀBs`` is not)."""
+def _bfgs_terms(
+    B: np.ndarray, s: np.ndarray, y: np.ndarray, Bs: np.ndarray | None = None
+) -> tuple[float, np.ndarray, float] | None:
+    """``(sᵀy, Bs, sᵀBs)`` of the BFGS correction ``B + yyᵀ/sᵀy - (Bs)(Bs)ᵀ/sᵀBs``, or ``None`` when it is
+    skipped (the curvature ``sᵀy`` or the model's ``sᵀBs`` not positive). ``Bs``: when already formed."""
     sy = float(s @ y)
-    Bs = B @ s
+    Bs = B @ s if Bs is None else Bs
     sBs = float(s @ Bs)
     if not (sy > 1e-12 * np.linalg.norm(s) * np.linalg.norm(y)) or not sBs > 0:
+        return None
+    return sy, Bs, sBs
+
+
+def _bfgs(B: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """BFGS correction of the model ``B`` by the step ``s`` and the change ``y`` of the gradient (a new
+    matrix); ``B`` itself when skipped (:func:`_bfgs_terms`)."""
+    terms = _bfgs_terms(B, s, y)
+    if terms is None:
         return B
+    sy, Bs, sBs = terms
     return B + np.outer(y, y) / sy - np.outer(Bs, Bs) / sBs
 
 
