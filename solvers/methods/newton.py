@@ -218,6 +218,8 @@ def _newton_plain(
     gap0 = None
     converged, message, it, gap, flat = False, "maximum number of iterations reached", 0, float("inf"), 0
     H_prev = None
+    margin = 1.0  # the factor on H_prev's model decrease when it is tested against the tolerance
+    secant = bool(capability(problem, "hessian_approximate", False))
     for it in range(1, max_iter + 1):
         if simplex:
             gap = fw_gap(x, g)
@@ -225,10 +227,11 @@ def _newton_plain(
                 converged, message, it = True, "gap below tolerance", it - 1
                 break
         if H_prev is not None:
-            # subsampled Hessian after a full step: the previous one (a sample estimate as well, at a
-            # point a Newton step away) is tried first, and when its model already certifies the
+            # after a full step, the previous Hessian (a sample estimate, or one the step validated) at
+            # a point a Newton step away is tried first, and when its model already certifies the
             # tolerance the solve stops without forming a new Hessian
             d_, slope_, dec_ = _model_step(H_prev, g, x, simplex)
+            dec_ *= margin
             gap_ = min(gap, dec_) if simplex else dec_
             if slope_ < 0 and gap_ <= tol * rel_tol_scale(f):
                 gap = gap_
@@ -253,10 +256,13 @@ def _newton_plain(
             break
         # the full Newton step is tried with a fused value+gradient evaluation: when Armijo accepts
         # it (the usual case) its gradient is the next one, and the step costs one pass, not two
+        x_prev, g_prev = x, g
         x1 = _step(x, 1.0, d, simplex)
         f1, g1 = problem.value_and_grad(x1)
         run.passes += 1
         f_old = f
+        lo, hi = VALIDATED_RATIO
+        validated = model_dec >= VALIDATE_MIN * rel_tol_scale(f) and lo * model_dec <= f - f1 <= hi * model_dec
         if f1 <= f + alpha * slope:
             t, x, f, g = 1.0, x1, f1, g1
         else:
@@ -276,7 +282,20 @@ def _newton_plain(
                 x = _step(x, t, d, simplex)
                 f, g = problem.value_and_grad(x)
                 run.passes += 1
-        H_prev = H if (hessian_items is not None and t == 1.0) else None
+        if t == 1.0 and hessian_items is not None:
+            H_prev, margin = H, 1.0
+        elif t == 1.0 and validated:
+            # every item's model, and the full step decreased f as it predicted: it may certify the next
+            # point with GROW_VALIDATED_MARGIN, as in the working set's growth (an approximate model
+            # first corrected by the step's exact gradients: BFGS). The last Hessian of a converging
+            # solve is then not formed (one of the two Hessians of each warm-started fit of a γ grid)
+            if not secant:
+                H_prev = H
+            else:
+                H_prev = (_bfgs_update if simplex else _bfgs)(H, x - x_prev, g - g_prev)
+            margin = GROW_VALIDATED_MARGIN
+        else:
+            H_prev = None
         flat = flat + 1 if abs(f_old - f) <= 1e-15 * rel_tol_scale(f) else 0
         if flat >= 2 and hessian_items is not None:
             hessian_items, flat, H_prev = None, 0, None  # stalled on the subsample: finish with the exact Hessian

@@ -108,3 +108,60 @@ def test_a_model_three_times_too_curved_is_never_validated(monkeypatch):
     slow = _solve(pb, x0, tol, monkeypatch, never_validate=True)
     assert r.n_iter == slow.n_iter and r.fun == slow.fun
     assert r.converged and r.fun - 1.0 <= tol * r.fun
+
+
+class CountingQuadratic(ScaledModelQuadratic):
+    """The quadratic with its Hessians counted."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.n_hessians = 0
+
+    def hessian(self, x, items=None, dtype=None):
+        self.n_hessians += 1
+        return super().hessian(x, items, dtype)
+
+
+def _plain(s, tol, seed, monkeypatch=None):
+    """Plain (no working set) Newton from the warm start; with ``monkeypatch``: validation off."""
+    pb, x0 = _problem(s, seed=seed)
+    pb = CountingQuadratic(pb.A, pb.c, s)
+    if monkeypatch is not None:
+        monkeypatch.setattr(nw, "VALIDATED_RATIO", (np.inf, np.inf))
+    r = solvers.minimize(pb, "newton", x0=x0, tol=tol, working_set=False)
+    return r, pb.n_hessians
+
+
+@pytest.mark.parametrize("s", [0.85, 1.2, 1.4])
+def test_plain_newton_certifies_with_a_validated_model_and_forms_fewer_hessians(s, monkeypatch):
+    """Plain Newton (every item's Hessian, no working set): after a full step that its model predicted,
+    the same model certifies the next point with twice its decrease instead of a new Hessian. Over a
+    sweep of tolerances it never forms more Hessians or takes more steps than with validation off,
+    forms fewer at most tolerances, and never stops further from ``f* = 1`` than the run that forms
+    every Hessian; a model below the curvature (``s < 1``: its decrease over-estimates ``f - f*``)
+    always meets the tolerance."""
+    fewer = 0
+    for tol in np.logspace(-12, -4, 17):
+        r, nh = _plain(s, tol, seed=3)
+        with monkeypatch.context() as m:
+            slow, nh_slow = _plain(s, tol, seed=3, monkeypatch=m)
+        assert r.converged and slow.converged
+        assert nh <= nh_slow and r.n_iter <= slow.n_iter, (tol, nh, nh_slow)
+        assert r.fun - 1.0 <= max(tol * r.fun, slow.fun - 1.0), (tol, r.fun - 1.0, slow.fun - 1.0)
+        if s < 1:
+            assert r.fun - 1.0 <= tol * r.fun
+        fewer += nh < nh_slow
+    assert fewer >= 12, fewer
+
+
+def test_plain_newton_with_a_model_three_times_too_curved_forms_every_hessian(monkeypatch):
+    """Never validated (its steps decrease f by 5/3 of the prediction): the same Hessians, iterates and
+    end point as with validation off. (That end point is up to 3x the tolerance from ``f*``: the
+    plain path takes a fresh model's decrease as the gap, as it did before; the warm-started growth
+    counts an unvalidated model's decrease ten times for this reason.)"""
+    for tol in (1e-10, 1e-7):
+        r, nh = _plain(3.0, tol, seed=4)
+        with monkeypatch.context() as m:
+            slow, nh_slow = _plain(3.0, tol, seed=4, monkeypatch=m)
+        assert nh == nh_slow and r.n_iter == slow.n_iter and r.fun == slow.fun
+        assert r.converged and r.fun - 1.0 <= 3.0 * tol * r.fun
