@@ -237,7 +237,10 @@ class RenyiPool(Pool):
 
         ``warm``: the problem of a previous fit on the same data (another γ): its solved aggregate
         starts this fit's fixed points, and its support (with ``x0``, its solution) is the first
-        working set of the Newton solver. ``tol``: the solver's tolerance (default ``self.tol``)."""
+        working set of the Newton solver; with no working set (at most ``ws_min`` agents) its last
+        curvature model takes this fit's first Newton step (``newton``'s ``model0``: a Hessian formed
+        only if that step does not confirm it; measured in ``benchmarks/results/session29.md``).
+        ``tol``: the solver's tolerance (default ``self.tol``)."""
         learn_lam = bool(self.learn_lam)
         prob: Any
         solver = self.solver
@@ -316,7 +319,21 @@ class RenyiPool(Pool):
                     seconds=res.seconds + more.seconds,
                 )
             return prob, dataclasses.replace(res, x=to_x(box.to_inner(res.x)))
+        plain = (
+            isinstance(prob, RenyiWeightProblem)
+            and solver in ("auto", "newton")
+            and A <= opts.get("ws_min", WS_MIN)
+            and not opts.get("working_set")
+        )
+        if plain:
+            opts["return_model"] = True
+            model0 = getattr(warm, "_model", None)
+            if model0 is not None and model0.shape == (A, A):
+                opts["model0"] = model0
         res = minimize(prob, solver, x0=x0, tol=tol, max_iter=self.max_iter, progress=progress, **opts)
+        if plain:
+            # the last model for the next γ's fit; not kept in the result (a stored estimator's record)
+            prob._model = res.extra.pop("model", None)
         return prob, res
 
     def _warm_start(self, x0: np.ndarray, A: int, tol: float) -> tuple[np.ndarray, dict]:
@@ -415,7 +432,7 @@ class RenyiPool(Pool):
         # envelope theorem φ'(t) = γ ∂ℓ/∂γ at the fitted weights (exact, from the implicit gradient),
         # so a safeguarded secant (Illinois) on φ' inside the grid bracket finds the optimum.
         sub = scaled(progress, len(grid) / n_stage, (len(grid) + 1) / n_stage)
-        t_best, x_best, prob, res = self._refine_gamma(L, y, lam, grid, best, xs, lls, sub, sw)
+        t_best, x_best, prob, res = self._refine_gamma(L, y, lam, grid, best, xs, lls, sub, sw, warm=prob)
         if mode == "learn":
             self._store(prob, res, per_agent=False)
             self.validation_curve_["gamma_learnt"] = float(np.exp(t_best))
@@ -452,13 +469,14 @@ class RenyiPool(Pool):
         x = np.clip(minimize(problem, "auto", tol=1e-6).x, 0.0, None)  # a start: no need for more
         return x / x.sum()
 
-    def _profile(self, L, y, lam, t, x_start, sw=None):
-        """φ(t) and φ'(t) (t = log γ) with the weights refitted from ``x_start``."""
+    def _profile(self, L, y, lam, t, x_start, sw=None, warm=None):
+        """φ(t) and φ'(t) (t = log γ) with the weights refitted from ``x_start`` (``warm``: the problem of
+        a fit at a nearby γ, as :meth:`_fit_at` takes it)."""
         from .renyi_gradient import renyi_loglik_grad
 
         A = L.shape[1]
         gam = np.full(A, float(np.exp(t)))
-        prob, res = self._fit_at(L, y, gam, lam, x_start, None, None, sw)
+        prob, res = self._fit_at(L, y, gam, lam, x_start, None, None, sw, warm=warm)
         x = self._full_x(prob, res.x)
         inner = prob.inner if isinstance(prob, _FixedWeights) else prob
         w, g, lm = inner.unpack(x)
@@ -477,10 +495,12 @@ class RenyiPool(Pool):
         )
         return ll, float(np.exp(t) * gr["gamma"].sum()), x, prob, res
 
-    def _refine_gamma(self, L, y, lam, grid, best, xs, lls, progress, sw=None, max_evals: int = 12, xtol: float = 1e-3):
+    def _refine_gamma(
+        self, L, y, lam, grid, best, xs, lls, progress, sw=None, max_evals: int = 12, xtol: float = 1e-3, warm=None
+    ):
         lo_t, hi_t = np.log(grid[min(best + 1, len(grid) - 1)]), np.log(grid[max(best - 1, 0)])
         t0 = float(np.log(grid[best]))
-        ll0, d0, x0, prob0, res0 = self._profile(L, y, lam, t0, xs[best], sw)
+        ll0, d0, x0, prob0, res0 = self._profile(L, y, lam, t0, xs[best], sw, warm=warm)
         cand = [(ll0, t0, x0, prob0, res0)]
         # which side of the grid optimum the maximum lies on
         if d0 > 0:
@@ -493,10 +513,10 @@ class RenyiPool(Pool):
         da = d0 if a_t == t0 else None
         db = d0 if b_t == t0 else None
         if da is None:
-            ll_a, da, xa, pa, ra = self._profile(L, y, lam, a_t, x0, sw)
+            ll_a, da, xa, pa, ra = self._profile(L, y, lam, a_t, x0, sw, warm=prob0)
             cand.append((ll_a, a_t, xa, pa, ra))
         if db is None:
-            ll_b, db, xb, pb, rb = self._profile(L, y, lam, b_t, x0, sw)
+            ll_b, db, xb, pb, rb = self._profile(L, y, lam, b_t, x0, sw, warm=prob0)
             cand.append((ll_b, b_t, xb, pb, rb))
         if da > 0 and db > 0 or da < 0 and db < 0:
             # the optimum is at an end of the bracket (e.g. γ = 1 or the lower bound)
@@ -514,7 +534,7 @@ class RenyiPool(Pool):
                 # that no longer moves γ by what the fits' tolerance resolves)
                 break
             t_last = t
-            ll, d, x, prob, res = self._profile(L, y, lam, t, x0, sw)
+            ll, d, x, prob, res = self._profile(L, y, lam, t, x0, sw, warm=cand[-1][3])
             cand.append((ll, t, x, prob, res))
             if d > 0:
                 a_t, da = t, d

@@ -87,6 +87,8 @@ def newton(
     warm_items=500,
     warm_x0=False,
     check_model: bool | None = None,
+    model0: np.ndarray | None = None,
+    return_model: bool = False,
     **stop: Unpack[Stop],
 ) -> SolveResult:
     """Newton with Armijo backtracking; projected (SQP) Newton on the simplex; working set when offered.
@@ -103,7 +105,12 @@ def newton(
     this many; ``0`` disables the warm start), ``warm_x0`` (working set: ``x0`` is itself a warm start,
     e.g. a neighbouring problem's optimum; Newton goes straight to the growing working set from it),
     ``check_model`` (after a warm start, confirm a convergence claimed by the sampled/float32 model with
-    the float64 Hessian of every item; default: when ``tol`` < :data:`MODEL_CHECK_BELOW`).
+    the float64 Hessian of every item; default: when ``tol`` < :data:`MODEL_CHECK_BELOW`),
+    ``model0`` (plain path only, ignored by the working set: a ``dim x dim`` model Hessian from a
+    neighbouring problem, e.g. the last model of the previous γ of a grid, taken for the first step
+    instead of forming one; it claims nothing until a full step has validated it, see
+    :func:`_newton_plain`), ``return_model`` (plain path: the last model, BFGS-corrected when the
+    Hessian is approximate, in ``extra["model"]``, for the next problem's ``model0``).
     """
     simplex = constraint_of(problem) == "simplex"
     if working_set is None:
@@ -127,7 +134,14 @@ def newton(
             check_model=stop["tol"] < MODEL_CHECK_BELOW if check_model is None else bool(check_model),
         )
     return _newton_plain(
-        problem, x0, **stop, alpha=alpha, beta=beta, hessian_items=_sample(problem, hessian_sample, seed)
+        problem,
+        x0,
+        **stop,
+        alpha=alpha,
+        beta=beta,
+        hessian_items=_sample(problem, hessian_sample, seed),
+        model0=model0,
+        return_model=return_model,
     )
 
 
@@ -199,9 +213,25 @@ def _sample(problem, fraction, seed):
 
 
 def _newton_plain(
-    problem, x0, *, alpha, beta, hessian_items=None, clock=None, start=None, **stop: Unpack[Stop]
+    problem,
+    x0,
+    *,
+    alpha,
+    beta,
+    hessian_items=None,
+    clock=None,
+    start=None,
+    model0=None,
+    return_model=False,
+    **stop: Unpack[Stop],
 ) -> SolveResult:
-    """``start``: ``(f, g)`` already known at ``x0`` (then ``x0`` is used as given, not projected)."""
+    """``start``: ``(f, g)`` already known at ``x0`` (then ``x0`` is used as given, not projected).
+
+    ``model0``: a model Hessian for the first step (a neighbouring problem's): its model decrease is
+    not taken as the gap (no claim of convergence from it) and, when it gives no descent direction, a
+    Hessian is formed instead; after a full step it predicted (``VALIDATED_RATIO``) it certifies the
+    next point like any validated model, else the next iteration forms a Hessian. ``return_model``:
+    the last model in ``extra["model"]``."""
     tol, max_iter = stop["tol"], stop["max_iter"]
     run = Run("newton", **stop, clock=clock)
     simplex = constraint_of(problem) == "simplex"
@@ -217,7 +247,7 @@ def _newton_plain(
     run.record(f)
     gap0 = None
     converged, message, it, gap, flat = False, "maximum number of iterations reached", 0, float("inf"), 0
-    H_prev = None
+    H = H_prev = None
     margin = 1.0  # the factor on H_prev's model decrease when it is tested against the tolerance
     secant = bool(capability(problem, "hessian_approximate", False))
     for it in range(1, max_iter + 1):
@@ -238,20 +268,28 @@ def _newton_plain(
                 gap_progress(run.progress, gap0 if gap0 is not None else gap, gap, tol * rel_tol_scale(f))
                 converged, message, it = True, "gap below tolerance", it - 1
                 break
-        H = _hessian(problem, x, hessian_items)
-        run.passes += 1 if hessian_items is None else hessian_items.size / problem.n_terms
-        d, slope, model_dec = _model_step(H, g, x, simplex)  # model_dec: λ²/2 for the pure Newton step
-        gap = min(gap, model_dec) if simplex else model_dec
-        gap0 = gap if gap0 is None else gap0
-        target = tol * rel_tol_scale(f)
-        if gap_progress(run.progress, gap0, gap, target):
-            converged, message, it = True, "gap below tolerance", it - 1
-            break
+        borrowed = False
+        if model0 is not None and it == 1:
+            d, slope, model_dec = _model_step(model0, g, x, simplex)
+            borrowed = slope < 0 and model_dec > 0
+        if borrowed:
+            H = model0  # a neighbouring problem's model: its decrease is no gap (it claims nothing)
+            target = tol * rel_tol_scale(f)
+        else:
+            H = _hessian(problem, x, hessian_items)
+            run.passes += 1 if hessian_items is None else hessian_items.size / problem.n_terms
+            d, slope, model_dec = _model_step(H, g, x, simplex)  # model_dec: λ²/2 for the pure Newton step
+            gap = min(gap, model_dec) if simplex else model_dec
+            gap0 = gap if gap0 is None else gap0
+            target = tol * rel_tol_scale(f)
+            if gap_progress(run.progress, gap0, gap, target):
+                converged, message, it = True, "gap below tolerance", it - 1
+                break
         if slope >= 0:
             converged = gap <= 10 * target
             message, it = "no descent direction (precision limit)", it - 1
             break
-        if model_dec <= 1e-3 * target:
+        if model_dec <= 1e-3 * target and not borrowed:
             converged, message, it = True, "model decrease far below tolerance", it - 1
             break
         # the full Newton step is tried with a fused value+gradient evaluation: when Armijo accepts
@@ -314,6 +352,9 @@ def _newton_plain(
         if converged:
             message = "gap below tolerance"
     fw = fw_gap(x, g) if simplex else float("nan")
+    if return_model:
+        model = H_prev if H_prev is not None else H
+        return run.result(x, f, it, converged, message, gap=float(gap), fw_gap=fw, grad=g, model=model)
     return run.result(x, f, it, converged, message, gap=float(gap), fw_gap=fw, grad=g)
 
 

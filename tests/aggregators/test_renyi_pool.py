@@ -46,6 +46,8 @@ def test_grid_curve_and_learnt_gamma_is_a_stationary_point():
 
     l_pool = RenyiPool(gamma="learn", gamma_grid=grid).fit(lp, y)
     assert l_pool.loglik_ >= g_pool.loglik_ - 1e-10
+    # the curvature models passed from one γ's fit to the next are not kept in the result
+    assert "model" not in l_pool.fit_result_.extra and "model" not in g_pool.fit_result_.extra
     g = l_pool.gamma_
     if 0.01 < g < 1.0:
         # profile-likelihood stationarity: refitting the weights at γ(1 ± 2%) does not do better

@@ -165,3 +165,36 @@ def test_plain_newton_with_a_model_three_times_too_curved_forms_every_hessian(mo
             slow, nh_slow = _plain(3.0, tol, seed=4, monkeypatch=m)
         assert nh == nh_slow and r.n_iter == slow.n_iter and r.fun == slow.fun
         assert r.converged and r.fun - 1.0 <= 3.0 * tol * r.fun
+
+
+def _plain_from(pb, x0, tol, **opts):
+    return solvers.minimize(pb, "newton", x0=x0, tol=tol, working_set=False, **opts)
+
+
+def test_a_borrowed_model_takes_the_first_step_and_claims_nothing_unvalidated():
+    """``model0`` (a neighbouring problem's model) replaces the first Hessian. A good one (the problem's
+    own) leads to a solve that forms fewer Hessians and meets the tolerance; a model so curved that
+    its decrease is ~0 at a point far from the optimum does not make the solve stop there (it would
+    claim convergence as a fresh model: ``model decrease far below tolerance``); one giving no
+    descent direction is dropped for a formed Hessian. Every run ends within the tolerance of f* = 1."""
+    tol = 1e-9
+    base, x0 = _problem(1.2, seed=5)
+    own = base.hessian(x0)
+    runs = {}
+    for name, model in [("none", None), ("own", own), ("huge", 1e9 * own), ("ascent", -own)]:
+        pb = CountingQuadratic(base.A, base.c, 1.2)
+        r = _plain_from(pb, x0, tol, **({} if model is None else {"model0": model}))
+        assert r.converged and r.fun - 1.0 <= tol * r.fun, (name, r.fun - 1.0)
+        runs[name] = (pb.n_hessians, r.n_iter)
+    assert runs["own"][0] < runs["none"][0], runs
+    assert runs["ascent"] == runs["none"], runs  # dropped at once: the same run as without it
+    assert runs["huge"][1] > runs["none"][1] - 1  # its tiny steps are taken, not stopped at
+
+
+def test_return_model_only_when_asked():
+    pb, x0 = _problem(1.0, seed=6)
+    r = _plain_from(pb, x0, 1e-10)
+    assert "model" not in r.extra
+    r = _plain_from(pb, x0, 1e-10, return_model=True)
+    M = r.extra["model"]
+    assert M.shape == (pb.dim, pb.dim) and np.all(np.isfinite(M)) and np.allclose(M, M.T)
