@@ -534,7 +534,8 @@ class RenyiPool(Pool):
                 # that no longer moves γ by what the fits' tolerance resolves)
                 break
             t_last = t
-            ll, d, x, prob, res = self._profile(L, y, lam, t, x0, sw, warm=cand[-1][3])
+            near = min(cand, key=lambda c: abs(c[1] - t))  # the fit at the nearest γ: its weights, aggregate, model
+            ll, d, x, prob, res = self._profile(L, y, lam, t, near[2], sw, warm=near[3])
             cand.append((ll, t, x, prob, res))
             if d > 0:
                 a_t, da = t, d
