@@ -113,6 +113,12 @@ def newton(
     Hessian is approximate, in ``extra["model"]``, for the next problem's ``model0``).
     """
     simplex = constraint_of(problem) == "simplex"
+    if model0 is not None:
+        model0 = np.asarray(model0, dtype=np.float64)
+        if model0.shape != (problem.dim, problem.dim) or not np.isfinite(model0).all():
+            raise InputError(
+                "model0", f"must be a finite {problem.dim} x {problem.dim} matrix; got shape {model0.shape}"
+            )
     if working_set is None:
         working_set = simplex and offers(problem, "restrict") and problem.dim > ws_min
     if working_set:

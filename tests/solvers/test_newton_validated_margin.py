@@ -198,3 +198,10 @@ def test_return_model_only_when_asked():
     r = _plain_from(pb, x0, 1e-10, return_model=True)
     M = r.extra["model"]
     assert M.shape == (pb.dim, pb.dim) and np.all(np.isfinite(M)) and np.allclose(M, M.T)
+
+
+def test_a_borrowed_model_of_the_wrong_shape_or_not_finite_is_an_input_error():
+    pb, x0 = _problem(1.0, seed=7)
+    for bad in (np.eye(pb.dim + 1), np.full((pb.dim, pb.dim), np.nan)):
+        with pytest.raises(solvers.errors.InputError, match="model0"):
+            _plain_from(pb, x0, 1e-8, model0=bad)
