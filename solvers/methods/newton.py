@@ -358,10 +358,8 @@ def _newton_plain(
         if converged:
             message = "gap below tolerance"
     fw = fw_gap(x, g) if simplex else float("nan")
-    if return_model:
-        model = H_prev if H_prev is not None else H
-        return run.result(x, f, it, converged, message, gap=float(gap), fw_gap=fw, grad=g, model=model)
-    return run.result(x, f, it, converged, message, gap=float(gap), fw_gap=fw, grad=g)
+    extra = {"model": H_prev if H_prev is not None else H} if return_model else {}
+    return run.result(x, f, it, converged, message, gap=float(gap), fw_gap=fw, grad=g, **extra)
 
 
 WARM_TOL = 1e-4
