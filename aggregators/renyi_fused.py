@@ -14,6 +14,15 @@ agents of weight zero, whose gradient the working-set solver still needs, are ex
 quantities are those of :func:`aggregators.renyi_kernels.adjoint_items` with the weights' part alone
 (``W[j, i] = λ·Q_i - λ·Q`` with ``H λ = e_y``), equal to rounding.
 
+Not kept (session 30, ``benchmarks/results/session30.md`` §1): storing every agent's powers
+``exp(γ_i L_i)`` once per weight fit (one more array of the data's size) and reading them here instead of
+the set-up's and the weight-zero agents' exponentials. A pass at 20,000 × 269 × 64 (γ = 0.5, 118 active
+agents) fell from 1.05-1.19 to 0.70-0.79 s, but the fits did not: the array is fresh memory, which on
+this project's VMs costs 0.6-5 s to fault in at 2.75 GB, and a fit takes only 2-6 passes at each γ, each
+of them mostly Newton iterations (5-6 evaluations of the map an item) rather than the set-up. Measured
+end to end against this code, alternating runs in one process: γ = 0.5 1.29× the time at 20,000 items and
+1.20× at 8,000; the 10-γ sweep 0.98× and 1.02×, the default 13-γ grid 0.93× at 20,000 (gaussian-logit).
+
 Only the per-item fast form is fused (at least three classes, no item block of
 :mod:`aggregators.renyi_block`, γ not in the stable range, no annealing gradient); the caller
 (:func:`aggregators.renyi_gradient.renyi_loglik_grad`) falls back to the two passes otherwise.
