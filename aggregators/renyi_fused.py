@@ -17,9 +17,10 @@ quantities are those of :func:`aggregators.renyi_kernels.adjoint_items` with the
 Not kept (session 30, ``benchmarks/results/session30.md`` §1): storing every agent's powers
 ``exp(γ_i L_i)`` once per weight fit (one more array of the data's size) and reading them here instead of
 the set-up's and the weight-zero agents' exponentials. A pass at 20,000 × 269 × 64 (γ = 0.5, 118 active
-agents) fell from 1.05-1.19 to 0.70-0.79 s, but the fits did not: the array is fresh memory, which on
-this project's VMs costs 0.6-5 s to fault in at 2.75 GB, and a fit takes only 2-6 passes at each γ, each
-of them mostly Newton iterations (5-6 evaluations of the map an item) rather than the set-up. Measured
+agents) fell from 1.05-1.19 to 0.70-0.79 s, but the fits did not: building the 2.75 GB array took 0.45-0.6 s
+in memory the process had used before and 1.6-5.4 s in fresh memory (slow to fault in on this project's
+VMs), and a fit takes only 2-6 passes at each γ, each of them mostly Newton iterations (5-6 evaluations
+of the map an item) rather than the set-up. Measured
 end to end against this code, alternating runs in one process: γ = 0.5 1.29× the time at 20,000 items and
 1.20× at 8,000; the 10-γ sweep 0.98× and 1.02×, the default 13-γ grid 0.93× at 20,000 (gaussian-logit).
 

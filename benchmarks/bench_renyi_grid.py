@@ -16,9 +16,10 @@ For every cell, in the same run and on the same data:
 Our adjoint's CG stops at the relative residual ``--adjoint-rtol`` in the 2-norm, by default the
 library's :data:`aggregators.renyi_kernels.ADJOINT_RTOL` = 1e-12. Not the peer's 1e-10, though that is
 a residual no larger than the peer's (``||e_y||_2 = 1`` and the 2-norm bounds the max-norm): at 1e-10
-our gradient differs from the peer's by up to 3.4e-9 (on gradients of size 3-4, K = 4,096), twenty times
-more than at 1e-12 (1.6e-10-2.3e-10, which is then the peer's own error), so it would be timed at a lower accuracy than
-the peer (session 30, ``benchmarks/results/session30.md`` §3). The option exists to show that.
+our gradient differs from the peer's by up to 3.4e-9 (on gradients of size 3-4, K = 4,096), twenty
+times more than at 1e-12 (1.6e-10-2.3e-10, which is then the peer's own error), so it would be timed at
+a lower accuracy than the peer (session 30, ``benchmarks/results/session30.md`` §3). The option exists
+to show that.
 
 With per-agent γ the peer forms ``Q^{1-γ_i}`` per agent (``A K`` exponentials per sweep) and ours
 groups agents by distinct γ. "floor" is the time of one NumPy pass ``exp(γ_i log P_i)`` over the
