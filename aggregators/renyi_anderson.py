@@ -35,8 +35,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from solvers.kernels.anderson import anderson_size, anderson_step, plain_fallback, track_best
-from solvers.kernels.simplex_log import normalise_log
+from solvers.kernels.anderson import anderson_size, anderson_update, image_slot, plain_fallback, track_best
+from solvers.kernels.simplex_log import normalise_log_with
 
 from .renyi_kernels import _absmax, _eval_fast, _reused, _setup, item_rows, threaded
 
@@ -92,7 +92,7 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, tol, max_sweeps, ws):
     gmin = gam.min()
     stop = tol if gmin >= 0.5 else tol * gmin / (1.0 - gmin)
     _setup(L, wp, gam, gbar, E, r, use_init, False, acc, av[0])
-    normalise_log(r)
+    normalise_log_with(r, acc)
     _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, av[1], False)
     sweeps = 2
     res = _absmax(G)
@@ -102,9 +102,13 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, tol, max_sweeps, ws):
         if rejected >= MAX_REJECTIONS:
             for y in range(K):
                 r[y] += G[y]
-            normalise_log(r)
+            normalise_log_with(r, acc)
         else:
-            n_hist, pos = anderson_step(r, mix, 1.0, n_hist, pos, MEMORY, scr, MAX_LOG_STEP)
+            # the plain image F(r) = log mix is r + G, already normalised (Σ_i w'_i = 1, each Q_i normalised)
+            gu = image_slot(scr, K, MEMORY)
+            for y in range(K):
+                gu[y] = r[y] + G[y]
+            n_hist, pos = anderson_update(r, n_hist, pos, MEMORY, scr, MAX_LOG_STEP)
         _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, av[1], False)
         sweeps += 1
         new = _absmax(G)
@@ -121,7 +125,7 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, tol, max_sweeps, ws):
     if np.isfinite(res):
         for y in range(K):
             r[y] += G[y]
-        normalise_log(r)
+        normalise_log_with(r, acc)
     return sweeps, res, converged
 
 

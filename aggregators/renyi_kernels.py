@@ -231,6 +231,13 @@ def _tilted_at(L, wp, gam, r, Qi, mix, x, d, u):
     :func:`aggregators.renyi_hessian.cg_known` (each row still in cache: no pass of their own)."""
     A, K = L.shape
     du = d.shape[0] > 0
+    shared = True
+    for i in range(1, A):
+        if gam[i] != gam[0]:
+            shared = False
+    # one γ: d = γ mix and u = (1 - γ) mix, formed at the end (two K-vector updates an agent fewer)
+    at_end = du and shared and A > 0
+    du = du and not at_end
     for y in range(K):
         mix[y] = 0.0
         if du:
@@ -255,6 +262,11 @@ def _tilted_at(L, wp, gam, r, Qi, mix, x, d, u):
         for y in range(K):
             mix[y] += c * Qi[i, y]
             Qi[i, y] *= iv
+    if at_end:
+        g = gam[0]
+        for y in range(K):
+            d[y] = g * mix[y]
+            u[y] = (1.0 - g) * mix[y]
 
 
 @njit(cache=True)
@@ -756,21 +768,22 @@ def _agent_sums(lam, q, lrow, r, lq, lam_grad):
     K = q.shape[0]
     a = 0.0
     qd = 0.0
-    ql = 0.0
-    for y in range(K):
-        a += lam[y] * q[y]
-        qd += q[y] * (lrow[y] - r[y])
-    if lam_grad:
-        for y in range(K):
-            ql += q[y] * lq[y]
-    s1 = 0.0
-    for y in range(K):
-        s1 += lam[y] * q[y] * ((lrow[y] - r[y]) - qd)
+    b = 0.0
+    for y in range(K):  # one pass: Σ λ q (d - q·d) = Σ λ q d - (q·d)(λ·q)
+        lqy = lam[y] * q[y]
+        dy = lrow[y] - r[y]
+        a += lqy
+        qd += q[y] * dy
+        b += lqy * dy
     s2 = 0.0
     if lam_grad:
+        ql = 0.0
+        c = 0.0
         for y in range(K):
-            s2 += lam[y] * q[y] * (lq[y] - ql)
-    return a, s1, s2
+            ql += q[y] * lq[y]
+            c += lam[y] * q[y] * lq[y]
+        s2 = c - ql * a
+    return a, b - qd * a, s2
 
 
 @njit(cache=True)

@@ -10,7 +10,7 @@ import pytest
 from markets import equilibrium, train_market
 from markets.kernels.anderson import MEMORY
 from markets.kernels.line_search import MAX_LOG_STEP
-from solvers.kernels.anderson import anderson_size, anderson_step, plain_image
+from solvers.kernels.anderson import anderson_size, anderson_step, anderson_update, image_slot, plain_image
 from solvers.special import logsumexp
 
 from .conftest import random_beliefs
@@ -28,11 +28,16 @@ def test_anderson_takes_far_fewer_passes_than_the_seeds_iteration(eta, rng):
     assert aa.n_iter.mean() <= 0.5 * fp.n_iter.mean()
 
 
-def test_anderson_step_is_the_least_squares_extrapolation(rng):
+@pytest.mark.parametrize("K", [9, 64])
+def test_anderson_step_is_the_least_squares_extrapolation(K, rng):
     """Against a direct NumPy Anderson (type II): with steps f_j = G(u_j) - u_j, the new point is
-    G(u_k) - dG gamma with gamma = argmin |f_k - dF gamma| (lstsq), normalised."""
-    K, m = 9, MEMORY
+    G(u_k) - dG gamma with gamma = argmin |f_k - dF gamma| (lstsq), normalised. K = 64 takes the
+    vectorised log, exp and sums (from 16 entries); ``anderson_update`` with the image written by the
+    caller (as the Rényi aggregate does) gives the same point as ``anderson_step``."""
+    m = MEMORY
     scr = np.zeros(anderson_size(K, m))
+    scr2 = np.zeros(anderson_size(K, m))
+    n2, pos2 = -1, 0
     us, gs = [], []
     n_hist, pos = -1, 0
     u = rng.normal(size=K)
@@ -46,6 +51,11 @@ def test_anderson_step_is_the_least_squares_extrapolation(rng):
         gs.append(g)
         new = u.copy()
         n_hist, pos = anderson_step(new, T, 1.3, n_hist, pos, m, scr, MAX_LOG_STEP)
+        new2 = u.copy()
+        image_slot(scr2, K, m)[:] = g
+        n2, pos2 = anderson_update(new2, n2, pos2, m, scr2, MAX_LOG_STEP)
+        np.testing.assert_allclose(new2, new, atol=1e-13)
+        assert (n2, pos2) == (n_hist, pos)
         F = np.array(gs) - np.array(us)
         G = np.array(gs)
         h = min(len(us) - 1, m)
