@@ -185,26 +185,14 @@ def _hv(Qi, c2, d, v, out, dots):
     A, K = Qi.shape
     for y in range(K):
         out[y] = d[y] * v[y]
-    if A == 0:
-        return
-    # one pass over Q, software-pipelined: row i's dot product runs in the loop that adds row i - 1
-    # (still in cache) to ``out``; alone 10-20 % faster than the dot and the update in loops of their
-    # own (A 100-1,000, K 256-4,096, one thread), inside the adjoint at (4,096, 100) 2-3 % (session 31);
-    # the same sums in the same order
-    t = 0.0
-    for y in range(K):
-        t += Qi[0, y] * v[y]
-    t *= c2[0]
-    dots[0] = t
-    for i in range(1, A):
-        tn = 0.0
+    for i in range(A):  # one pass over Q: row i is still in cache for the update
+        t = 0.0
         for y in range(K):
-            tn += Qi[i, y] * v[y]
-            out[y] += t * Qi[i - 1, y]
-        t = tn * c2[i]
+            t += Qi[i, y] * v[y]
+        t *= c2[i]
         dots[i] = t
-    for y in range(K):
-        out[y] += t * Qi[A - 1, y]
+        for y in range(K):
+            out[y] += t * Qi[i, y]
 
 
 @njit(cache=True, fastmath=True)
