@@ -757,6 +757,12 @@ def _sum_dot(x, a):
     return s, t
 
 
+ONE_PASS_MIN = 1024
+"""From this many classes :func:`_agent_sums` takes one pass over an agent's row (``Σ λ q d - (q·d)(λ·q)``)
+instead of two (the centred sums): inside the adjoint (one item) 2-7 % faster at K = 1,024 and 4,096,
+10 % slower at K = 64 (session 31, ``benchmarks/results/session31.md``)."""
+
+
 @njit(cache=True, fastmath=_FM, inline="always")
 def _agent_sums(lam, q, lrow, r, lq, lam_grad):
     """One agent's adjoint sums (:func:`adjoint_items`): ``λ·q``, ``Σ_y λ q (d - q·d)`` with
@@ -766,6 +772,24 @@ def _agent_sums(lam, q, lrow, r, lq, lam_grad):
     (as they were to session 25) each sum waited on the last: at one item of ``A = 1,000`` agents and
     ``K = 4,096`` classes these sums took about 11 of the adjoint's 30 ms."""
     K = q.shape[0]
+    if K < ONE_PASS_MIN:  # two passes: the centred sums
+        a = 0.0
+        qd = 0.0
+        ql = 0.0
+        for y in range(K):
+            a += lam[y] * q[y]
+            qd += q[y] * (lrow[y] - r[y])
+        if lam_grad:
+            for y in range(K):
+                ql += q[y] * lq[y]
+        s1 = 0.0
+        for y in range(K):
+            s1 += lam[y] * q[y] * ((lrow[y] - r[y]) - qd)
+        s2 = 0.0
+        if lam_grad:
+            for y in range(K):
+                s2 += lam[y] * q[y] * (lq[y] - ql)
+        return a, s1, s2
     a = 0.0
     qd = 0.0
     b = 0.0

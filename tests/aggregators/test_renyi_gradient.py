@@ -49,6 +49,28 @@ def test_gradients_match_finite_differences(gamma):
     np.testing.assert_allclose(gr["gamma"], fd_g, atol=1e-6 * max(1.0, np.abs(fd_g).max()), rtol=1e-5)
 
 
+@pytest.mark.parametrize("gamma", [np.array([0.05, 0.2, 0.5, 0.9, 0.3]), np.full(5, 0.4)], ids=["unequal", "shared"])
+def test_gradients_match_finite_differences_at_many_classes(gamma):
+    """From ``aggregators.renyi_kernels.ONE_PASS_MIN`` classes each agent's adjoint sums take one pass
+    (``Σ λ q d - (q·d)(λ·q)``); the gradients still match finite differences."""
+    from aggregators.renyi_kernels import ONE_PASS_MIN
+
+    k = ONE_PASS_MIN + 76
+    lp, y = data(n=12, k=k, seed=3)
+    rng = np.random.default_rng(3)
+    w = rng.dirichlet(np.ones(5) * 3)
+    lam = rng.uniform(0.5, 2.0, 5)
+    ll, gr, _, _ = renyi_loglik_grad(lp, y, w, gamma, lam, want=("w", "gamma", "lam"), tol=1e-13)
+
+    def f(w_=w, g_=gamma, l_=lam):
+        return renyi_loglik_grad(lp, y, w_, g_, l_, want=(), tol=1e-13)[0]
+
+    np.testing.assert_allclose(gr["w"], fd(lambda v: f(w_=v), w, np.full(5, 1e-6)), atol=2e-8)
+    np.testing.assert_allclose(gr["lam"], fd(lambda v: f(l_=v), lam, np.full(5, 1e-6)), atol=2e-8)
+    fd_g = fd(lambda v: f(g_=v), gamma, 1e-4 * gamma)
+    np.testing.assert_allclose(gr["gamma"], fd_g, atol=1e-6 * max(1.0, np.abs(fd_g).max()), rtol=1e-5)
+
+
 def test_problem_gradient_in_log_parameters():
     """RenyiProblem's variable is (w, log γ, log λ); its gradient matches finite differences too."""
     lp, y = data(seed=2)
