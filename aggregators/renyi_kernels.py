@@ -711,16 +711,23 @@ def _adjoint_item(
     lq = 0.0
     for y in range(K):
         lq += lam[y] * mix[y]
-    for i in range(A):
-        if not (gamma_grad or lam_grad):  # the weights' part alone: one pass over the agent's classes
+    if not (gamma_grad or lam_grad):  # the weights' part alone: one pass over the agent's classes
+        for i in range(A):
             W[j, i] = _dot(lam, Qi[i]) - lq
             GG[j, i] = 0.0
             LL[j, i] = 0.0
-            continue
-        lqi, s1, s2 = _agent_sums(lam, Qi[i], Ln[i], r, LQ[j, i] if lam_grad else r, lam_grad)
-        W[j, i] = lqi - lq
-        GG[j, i] = s1
-        LL[j, i] = s2
+    elif K >= ONE_PASS_MIN:
+        for i in range(A):
+            lqi, s1, s2 = _agent_sums_one_pass(lam, Qi[i], Ln[i], r, LQ[j, i] if lam_grad else r, lam_grad)
+            W[j, i] = lqi - lq
+            GG[j, i] = s1
+            LL[j, i] = s2
+    else:
+        for i in range(A):
+            lqi, s1, s2 = _agent_sums(lam, Qi[i], Ln[i], r, LQ[j, i] if lam_grad else r, lam_grad)
+            W[j, i] = lqi - lq
+            GG[j, i] = s1
+            LL[j, i] = s2
 
 
 @njit(cache=True, fastmath=_FM, inline="always")
@@ -757,12 +764,6 @@ def _sum_dot(x, a):
     return s, t
 
 
-ONE_PASS_MIN = 1024
-"""From this many classes :func:`_agent_sums` takes one pass over an agent's row (``Σ λ q d - (q·d)(λ·q)``)
-instead of two (the centred sums): inside the adjoint (one item) 2-7 % faster at K = 1,024 and 4,096,
-10 % slower at K = 64 (session 31, ``benchmarks/results/session31.md``)."""
-
-
 @njit(cache=True, fastmath=_FM, inline="always")
 def _agent_sums(lam, q, lrow, r, lq, lam_grad):
     """One agent's adjoint sums (:func:`adjoint_items`): ``λ·q``, ``Σ_y λ q (d - q·d)`` with
@@ -772,28 +773,41 @@ def _agent_sums(lam, q, lrow, r, lq, lam_grad):
     (as they were to session 25) each sum waited on the last: at one item of ``A = 1,000`` agents and
     ``K = 4,096`` classes these sums took about 11 of the adjoint's 30 ms."""
     K = q.shape[0]
-    if K < ONE_PASS_MIN:  # two passes: the centred sums
-        a = 0.0
-        qd = 0.0
-        ql = 0.0
+    a = 0.0
+    qd = 0.0
+    ql = 0.0
+    for y in range(K):
+        a += lam[y] * q[y]
+        qd += q[y] * (lrow[y] - r[y])
+    if lam_grad:
         for y in range(K):
-            a += lam[y] * q[y]
-            qd += q[y] * (lrow[y] - r[y])
-        if lam_grad:
-            for y in range(K):
-                ql += q[y] * lq[y]
-        s1 = 0.0
+            ql += q[y] * lq[y]
+    s1 = 0.0
+    for y in range(K):
+        s1 += lam[y] * q[y] * ((lrow[y] - r[y]) - qd)
+    s2 = 0.0
+    if lam_grad:
         for y in range(K):
-            s1 += lam[y] * q[y] * ((lrow[y] - r[y]) - qd)
-        s2 = 0.0
-        if lam_grad:
-            for y in range(K):
-                s2 += lam[y] * q[y] * (lq[y] - ql)
-        return a, s1, s2
+            s2 += lam[y] * q[y] * (lq[y] - ql)
+    return a, s1, s2
+
+
+ONE_PASS_MIN = 1024
+"""From this many classes the adjoint takes :func:`_agent_sums_one_pass` instead of :func:`_agent_sums`
+(chosen once per item, outside the loop over agents; a test of ``K`` inside that loop cost the
+two-pass sums 6-8 % at K = 64): inside the adjoint 2-7 % faster at K = 1,024 and 4,096, within ±2 % at
+K = 256, 10-11 % slower at K = 64 (session 31, ``benchmarks/results/session31.md``)."""
+
+
+@njit(cache=True, fastmath=_FM, inline="always")
+def _agent_sums_one_pass(lam, q, lrow, r, lq, lam_grad):
+    """:func:`_agent_sums` in one pass over the row: ``Σ λ q (d - q·d) = Σ λ q d - (q·d)(λ·q)`` (and
+    the same for ``lq``)."""
+    K = q.shape[0]
     a = 0.0
     qd = 0.0
     b = 0.0
-    for y in range(K):  # one pass: Σ λ q (d - q·d) = Σ λ q d - (q·d)(λ·q)
+    for y in range(K):
         lqy = lam[y] * q[y]
         dy = lrow[y] - r[y]
         a += lqy
