@@ -20,7 +20,7 @@ takes 4-7 steps. Its time over Newton's, one shared γ = 0.5: 0.40-0.74 at ``A =
 taken as it is, the normalisations and the step's sums vectorised: 5.35-5.56 → 4.31-4.45 ms at
 ``(K, A) = (4,096, 100)``, γ = 0.5), so the ratios above over-state Anderson's time; the rule was not
 re-derived (a warm solve at 8,000 × 269 × 64, γ = 0.5, now takes Anderson 0.46-0.52 s CPU against
-Newton's 0.51-0.55 s; the weight fits' fused pass, which needs Newton's adjoint, was measured no faster
+Newton's 0.51-0.55 s; the weight fits' fused pass (each item's solve, then its adjoint) was measured no faster
 with Anderson; ``benchmarks/results/session31.md`` §7).
 
 Safeguards (as the market's loop, :mod:`markets.kernels.anderson`): an extrapolation more than
