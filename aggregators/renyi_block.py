@@ -13,7 +13,8 @@ Per item it is the fast form of :func:`aggregators.renyi_kernels._solve_item` (s
 mean ``(1/γ̄) log Σ_i w'_i P_i^{γ_i}`` read off ``E_i = exp(γ_i (L_i - max L_i))``; same residual
 ``max_y |F(r)(y) - r(y)|``; same Newton step ``H δ = Q ⊙ G`` with ``H`` of the module docstring there,
 solved by Woodbury with the ``A x A`` capacitance; the same proven and predicted stops after an exact
-step; the same free final step once the residual is below ``tol``), in lock step: every iteration
+step; the same free final step once the residual is below ``tol``, by the previous point's factor (a chord
+step, as the per-item kernel's) when every running item of the block is below it), in lock step: every iteration
 evaluates the map once for the block and takes one full Newton step in each item still running. An
 item whose full step does not decrease ``||G||_2`` (the general kernel would damp it), whose residual
 is not finite, or that runs out of sweeps is flagged and solved again by the general kernel, so the
@@ -187,12 +188,19 @@ def _direction(Qi, wp, gam, mix, G, delta, rhs, dinv, V, M, z):
     """Newton's step ``δ = H⁻¹ (Q ⊙ G)`` in every lane by Woodbury (``H = D + X Xᵀ``, ``D = diag(Σ_i
     w'_i γ_i Q_i)``, ``X_i = s_i Q_i``, ``s_i² = w'_i (1 - γ_i)``; :mod:`aggregators.renyi_hessian`):
     ``δ = D⁻¹ b - Σ_i z_i V_i`` with ``V_i = s_i Q_i / d`` and ``(I + Xᵀ D⁻¹ X) z = Xᵀ D⁻¹ b``."""
+    _factor(Qi, wp, gam, dinv, V, M, z)
+    _chord(mix, G, delta, rhs, dinv, V, M, z)
+
+
+@njit(cache=True, fastmath=_FM)
+def _factor(Qi, wp, gam, dinv, V, M, z):
+    """The Woodbury factor of :func:`_direction` (``D⁻¹``, ``V`` and the capacitance's Cholesky factor in
+    ``M``) at the tilted agents ``Qi``; ``z`` is scratch."""
     A, K, nl = Qi.shape
     flat = K * nl
-    df, rh, mf, Gf, de = dinv.reshape(flat), rhs.reshape(flat), mix.reshape(flat), G.reshape(flat), delta.reshape(flat)
+    df = dinv.reshape(flat)
     for k in range(flat):
         df[k] = 0.0
-        rh[k] = mf[k] * Gf[k]
     for i in range(A):
         c = wp[i] * gam[i]
         Qf = Qi[i].reshape(flat)
@@ -232,6 +240,17 @@ def _direction(Qi, wp, gam, mix, G, delta, rhs, dinv, V, M, z):
                     Mij[b] -= Mik[b] * Mjk[b]
             for b in range(nl):
                 Mij[b] /= Mjj[b]
+
+
+@njit(cache=True, fastmath=_FM)
+def _chord(mix, G, delta, rhs, dinv, V, M, z):
+    """``δ = H⁻¹ (Q ⊙ G)`` with the factor :func:`_factor` left (``dinv``, ``V``, ``M``): the Newton step
+    when it was formed at this point, a chord step when at the previous one."""
+    A, K, nl = V.shape
+    flat = K * nl
+    df, rh, mf, Gf, de = dinv.reshape(flat), rhs.reshape(flat), mix.reshape(flat), G.reshape(flat), delta.reshape(flat)
+    for k in range(flat):
+        rh[k] = mf[k] * Gf[k]
     for i in range(A):
         _lane_dot(V[i].reshape(flat), rh, K, nl, z[i])
     for i in range(A):  # forward, then backward substitution
@@ -246,6 +265,19 @@ def _direction(Qi, wp, gam, mix, G, delta, rhs, dinv, V, M, z):
             o = y * nl
             for b in range(nl):
                 de[o + b] -= zi[b] * Vf[o + b]
+
+
+@njit(cache=True)
+def _all_below(G, state, tol):
+    """Whether every running lane's residual ``max_y |G[y, b]|`` is at most ``tol`` (NaN is not)."""
+    K, nl = G.shape
+    for b in range(nl):
+        if state[b] != _RUN:
+            continue
+        for y in range(K):
+            if not (abs(G[y, b]) <= tol):
+                return False
+    return True
 
 
 @njit(cache=True)
@@ -350,7 +382,12 @@ def _solve_block(L, j0, nb, wp, gam, gidx, ugam, gbar, R, use_init, tol, max_swe
         bnd[b] = 0.0
     chord = False
     while True:
-        _direction(Qi, wp, gam, mix, G, delta, rhs, dinv, V, M, z)
+        if chord and _all_below(G, state, tol):
+            # every running lane converged after a full step: its free final step by the previous point's
+            # factor (a chord step, error O(res^1.5), as the per-item kernel's ``resolve``), not a new one
+            _chord(mix, G, delta, rhs, dinv, V, M, z)
+        else:
+            _direction(Qi, wp, gam, mix, G, delta, rhs, dinv, V, M, z)
         trial = False
         for b in range(LANES):
             if state[b] != _RUN:
