@@ -68,13 +68,13 @@ def _vsum(x):
 def normalise_log_with(u, x):
     """:func:`normalise_log` with a scratch ``x`` (same length as ``u``, not ``u``) for the vectorised
     ``exp`` from :data:`VECTOR_MIN` entries. Equal to :func:`normalise_log` to a few ulp; ``u`` with a NaN
-    or a ``+inf`` entry (no vectorised path for those) goes to :func:`normalise_log`."""
+    or a ``+inf`` entry, or no finite entry (no vectorised path for those), goes to :func:`normalise_log`."""
     K = u.shape[0]
     if K < VECTOR_MIN:
         normalise_log(u)
         return
     m = vmax(u)  # NaN-blind: the sum below sees a NaN
-    if not (m < np.inf) or np.isnan(_vsum(u)):
+    if not (-np.inf < m < np.inf) or np.isnan(_vsum(u)):
         normalise_log(u)
         return
     exp_scaled(u, 1.0, x, m)

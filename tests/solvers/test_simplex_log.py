@@ -23,11 +23,14 @@ def test_normalise_log_with_equals_the_scalar_normalisation(K):
     assert abs(logsumexp(b)) <= 4e-16 * scale and abs(logsumexp(a)) <= 4e-16 * scale
 
 
-@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, "all -inf"])
 def test_normalise_log_with_passes_nan_and_inf_on_as_the_scalar_one(bad):
     K = 64
     u = np.linspace(-3.0, 0.0, K)
-    u[10] = bad
+    if bad == "all -inf":
+        u[:] = -np.inf
+    else:
+        u[10] = bad
     a, b = u.copy(), u.copy()
     normalise_log(a)
     normalise_log_with(b, np.empty(K))
