@@ -49,7 +49,7 @@ from numba import njit, prange
 
 from solvers.kernels.fastexp import exp_scaled, exp_scaled_inplace, expm1_inplace
 from solvers.kernels.fastlog import log_into
-from solvers.kernels.simplex_log import normalise_log
+from solvers.kernels.simplex_log import normalise_log, normalise_log_with
 from solvers.kernels.vmax import vmax
 
 from . import renyi_binary
@@ -310,26 +310,14 @@ def _newton_direction(mode, Qi, mix, G, wp, gam, rtol, M, C, V, v, delta, b):
     hsolve(mode, Qi, wp, gam, b, delta, rtol, M, C, V, v)
 
 
-@njit(cache=True, fastmath=_FM)
-def _shift_to_simplex(r, x):
-    """``r -= logsumexp(r)`` with the vectorised exp (the fast form's one normalisation per item)."""
-    K = r.shape[0]
-    m = r.max()
-    _exp_into(r, 1.0, x, m)
-    s = 0.0
-    for y in range(K):
-        s += x[y]
-    lse = m + np.log(s)
-    for y in range(K):
-        r[y] -= lse
-
-
 @njit(cache=True)
 def _normalise(stable, r, x):
+    """``r -= logsumexp(r)``: the fast form's one normalisation per item with the vectorised exp
+    (:func:`solvers.kernels.simplex_log.normalise_log_with`, scratch ``x``)."""
     if stable:
         normalise_log(r)
     else:
-        _shift_to_simplex(r, x)
+        normalise_log_with(r, x)
 
 
 @njit(cache=True)
