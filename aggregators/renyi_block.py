@@ -64,40 +64,20 @@ def _lane_max(x, out):
 
 
 @njit(cache=True, fastmath=_FM, inline="always")
-def _inv_lane_sums(Qf, K, nl, s):
-    """``s[b] = 1 / Σ_y Q[y, b]`` for ``Qf`` the flat view (``K * nl``, item innermost) of ``Q`` (K, nl)."""
-    s[:] = 0.0
-    for y in range(K):
-        o = y * nl
-        for b in range(nl):
-            s[b] += Qf[o + b]
-    for b in range(nl):
-        s[b] = 1.0 / s[b]
-
-
-@njit(cache=True, fastmath=_FM, inline="always")
-def _lane_dot(Xf, Yf, K, nl, out):
-    """``out[b] = Σ_y X[y, b] Y[y, b]`` for flat views (``K * nl``, item innermost)."""
-    out[:] = 0.0
-    for y in range(K):
-        o = y * nl
-        for b in range(nl):
-            out[b] += Xf[o + b] * Yf[o + b]
-
-
-@njit(cache=True, fastmath=_FM, inline="always")
 def _lane_substitute(M, z, i, lo, hi, lower):
     """One row of a triangular solve in every lane: ``z_i <- (z_i - Σ_{lo <= k < hi} M_ik z_k) / M_ii``
-    with ``M_ik = M[i, k]`` (``lower``: forward substitution) or ``M[k, i]`` (the transpose: backward)."""
-    zi = z[i]
+    with ``M_ik = M[i, k]`` (``lower``: forward substitution) or ``M[k, i]`` (the transpose: backward).
+    Indexed in full, as every loop of this module: a row view costs a reference count in and out."""
+    nl = z.shape[1]
     for k in range(lo, hi):
-        Mk = M[i, k] if lower else M[k, i]
-        zk = z[k]
-        for b in range(zi.shape[0]):
-            zi[b] -= Mk[b] * zk[b]
-    Mii = M[i, i]
-    for b in range(zi.shape[0]):
-        zi[b] /= Mii[b]
+        if lower:
+            for b in range(nl):
+                z[i, b] -= M[i, k, b] * z[k, b]
+        else:
+            for b in range(nl):
+                z[i, b] -= M[k, i, b] * z[k, b]
+    for b in range(nl):
+        z[i, b] /= M[i, i, b]
 
 
 @njit(cache=True, fastmath=_FM)
@@ -150,37 +130,41 @@ def _setup(Lb, wp, gam, gbar, E, r, x, am, lane):
 @njit(cache=True, fastmath=_FM)
 def _evaluate(E, wp, gidx, ugam, r, Qi, mix, G, qg, x, lane, s):
     """One evaluation of the map for the block: ``Q_i`` (stored), ``mix = Σ_i w'_i Q_i`` and
-    ``G = log mix - r`` (the fast form of :func:`aggregators.renyi_kernels._eval_fast`). The loops run
-    over 1-D rows of the lanes (unit stride), which the compiler vectorises."""
+    ``G = log mix - r`` (the fast form of :func:`aggregators.renyi_kernels._eval_fast`). The inner loops
+    run over the lanes (unit stride), which the compiler vectorises."""
     A, K, nl = E.shape
     flat = K * nl
     _lane_max(r, lane)
     for y in range(K):
-        xy, ry = x[y], r[y]
         for b in range(nl):
-            xy[b] = ry[b] - lane[b]
+            x[y, b] = r[y, b] - lane[b]
     for g in range(ugam.shape[0]):
         exp_scaled(x.reshape(flat), 1.0 - ugam[g], qg[g].reshape(flat))
-    mix[:] = 0.0
-    mf = mix.reshape(flat)
+    for y in range(K):
+        for b in range(nl):
+            mix[y, b] = 0.0
     for i in range(A):
-        qf = qg[gidx[i]].reshape(flat)
-        Qf = Qi[i].reshape(flat)
-        Ef = E[i].reshape(flat)
-        for k in range(flat):
-            Qf[k] = Ef[k] * qf[k]
-        _inv_lane_sums(Qf, K, nl, s)
-        c = wp[i]
+        gi = gidx[i]
         for y in range(K):
-            o = y * nl
             for b in range(nl):
-                t = Qf[o + b] * s[b]
-                Qf[o + b] = t
-                mf[o + b] += c * t
+                Qi[i, y, b] = E[i, y, b] * qg[gi, y, b]
+        for b in range(nl):
+            s[b] = 0.0
+        for y in range(K):
+            for b in range(nl):
+                s[b] += Qi[i, y, b]
+        c = wp[i]
+        for b in range(nl):
+            s[b] = 1.0 / s[b]
+        for y in range(K):
+            for b in range(nl):
+                t = Qi[i, y, b] * s[b]
+                Qi[i, y, b] = t
+                mix[y, b] += c * t
     log_into(mix.reshape(flat), G.reshape(flat))
-    Gf, rf = G.reshape(flat), r.reshape(flat)
-    for k in range(flat):
-        Gf[k] -= rf[k]
+    for y in range(K):
+        for b in range(nl):
+            G[y, b] -= r[y, b]
 
 
 @njit(cache=True, fastmath=_FM)
@@ -188,58 +172,59 @@ def _direction(Qi, wp, gam, mix, G, delta, rhs, dinv, V, M, z):
     """Newton's step ``δ = H⁻¹ (Q ⊙ G)`` in every lane by Woodbury (``H = D + X Xᵀ``, ``D = diag(Σ_i
     w'_i γ_i Q_i)``, ``X_i = s_i Q_i``, ``s_i² = w'_i (1 - γ_i)``; :mod:`aggregators.renyi_hessian`):
     ``δ = D⁻¹ b - Σ_i z_i V_i`` with ``V_i = s_i Q_i / d`` and ``(I + Xᵀ D⁻¹ X) z = Xᵀ D⁻¹ b``."""
-    _factor(Qi, wp, gam, dinv, V, M, z)
+    _factor(Qi, wp, gam, dinv, V, M)
     _chord(mix, G, delta, rhs, dinv, V, M, z)
 
 
 @njit(cache=True, fastmath=_FM)
-def _factor(Qi, wp, gam, dinv, V, M, z):
+def _factor(Qi, wp, gam, dinv, V, M):
     """The Woodbury factor of :func:`_direction` (``D⁻¹``, ``V`` and the capacitance's Cholesky factor in
-    ``M``) at the tilted agents ``Qi``; ``z`` is scratch."""
+    ``M``) at the tilted agents ``Qi``."""
     A, K, nl = Qi.shape
-    flat = K * nl
-    df = dinv.reshape(flat)
-    for k in range(flat):
-        df[k] = 0.0
+    for y in range(K):
+        for b in range(nl):
+            dinv[y, b] = 0.0
     for i in range(A):
         c = wp[i] * gam[i]
-        Qf = Qi[i].reshape(flat)
-        for k in range(flat):
-            df[k] += c * Qf[k]
-    for k in range(flat):
-        df[k] = 1.0 / df[k]
-    for i in range(A):
-        si = np.sqrt(wp[i] * (1.0 - gam[i]))
-        Qf, Vf = Qi[i].reshape(flat), V[i].reshape(flat)
-        for k in range(flat):
-            Vf[k] = si * Qf[k] * df[k]
-    for i in range(A):
-        si = np.sqrt(wp[i] * (1.0 - gam[i]))
-        Qf = Qi[i].reshape(flat)
-        for j in range(i + 1):
-            zj = z[j]
-            _lane_dot(Qf, V[j].reshape(flat), K, nl, zj)
-            Mij = M[i, j]
+        for y in range(K):
             for b in range(nl):
-                Mij[b] = si * zj[b]
-        M[i, i] += 1.0
-    # Cholesky factor of the capacitance, lower triangle, in place, lane by lane (its eigenvalues are >= 1)
-    for j in range(A):
-        Mjj = M[j, j]
-        for k in range(j):
-            Mjk = M[j, k]
-            for b in range(nl):
-                Mjj[b] -= Mjk[b] * Mjk[b]
+                dinv[y, b] += c * Qi[i, y, b]
+    for y in range(K):
         for b in range(nl):
-            Mjj[b] = np.sqrt(Mjj[b])
-        for i in range(j + 1, A):
-            Mij = M[i, j]
-            for k in range(j):
-                Mik, Mjk = M[i, k], M[j, k]
-                for b in range(nl):
-                    Mij[b] -= Mik[b] * Mjk[b]
+            dinv[y, b] = 1.0 / dinv[y, b]
+    for i in range(A):
+        si = np.sqrt(wp[i] * (1.0 - gam[i]))
+        for y in range(K):
             for b in range(nl):
-                Mij[b] /= Mjj[b]
+                V[i, y, b] = si * Qi[i, y, b] * dinv[y, b]
+    # the capacitance I + Xᵀ D⁻¹ X, lower triangle
+    for i in range(A):
+        for j in range(i + 1):
+            for b in range(nl):
+                M[i, j, b] = 0.0
+            for y in range(K):
+                for b in range(nl):
+                    M[i, j, b] += Qi[i, y, b] * V[j, y, b]
+    for i in range(A):
+        si = np.sqrt(wp[i] * (1.0 - gam[i]))
+        for j in range(i + 1):
+            for b in range(nl):
+                M[i, j, b] *= si
+        for b in range(nl):
+            M[i, i, b] += 1.0
+    # its Cholesky factor, lower triangle, in place, lane by lane (its eigenvalues are >= 1)
+    for j in range(A):
+        for k in range(j):
+            for b in range(nl):
+                M[j, j, b] -= M[j, k, b] * M[j, k, b]
+        for b in range(nl):
+            M[j, j, b] = np.sqrt(M[j, j, b])
+        for i in range(j + 1, A):
+            for k in range(j):
+                for b in range(nl):
+                    M[i, j, b] -= M[i, k, b] * M[j, k, b]
+            for b in range(nl):
+                M[i, j, b] /= M[j, j, b]
 
 
 @njit(cache=True, fastmath=_FM)
@@ -247,24 +232,26 @@ def _chord(mix, G, delta, rhs, dinv, V, M, z):
     """``δ = H⁻¹ (Q ⊙ G)`` with the factor :func:`_factor` left (``dinv``, ``V``, ``M``): the Newton step
     when it was formed at this point, a chord step when at the previous one."""
     A, K, nl = V.shape
-    flat = K * nl
-    df, rh, mf, Gf, de = dinv.reshape(flat), rhs.reshape(flat), mix.reshape(flat), G.reshape(flat), delta.reshape(flat)
-    for k in range(flat):
-        rh[k] = mf[k] * Gf[k]
-    for i in range(A):
-        _lane_dot(V[i].reshape(flat), rh, K, nl, z[i])
+    for y in range(K):
+        for b in range(nl):
+            rhs[y, b] = mix[y, b] * G[y, b]
+    for i in range(A):  # z_i = V_iᵀ rhs
+        for b in range(nl):
+            z[i, b] = 0.0
+        for y in range(K):
+            for b in range(nl):
+                z[i, b] += V[i, y, b] * rhs[y, b]
     for i in range(A):  # forward, then backward substitution
         _lane_substitute(M, z, i, 0, i, True)
     for i in range(A - 1, -1, -1):
         _lane_substitute(M, z, i, i + 1, A, False)
-    for k in range(flat):
-        de[k] = rh[k] * df[k]
+    for y in range(K):
+        for b in range(nl):
+            delta[y, b] = rhs[y, b] * dinv[y, b]
     for i in range(A):
-        zi, Vf = z[i], V[i].reshape(flat)
         for y in range(K):
-            o = y * nl
             for b in range(nl):
-                de[o + b] -= zi[b] * Vf[o + b]
+                delta[y, b] -= z[i, b] * V[i, y, b]
 
 
 @njit(cache=True)
@@ -478,29 +465,32 @@ def solve_items(L, wp, gam, gidx, ugam, gbar, R, use_init, tol, max_sweeps, swee
         conv[idx] = cf
 
 
-# -- the adjoint of the weight gradient, in blocks ------------------------------------------------
 @njit(cache=True, fastmath=_FM)
 def _tilted_at(Lb, gam, r, Qi, x, lane, s):
     """``Q_i ∝ exp(γ_i L_i + (1-γ_i) r)`` at a solved point ``r`` in every lane (one exponential pass,
     as :func:`aggregators.renyi_kernels._tilted_at`)."""
     A, K, nl = Lb.shape
-    flat = K * nl
+    xf = x.reshape(K * nl)
     for i in range(A):
         g = gam[i]
-        Lf, Qf, rf, xf = Lb[i].reshape(flat), Qi[i].reshape(flat), r.reshape(flat), x.reshape(flat)
-        for k in range(flat):
-            xf[k] = g * Lf[k] + (1.0 - g) * rf[k]
+        for y in range(K):
+            for b in range(nl):
+                x[y, b] = g * Lb[i, y, b] + (1.0 - g) * r[y, b]
         _lane_max(x, lane)
         for y in range(K):
-            o = y * nl
             for b in range(nl):
-                xf[o + b] -= lane[b]
-        exp_scaled(xf, 1.0, Qf)
-        _inv_lane_sums(Qf, K, nl, s)
+                x[y, b] -= lane[b]
+        exp_scaled_inplace(xf, 1.0)
+        for b in range(nl):
+            s[b] = 0.0
         for y in range(K):
-            o = y * nl
             for b in range(nl):
-                Qf[o + b] *= s[b]
+                s[b] += x[y, b]
+        for b in range(nl):
+            s[b] = 1.0 / s[b]
+        for y in range(K):
+            for b in range(nl):
+                Qi[i, y, b] = x[y, b] * s[b]
 
 
 @njit(cache=True, fastmath=_FM)
