@@ -299,21 +299,29 @@ def _norm2(G, b):
 
 
 @njit(cache=True, fastmath=_FM)
-def _normalise(r, x, lane, s):
-    """``r -= logsumexp(r)`` in every lane."""
-    nl = r.shape[1]
-    K = r.shape[0]
-    flat = K * nl
-    _lane_max(r, lane)
+def _exp_lane_sums(x, lane, s):
+    """``x <- exp(x - max_y x)`` in every lane, with the maxima in ``lane`` and the sums ``Σ_y x`` in ``s``."""
+    K, nl = x.shape
+    _lane_max(x, lane)
     for y in range(K):
         for b in range(nl):
-            x[y, b] = r[y, b] - lane[b]
-    exp_scaled_inplace(x.reshape(flat), 1.0)
+            x[y, b] -= lane[b]
+    exp_scaled_inplace(x.reshape(K * nl), 1.0)
     for b in range(nl):
         s[b] = 0.0
     for y in range(K):
         for b in range(nl):
             s[b] += x[y, b]
+
+
+@njit(cache=True, fastmath=_FM)
+def _normalise(r, x, lane, s):
+    """``r -= logsumexp(r)`` in every lane."""
+    K, nl = r.shape
+    for y in range(K):
+        for b in range(nl):
+            x[y, b] = r[y, b]
+    _exp_lane_sums(x, lane, s)
     for b in range(nl):
         s[b] = lane[b] + np.log(s[b])
     for y in range(K):
@@ -476,22 +484,12 @@ def _tilted_at(Lb, gam, r, Qi, x, lane, s):
     """``Q_i ∝ exp(γ_i L_i + (1-γ_i) r)`` at a solved point ``r`` in every lane (one exponential pass,
     as :func:`aggregators.renyi_kernels._tilted_at`)."""
     A, K, nl = Lb.shape
-    xf = x.reshape(K * nl)
     for i in range(A):
         g = gam[i]
         for y in range(K):
             for b in range(nl):
                 x[y, b] = g * Lb[i, y, b] + (1.0 - g) * r[y, b]
-        _lane_max(x, lane)
-        for y in range(K):
-            for b in range(nl):
-                x[y, b] -= lane[b]
-        exp_scaled_inplace(xf, 1.0)
-        for b in range(nl):
-            s[b] = 0.0
-        for y in range(K):
-            for b in range(nl):
-                s[b] += x[y, b]
+        _exp_lane_sums(x, lane, s)
         for b in range(nl):
             s[b] = 1.0 / s[b]
         for y in range(K):
