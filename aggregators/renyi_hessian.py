@@ -185,7 +185,33 @@ def _hv(Qi, c2, d, v, out, dots):
     A, K = Qi.shape
     for y in range(K):
         out[y] = d[y] * v[y]
-    for i in range(A):  # one pass over Q: row i is still in cache for the update
+    # one pass over Q, four agents at a time: their rows are still in cache for the update, and ``v`` is
+    # read and ``out`` updated once for the four (session 32: the adjoint of one (4,096, 100) item
+    # 3.0-3.1 -> 2.5-2.6 ms; two at a time gave 2.75-2.8)
+    i0 = 0
+    while i0 + 4 <= A:
+        t0 = 0.0
+        t1 = 0.0
+        t2 = 0.0
+        t3 = 0.0
+        for y in range(K):
+            vy = v[y]
+            t0 += Qi[i0, y] * vy
+            t1 += Qi[i0 + 1, y] * vy
+            t2 += Qi[i0 + 2, y] * vy
+            t3 += Qi[i0 + 3, y] * vy
+        t0 *= c2[i0]
+        t1 *= c2[i0 + 1]
+        t2 *= c2[i0 + 2]
+        t3 *= c2[i0 + 3]
+        dots[i0] = t0
+        dots[i0 + 1] = t1
+        dots[i0 + 2] = t2
+        dots[i0 + 3] = t3
+        for y in range(K):
+            out[y] += (t0 * Qi[i0, y] + t1 * Qi[i0 + 1, y]) + (t2 * Qi[i0 + 2, y] + t3 * Qi[i0 + 3, y])
+        i0 += 4
+    for i in range(i0, A):
         t = 0.0
         for y in range(K):
             t += Qi[i, y] * v[y]
