@@ -16,6 +16,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+import solvers.kernel_cache  # noqa: F401  (keys numba's cache by the sources before any kernel compiles)
+
 from .average import SimpleAverage, TopKAverage, simple_average
 from .base import Pool, PredictInfo
 from .bma import BMA, PowerBMA

@@ -93,11 +93,19 @@ def cmd_warmup(args: argparse.Namespace) -> int:
     progress bar; ``make install`` runs it so that a new process never compiles."""
     from tqdm import tqdm
 
+    from solvers import kernel_cache
+
     from .warm_cache import write_manifest
     from .warmup import _calls, warm
 
-    cache = os.environ.get("NUMBA_CACHE_DIR")
-    from_empty = cache is not None and not any(p.is_file() for p in Path(cache).rglob("*"))
+    # importing the library keyed numba's cache by the sources (solvers/kernel_cache.py): the manifest
+    # describes the user's folder, in which the warm-up first removes the caches of other sources
+    cache = kernel_cache.base_dir()
+    if cache is not None:
+        removed = kernel_cache.prune(cache, Path(os.environ[kernel_cache.ENV]))
+        if removed:
+            print(f"agora: removed {len(removed)} cache(s) of other sources from {cache}", file=sys.stderr)
+    from_empty = cache is not None and not any(p.is_file() for p in cache.rglob("*"))
     calls = list(_calls())
     bar = tqdm(total=len(calls), desc="agora warmup", unit="call", file=sys.stderr)
     times = warm(lambda name, seconds: (bar.set_postfix_str(name[:40]), bar.update()), calls)
@@ -106,7 +114,7 @@ def cmd_warmup(args: argparse.Namespace) -> int:
     total = sum(t for t in times.values() if t > 0)
     print(f"agora: {len(times)} warm-up calls in {total:.1f} s; failed: {failed or 'none'}", file=sys.stderr)
     if cache is not None and not failed:
-        write_manifest(Path(cache), from_empty)
+        write_manifest(cache, from_empty)
     return 1 if failed else 0
 
 

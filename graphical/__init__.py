@@ -20,6 +20,8 @@
 Depends on ``solvers`` only (its prox, Run bookkeeping, InputError).
 """
 
+import solvers.kernel_cache  # noqa: F401  (keys numba's cache by the sources before any kernel compiles)
+
 from .degree_prior import ScaleFreePrior, degree_function, lovasz_omega, scale_free_precision
 from .glasso import graphical_lasso
 from .likelihood import gaussian_nll, gaussian_nll_grad

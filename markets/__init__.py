@@ -7,6 +7,8 @@ labels' log-likelihood has a wealth gradient by one adjoint solve per item (:mod
 :class:`MarketPool` wraps both as an estimator. See ``docs/markets.md``.
 """
 
+import solvers.kernel_cache  # noqa: F401  (keys numba's cache by the sources before any kernel compiles)
+
 from .agents import Agents, make_agents, prepare_beliefs
 from .equilibrium import EquilibriumResult, check_equilibrium, equilibrium, investments
 from .estimator import MarketPool

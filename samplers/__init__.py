@@ -5,6 +5,8 @@ Sits beside ``aggregators`` and ``markets`` above ``solvers``, and imports ``sol
 ("mh", "mala", "hmc", "sgld", "sghmc", "sgnht", "ccadl") and returns a :class:`SampleResult`.
 """
 
+import solvers.kernel_cache  # noqa: F401  (keys numba's cache by the sources before any kernel compiles)
+
 from .models import DRBM, Gaussian, LogisticRegression, Model, NormalGamma, TapeGradients
 from .run import SAMPLERS, SampleResult, sample
 

@@ -4,6 +4,7 @@ Knows nothing of pools, markets or HTTP. ``minimize(problem, method)`` runs any 
 by name; ``available(problem)`` lists the ones that apply.
 """
 
+from . import kernel_cache  # noqa: F401  (keys numba's cache by the sources; first, before any kernel)
 from .errors import InputError
 from .problem import CAPABILITIES, Problem, capability, offers
 from .progress import Cancelled, ProgressFn
