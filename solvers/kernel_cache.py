@@ -6,10 +6,12 @@ entry still holds the old callee, and nothing notices: benchmarks have timed old
 old answers that way (README, "Compiled kernels and their cache").
 
 When ``NUMBA_CACHE_DIR`` is set, :func:`configure` points numba at ``$NUMBA_CACHE_DIR/agora-<digest>``,
-where ``<digest>`` is a SHA-256 of every ``.py`` file of the packages that hold kernels
-(:data:`PACKAGES`): any change to any of them (a kernel, a constant a kernel reads, a pure-Python file,
-the cost of a simple rule) starts an empty directory, and a cache built from other sources is never read.
-``agora warmup`` fills the new directory and :func:`prune` removes the others.
+where ``<digest>`` is a SHA-256 of the sources compiled code can depend on (:func:`kernel_sources`): every
+module of :data:`PACKAGES` that imports numba, and every module of those packages that such a module
+imports, transitively (a kernel's callees and the module constants numba freezes into it). A change to
+any of them starts an empty folder, and a cache built from other sources is never read; a change to a
+module outside that set (``renyi_pool.py``, the estimators, the service) keeps the cache. ``agora
+warmup`` fills the new folder and :func:`prune` removes the others.
 
 Decisions:
 
@@ -42,18 +44,71 @@ _KEYED = re.compile(rf"^{PREFIX}[0-9a-f]{{16}}$")
 ENV = "NUMBA_CACHE_DIR"
 
 
+_NUMBA = re.compile(r"^[ \t]*(?:import|from)[ \t]+numba\b", re.M)
+_FROM = re.compile(r"^[ \t]*from[ \t]+([.\w]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w.]+)", re.M)
+
+
+def _imports(path: Path, text: str, files: dict[tuple[str, ...], Path], root: Path) -> set[Path]:
+    """The files of ``files`` (keyed by module path) that ``path`` imports: ``from a.b import c`` is
+    ``a/b/c.py`` when ``c`` is a module, else ``a/b.py`` (or ``a/b/__init__.py``); relative imports
+    resolved. Package ``__init__`` files passed through on the way are not dependencies of compiled
+    code (a kernel can only read the names it imports)."""
+    package = path.relative_to(root).parent.parts
+    found: set[Path] = set()
+    for mod, names in _FROM.findall(text):
+        dots = len(mod) - len(mod.lstrip("."))
+        parts = tuple(p for p in mod.lstrip(".").split(".") if p)
+        if dots:
+            parts = package[: len(package) - (dots - 1)] + parts
+        listed = re.sub(r"#[^\n]*", "", names).replace("(", " ").replace(")", " ").split(",")
+        wanted = [n.split()[0] for n in listed if n.split()]
+        rest = False
+        for name in wanted:
+            sub = files.get(parts + (name,))
+            if sub is not None:
+                found.add(sub)
+            else:
+                rest = True
+        if rest and parts in files:
+            found.add(files[parts])
+    for mod in _IMPORT.findall(text):
+        parts = tuple(mod.split("."))
+        if parts in files:
+            found.add(files[parts])
+    return found
+
+
+def kernel_sources(root: Path | None = None, packages: tuple[str, ...] = PACKAGES) -> list[Path]:
+    """The ``.py`` files of ``packages`` under ``root`` that compiled code can depend on: those that
+    import numba, and (transitively) every file of ``packages`` they import; sorted."""
+    root = Path(__file__).resolve().parents[1] if root is None else Path(root)
+    texts = {p: p.read_text(encoding="utf-8") for name in packages for p in (root / name).rglob("*.py")}
+    files = {}
+    for p in texts:
+        parts = p.relative_to(root).with_suffix("").parts
+        files[parts[:-1] if parts[-1] == "__init__" else parts] = p
+    todo = [p for p, t in texts.items() if _NUMBA.search(t)]
+    keep: set[Path] = set(todo)
+    while todo:
+        path = todo.pop()
+        for dep in _imports(path, texts[path], files, root):
+            if dep not in keep:
+                keep.add(dep)
+                todo.append(dep)
+    return sorted(keep)
+
+
 def source_digest(root: Path | None = None, packages: tuple[str, ...] = PACKAGES) -> str:
-    """The first 16 hex digits of a SHA-256 over each ``.py`` file of ``packages`` under ``root`` (its
-    path relative to ``root`` and its bytes, in sorted order); ``root`` defaults to the folder that holds
-    this package."""
+    """The first 16 hex digits of a SHA-256 over :func:`kernel_sources` (each file's path relative to
+    ``root`` and its bytes, in sorted order); ``root`` defaults to the folder that holds this package."""
     root = Path(__file__).resolve().parents[1] if root is None else Path(root)
     h = hashlib.sha256()
-    for name in packages:
-        for path in sorted((root / name).rglob("*.py")):
-            h.update(str(path.relative_to(root)).encode())
-            h.update(b"\0")
-            h.update(path.read_bytes())
-            h.update(b"\0")
+    for path in kernel_sources(root, packages):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+        h.update(b"\0")
     return h.hexdigest()[:16]
 
 

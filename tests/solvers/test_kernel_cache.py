@@ -2,6 +2,7 @@
 module is compiled again, not loaded stale."""
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -82,18 +83,37 @@ def test_a_changed_callee_is_compiled_again_only_with_the_keyed_cache(tmp_path):
     assert len(keyed) == 2 and all(name.startswith("agora-") for name in keyed)
 
 
-def test_the_digest_moves_with_any_source_file_and_only_with_them(tmp_path):
+def test_the_digest_moves_with_what_compiled_code_can_read_and_only_with_it(tmp_path):
     _tree(tmp_path, step=1)
+    pk = tmp_path / "pk"
+    (pk / "constants.py").write_text("TINY = 1e-300\n")  # a pure-Python module a kernel module imports
+    (pk / "caller.py").write_text(
+        CALLER.replace("from .callee import f", "from .callee import f\nfrom .constants import TINY")
+    )
+    (pk / "estimator.py").write_text("from .caller import g\n")  # Python that calls the kernels
+    assert kernel_cache.kernel_sources(tmp_path, ("pk",)) == sorted(
+        pk / m for m in ("callee.py", "caller.py", "constants.py")
+    )
     d1 = kernel_cache.source_digest(tmp_path, ("pk",))
-    assert kernel_cache.source_digest(tmp_path, ("pk",)) == d1
-    (tmp_path / "pk" / "notes.txt").write_text("not a source")
-    assert kernel_cache.source_digest(tmp_path, ("pk",)) == d1
-    (tmp_path / "pk" / "helpers.py").write_text("TINY = 1e-300\n")  # a new module (constants a kernel may read)
+    assert kernel_cache.source_digest(tmp_path, ("pk",)) == d1 and len(d1) == 16
+    (pk / "estimator.py").write_text("from .caller import g\n\nSTEP = 2\n")
+    (pk / "notes.txt").write_text("not a source")
+    assert kernel_cache.source_digest(tmp_path, ("pk",)) == d1  # nothing a kernel reads
+    (pk / "constants.py").write_text("TINY = 1e-200\n")
     d2 = kernel_cache.source_digest(tmp_path, ("pk",))
-    assert d2 != d1
-    (tmp_path / "pk" / "helpers.py").rename(tmp_path / "pk" / "constants.py")  # same bytes, another name
+    assert d2 != d1  # a constant numba freezes into the caller
+    (pk / "callee.py").write_text(CALLEE.format(step=2))
     assert kernel_cache.source_digest(tmp_path, ("pk",)) not in (d1, d2)
-    assert len(d1) == 16 and int(d1, 16) >= 0
+
+
+def test_agoras_kernel_sources_cover_every_compiled_function_and_leave_the_estimators_out():
+    sources = {p.relative_to(REPO).as_posix() for p in kernel_cache.kernel_sources()}
+    for pkg in kernel_cache.PACKAGES:
+        for path in (REPO / pkg).rglob("*.py"):
+            if re.search(r"^\s*@(?:numba\.)?(?:njit|jit|vectorize|guvectorize)\b", path.read_text(), re.M):
+                assert path.relative_to(REPO).as_posix() in sources, path
+    assert {"aggregators/renyi_hessian.py", "solvers/kernels/fastexp.py", "markets/kernels/potential.py"} <= sources
+    assert not {"aggregators/renyi_pool.py", "aggregators/logpool.py", "markets/estimator.py"} & sources
 
 
 def test_keying_twice_keeps_one_level_and_prune_spares_other_projects(tmp_path, monkeypatch):
