@@ -129,6 +129,28 @@ def sparse_start(w: np.ndarray) -> np.ndarray:
     return w / w.sum()
 
 
+def secant_start(a: tuple[float, np.ndarray], b: tuple[float, np.ndarray], t: float, A: int) -> np.ndarray:
+    """The start of the fit at ``t = log γ`` predicted from the solutions at the two previous grid
+    points ``a = (t_a, x_a)`` and ``b = (t_b, x_b)``: the secant (first-order) extrapolation of the
+    weights along the optimum's path in ``log γ``, clipped at zero and renormalised; the variables
+    after the ``A`` weights are ``x_b``'s. (The predictor of predictor-corrector continuation; the fit
+    at ``t`` is the corrector.)
+
+    Measured on the 10-γ sweep (0.01 to 1) at 5,000 × 269 × 64 against starting from ``x_b``, one
+    process each, warm cache: gaussian-logit 12.1 → 11.0-11.2 s, noise 9.5-9.8 → 8.7 s, competition
+    6.3-6.4 → 5.3-5.4 s; fewer Newton iterations at 3 of the 8 predicted γ on each family (at γ = 1 on
+    the competition family 8 → 2). A three-point (quadratic) predictor was tried: no better on
+    gaussian-logit and 12 iterations instead of 2 at γ = 1 on the noise family; not kept."""
+    (ta, xa), (tb, xb) = a, b
+    x = np.array(xb, dtype=np.float64)
+    if tb == ta:  # a repeated grid value: no slope
+        return x
+    w = xb[:A] + (xb[:A] - xa[:A]) * ((t - tb) / (tb - ta))
+    w = np.clip(w, 0.0, None)
+    x[:A] = w / w.sum() if w.sum() > 0 else xb[:A]
+    return x
+
+
 @dataclass(eq=False, repr=False)
 class RenyiPool(Pool):
     """Weighted Rényi divergence aggregator with weights learnt on a validation set.
@@ -393,13 +415,19 @@ class RenyiPool(Pool):
         lls, cv_lls, xs = [0.0] * ng, [0.0] * ng, [np.empty(0)] * ng
         fits: list = []
         # continuation in γ, from the smallest up: the first fit starts from the log pool's weights (the
-        # γ → 0 limit), each later one from the previous γ's weights, aggregate and working set
+        # γ → 0 limit), the second from the first's, each later one from the secant through the last two
+        # (:func:`secant_start`); every fit from the previous γ's aggregate and working set
         x_prev, prob, best_k = self._limit_start(L, y, lam, sw), None, -1
+        path: list[tuple[float, np.ndarray]] = []  # (log γ, solution) of the fits so far
         for j, k in enumerate(range(ng - 1, -1, -1)):
             sub = scaled(progress, j / n_stage, (j + 1) / n_stage)
             gam = np.full(A, grid[k])
-            prob, res = self._fit_at(L, y, gam, lam, x_prev, None, sub, sw, warm=prob, tol=grid_tol)
+            x_start = x_prev
+            if len(path) >= 2 and self.learn_weights:
+                x_start = secant_start(path[-2], path[-1], float(np.log(grid[k])), A)
+            prob, res = self._fit_at(L, y, gam, lam, x_start, None, sub, sw, warm=prob, tol=grid_tol)
             x_prev = xs[k] = self._full_x(prob, res.x)
+            path.append((float(np.log(grid[k])), x_prev))
             lls[k] = -float(res.fun)
             if self.cv:
                 cv_lls[k] = self._cv_score(L, y, gam, lam, x_prev, sw)

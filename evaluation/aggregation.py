@@ -31,6 +31,7 @@ import numpy as np
 
 from aggregators.metrics import log_loss, perplexity
 from aggregators.registry import make_pool
+from aggregators.renyi_pool import secant_start
 from aggregators.validation import as_floored_log_probs
 from evaluation.leave_one_out import loo_log_pool_perplexities
 from solvers.errors import InputError
@@ -136,17 +137,24 @@ def warm_points(
     client: Any = None,
 ) -> Iterator[tuple[Any, float, np.ndarray, float]]:
     """The warm chain of Fig. 2.5a: :func:`sweep_point` at each ``eta`` in the order given, the first
-    from the weights ``w0``, each later one from the previous point's weights (``progress`` goes from
-    0 to 1 over the chain). ``client`` as in :func:`sweep_point`.
+    from the weights ``w0``, the second from the first point's weights, each later one from the secant
+    through the last two points' weights in ``log γ`` (:func:`aggregators.renyi_pool.secant_start`, as
+    ``RenyiPool(gamma="grid")`` does) (``progress`` goes from 0 to 1 over the chain). ``client`` as in
+    :func:`sweep_point`.
 
     In this process the two arrays are validated and floored once, for every point's fit and
     predictions (each took its own pass and copy of them before session 12)."""
     n = len(etas)
     if client is None and n:
         val_lp, test_lp = (as_floored_log_probs(x, floor=sweep_floor()) for x in (val_lp, test_lp))
+    path: list[tuple[float, np.ndarray]] = []  # (log γ, weights) of the points so far
     for i, eta in enumerate(etas):
+        t = -float(np.log(eta))
+        if len(path) >= 2:
+            w0 = secant_start(path[-2], path[-1], t, path[-1][1].size).tolist()
         point = sweep_point(val_lp, val_y, test_lp, test_y, eta, w0, scaled(progress, i / n, (i + 1) / n), client)
         w0 = _weights(point[0])
+        path = path + [(t, np.asarray(w0, dtype=np.float64))] if w0 is not None else []
         yield point
 
 

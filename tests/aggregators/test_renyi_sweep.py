@@ -9,7 +9,7 @@ import pytest
 
 from aggregators.renyi import RenyiPool
 from aggregators.renyi_gradient import RenyiProblem
-from aggregators.renyi_pool import START_NEGLIGIBLE, sparse_start
+from aggregators.renyi_pool import START_NEGLIGIBLE, secant_start, sparse_start
 from solvers.errors import InputError
 from tests.aggregators.test_renyi_weight_hessian import many_agents
 from tests.references import slsqp_simplex
@@ -149,3 +149,31 @@ def test_refit_of_the_chosen_gamma_continues_its_grid_fit_without_a_new_first_pa
     assert reused == fresh - 1, (reused, fresh)
     sp = slsqp_simplex(RenyiProblem(L, np.asarray(y), gamma, tol=1e-13).value_and_grad, lp.shape[1])
     assert pool.converged_ and abs(-pool.loglik_ - sp.fun) < 1e-8 and -pool.loglik_ <= sp.fun + 1e-10
+
+
+def test_secant_start_extrapolates_the_weights_in_log_gamma_and_stays_on_the_simplex():
+    """Exact on a path linear in log γ; clipped at zero and renormalised; the variables after the
+    weights are the last point's; a repeated γ gives the last point back."""
+    wa, wb = np.array([0.5, 0.3, 0.2]), np.array([0.4, 0.35, 0.25])
+    ta, tb, t = np.log(0.01), np.log(0.02), np.log(0.04)
+    lam = np.array([7.0])
+    x = secant_start((ta, np.r_[wa, 1.0]), (tb, np.r_[wb, lam]), t, 3)
+    np.testing.assert_allclose(x[:3], wb + (wb - wa), rtol=0, atol=1e-15)  # equal steps in log γ
+    assert x[3] == lam[0]
+    # an agent whose weight falls fast is clipped at zero, the rest renormalised
+    x = secant_start((0.0, np.array([0.2, 0.8, 0.0])), (1.0, np.array([0.05, 0.9, 0.05])), 2.0, 3)
+    np.testing.assert_allclose(x, np.array([0.0, 1.0, 0.1]) / 1.1, atol=1e-15)
+    assert np.all(x >= 0) and abs(x.sum() - 1.0) < 1e-15
+    np.testing.assert_array_equal(secant_start((1.0, wa), (1.0, wb), 2.0, 3), wb)
+
+
+def test_sweep_over_many_gammas_reaches_the_scipy_optimum_with_the_secant_starts():
+    """Ten γ (eight of them started by the secant predictor), every point of the curve SLSQP's optimum."""
+    lp, y, _ = many_agents(seed=3)
+    A, grid = lp.shape[1], [float(g) for g in np.logspace(-2, 0, 10)]
+    pool = RenyiPool(gamma="grid", gamma_grid=grid, tol=1e-12, grid_tol=1e-12, fixed_point_tol=1e-13, floor=None)
+    pool.fit(lp, y)
+    for g, ll in zip(pool.validation_curve_["gamma"], pool.validation_curve_["loglik"], strict=True):
+        sp = slsqp_simplex(RenyiProblem(lp, y, g, tol=1e-13).value_and_grad, A)
+        assert -ll <= sp.fun + 1e-10
+        assert abs(-ll - sp.fun) < 1e-8, g
