@@ -43,6 +43,26 @@ PARAMS: dict[str, dict[str, Any]] = {
 UTILITIES: tuple[Any, ...] = ("log", 2.0, [0.5, 2.0, 10.0])
 
 
+def _renyi_gradient(log_probs: np.ndarray) -> np.ndarray:
+    """The Rényi weight gradient at a solved aggregate with every agent active: the adjoint's own pass
+    over all of ``log_probs`` (a fit's gradient after its line search solved the aggregate)."""
+    from aggregators.renyi_fixed_point import solve_fixed_point
+    from aggregators.renyi_gradient import renyi_loglik_grad
+
+    n, A, K = log_probs.shape
+    w, gamma = np.full(A, 1.0 / A), np.full(A, 0.5)
+    log_q = solve_fixed_point(log_probs, w, gamma).log_q
+    return renyi_loglik_grad(log_probs, np.arange(n) % K, w, gamma, solved=log_q)[1]["w"]
+
+
+def _log_curvature(log_probs: np.ndarray, labels: np.ndarray, dtype: Any) -> np.ndarray:
+    """The log pool's Hessian at uniform weights with its chunk matrices in ``dtype``."""
+    from solvers.problems.loglinear import ConditionalLogLinear
+
+    problem = ConditionalLogLinear.from_log_probs(log_probs, labels)
+    return problem.hessian(np.full(problem.dim, 1.0 / problem.dim), dtype=dtype)
+
+
 def _renyi_curvature(log_probs: np.ndarray, dtype: Any, active: int = 3) -> np.ndarray:
     """The Rényi weights' curvature on ``log_probs`` (n, A, K) at ``active`` non-zero weights, in ``dtype``
     (fewer active agents than classes take its Woodbury branch, more its dense one with the Cholesky
@@ -88,6 +108,12 @@ def _calls() -> Iterator[tuple[str, Callable[[], Any]]]:
     many = np.log(rng.dirichlet(np.ones(64), size=(2, 100)))  # 2 items, 100 agents, 64 classes
     yield "aggregate renyi (anderson)", lambda: aggregate("renyi", many, kind="log_probs", gamma=0.5)
     yield "fit renyi (parallel)", lambda: make_pool("renyi", gamma=0.5).fit(huge, [0, 1], kind="log_probs")
+    # that fit's working set is far below PARALLEL_MIN_WORK numbers, so its adjoint is serial; a large fit's
+    # (a competition's: 20,000 x 269 x 64) is parallel, ~30 s to compile on a first sweep (session 33)
+    comp = np.log(rng.dirichlet(np.ones(64), size=(700, 100)))  # 4,480,000 numbers, the competition's K
+    yield "renyi gradient (parallel adjoint)", lambda: _renyi_gradient(comp)
+    # large log-pool (and Rényi limit-start) fits reuse float32 model Hessians (solvers.methods.newton)
+    yield "log pool curvature (float32)", lambda: _log_curvature(np.log(big), big_labels, np.float32)
     # small items (aggregators.renyi_block.fits) are solved in blocks; more agents take the per-item kernels
     wide = np.log(rng.dirichlet(np.ones(16), size=(4, 20)))  # 4 items, 20 agents, 16 classes
     yield "aggregate renyi (per item)", lambda: aggregate("renyi", wide, kind="log_probs", gamma=0.5)
