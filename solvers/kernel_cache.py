@@ -34,6 +34,7 @@ import hashlib
 import os
 import re
 import shutil
+import warnings
 from pathlib import Path
 
 #: the top-level packages whose sources key the cache (every package that holds a compiled kernel)
@@ -83,7 +84,7 @@ def kernel_sources(root: Path | None = None, packages: tuple[str, ...] = PACKAGE
     """The ``.py`` files of ``packages`` under ``root`` that compiled code can depend on: those that
     import numba, and (transitively) every file of ``packages`` they import; sorted."""
     root = Path(__file__).resolve().parents[1] if root is None else Path(root)
-    texts = {p: p.read_text(encoding="utf-8") for name in packages for p in (root / name).rglob("*.py")}
+    texts = {p: p.read_bytes().decode("utf-8", "replace") for name in packages for p in (root / name).rglob("*.py")}
     files = {}
     for p in texts:
         parts = p.relative_to(root).with_suffix("").parts
@@ -127,11 +128,20 @@ def keyed_dir(base: Path, digest: str) -> Path:
 
 def configure(root: Path | None = None, packages: tuple[str, ...] = PACKAGES) -> Path | None:
     """Point numba's cache at the folder keyed by the current sources (see the module's docstring);
-    returns that folder, or ``None`` (nothing changed) without ``NUMBA_CACHE_DIR``."""
+    returns that folder, or ``None`` (nothing changed) without ``NUMBA_CACHE_DIR``, or when the sources
+    cannot be read (an install without its ``.py`` files): then a warning says the cache is not keyed,
+    and the library still imports."""
     base = base_dir()
     if base is None:
         return None
-    target = keyed_dir(base, source_digest(root, packages))
+    try:
+        digest = source_digest(root, packages)
+    except OSError as e:
+        warnings.warn(
+            f"Agora: numba's cache is not keyed by the sources ({e}); see solvers/kernel_cache.py", stacklevel=2
+        )
+        return None
+    target = keyed_dir(base, digest)
     os.environ[ENV] = str(target)
     from numba.core import config
 

@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from solvers import kernel_cache
 
 REPO = Path(__file__).resolve().parents[2]
@@ -143,3 +145,18 @@ def test_without_the_variable_numba_keeps_its_own_default(monkeypatch):
     monkeypatch.setattr(config, "CACHE_DIR", "")
     assert kernel_cache.configure() is None
     assert config.CACHE_DIR == "" and "NUMBA_CACHE_DIR" not in os.environ
+
+
+def test_unreadable_sources_leave_the_cache_unkeyed_with_a_warning(tmp_path, monkeypatch):
+    from numba.core import config
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path))
+    (tmp_path / "pk").mkdir()
+    (tmp_path / "pk" / "k.py").write_text("import numba\n")
+    (tmp_path / "pk" / "k.py").chmod(0)
+    if os.access(tmp_path / "pk" / "k.py", os.R_OK):  # root reads anything: make the read fail another way
+        monkeypatch.setattr(kernel_cache, "source_digest", lambda *a: (_ for _ in ()).throw(PermissionError("denied")))
+    with pytest.warns(UserWarning, match="not keyed"):
+        assert kernel_cache.configure(root=tmp_path, packages=("pk",)) is None
+    assert os.environ["NUMBA_CACHE_DIR"] == config.CACHE_DIR == str(tmp_path)
