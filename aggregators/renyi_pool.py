@@ -140,7 +140,9 @@ def secant_start(a: tuple[float, np.ndarray], b: tuple[float, np.ndarray], t: fl
     process each, warm cache: gaussian-logit 12.1 → 11.0-11.2 s, noise 9.5-9.8 → 8.7 s, competition
     6.3-6.4 → 5.3-5.4 s; fewer Newton iterations at 3 of the 8 predicted γ on each family (at γ = 1 on
     the competition family 8 → 2). A three-point (quadratic) predictor was tried: no better on
-    gaussian-logit and 12 iterations instead of 2 at γ = 1 on the noise family; not kept."""
+    gaussian-logit and 12 iterations instead of 2 at γ = 1 on the noise family; not kept. Known loss:
+    near-duplicate agents at 2,000 × 100 × 256, 1.05× (the split of weight among duplicates is extrapolated;
+    ``benchmarks/results/session33.md`` §2)."""
     (ta, xa), (tb, xb) = a, b
     x = np.array(xb, dtype=np.float64)
     if tb == ta:  # a repeated grid value: no slope
