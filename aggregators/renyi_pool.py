@@ -137,7 +137,7 @@ def secant_start(a: tuple[float, np.ndarray], b: tuple[float, np.ndarray], t: fl
     at ``t`` is the corrector.)
 
     Measured on the 10-γ sweep (0.01 to 1) at 5,000 × 269 × 64 against starting from ``x_b``, one
-    process each, warm cache: gaussian-logit 12.1 → 11.0-11.2 s, noise 9.5-9.8 → 8.7 s, competition
+    process each, warm cache: gaussian-logit 12.1 → 11.0-11.2 s, noise 9.5-9.8 → 8.3-8.7 s, competition
     6.3-6.4 → 5.3-5.4 s; fewer Newton iterations at 3 of the 8 predicted γ on each family (at γ = 1 on
     the competition family 8 → 2). A three-point (quadratic) predictor was tried: no better on
     gaussian-logit and 12 iterations instead of 2 at γ = 1 on the noise family; not kept. Known loss:
