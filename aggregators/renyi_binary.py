@@ -27,6 +27,8 @@ import math
 import numpy as np
 from numba import njit
 
+from solvers.kernels.refcount import NO_REFCOUNT
+
 
 @njit(cache=True, inline="always")
 def _softplus(x):
@@ -61,7 +63,7 @@ def _evaluate(lo, wp, gam, t):
     return g1, g0, dm / (m * m0) - 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _solve_item(L, wp, gam, gbar, r, use_init, tol, max_sweeps, lo):
     """One item: ``r`` (2,) holds the start (if ``use_init``) and receives the answer. Returns
     ``(sweeps, residual, converged)``; ``lo`` (A,) is scratch."""

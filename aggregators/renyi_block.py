@@ -34,6 +34,7 @@ from numba import njit
 
 from solvers.kernels.fastexp import exp_scaled, exp_scaled_inplace
 from solvers.kernels.fastlog import log_into
+from solvers.kernels.refcount import NO_REFCOUNT
 
 from .renyi_kernels import CERTIFY_FRACTION, PREDICT_FRACTION
 
@@ -344,7 +345,7 @@ def _workspace(A, K, ng):
     )
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _solve_block(L, j0, nb, wp, gam, gidx, ugam, gbar, R, use_init, tol, max_sweeps, sweeps, res, conv, fail, ws):
     """Items ``j0 .. j0 + nb - 1`` (``nb <= LANES``) of ``L`` (n, A, K); answers into ``R``, ``sweeps``,
     ``res``, ``conv``; ``fail[j]`` is set for an item the block could not finish (see the module)."""
@@ -365,7 +366,9 @@ def _solve_block(L, j0, nb, wp, gam, gidx, ugam, gbar, R, use_init, tol, max_swe
     )
     am, z = av[0], av[1]
     lane, s, prev, g0, bnd = lv[0], lv[1], lv[2], lv[3], lv[4]
-    gmin = gam.min()
+    gmin = gam[0]
+    for i in range(1, gam.shape[0]):
+        gmin = min(gmin, gam[i])
     omc = 1.0 - gmin
     _gather(L, j0, nb, Lb)
     _setup(Lb, wp, gam, gbar, E, r, x, am, lane)
@@ -497,7 +500,7 @@ def _tilted_at(Lb, gam, r, Qi, x, lane, s):
                 Qi[i, y, b] = x[y, b] * s[b]
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, fastmath=_FM, **NO_REFCOUNT)
 def _adjoint_block(L, R, labels, j0, nb, wp, gam, W, GG, ws):
     """Items ``j0 .. j0 + nb - 1``: ``H λ = e_y`` by Woodbury (:func:`_direction` with ``Q ⊙ G = e_y``)
     and the per-agent sums ``W = λ·Q_j - λ·Q``, ``GG = Σ_y λ Q_j (d_j - Q_j·d_j)``, ``d_j = L_j - r``."""

@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from solvers.kernels.refcount import NO_REFCOUNT
 from solvers.kernels.vmax import vmax
 
 from .renyi_hessian import hsolve
@@ -44,7 +45,7 @@ from .renyi_kernels import (
     _dot2,
     _eval_fast,
     _exp_inplace,
-    _exp_into,
+    _exp_row_into,
     _range_workspace,
     _reused,
     _solve_item,
@@ -61,7 +62,7 @@ from the max-shifted exponent. With log-probabilities (``L ≤ 0``, some class a
 floored aggregate the sum stays far above it."""
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, fastmath=_FM, **NO_REFCOUNT)
 def _adjoint_here(j, L, agents, inactive, gam_all, wp, gam, gidx, ugam, r, label, mode, W, ws, rtol):
     """The weights' adjoint of item ``j`` at its solved aggregate ``r``, from the solve's workspace
     ``ws`` (:func:`aggregators.renyi_kernels._item_workspace`; its ``E`` is the item's set-up)."""
@@ -77,7 +78,7 @@ def _adjoint_here(j, L, agents, inactive, gam_all, wp, gam, gidx, ugam, r, label
     for y in range(K):
         lq += lam[y] * mix[y]
     for k in range(agents.shape[0]):  # vectorised sums (_dot2, _sum_dot too): unrolled by fast math
-        W[j, agents[k]] = _dot(lam, Qi[k]) - lq
+        W[j, agents[k]] = _dot(lam, Qi, k) - lq  # rows by index, not views (solvers.kernels.rows)
     if inactive.shape[0] == 0:
         return
     # weight zero: not in the fixed point, still in the gradient. The agents whose γ is the first's (all
@@ -85,6 +86,7 @@ def _adjoint_here(j, L, agents, inactive, gam_all, wp, gam, gidx, ugam, r, label
     # and two products per class in one read of L_i (no max pass); the others (per-agent γ, where u would
     # be a second exponential per entry) and sums outside (UNSHIFTED_TINY, inf) take the shifted form
     u, uv = vecs[1], vecs[6]
+    Lj = L[j]
     rmax = vmax(r)
     g_u = gam_all[inactive[0]]
     for y in range(K):
@@ -96,7 +98,7 @@ def _adjoint_here(j, L, agents, inactive, gam_all, wp, gam, gidx, ugam, r, label
         i = inactive[k]
         g = gam_all[i]
         if g == g_u:
-            _exp_into(L[j, i], g, x)
+            _exp_row_into(Lj, i, g, x, 0)
             t, a = _dot2(x, u, uv)
             if UNSHIFTED_TINY < t < np.inf:
                 W[j, i] = a / t - lq

@@ -47,10 +47,12 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from solvers.kernels.fastexp import exp_scaled, exp_scaled_inplace, expm1_inplace
+from solvers.kernels.fastexp import exp_row, exp_scaled, exp_scaled_inplace, expm1_inplace
 from solvers.kernels.fastlog import log_into
+from solvers.kernels.refcount import NO_REFCOUNT
+from solvers.kernels.rows import at, put
 from solvers.kernels.simplex_log import normalise_log, normalise_log_with
-from solvers.kernels.vmax import vmax
+from solvers.kernels.vmax import vmax, vmax_row
 
 from . import renyi_binary
 from .renyi_hessian import CG, cg_known, hsolve, resolve, workspace
@@ -80,7 +82,7 @@ _FM = {"nsz", "contract", "reassoc"}
 their own flags)."""
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _exp_into(x, g, out, shift=0.0):
     """``out = exp(g (x - shift))`` (``out`` may be ``x``): vectorised from :data:`VECTOR_MIN` elements."""
     if x.shape[0] >= VECTOR_MIN:
@@ -88,6 +90,18 @@ def _exp_into(x, g, out, shift=0.0):
     else:
         for y in range(x.shape[0]):
             out[y] = np.exp(g * (x[y] - shift))
+
+
+@njit(cache=True, inline="always")
+def _exp_row_into(x, i, g, out, o, shift=0.0):
+    """:func:`_exp_into` from row ``i`` of ``x`` into row ``o`` of ``out`` (either may be 1-D), without
+    views of the rows (:mod:`solvers.kernels.rows`)."""
+    K = x.shape[-1]
+    if K >= VECTOR_MIN:
+        exp_row(x, i, g, out, o, shift)
+    else:
+        for y in range(K):
+            put(out, o, y, np.exp(g * (at(x, i, y) - shift)))
 
 
 @njit(cache=True)
@@ -110,7 +124,7 @@ def _expm1_inplace(x):
             x[y] = np.expm1(x[y])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _log_into(x, out):
     """``out = log(x)`` (``out`` not ``x``): vectorised from :data:`VECTOR_MIN` elements."""
     if x.shape[0] >= VECTOR_MIN:
@@ -121,12 +135,15 @@ def _log_into(x, out):
 
 
 @njit(cache=True)
-def _scaled_powers(L, gam, E):
+def _scaled_powers(L, gam, E, top):
     """``E_i = exp(γ_i (L_i - max L_i))`` (the fast form's setup, max-shifted per agent), with the
-    vectorised exp (:mod:`solvers.kernels.fastexp`), which subtracts the shift itself."""
+    vectorised exp (:mod:`solvers.kernels.fastexp`), which subtracts the shift itself; ``top`` (A,)
+    receives ``max L_i``. Rows are indexed, not sliced (:mod:`solvers.kernels.rows`)."""
     A, K = L.shape
     for i in range(A):
-        _exp_into(L[i], gam[i], E[i], vmax(L[i]))
+        m = vmax_row(L, i)
+        top[i] = m
+        _exp_row_into(L, i, gam[i], E, i, m)
 
 
 @njit(cache=True)
@@ -139,7 +156,7 @@ def _setup(L, wp, gam, gbar, E, r, use_init, stable, x, sh):
     """
     A, K = L.shape
     if not stable:
-        _scaled_powers(L, gam, E)
+        _scaled_powers(L, gam, E, sh)
     if use_init:
         normalise_log(r)
         return
@@ -148,7 +165,7 @@ def _setup(L, wp, gam, gbar, E, r, use_init, stable, x, sh):
         # agent it tends to the γ → 0 limit Σ_i (w'_i γ_i / γ̄) log P_i of the fixed point as well
         M = -np.inf
         for i in range(A):
-            sh[i] = gam[i] * vmax(L[i])
+            sh[i] = gam[i] * sh[i]  # sh held max L_i (:func:`_scaled_powers`)
             if sh[i] > M:
                 M = sh[i]
         for i in range(A):
@@ -186,7 +203,7 @@ def _eval_fast(E, wp, gidx, ugam, r, Qi, mix, G, qg, inv, store):
     (:mod:`solvers.kernels.fastexp`, ``fastlog``)."""
     A, K = E.shape
     ng = ugam.shape[0]
-    rmax = r.max()
+    rmax = vmax(r)
     for g in range(ng):
         _exp_into(r, 1.0 - ugam[g], qg[g], rmax)
     for y in range(K):
@@ -247,7 +264,7 @@ def _tilted_at(L, wp, gam, r, Qi, mix, x, d, u):
         g = gam[i]
         for y in range(K):
             x[y] = g * L[i, y] + (1.0 - g) * r[y]
-        _exp_into(x, 1.0, Qi[i], vmax(x))
+        _exp_row_into(x, 0, 1.0, Qi, i, vmax(x))
         t = 0.0
         for y in range(K):
             t += Qi[i, y]
@@ -301,7 +318,7 @@ def _eval_stable(L, wp, gam, r, Qi, mix, G, acc):
         mix[y] = np.exp(r[y] + G[y])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _newton_direction(mode, Qi, mix, G, wp, gam, rtol, M, C, V, v, delta, b):
     """Solve ``H δ = Q ⊙ G`` at the current point (``mode``: :mod:`aggregators.renyi_hessian`)."""
     K = G.shape[0]
@@ -310,7 +327,7 @@ def _newton_direction(mode, Qi, mix, G, wp, gam, rtol, M, C, V, v, delta, b):
     hsolve(mode, Qi, wp, gam, b, delta, rtol, M, C, V, v)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _normalise(stable, r, x):
     """``r -= logsumexp(r)``: the fast form's one normalisation per item with the vectorised exp
     (:func:`solvers.kernels.simplex_log.normalise_log_with`, scratch ``x``)."""
@@ -357,7 +374,7 @@ def _absmax(G):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, inv, store):
     """One evaluation of the map in the chosen form (the stable form always fills ``Qi``); ``acc``
     (K,) is the stable form's scratch."""
@@ -387,7 +404,7 @@ def _item_workspace(A, K, ng, mode, stable):
     )
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable, tol, max_sweeps, ws):
     """Solve the fixed point for one item; ``r`` (K,) is the start (if ``use_init``) and the answer.
 
@@ -407,8 +424,11 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
     acc = vecs[5]
     delta = vecs[6]
     b = vecs[7]
-    gmax_inv = 1.0 / gam.min()
-    omc = 1.0 - gam.min()
+    gmin = gam[0]
+    for i in range(1, gam.shape[0]):
+        gmin = min(gmin, gam[i])
+    gmax_inv = 1.0 / gmin
+    omc = 1.0 - gmin
 
     _setup(L, wp, gam, gbar, E, r, use_init, stable, acc, sh)
     _evaluate(stable, L, E, wp, gam, gidx, ugam, r, Qi, mix, G, qg, acc, inv, True)
@@ -477,7 +497,8 @@ def _solve_item(L, wp, gam, gidx, ugam, gbar, r, use_init, newton, mode, stable,
                     break
             chord = accepted and t == 1.0
             if accepted:
-                r[:] = rt
+                for y in range(K):
+                    r[y] = rt[y]
                 if stable:
                     Qi, Qt = Qt, Qi
                 else:
@@ -514,8 +535,11 @@ def item_rows(L, j, agents, every, Lb):
     (``every``), else gathered into the scratch ``Lb`` (no copy of the whole data)."""
     if every:
         return L[j]
+    K = L.shape[2]
     for k in range(agents.shape[0]):
-        Lb[k] = L[j, agents[k]]
+        a = agents[k]
+        for y in range(K):  # element by element: a slice assignment makes two views an agent
+            Lb[k, y] = L[j, a, y]
     return Lb
 
 
@@ -546,10 +570,11 @@ def _solve_range(
     are gathered into a scratch array (``ws[-1]``) when they are not all of ``L``'s (no copy of the
     whole data). ``ws`` is :func:`_range_workspace`."""
     every = agents.shape[0] == L.shape[1]
+    item_ws = ws[:-1]
     for j in range(lo, hi):
         Ln = item_rows(L, j, agents, every, ws[-1])
         s, e, c = _solve_item(
-            Ln, wp, gam, gidx, ugam, gbar, R[j], use_init, newton, mode, stable, tol, max_sweeps, ws[:-1]
+            Ln, wp, gam, gidx, ugam, gbar, R[j], use_init, newton, mode, stable, tol, max_sweeps, item_ws
         )
         sweeps[j] = s
         res[j] = e
@@ -664,7 +689,7 @@ def solve_items(
     fn(L, agents, wp, gam, gidx, ugam, gbar, R, use_init, newton, mode, stable, tol, max_sweeps, sweeps, res, conv)
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, fastmath=_FM, **NO_REFCOUNT)
 def _adjoint_item(
     j, L, wp, gam, gidx, ugam, R, labels, mode, stable, lam_grad, gamma_grad, LQ, W, GG, LL, act, ws, rtol
 ):
@@ -673,7 +698,8 @@ def _adjoint_item(
     Qi, Qa, M, C, V, v, vecs, wpa, gama = ws
     mix, G, acc, lam, e, r = vecs[0], vecs[1], vecs[2], vecs[3], vecs[4], vecs[5]
     Ln = L[j]
-    r[:] = R[j]
+    for y in range(K):  # element loops, not slice assignments: those need reference counting
+        r[y] = R[j, y]
     known = mode == CG and not stable
     if stable:
         _eval_stable(Ln, wp, gam, r, Qi, mix, G, acc)
@@ -681,7 +707,8 @@ def _adjoint_item(
         _tilted_at(Ln, wp, gam, r, Qi, mix, acc, V[5], V[1])
     else:
         _tilted_at(Ln, wp, gam, r, Qi, mix, acc, mix[:0], mix[:0])
-    e[:] = 0.0
+    for y in range(K):
+        e[y] = 0.0
     e[labels[j]] = 1.0
     a = act.size
     if a == A:
@@ -691,7 +718,9 @@ def _adjoint_item(
             hsolve(mode, Qi, wp, gam, e, lam, rtol, M, C, V, v)
     else:  # H is built from the agents with a positive weight only
         for k in range(a):
-            Qa[k] = Qi[act[k]]
+            ak = act[k]
+            for y in range(K):
+                Qa[k, y] = Qi[ak, y]
         if known:
             cg_known(Qa, wpa, gama, e, lam, rtol, V, v)
         else:
@@ -701,32 +730,33 @@ def _adjoint_item(
         lq += lam[y] * mix[y]
     if not (gamma_grad or lam_grad):  # the weights' part alone: one pass over the agent's classes
         for i in range(A):
-            W[j, i] = _dot(lam, Qi[i]) - lq
+            W[j, i] = _dot(lam, Qi, i) - lq
             GG[j, i] = 0.0
             LL[j, i] = 0.0
     elif K >= ONE_PASS_MIN:
         for i in range(A):
-            lqi, s1, s2 = _agent_sums_one_pass(lam, Qi[i], Ln[i], r, LQ[j, i] if lam_grad else r, lam_grad)
+            lqi, s1, s2 = _agent_sums_one_pass(lam, Qi, Ln, i, r, LQ[j, i] if lam_grad else r, lam_grad)
             W[j, i] = lqi - lq
             GG[j, i] = s1
             LL[j, i] = s2
     else:
         for i in range(A):
-            lqi, s1, s2 = _agent_sums(lam, Qi[i], Ln[i], r, LQ[j, i] if lam_grad else r, lam_grad)
+            lqi, s1, s2 = _agent_sums(lam, Qi, Ln, i, r, LQ[j, i] if lam_grad else r, lam_grad)
             W[j, i] = lqi - lq
             GG[j, i] = s1
             LL[j, i] = s2
 
 
 @njit(cache=True, fastmath=_FM, inline="always")
-def _dot(a, b):
-    """``a·b`` (a vectorised reduction: the fast-math flags let LLVM re-associate it). Inlined, so it
+def _dot(a, b, i=0):
+    """``a·b``, or ``a·b[i]`` of a 2-D ``b`` without a view of the row (:mod:`solvers.kernels.rows`)
+    (a vectorised reduction: the fast-math flags let LLVM re-associate it). Inlined, so it
     takes its caller's flags: callers are compiled with :data:`_FM` too. (Called, not inlined, the
     sums of short rows lost more to the calls than they gained: at 16 classes the adjoint went from
     3.1-3.4 to 4.0-4.6 ms; inlined into a fast-math caller, 2.5-3.0 ms; session 26.)"""
     t = 0.0
     for y in range(a.shape[0]):
-        t += a[y] * b[y]
+        t += a[y] * at(b, i, y)
     return t
 
 
@@ -753,30 +783,31 @@ def _sum_dot(x, a):
 
 
 @njit(cache=True, fastmath=_FM, inline="always")
-def _agent_sums(lam, q, lrow, r, lq, lam_grad):
-    """One agent's adjoint sums (:func:`adjoint_items`): ``λ·q``, ``Σ_y λ q (d - q·d)`` with
+def _agent_sums(lam, Q, Lr, i, r, lq, lam_grad):
+    """One agent's adjoint sums (:func:`adjoint_items`): with ``q = Q[i]`` and ``lrow = Lr[i]`` (read
+    by index, :mod:`solvers.kernels.rows`), ``λ·q``, ``Σ_y λ q (d - q·d)`` with
     ``d = lrow - r``, and with ``lam_grad`` ``Σ_y λ q (lq - q·lq)``.
 
     Under the fast-math flags of :data:`_FM` the reductions are vectorised; compiled without them
     (as they were to session 25) each sum waited on the last: at one item of ``A = 1,000`` agents and
     ``K = 4,096`` classes these sums took about 11 of the adjoint's 30 ms."""
-    K = q.shape[0]
+    K = Q.shape[1]
     a = 0.0
     qd = 0.0
     ql = 0.0
     for y in range(K):
-        a += lam[y] * q[y]
-        qd += q[y] * (lrow[y] - r[y])
+        a += lam[y] * Q[i, y]
+        qd += Q[i, y] * (Lr[i, y] - r[y])
     if lam_grad:
         for y in range(K):
-            ql += q[y] * lq[y]
+            ql += Q[i, y] * lq[y]
     s1 = 0.0
     for y in range(K):
-        s1 += lam[y] * q[y] * ((lrow[y] - r[y]) - qd)
+        s1 += lam[y] * Q[i, y] * ((Lr[i, y] - r[y]) - qd)
     s2 = 0.0
     if lam_grad:
         for y in range(K):
-            s2 += lam[y] * q[y] * (lq[y] - ql)
+            s2 += lam[y] * Q[i, y] * (lq[y] - ql)
     return a, s1, s2
 
 
@@ -788,26 +819,26 @@ K = 256, 10-11 % slower at K = 64 (session 31, ``benchmarks/results/session31.md
 
 
 @njit(cache=True, fastmath=_FM, inline="always")
-def _agent_sums_one_pass(lam, q, lrow, r, lq, lam_grad):
+def _agent_sums_one_pass(lam, Q, Lr, i, r, lq, lam_grad):
     """:func:`_agent_sums` in one pass over the row: ``Σ λ q (d - q·d) = Σ λ q d - (q·d)(λ·q)`` (and
     the same for ``lq``)."""
-    K = q.shape[0]
+    K = Q.shape[1]
     a = 0.0
     qd = 0.0
     b = 0.0
     for y in range(K):
-        lqy = lam[y] * q[y]
-        dy = lrow[y] - r[y]
+        lqy = lam[y] * Q[i, y]
+        dy = Lr[i, y] - r[y]
         a += lqy
-        qd += q[y] * dy
+        qd += Q[i, y] * dy
         b += lqy * dy
     s2 = 0.0
     if lam_grad:
         ql = 0.0
         c = 0.0
         for y in range(K):
-            ql += q[y] * lq[y]
-            c += lam[y] * q[y] * lq[y]
+            ql += Q[i, y] * lq[y]
+            c += lam[y] * Q[i, y] * lq[y]
         s2 = c - ql * a
     return a, b - qd * a, s2
 

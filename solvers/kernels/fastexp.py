@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from .bitcast import as_float64, as_int64
+from .rows import at, put
 
 LOG2E = 1.4426950408889634
 LN2_HI = 0.6931471803691238  # 32 trailing zero bits
@@ -77,6 +78,15 @@ def exp_scaled(x, g, out, shift=0.0):
     n = x.shape[0]
     for j in range(n):
         out[j] = _exp1(g * (x[j] - shift))
+
+
+@njit(cache=True, fastmath=_FM, error_model="numpy")
+def exp_row(x, i, g, out, o, shift=0.0):
+    """:func:`exp_scaled` from row ``i`` of ``x`` into row ``o`` of ``out`` without views of the rows
+    (:mod:`solvers.kernels.rows`; either may be 1-D, its row index then ignored); not in place."""
+    n = x.shape[-1]
+    for j in range(n):
+        put(out, o, j, _exp1(g * (at(x, i, j) - shift)))
 
 
 @njit(cache=True, fastmath=_FM, error_model="numpy")

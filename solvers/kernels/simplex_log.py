@@ -46,7 +46,7 @@ def softmax_into(u, p):
 @njit(cache=True, error_model="numpy")
 def normalise_log(u):
     """Shift ``u`` (1-D) in place so that ``logsumexp(u) = 0`` (max-shifted, one pass of exp)."""
-    m = u.max()
+    m = vmax(u)
     s = 0.0
     for k in range(u.shape[0]):
         s += np.exp(u[k] - m)

@@ -18,25 +18,34 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .rows import at
+
 
 @njit(cache=True, inline="always")
 def vmax(x):
     """``max(x)`` of a 1-D array (``-inf`` if empty), eight independent comparisons at a time."""
-    n = x.shape[0]
+    return vmax_row(x, 0)
+
+
+@njit(cache=True, inline="always")
+def vmax_row(x, i):
+    """``max(x[i])`` of a 2-D array without a view of the row (:mod:`solvers.kernels.rows`); of a 1-D
+    ``x``, ``max(x)`` (``i`` ignored)."""
+    n = x.shape[-1]
     m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = -np.inf
     y = 0
     while y + 8 <= n:
-        m0 = x[y] if x[y] > m0 else m0
-        m1 = x[y + 1] if x[y + 1] > m1 else m1
-        m2 = x[y + 2] if x[y + 2] > m2 else m2
-        m3 = x[y + 3] if x[y + 3] > m3 else m3
-        m4 = x[y + 4] if x[y + 4] > m4 else m4
-        m5 = x[y + 5] if x[y + 5] > m5 else m5
-        m6 = x[y + 6] if x[y + 6] > m6 else m6
-        m7 = x[y + 7] if x[y + 7] > m7 else m7
+        m0 = at(x, i, y) if at(x, i, y) > m0 else m0
+        m1 = at(x, i, y + 1) if at(x, i, y + 1) > m1 else m1
+        m2 = at(x, i, y + 2) if at(x, i, y + 2) > m2 else m2
+        m3 = at(x, i, y + 3) if at(x, i, y + 3) > m3 else m3
+        m4 = at(x, i, y + 4) if at(x, i, y + 4) > m4 else m4
+        m5 = at(x, i, y + 5) if at(x, i, y + 5) > m5 else m5
+        m6 = at(x, i, y + 6) if at(x, i, y + 6) > m6 else m6
+        m7 = at(x, i, y + 7) if at(x, i, y + 7) > m7 else m7
         y += 8
     while y < n:
-        m0 = x[y] if x[y] > m0 else m0
+        m0 = at(x, i, y) if at(x, i, y) > m0 else m0
         y += 1
     m0 = m1 if m1 > m0 else m0
     m2 = m3 if m3 > m2 else m2

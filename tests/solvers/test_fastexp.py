@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from solvers.kernels.fastexp import X_MAX, X_MIN, exp_scaled, exp_scaled_inplace, expm1_inplace
+from solvers.kernels.fastexp import X_MAX, X_MIN, exp_row, exp_scaled, exp_scaled_inplace, expm1_inplace
 
 
 def _exp(x, g=1.0):
@@ -81,3 +81,21 @@ def test_expm1_limits():
     y = np.array([-np.inf, np.inf, -800.0, 800.0, -40.0])
     expm1_inplace(y)
     assert y[0] == -1.0 and y[1] == np.inf and y[2] == -1.0 and y[3] == np.inf and y[4] == np.expm1(-40.0)
+
+
+@pytest.mark.parametrize("K", [3, 16, 67])
+def test_exp_row_is_exp_scaled_of_the_row_bit_for_bit(K):
+    rng = np.random.default_rng(K)
+    X = rng.normal(size=(4, K)) * 20
+    out = np.full((3, K), np.nan)
+    exp_row(X, 2, 0.7, out, 1, 1.5)
+    ref = np.empty(K)
+    exp_scaled(X[2], 0.7, ref, 1.5)
+    assert np.array_equal(out[1], ref)
+    assert np.isnan(out[[0, 2]]).all()  # only the named row is written
+    v = np.empty(K)
+    exp_row(X, 3, 0.7, v, 0, 1.5)  # a 1-D destination
+    exp_scaled(X[3], 0.7, ref, 1.5)
+    assert np.array_equal(v, ref)
+    exp_row(X[0], 0, 1.0, v, 0)  # a 1-D source
+    assert np.array_equal(v, _exp(X[0]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from solvers.kernels.vmax import vmax
+from solvers.kernels.vmax import vmax, vmax_row
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 7, 8, 9, 15, 16, 17, 63, 1000, 4097])
@@ -30,3 +30,14 @@ def test_vmax_with_infinities_ignores_nan_and_reads_strided_views():
     assert vmax(y) == 3.0  # NaN is never taken (the loops it replaced did the same)
     z = np.arange(100.0).reshape(10, 10)
     assert vmax(z[:, 3]) == 93.0 and vmax(z[4]) == 49.0
+
+
+@pytest.mark.parametrize("K", [1, 7, 8, 9, 64, 1000])
+def test_vmax_row_equals_the_max_of_each_row_without_slicing_it(K):
+    rng = np.random.default_rng(K)
+    X = rng.normal(size=(5, K)) * 30
+    X[2, K // 2] = 1e300
+    assert [vmax_row(X, i) for i in range(5)] == [X[i].max() for i in range(5)]
+    Xs = np.asfortranarray(X)  # a strided layout reads the same numbers
+    assert [vmax_row(Xs, i) for i in range(5)] == [X[i].max() for i in range(5)]
+    assert vmax_row(X[1], 99) == X[1].max()  # a 1-D array ignores the row index
