@@ -227,7 +227,7 @@ class EquilibriumRequest(Pooling):
     )
     utilities: Utilities = Field("log", description=UTIL_DOC)
     wealth: list[float] | None = Field(None, description="positive, one per agent (normalised); default equal")
-    method: Literal["auto", "newton", "newton_cg", "anderson", "fixed_point", "tatonnement"] = "auto"
+    method: Literal["auto", "newton", "newton_cg", "anderson", "gram", "fixed_point", "tatonnement"] = "auto"
     tol: float = Field(1e-10, gt=0, le=0.1)
     floor: float | None = 1e-9
 
@@ -243,7 +243,7 @@ class MarketCreate(Body):
     max_epochs: int = Field(100, ge=1, le=100_000)
     wealth_tol: float = Field(1e-10, gt=0)
     tol: float = Field(1e-10, gt=0, le=0.1)
-    method: Literal["auto", "newton", "newton_cg", "anderson", "fixed_point"] = "newton"
+    method: Literal["auto", "newton", "newton_cg", "anderson", "gram", "fixed_point"] = "newton"
     floor: float | None = 1e-9
 
 

@@ -9,8 +9,9 @@ and the seed's fixed point (Storkey et al.
 2012, ``c <- sum_i r_i(c)``; isoelastic/log agents only; for markets with exponential agents the
 baseline row is marked n/a), all in the same process on the same validated beliefs, one after the
 other; the ratio auto / fixed point; *floor / FP*: the same call with ``max_iter=0`` (validation,
-the probability floor, ``P^(1/eta)``, the start and one pass: what every method pays; no method's
-ratio can go below it); the largest log-price difference between auto and the fixed point (each
+the probability floor, ``P^(1/eta)`` transposed to the goods-major layout, the start and one pass:
+what every method in the space of prices pays, so none of their ratios can go below it; ``gram``, for
+eta = 2 only, works in the agents' space and skips the transposition); the largest log-price difference between auto and the fixed point (each
 is within about ``tol * eta`` of the equilibrium). Items per shape: about
 ``--budget / (A K)`` (at least 1, at most --max-items), so every timing does comparable work.
 
@@ -18,6 +19,9 @@ Families: ``dirichlet`` (agents scatter around a latent truth: ``P_i ~ Dirichlet
 ``s_i`` in [2, 50], as in bench_markets.py), ``logit`` (Gaussian logits of varied sharpness:
 ``softmax(b_i * N(0, 1))``, ``b_i`` in [0.3, 3]) and ``dups`` (near-duplicates: five base agents,
 each copied with logit noise of 1e-3).
+
+Methods (``--methods``): ``newton`` (dense), ``newton_cg``, ``anderson``, ``gram`` (eta = 2 only:
+the scaling of the agents' Gram matrix, :mod:`markets.kernels.gram`), each timed where it applies.
 
 Utilities: isoelastic with one eta (2, 10, 30), ``log`` (all logarithmic: auto takes the closed
 form), ``mix`` (isoelastic eta 2/10/30 with log agents: the general path), ``exp`` (half
@@ -117,9 +121,9 @@ def main(argv=None) -> None:
     As = [int(x) for x in args.as_.split(",")]
     others = [m for m in args.methods.split(",") if m]
     small = family("dirichlet", 4, 3, 5)
-    for m in ("newton", "newton_cg", "fixed_point", "anderson"):  # compile / load the cache
+    for m in ("newton", "newton_cg", "fixed_point", "anderson", "gram"):  # compile / load the cache
         for u in (2.0, [2.0, "log", "exp"]):
-            if m not in ("fixed_point", "anderson") or u == 2.0:
+            if m not in ("fixed_point", "anderson", "gram") or u == 2.0:
                 equilibrium(small, u, method=m, check=False)
     print(f"reps: {args.reps}  load: {os.getloadavg()}  threads: {os.environ.get('NUMBA_NUM_THREADS', 'all')}")
     print(
@@ -140,7 +144,11 @@ def main(argv=None) -> None:
                     fns = {m: (lambda m=m: equilibrium(lp, u, w, method=m, **kw)) for m in ["auto", "fixed_point"]}
                     fns["floor"] = lambda: equilibrium(lp, u, w, method="newton_cg", max_iter=0, **kw)
                     for m in others:
-                        if (m != "newton" or k <= args.dense_max) and (m != "anderson" or spec != "exp"):
+                        if (
+                            (m != "newton" or k <= args.dense_max)
+                            and (m != "anderson" or spec != "exp")
+                            and (m != "gram" or spec == "2")
+                        ):
                             fns[m] = lambda m=m: equilibrium(lp, u, w, method=m, **kw)
                     if spec == "exp":
                         del fns["fixed_point"]

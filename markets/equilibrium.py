@@ -29,6 +29,11 @@ market clears: ``sum_i r_ik = c_k`` (with total wealth one). Methods:
     The same update, Anderson-accelerated (:mod:`markets.kernels.anderson`): the least-squares
     combination of the last five steps; one pass plus O(K) per step, 8-25 passes where the plain
     iteration takes 25-550 (eta 2-30), safeguarded by the plain step. Isoelastic/log agents only.
+``"gram"``
+    Markets of isoelastic agents all with ``eta = 2`` only: the equilibrium is the symmetric
+    scaling ``s * (G s) = W`` of the agents' A x A Gram matrix ``G = P^(1/2) P^(1/2)^T``
+    (:mod:`markets.kernels.gram`), solved by Newton in the agents' space (O(A^3) a step, no pass over
+    the goods), then one pass measures the clearing residual by the same rule. Clears to ~1e-15.
 ``"tatonnement"``
     For utilities known only through ``U'`` and its inverse (Eq. 2.31): price adjustment
     ``log c <- log c + t (sum_i r_i - c)/c`` with a step halved whenever the clearing error does not
@@ -37,6 +42,10 @@ market clears: ``sum_i r_ik = c_k`` (with total wealth one). Methods:
     closed form when one exists; tâtonnement for generic utilities; otherwise, by shape
     (:func:`auto_newton`, measured in ``benchmarks/results/core-at-scale-markets.md``):
 
+    - ``"gram"`` for ``eta = 2`` markets (every agent isoelastic with ``eta = 2``) of at most
+      :func:`gram_max_agents` agents: the Gram matrix costs ``K A^2 / 2`` and each Newton step
+      ``A^3 / 3``, so it wins while A is small against K (measured on two families, K 2-4,096, A 2-64:
+      ``benchmarks/results/session35.md``);
     - ``"anderson"`` (the seed's fixed point, Anderson-accelerated) when there are at least
       ``FP_MIN_AGENTS = 500`` agents (or 100 agents and 256 goods), all isoelastic or log with
       ``1/2 <= 1/eta_i <= 1``: the plain iteration contracts by ``1 - min 1/eta_i <= 1/2`` per pass
@@ -65,8 +74,8 @@ from . import kernels
 from .agents import Agents, floor_beliefs, market_of, prepare_beliefs
 from .utilities import EXPONENTIAL, ISOELASTIC
 
-METHODS = ("auto", "closed_form", "newton", "newton_cg", "fixed_point", "anderson", "tatonnement")
-CODES = {"newton": 0, "fixed_point": 1, "newton_cg": 2, "anderson": 3}
+METHODS = ("auto", "closed_form", "newton", "newton_cg", "fixed_point", "anderson", "gram", "tatonnement")
+CODES = {"newton": 0, "fixed_point": 1, "newton_cg": 2, "anderson": 3, "gram": 4}
 """The kernels' method codes (:func:`markets.kernels.solve_item`)."""
 
 
@@ -210,9 +219,47 @@ or more) when it contracts fast (every agent isoelastic or log with ``1/2 <= 1/e
 ``1 - min 1/eta_i <= 1/2``)."""
 
 
+GRAM_MAX_AGENTS = 32
+"""``method="auto"`` takes ``"gram"`` for ``eta = 2`` markets of at most this many agents (64 from
+1,024 goods on) and at most a quarter as many agents as goods (two agents always): see
+:func:`gram_max_agents`."""
+
+
+def gram_max_agents(n_goods: int) -> int:
+    """The most agents for which ``method="auto"`` takes ``"gram"`` at ``n_goods`` goods (an ``eta = 2``
+    market). Measured (session 35, one thread, logit and Dirichlet families): against the best method
+    in the space of prices ``gram`` wins at A <= K/4 up to A = 32 (K = 64, A = 16: 0.027 against
+    0.055 s; K = 256, A = 32: 0.019 against 0.030 s) and at A = 64 from K = 1,024 (K = 4,096: 0.015
+    against 0.022 s); it loses where A approaches K (K = 64, A = 32: 0.043 against 0.034 s; K = 16,
+    A = 32: 0.135 against 0.045 s), its A^3 steps then costing more than the passes they save."""
+    cap = 2 * GRAM_MAX_AGENTS if n_goods >= 1024 else GRAM_MAX_AGENTS
+    return min(cap, max(2, n_goods // 4))
+
+
+def is_eta2(agents: Agents) -> bool:
+    """True if every agent is isoelastic with ``eta = 2`` (the markets ``"gram"`` solves)."""
+    return bool(
+        not agents.has_exponential
+        and not agents.has_generic
+        and np.all(agents.kind == ISOELASTIC)
+        and np.all(agents.inv_eta == 0.5)
+    )
+
+
+def check_method_applies(method: str, agents: Agents) -> None:
+    """Raise :class:`InputError` on ``method`` if the market is not one it can solve (``"gram"``: eta = 2
+    markets; the fixed points: isoelastic and log agents)."""
+    if method == "gram" and not is_eta2(agents):
+        raise InputError("method", "'gram' is for markets whose agents are all isoelastic with eta = 2")
+    if method in FIXED_POINTS and agents.has_exponential:
+        raise InputError("method", "the fixed point (Storkey et al.) is for isoelastic and log agents only")
+
+
 def auto_newton(n_goods: int, agents: Agents | None = None) -> str:
     """The method ``method="auto"`` uses when no closed form applies (module docstring; measured in
-    ``benchmarks/results/core-at-scale-markets.md``)."""
+    ``benchmarks/results/core-at-scale-markets.md`` and ``session35.md``)."""
+    if agents is not None and agents.n_agents <= gram_max_agents(n_goods) and is_eta2(agents):
+        return "gram"
     many = agents is not None and (agents.n_agents >= FP_MIN_AGENTS or (agents.n_agents >= 100 and n_goods >= 256))
     if agents is not None and many and not agents.has_exponential:
         g = agents.inv_eta
@@ -390,8 +437,7 @@ def equilibrium(
     else:
         if agents.has_generic:
             raise InputError("method", f"{method!r} needs exponential/log/isoelastic agents; use 'tatonnement'")
-        if method in FIXED_POINTS and agents.has_exponential:
-            raise InputError("method", "the fixed point (Storkey et al.) is for isoelastic and log agents only")
+        check_method_applies(method, agents)
         code = CODES[method]
         mi = default_max_iter(method) if max_iter is None else max_iter
         U = np.zeros((n, K)) if start is None else np.array(start, dtype=np.float64, copy=True)

@@ -41,7 +41,7 @@ from solvers.progress import ProgressFn, report
 
 from . import kernels
 from .agents import market_of, prepare_beliefs
-from .equilibrium import CODES, FIXED_POINTS, auto_newton, default_max_iter, solve_prices
+from .equilibrium import CODES, auto_newton, check_method_applies, default_max_iter, solve_prices
 from .utilities import ISOELASTIC
 
 MODES = ("batch", "online")
@@ -127,7 +127,7 @@ def train_market(
     max_epochs, wealth_tol : stop when the wealth changes by at most ``wealth_tol`` over an epoch.
     tol, method : equilibrium tolerance and solver: ``"auto"`` (closed form for all-log markets,
         else by shape as :func:`markets.equilibrium.auto_newton`), ``"newton"``, ``"newton_cg"``,
-        ``"anderson"`` or the seed's ``"fixed_point"``.
+        ``"anderson"``, ``"gram"`` (eta = 2 markets) or the seed's ``"fixed_point"``.
     record_steps : keep the wealth after every update (``step_history``).
     progress : callback receiving the fraction of ``max_epochs`` done (:mod:`solvers.progress`).
     sample_weight : ``None`` or one non-negative weight per item (whole numbers in online mode).
@@ -136,8 +136,8 @@ def train_market(
     agents, preds, lp, labels, sw = labelled_market(
         beliefs, y, utilities, wealth, kind, floor, sample_weight, "market training"
     )
-    if method in FIXED_POINTS and agents.has_exponential:
-        raise InputError("method", "the fixed point (Storkey et al.) is for isoelastic and log agents only")
+    if method in CODES:
+        check_method_applies(method, agents)
     n, A, K = lp.shape
     if sw is not None and mode == "online":
         if not np.array_equal(sw, np.round(sw)):

@@ -7,12 +7,24 @@ import numpy as np
 from numba import njit, prange
 
 from solvers.kernels.anderson import anderson_size
+from solvers.kernels.fastexp import exp_scaled
 from solvers.kernels.simplex_log import normalise_log
 
 from .anderson import MEMORY, anderson_loop
 from .direction import CHORD_RATIO, chord_direction, direction_from_S
 from .floor import floor_item
-from .isoelastic import iso_gram, iso_pass, iso_powers, iso_S, iso_start, iso_views, iso_workspace_size, one_order
+from .gram import gram_item, gram_size
+from .isoelastic import (
+    iso_gram,
+    iso_pass,
+    iso_powers,
+    iso_S,
+    iso_start,
+    iso_views,
+    iso_workspace_size,
+    one_order,
+    transpose_rows,
+)
 from .line_search import safeguarded_step, trial
 from .newton_cg import cg_direction, cg_scratch_size, general_diagonal
 from .potential import evaluate, init_prices, newton_direction, powers
@@ -199,6 +211,31 @@ def _iso_solve_pg(method, Pg, g, W, Wsum, tol, max_iter, u, warm, ws):
     return _iso_fixed_point_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws)
 
 
+GRAM = 4
+"""The method code of :mod:`markets.kernels.gram` (``eta = 2`` markets, in the agents' space)."""
+
+
+@njit(cache=True, error_model="numpy")
+def _iso_solve_item(method, L, g, W, Wsum, tol, max_iter, u, warm, ws, gws, PgT, flat):
+    """One item of a one-order market from its (floored) log-beliefs ``L`` (A, K). ``method``
+    :data:`GRAM`: the powers stay row-major in ``flat`` for :func:`markets.kernels.gram.gram_item`
+    (``gws``: its workspace), and where its clearing residual is still above ``tol`` (rounding in an
+    extreme market) Newton-CG finishes from its prices on the transposed powers; ``PgT`` is then
+    not filled unless that happened. Other methods: :func:`iso_powers` into ``PgT``, then
+    :func:`_iso_solve_pg`. Returns ``(ok, n_iter, converged, residual)``."""
+    A, K = L.shape
+    if method != GRAM:
+        iso_powers(L, g, PgT, flat)
+        return _iso_solve_pg(method, PgT, g, W, Wsum, tol, max_iter, u, warm, ws)
+    exp_scaled(np.ascontiguousarray(L).reshape(A * K), g, flat)
+    ok, it, conv, res = gram_item(flat, A, K, W, Wsum, tol, max_iter, u, warm, gws)
+    if ok and not conv and it < max_iter:
+        transpose_rows(flat, A, K, PgT)
+        ok, it2, conv, res = _iso_solve_pg(2, PgT, g, W, Wsum, tol, max_iter - it, u, True, ws)
+        it += it2
+    return ok, it, conv, res
+
+
 @njit(cache=True, error_model="numpy")
 def _workspace_size(K, A, method):
     """Floats of one lean-path workspace for ``method`` (:func:`_iso_solve_pg`)."""
@@ -246,6 +283,7 @@ def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, re
     m = _n_chunks(n, 3 * A * K + nws)
     for c in prange(m):
         ws = np.empty(nws)
+        gws = np.empty(gram_size(A, K) if method == GRAM else 0)
         PgT = np.empty((K, A))
         flat = np.empty(A * K)
         u = np.empty(K)
@@ -255,9 +293,8 @@ def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, re
             if floor > 0.0:
                 nfl[j] = floor_item(Lj, Lf, floor, flat)
                 Lj = Lf
-            iso_powers(Lj, g, PgT, flat)
             u[:] = U[j]
-            a, b, cv, d = _iso_solve_pg(method, PgT, g, W, Wsum, tol, max_iter, u, warm, ws)
+            a, b, cv, d = _iso_solve_item(method, Lj, g, W, Wsum, tol, max_iter, u, warm, ws, gws, PgT, flat)
             ok[j] = a
             if a:
                 U[j] = u
@@ -265,6 +302,8 @@ def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, re
                 conv[j] = cv
                 res[j] = d
                 if want_pay:
+                    if method == GRAM:
+                        iso_powers(Lj, g, PgT, flat)
                     z, sw, T, cp = iso_views(ws, K, A, dense)[:4]
                     iso_pass(PgT, g, W, Wsum, u, z, sw, T, cp, False)
                     row = PgT[y[j]]
@@ -289,10 +328,10 @@ def solve_item(L, kind, inv_eta, W, tol, max_iter, method, u, warm):
     Wsum = _total(W)
     if one_order(kind, inv_eta, W):
         u0 = u.copy()
-        Pg = np.empty((K, A))
-        iso_powers(L, inv_eta[0], Pg, np.empty(A * K))
-        ok, it, conv, res = _iso_solve_pg(
-            method, Pg, inv_eta[0], W, Wsum, tol, max_iter, u, warm, np.empty(_workspace_size(K, A, method))
+        ws = np.empty(_workspace_size(K, A, method))
+        gws = np.empty(gram_size(A, K) if method == GRAM else 0)
+        ok, it, conv, res = _iso_solve_item(
+            method, L, inv_eta[0], W, Wsum, tol, max_iter, u, warm, ws, gws, np.empty((K, A)), np.empty(A * K)
         )
         if ok:
             return it, conv, res, 0
@@ -313,6 +352,8 @@ def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs
     """The general path of :func:`solve_item` with the buffers ``bufs`` of
     :func:`_general_buffers` (reused across the items of one market by :func:`solve_items`)."""
     K = L.shape[1]
+    if method == GRAM:  # an item the eta = 2 path declined (a good nobody believes in)
+        method = 2
     Pg, Q, B, T, cp = bufs
     powers(L, kind, inv_eta, Pg)
     if not warm:

@@ -164,3 +164,25 @@ def test_newton_cg_and_anderson_are_offered_by_name_and_agree_with_the_dense_new
         np.testing.assert_allclose(wealth[m], wealth["newton"], rtol=1e-8, atol=1e-12)
     r = client.post("/v1/markets", json={"n_agents": 3, "utilities": "log", "method": "bogus"})
     assert r.status_code == 422 and r.json()["errors"][0]["field"] == "method"
+
+
+def test_gram_is_offered_for_eta_2_markets_and_refused_for_others(client):
+    """``gram`` (the Gram-matrix scaling, eta = 2 only) through the API: the dense Newton's prices for an
+    eta = 2 market; for another market a 4xx problem naming ``method``, never a 500."""
+    rng = np.random.default_rng(11)
+    p = rng.dirichlet(np.ones(40) * 0.5, size=(5, 4))
+    prices = {}
+    for m in ("newton", "gram"):
+        r = client.post(
+            "/v1/markets/equilibrium",
+            json={"kind": "probs", "predictions": p.tolist(), "utilities": 2.0, "method": m},
+        )
+        assert r.status_code == 200, r.text
+        prices[m] = np.array(r.json()["prices"])
+    np.testing.assert_allclose(prices["gram"], prices["newton"], rtol=1e-8, atol=1e-12)
+    r = client.post(
+        "/v1/markets/equilibrium",
+        json={"kind": "probs", "predictions": p.tolist(), "utilities": 10.0, "method": "gram"},
+    )
+    assert 400 <= r.status_code < 500 and r.headers["content-type"].startswith("application/problem+json")
+    assert r.json()["errors"][0]["field"] == "method"
