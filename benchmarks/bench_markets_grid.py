@@ -113,6 +113,9 @@ def main(argv=None) -> None:
     ap.add_argument("--budget", type=float, default=2e6, help="items x agents x goods per shape")
     ap.add_argument("--max-items", type=int, default=20000)
     ap.add_argument("--dense-max", type=int, default=64)
+    ap.add_argument(
+        "--gram-max-agents", type=int, default=100, help="time gram only up to this many agents (A^3 a step)"
+    )
     ap.add_argument("--tol", type=float, default=1e-10)
     ap.add_argument("--reps", type=int, default=3, help="median of this many interleaved calls per figure")
     ap.add_argument("--no-floor", action="store_true", help="floor=None (bench_markets.py's setting) instead of 1e-9")
@@ -147,7 +150,7 @@ def main(argv=None) -> None:
                         if (
                             (m != "newton" or k <= args.dense_max)
                             and (m != "anderson" or spec != "exp")
-                            and (m != "gram" or spec == "2")
+                            and (m != "gram" or (spec == "2" and a <= args.gram_max_agents))
                         ):
                             fns[m] = lambda m=m: equilibrium(lp, u, w, method=m, **kw)
                     if spec == "exp":

@@ -20,13 +20,16 @@ from .conftest import random_beliefs
 
 @pytest.mark.parametrize("fam", ["dirichlet", "logit", "dups"])
 @pytest.mark.parametrize("K,A", [(2, 2), (3, 5), (16, 2), (16, 10), (70, 40), (300, 7)])
-def test_gram_equals_the_seeds_fixed_point(fam, K, A):
+def test_gram_equals_the_seeds_fixed_point_and_the_dense_newton(fam, K, A):
     lp = family(fam, 4, A, K, seed=K + A)
     w = np.random.default_rng(A).uniform(0.1, 1.0, A)
     ref = equilibrium(lp, 2.0, w, method="fixed_point", tol=1e-13)
     got = equilibrium(lp, 2.0, w, method="gram", tol=1e-10)
     assert got.method == "gram" and got.all_converged and ref.all_converged
     np.testing.assert_allclose(got.log_prices, ref.log_prices, atol=1e-10, rtol=0)
+    if K <= 70:  # and the dense Newton in the space of prices
+        dense = equilibrium(lp, 2.0, w, method="newton", tol=1e-12)
+        np.testing.assert_allclose(got.log_prices, dense.log_prices, atol=1e-10, rtol=0)
     # the equilibrium conditions, recomputed from the investments (check=True)
     assert got.clearing_error.max() <= 1e-10
     assert got.budget_error.max() <= 1e-10
