@@ -19,6 +19,8 @@ module                      holds
 ``newton_cg``               the matrix-free Newton direction (conjugate gradients, O(K A) per
                             product) for many goods
 ``anderson``                the Anderson-accelerated fixed point (memory 5, safeguarded)
+``gram``                    eta = 2 markets in the agents' space: the scaling of the A x A Gram
+                            matrix of ``P^(1/2)``, Newton in A dimensions, a row-major pass
 ``adjoint``                 the wealth gradient's adjoint solves (one CG solve per item)
 ``line_search``             the safeguarded step: mirror fall-back, capped first trial, Armijo
 ``equilibrium``             the drivers (Newton, the seed's fixed point, Anderson; per item and
