@@ -20,6 +20,10 @@ Families: ``dirichlet`` (agents scatter around a latent truth: ``P_i ~ Dirichlet
 ``softmax(b_i * N(0, 1))``, ``b_i`` in [0.3, 3]) and ``dups`` (near-duplicates: five base agents,
 each copied with logit noise of 1e-3).
 
+With ``--bound`` (one-order markets): *bound / FP*, the call that validates, floors, exponentiates every
+belief and makes ONE clearing-residual pass (:func:`lower_bound`): what any method must at least do, so
+no method's ratio can go below it.
+
 Methods (``--methods``): ``newton`` (dense), ``newton_cg``, ``anderson``, ``gram`` (eta = 2 only:
 the scaling of the agents' Gram matrix, :mod:`markets.kernels.gram`), each timed where it applies.
 
@@ -46,9 +50,47 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from numba import njit  # noqa: E402
+
 from aggregators.validation import as_log_probs  # noqa: E402
 from benchmarks.harness import interleaved  # noqa: E402
 from markets import equilibrium  # noqa: E402
+from markets.agents import market_of, prepare_beliefs  # noqa: E402
+from markets.kernels.floor import floor_item  # noqa: E402
+from markets.kernels.gram import rows_pass  # noqa: E402
+from solvers.kernels.fastexp import exp_scaled  # noqa: E402
+
+
+@njit(cache=True)
+def _exp_and_one_pass(L, g, W, floor):
+    """Per item: the floor (in cache), ``P^g`` by the vectorised exp and ONE clearing-residual pass at
+    uniform prices (``rows_pass``, row-major: no transposition): the least an equilibrium of a one-order
+    market can compute (every method must exponentiate every belief and check its answer once)."""
+    n, A, K = L.shape
+    Wsum = W.sum()
+    flat = np.empty(A * K)
+    Lf = np.empty((A, K))
+    e = np.empty(K)
+    u = np.full(K, -np.log(K))
+    z, s = np.empty(A), np.empty(A)
+    T, cp, c = np.empty(K), np.empty(K), np.empty(K)
+    tot = 0.0
+    for j in range(n):
+        Lj = L[j]
+        if floor > 0.0:
+            floor_item(Lj, Lf, floor, e)
+            Lj = Lf
+        exp_scaled(np.ascontiguousarray(Lj).reshape(A * K), g, flat)
+        tot += rows_pass(flat, A, K, g, W, Wsum, u, z, s, T, cp, c)
+    return tot
+
+
+def lower_bound(lp, u, w, floor):
+    """The *bound* call of a one-order isoelastic market: validation (``prepare_beliefs``, the floor
+    deferred as the drivers defer it), then :func:`_exp_and_one_pass`."""
+    beliefs, agents = market_of(lp, u, w, "log_probs")
+    preds = prepare_beliefs(beliefs, agents, kind="log_probs", floor=floor, defer_floor=floor is not None)
+    return _exp_and_one_pass(preds.log_probs, float(agents.inv_eta[0]), agents.wealth, 0.0 if floor is None else floor)
 
 
 def _normalise(x):
@@ -119,6 +161,7 @@ def main(argv=None) -> None:
     ap.add_argument("--tol", type=float, default=1e-10)
     ap.add_argument("--reps", type=int, default=3, help="median of this many interleaved calls per figure")
     ap.add_argument("--no-floor", action="store_true", help="floor=None (bench_markets.py's setting) instead of 1e-9")
+    ap.add_argument("--bound", action="store_true", help="also time the bound call (one-order markets)")
     args = ap.parse_args(argv)
     ks = [int(x) for x in args.ks.split(",")]
     As = [int(x) for x in args.as_.split(",")]
@@ -131,9 +174,12 @@ def main(argv=None) -> None:
     print(f"reps: {args.reps}  load: {os.getloadavg()}  threads: {os.environ.get('NUMBA_NUM_THREADS', 'all')}")
     print(
         "| family | K | A | items | utilities | auto | auto s | FP s | auto / FP | floor / FP | wall auto / FP "
-        "| iter auto / FP | max Δ log c | " + " | ".join(f"{m} s" for m in others) + " |"
+        "| iter auto / FP | max Δ log c | "
+        + " | ".join(f"{m} s" for m in others)
+        + (" | bound / FP" if args.bound else "")
+        + " |"
     )
-    print("|---" * (13 + len(others)) + "|", flush=True)
+    print("|---" * (13 + len(others) + args.bound) + "|", flush=True)
     rows = []
     for fam in args.families.split(","):
         for k in ks:
@@ -146,6 +192,9 @@ def main(argv=None) -> None:
                     kw = dict(tol=args.tol, check=False, **({"floor": None} if args.no_floor else {}))
                     fns = {m: (lambda m=m: equilibrium(lp, u, w, method=m, **kw)) for m in ["auto", "fixed_point"]}
                     fns["floor"] = lambda: equilibrium(lp, u, w, method="newton_cg", max_iter=0, **kw)
+                    if args.bound and spec not in ("mix", "exp", "log"):
+                        fl = None if args.no_floor else 1e-9
+                        fns["bound"] = lambda fl=fl: lower_bound(lp, u, w, fl)
                     for m in others:
                         if (
                             (m != "newton" or k <= args.dense_max)
@@ -159,7 +208,7 @@ def main(argv=None) -> None:
                     out = {m: (cpu[i], outs[i], wall[i]) for i, m in enumerate(fns)}
                     ta, ra, wa = out["auto"]
                     tf, rf, wf = out.get("fixed_point", (None, None, None))
-                    conv = all(r.all_converged for m, (_, r, _) in out.items() if m != "floor")
+                    conv = all(r.all_converged for m, (_, r, _) in out.items() if m not in ("floor", "bound"))
 
                     def f(t):
                         return "-" if t is None else f"{t:.3f}"
@@ -170,6 +219,9 @@ def main(argv=None) -> None:
                     it_f = "n/a" if rf is None else f"{rf.n_iter.mean():.1f}"
                     diff = "n/a" if rf is None else f"{np.max(np.abs(ra.log_prices - rf.log_prices)):.1e}"
                     cols = " | ".join(f(out.get(m, (None,))[0]) for m in others)
+                    if args.bound:
+                        b = out.get("bound", (None,))[0]
+                        cols += " | " + ("-" if b is None or tf is None else f"{b / tf:.3f}")
                     na = "n/a"
                     print(
                         f"| {fam} | {k} | {a} | {n} | {spec} | {ra.method} | {f(ta)} | {f(tf)} "
