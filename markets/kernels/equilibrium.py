@@ -13,7 +13,7 @@ from solvers.kernels.simplex_log import normalise_log
 from .anderson import MEMORY, anderson_loop
 from .direction import CHORD_RATIO, chord_direction, direction_from_S
 from .floor import floor_item
-from .gram import gram_item, gram_size
+from .gram import gram_item, gram_size, rows_pass
 from .isoelastic import (
     iso_gram,
     iso_pass,
@@ -263,7 +263,8 @@ def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, re
     """Equilibria of the items of a one-order isoelastic market from their log-beliefs ``L``
     (n, A, K). Each item's ``P^g`` is computed inside the parallel loop by :func:`iso_powers`
     (vectorised exp, in cache, transposed to the goods-major layout of the passes), the same for
-    both methods: ``method`` 0 = Newton, 1 = fixed point. ``ok[j]`` False leaves ``U[j]``
+    both methods: ``method`` as in :func:`solve_item` (:data:`GRAM` keeps the powers row-major and
+    skips the transposition: :func:`_iso_solve_item`). ``ok[j]`` False leaves ``U[j]``
     untouched: solve that item on the general path (:func:`solve_items`).
 
     If ``y`` is not empty (batch market training, Algorithm 2.4), also each agent's payout when
@@ -284,6 +285,7 @@ def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, re
     for c in prange(m):
         ws = np.empty(nws)
         gws = np.empty(gram_size(A, K) if method == GRAM else 0)
+        ck = np.empty(K if method == GRAM and want_pay else 0)
         PgT = np.empty((K, A))
         flat = np.empty(A * K)
         u = np.empty(K)
@@ -302,16 +304,19 @@ def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, re
                 conv[j] = cv
                 res[j] = d
                 if want_pay:
-                    if method == GRAM:
-                        iso_powers(Lj, g, PgT, flat)
                     z, sw, T, cp = iso_views(ws, K, A, dense)[:4]
-                    iso_pass(PgT, g, W, Wsum, u, z, sw, T, cp, False)
-                    row = PgT[y[j]]
+                    if method == GRAM:  # its powers are row-major in flat (intact after any fall-back)
+                        rows_pass(flat, A, K, g, W, Wsum, u, z, sw, T, cp, ck)
+                        for i in range(A):
+                            pay[j, i] = sw[i] * flat[i * K + y[j]]
+                    else:
+                        iso_pass(PgT, g, W, Wsum, u, z, sw, T, cp, False)
+                        row = PgT[y[j]]
+                        for i in range(A):
+                            pay[j, i] = sw[i] * row[i]
                     tot = 0.0
                     for i in range(A):
-                        v = sw[i] * row[i]
-                        pay[j, i] = v
-                        tot += v
+                        tot += pay[j, i]
                     for i in range(A):
                         pay[j, i] /= tot
 
@@ -320,7 +325,9 @@ def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, re
 def solve_item(L, kind, inv_eta, W, tol, max_iter, method, u, warm):
     """Equilibrium of one item: ``method`` 0 = safeguarded Newton (:func:`_newton_loop`), 1 = the
     seed's fixed point (:func:`_fixed_point_loop`), 2 = Newton with the matrix-free CG direction,
-    3 = the Anderson-accelerated fixed point (:func:`markets.kernels.anderson.anderson_loop`).
+    3 = the Anderson-accelerated fixed point (:func:`markets.kernels.anderson.anderson_loop`),
+    :data:`GRAM` = the eta = 2 scaling (:mod:`markets.kernels.gram`; one-order eta = 2 markets only,
+    else Newton-CG on the general path).
     ``u`` (K,) is the start if ``warm`` and the answer on return. A one-order market goes through the lean path first (:func:`_iso_solve_pg`);
     if that declines (a start that is not finite), the general path (:func:`general_item`) decides. Returns
     ``(n_iter, converged, residual, n_negative)``."""
