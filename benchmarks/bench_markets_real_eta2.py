@@ -1,0 +1,78 @@
+"""η = 2 markets on real predictions: the demo competition's agents (seed 000 Algorithm 2.3 on scikit-image's
+bundled natural images, :mod:`evaluation.demo_task`: linear predictors, LOCO-I's median edge detector, context
+histograms, nearest neighbours... each a 64-class distribution of a pixel's grey level).
+
+For the first A agents of that field (A in ``--agents``): CPU seconds (medians of ``--reps`` interleaved rounds)
+of ``equilibrium(beliefs, 2.0, method=m, tol=1e-10, check=False)`` for ``auto`` (``gram`` wherever
+``gram_max_agents(64) = 16`` allows), ``newton_cg``, ``anderson`` and the seed's ``fixed_point``; the ratios to
+the fixed point; the largest log-price difference between auto and the fixed point; and the same for five
+epochs of batch market training (``train_market(..., mode="batch", max_epochs=5, wealth_tol=0)``) on the
+test pixels' labels.
+
+    PYTHONPATH=$PWD NUMBA_CACHE_DIR=$PWD/.numba_cache OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \\
+        .venv/bin/python benchmarks/bench_markets_real_eta2.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks.harness import interleaved  # noqa: E402
+from evaluation.demo_task import make_demo_data  # noqa: E402
+from markets import equilibrium, train_market  # noqa: E402
+
+METHODS = ("auto", "newton_cg", "anderson", "fixed_point")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--agents", default="2,4,8,16")
+    ap.add_argument("--n-test", type=int, default=4000)
+    ap.add_argument("--reps", type=int, default=3)
+    args = ap.parse_args(argv)
+    _, te, field = make_demo_data(n_train=30000, n_test=args.n_test, secret=1)
+    logp = np.stack([a[2] for a in field], axis=1)  # (n, all agents, 64)
+    logp = logp - np.log(np.exp(logp).sum(axis=2, keepdims=True))
+    y = np.asarray(te.y, dtype=np.int64)
+    print(f"field: {logp.shape[1]} agents, {logp.shape[0]} pixels, {logp.shape[2]} classes; load {os.getloadavg()}")
+    print(
+        "| A | call | auto method | "
+        + " | ".join(f"{m} s" for m in METHODS)
+        + " | "
+        + " | ".join(f"{m} / FP" for m in METHODS[:-1])
+        + " | max Δ |"
+    )
+    print("|---" * (4 + 2 * len(METHODS)) + "|", flush=True)
+    for a in (int(v) for v in args.agents.split(",")):
+        lp = np.ascontiguousarray(logp[:, :a])
+        calls = {
+            "equilibrium": [(lambda m=m: equilibrium(lp, 2.0, method=m, tol=1e-10, check=False)) for m in METHODS],
+            "training": [
+                (lambda m=m: train_market(lp, y, 2.0, mode="batch", method=m, max_epochs=5, wealth_tol=0))
+                for m in METHODS
+            ],
+        }
+        for name, fns in calls.items():
+            _, cpu, outs = interleaved(fns, args.reps, args.reps)
+            if name == "equilibrium":
+                how = outs[0].method
+                diff = float(np.abs(outs[0].log_prices - outs[-1].log_prices).max())
+                assert all(o.all_converged for o in outs)
+            else:
+                how = equilibrium(lp[:2], 2.0, check=False).method
+                diff = float(np.abs(outs[0].wealth - outs[-1].wealth).max())
+                assert all(o.all_equilibria_converged for o in outs)
+            times = " | ".join(f"{t:.3f}" for t in cpu)
+            rel = " | ".join(f"{t / cpu[-1]:.2f}" for t in cpu[:-1])
+            print(f"| {a} | {name} | {how} | {times} | {rel} | {diff:.1e} |", flush=True)
+    print(f"load at the end: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
