@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.bench_markets_grid import family  # noqa: E402
-from benchmarks.harness import interleaved  # noqa: E402
+from benchmarks.harness import against_last, interleaved  # noqa: E402
 from markets import train_market  # noqa: E402
 
 METHODS = ("gram", "newton_cg", "anderson", "auto", "fixed_point")
@@ -59,8 +59,7 @@ def main(argv=None) -> None:
             ref = outs[-1].wealth
             dw = max(float(np.abs(o.wealth - ref).max()) for o in outs)
             assert all(o.all_equilibria_converged for o in outs), (fam, shape)
-            times = " | ".join(f"{t:.3f}" for t in cpu)
-            rel = " | ".join(f"{t / cpu[-1]:.2f}" for t in cpu[:-1])
+            times, rel = against_last(cpu)
             print(f"| {fam} | {n} × {a} × {k} | {times} | {rel} | {dw:.1e} |", flush=True)
     print(f"load at the end: {os.getloadavg()}")
 

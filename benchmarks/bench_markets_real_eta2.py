@@ -23,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.harness import interleaved  # noqa: E402
+from benchmarks.harness import against_last, interleaved  # noqa: E402
 from evaluation.demo_task import make_demo_data  # noqa: E402
 from markets import equilibrium, train_market  # noqa: E402
 
@@ -68,8 +68,7 @@ def main(argv=None) -> None:
                 how = equilibrium(lp[:2], 2.0, check=False).method
                 diff = float(np.abs(outs[0].wealth - outs[-1].wealth).max())
                 assert all(o.all_equilibria_converged for o in outs)
-            times = " | ".join(f"{t:.3f}" for t in cpu)
-            rel = " | ".join(f"{t / cpu[-1]:.2f}" for t in cpu[:-1])
+            times, rel = against_last(cpu)
             print(f"| {a} | {name} | {how} | {times} | {rel} | {diff:.1e} |", flush=True)
     print(f"load at the end: {os.getloadavg()}")
 

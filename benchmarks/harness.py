@@ -43,3 +43,9 @@ def interleaved(
             total += dt
         reps += 1
     return [float(np.median(t)) for t in wall], [float(np.median(t)) for t in cpu], outs
+
+
+def against_last(cpu: Sequence[float]) -> tuple[str, str]:
+    """Table cells of seconds ``cpu`` and of each but the last as a ratio to the last (the peer's): two
+    ``" | "``-joined strings."""
+    return " | ".join(f"{t:.3f}" for t in cpu), " | ".join(f"{t / cpu[-1]:.2f}" for t in cpu[:-1])
