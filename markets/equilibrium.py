@@ -31,7 +31,7 @@ market clears: ``sum_i r_ik = c_k`` (with total wealth one). Methods:
     iteration takes 25-550 (eta 2-30), safeguarded by the plain step. Isoelastic/log agents only.
 ``"gram"``
     Markets of isoelastic agents all with ``eta = 2`` only: the equilibrium is the symmetric
-    scaling ``s * (G s) = W`` of the agents' A x A Gram matrix ``G = P^(1/2) P^(1/2)^T``
+    scaling ``s * (G s) = (sum_i W_i) W`` of the agents' A x A Gram matrix ``G = P^(1/2) P^(1/2)^T``
     (:mod:`markets.kernels.gram`), solved by Newton in the agents' space (O(A^3) a step, no pass over
     the goods), then one pass measures the clearing residual by the same rule. Clears to ~1e-15.
 ``"tatonnement"``
