@@ -167,3 +167,19 @@ def test_training_with_gram_equals_training_with_newton(mode, rng):
     b = train_market(lp, y, 2.0, mode=mode, method="newton", max_epochs=3, batch_size=10)
     np.testing.assert_allclose(a.wealth, b.wealth, rtol=1e-9, atol=1e-14)
     assert abs(a.wealth.sum() - 1.0) <= 1e-12
+
+
+def test_at_the_edge_of_the_auto_rule_sharp_agents_and_skewed_wealth_clear(rng):
+    """The largest markets ``auto`` sends to ``gram`` (64 agents at 1,024 goods), with sharp agents (logits of
+    scale 8) and wealth over six orders of magnitude: converged, clearing error <= tol, prices the fixed
+    point's."""
+    n, A, K = 2, gram_max_agents(1024), 1024
+    z = 8.0 * rng.standard_normal((n, A, K))
+    lp = z - z.max(axis=2, keepdims=True)
+    lp -= np.log(np.exp(lp).sum(axis=2, keepdims=True))
+    w = 10.0 ** rng.uniform(-6, 0, A)
+    got = equilibrium(lp, 2.0, w)
+    ref = equilibrium(lp, 2.0, w, method="fixed_point", tol=1e-13)
+    assert got.method == "gram" and got.all_converged
+    assert got.clearing_error.max() <= 1e-10 and got.budget_error.max() <= 1e-10
+    np.testing.assert_allclose(got.log_prices, ref.log_prices, atol=1e-9)
