@@ -224,9 +224,9 @@ def _iso_solve_item(method, L, g, W, Wsum, tol, max_iter, u, warm, ws, gws, PgT,
     not filled unless that happened. Other methods: :func:`iso_powers` into ``PgT``, then
     :func:`_iso_solve_pg`. Returns ``(ok, n_iter, converged, residual)``."""
     A, K = L.shape
-    if method != GRAM:
+    if method != GRAM or g != 0.5:  # the scaling holds at eta = 2 only: another order takes Newton-CG
         iso_powers(L, g, PgT, flat)
-        return _iso_solve_pg(method, PgT, g, W, Wsum, tol, max_iter, u, warm, ws)
+        return _iso_solve_pg(2 if method == GRAM else method, PgT, g, W, Wsum, tol, max_iter, u, warm, ws)
     exp_scaled(np.ascontiguousarray(L).reshape(A * K), g, flat)
     ok, it, conv, res = gram_item(flat, A, K, W, Wsum, tol, max_iter, u, warm, gws)
     if ok and not conv and it < max_iter:

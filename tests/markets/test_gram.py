@@ -183,3 +183,16 @@ def test_at_the_edge_of_the_auto_rule_sharp_agents_and_skewed_wealth_clear(rng):
     assert got.method == "gram" and got.all_converged
     assert got.clearing_error.max() <= 1e-10 and got.budget_error.max() <= 1e-10
     np.testing.assert_allclose(got.log_prices, ref.log_prices, atol=1e-9)
+
+
+def test_the_kernels_never_apply_the_scaling_to_another_order(rng):
+    """A kernel caller that passes the Gram method code for an eta = 10 market (the public functions refuse
+    it) gets Newton-CG's answer, not a scaling that holds at eta = 2 only."""
+    L = np.log(rng.dirichlet(np.ones(20), size=4))
+    ag = make_agents(10.0, n_agents=4)
+    out = {}
+    for code in (2, 4):
+        u = np.zeros(20)
+        out[code] = (solve_item(L, ag.kind, ag.inv_eta, ag.wealth, 1e-10, 100, code, u, False), u)
+    assert out[4][0] == out[2][0] and out[4][0][1]
+    np.testing.assert_array_equal(out[4][1], out[2][1])
