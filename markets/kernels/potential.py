@@ -37,6 +37,37 @@ def powers(L, kind, inv_eta, Pg):
             exp_scaled(np.ascontiguousarray(L[i]), inv_eta[i], Pg[i])
 
 
+GROUP_MIN_GOODS = 16
+"""From this many goods :func:`evaluate` takes the agents of one order together (one ``c^(1-g)``
+per distinct order); below it, agent by agent (an array of flags costs more than it saves)."""
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _iso_agent(L, i, g, w, u, Pg, Q, T, cp):
+    """Agent ``i`` (isoelastic of order ``g`` < 1, ``cp = c^(1-g)``): its effective belief ``Q_i``
+    (Eq. 2.35), its spending added to ``T``; returns its term of the potential."""
+    K = L.shape[1]
+    z = 0.0
+    for k in range(K):
+        v = Pg[i, k] * cp[k]
+        Q[i, k] = v
+        z += v
+    iz = 1.0 / z
+    for k in range(K):
+        q = Q[i, k] * iz
+        Q[i, k] = q
+        T[k] += w * q
+    dl = 1.0 - g
+    if abs(dl) < 0.1:
+        # near the log agent, 1/(1-g) amplifies rounding: log z = log1p(sum P expm1(dl a))
+        acc = 0.0
+        for k in range(K):
+            if L[i, k] > -np.inf:
+                acc += np.exp(L[i, k]) * np.expm1(dl * (u[k] - L[i, k]))
+        return w * np.log1p(acc) / dl
+    return w / dl * np.log(z)
+
+
 @njit(cache=True, error_model="numpy")
 def evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp):
     """Spending, potential and residual at normalised log-prices ``u``.
@@ -44,6 +75,13 @@ def evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp):
     Fills ``Q`` (effective beliefs of isoelastic agents, Eq. 2.35), ``B`` (``log(P/c) - S_i`` of
     exponential agents), ``T`` (total spending per good). Returns ``(phi, residual, n_negative)``
     with ``residual = max_k |T_k - Wsum c_k| / c_k``.
+
+    ``c^(1-g)`` (by the vectorised exp into ``cp``) is computed once per distinct order ``g``: from
+    :data:`GROUP_MIN_GOODS` goods the agents of an order are taken together wherever they stand in
+    the list, below it whenever the order changes from one agent to the next. (Recomputing it per
+    agent, as before session 36, made a market whose orders alternate, e.g. eta = 2, 10, 30, log,
+    2, ..., pay A x K scalar exps per evaluation: 3.1x the time of the same market with its agents
+    sorted by order, for the fixed point and every method on this path.)
     """
     A, K = L.shape
     for k in range(K):
@@ -51,6 +89,9 @@ def evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp):
     phi = 0.0
     prev = -1.0
     nneg = 0
+    grouped = K >= GROUP_MIN_GOODS
+    done = np.zeros(A if grouped else 0, np.bool_)
+    c = np.empty(0)  # the prices, once, if an exponential agent needs them
     for i in range(A):
         w = W[i]
         if kind[i] == ISO:
@@ -62,39 +103,32 @@ def evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp):
                     T[k] += w * p
                     if p > 0.0:
                         phi += w * p * u[k]
+            elif grouped:
+                if done[i]:
+                    continue
+                exp_scaled(u, 1.0 - g, cp)
+                for j in range(i, A):
+                    if kind[j] == ISO and inv_eta[j] == g:
+                        done[j] = True
+                        phi += _iso_agent(L, j, g, W[j], u, Pg, Q, T, cp)
             else:
                 if g != prev:
-                    for k in range(K):
-                        cp[k] = np.exp((1.0 - g) * u[k])
+                    exp_scaled(u, 1.0 - g, cp)
                     prev = g
-                z = 0.0
-                for k in range(K):
-                    v = Pg[i, k] * cp[k]
-                    Q[i, k] = v
-                    z += v
-                for k in range(K):
-                    Q[i, k] /= z
-                    T[k] += w * Q[i, k]
-                dl = 1.0 - g
-                if abs(dl) < 0.1:
-                    # near the log agent, 1/(1-g) amplifies rounding: log z = log1p(sum P expm1(dl a))
-                    acc = 0.0
-                    for k in range(K):
-                        if L[i, k] > -np.inf:
-                            acc += np.exp(L[i, k]) * np.expm1(dl * (u[k] - L[i, k]))
-                    phi += w * np.log1p(acc) / dl
-                else:
-                    phi += w / dl * np.log(z)
+                phi += _iso_agent(L, i, g, w, u, Pg, Q, T, cp)
         else:
+            if c.shape[0] == 0:
+                c = np.empty(K)
+                exp_scaled(u, 1.0, c)
             s = 0.0
             for k in range(K):
                 a = L[i, k] - u[k]
                 B[i, k] = a
-                s += np.exp(u[k]) * a
+                s += c[k] * a
             phi += s
             for k in range(K):
                 B[i, k] -= s
-                r = np.exp(u[k]) * (w + B[i, k])
+                r = c[k] * (w + B[i, k])
                 if r < 0.0:
                     nneg += 1
                 T[k] += r
