@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solvers.kernels.simplex_log import normalise_log
+from solvers.kernels.fastexp import exp_scaled
+from solvers.kernels.simplex_log import normalise_log_with
 
 from .isoelastic import iso_pass
 from .potential import evaluate
@@ -22,11 +23,13 @@ def _mirror_direction(u, T, Wsum, d):
 
 
 @njit(cache=True, error_model="numpy")
-def _slope(u, T, Wsum, d):
-    """Directional derivative of Phi in ``u`` along ``d`` (the gradient is the excess spending)."""
+def _slope(u, T, Wsum, d, x):
+    """Directional derivative of Phi in ``u`` along ``d`` (the gradient is the excess spending);
+    ``x`` a scratch of K floats (the vectorised exp)."""
+    exp_scaled(u, 1.0, x)
     gd = 0.0
     for k in range(u.shape[0]):
-        gd += (T[k] - Wsum * np.exp(u[k])) * d[k]
+        gd += (T[k] - Wsum * x[k]) * d[k]
     return gd
 
 
@@ -53,10 +56,11 @@ def _first_step(d):
 
 
 @njit(cache=True, error_model="numpy")
-def trial(u, d, t, un):
+def trial(u, d, t, un, x):
+    """``un = u + t d``, normalised (``x``: a scratch of K floats for the vectorised exp)."""
     for k in range(u.shape[0]):
         un[k] = u[k] + t * d[k]
-    normalise_log(un)
+    normalise_log_with(un, x)
 
 
 @njit(cache=True, error_model="numpy")
@@ -83,24 +87,25 @@ def _eval_at(lean, u, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B):
 
 
 @njit(cache=True, error_model="numpy")
-def safeguarded_step(ok, u, d, un, phi, res, lean, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B):
+def safeguarded_step(ok, u, d, un, phi, res, lean, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B, x):
     """One iteration of the safeguarded phase shared by both Newton drivers: the Newton direction
     ``d`` if ``ok`` (else, or if its line search fails, the mirror-gradient direction), Armijo
     backtracking on Phi from the capped first trial :func:`_first_step`. Returns
     ``(accepted, phi, res, n_negative)``: at the trial point ``un`` if accepted (the caller moves
-    ``u`` there), else at ``u`` (buffers restored; no progress is possible at working precision)."""
+    ``u`` there), else at ``u`` (buffers restored; no progress is possible at working precision). ``x``: a scratch of
+    K floats."""
     nneg = 0
     for attempt in range(2):
         if not ok or attempt == 1:
             _mirror_direction(u, T, Wsum, d)
-        gd = _slope(u, T, Wsum, d)
+        gd = _slope(u, T, Wsum, d, x)
         if not (gd > 0.0):
             if attempt == 0:
                 continue
             break
         t = _first_step(d)
         for _ls in range(60):
-            trial(u, d, t, un)
+            trial(u, d, t, un, x)
             phin, resn, nn = _eval_at(lean, un, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B)
             if _ascent_ok(phin, phi, resn, res, t, gd, u.shape[0]):
                 return True, phin, resn, nn

@@ -54,6 +54,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from solvers.kernels.fastexp import exp_scaled
+from solvers.kernels.fastlog import log_into
+
 from .potential import ISO
 
 _FM = {"reassoc", "contract"}
@@ -126,8 +129,9 @@ def general_diagonal(kind, inv_eta, W, Q, u, dg):
                 dg[k] += wg * Q[i, k]
         else:
             n_exp += 1
-    for k in range(K):
-        dg[k] += n_exp * np.exp(u[k])
+    if n_exp > 0:
+        for k in range(K):
+            dg[k] += n_exp * np.exp(u[k])
     return n_exp
 
 
@@ -163,13 +167,18 @@ def cg_direction(lean, u, T, Wsum, reg, res, tol, d, scr, PgT, g, cp, z, s, kind
     ``ok`` False (a non-positive curvature, from rounding) sends the caller to the mirror step."""
     K = u.shape[0]
     b = scr[3 * K : 4 * K]  # the right-hand side goes where cg_solve keeps its residual
+    c = scr[4 * K : 5 * K]  # scratch until cg_solve starts (the vectorised exp and log)
+    exp_scaled(u, 1.0, c)
     for k in range(K):
-        b[k] = T[k] - Wsum * np.exp(u[k])
+        b[k] = T[k] - Wsum * c[k]
     if log_rhs:
+        lt = scr[5 * K : 6 * K]
+        log_into(T, lt)
+        lw = np.log(Wsum)
         for k in range(K):
             t = T[k]
             if t > 0.0:
-                b[k] = t * np.log(t / (Wsum * np.exp(u[k])))
+                b[k] = t * (lt[k] - lw - u[k])  # t log(t / (Wsum c_k))
     forcing = min(0.1, res)
     floor = 0.1 * tol / max(res, 1e-300)
     if forcing < floor:
@@ -196,9 +205,9 @@ def cg_solve(lean, u, b, reg, stop, d, scr, PgT, g, T, cp, z, s, kind, inv_eta, 
     wt = scr[8 * K : 9 * K]
     a = scr[9 * K :]
     jac = not lean and dg.shape[0] == K  # the general path's diagonal scaling (module docstring)
+    exp_scaled(u, 1.0, c)
     for k in range(K):
-        ck = np.exp(u[k])
-        c[k] = ck
+        ck = c[k]
         dk = dg[k] if jac and dg[k] > 0.0 else ck
         rc[k] = 1.0 / np.sqrt(dk)
         wt[k] = np.sqrt(dk) / ck

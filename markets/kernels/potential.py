@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from solvers.kernels.fastexp import exp_scaled
-from solvers.kernels.simplex_log import normalise_log
+from solvers.kernels.simplex_log import VECTOR_MIN, normalise_log
 
 from .direction import direction_from_S
 
@@ -91,7 +91,10 @@ def evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp):
     nneg = 0
     grouped = K >= GROUP_MIN_GOODS
     done = np.zeros(A if grouped else 0, np.bool_)
-    c = np.empty(0)  # the prices, once, if an exponential agent needs them
+    c = np.empty(0)  # the prices, once: for exponential agents and the residual (vectorised exp)
+    if K >= VECTOR_MIN:
+        c = np.empty(K)
+        exp_scaled(u, 1.0, c)
     for i in range(A):
         w = W[i]
         if kind[i] == ISO:
@@ -134,7 +137,7 @@ def evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp):
                 T[k] += r
     res = 0.0
     for k in range(K):
-        ck = np.exp(u[k])
+        ck = c[k] if c.shape[0] == K else np.exp(u[k])
         e = abs(T[k] - Wsum * ck) / ck
         if e > res:
             res = e
