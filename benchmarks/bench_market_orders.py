@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -24,6 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from bench_markets_grid import family  # noqa: E402
 
+from benchmarks.harness import interleaved  # noqa: E402
 from markets import equilibrium  # noqa: E402
 
 MIXES = {
@@ -33,12 +33,10 @@ MIXES = {
 
 
 def _cpu(f, reps):
-    ts, out = [], None
-    for _ in range(reps):
-        t = time.process_time()
-        out = f()
-        ts.append(time.process_time() - t)
-    return float(np.median(ts)), out
+    """Median CPU seconds of ``reps`` calls of ``f`` (:func:`harness.interleaved` with one function) and
+    its last result."""
+    _, cpu, outs = interleaved([f], min_reps=reps, max_reps=reps)
+    return cpu[0], outs[0]
 
 
 def main() -> None:
