@@ -7,7 +7,8 @@ of ``equilibrium(beliefs, 2.0, method=m, tol=1e-10, check=False)`` for ``auto`` 
 ``gram_max_agents(64) = 16`` allows), ``newton_cg``, ``anderson`` and the seed's ``fixed_point``; the ratios to
 the fixed point; the largest log-price difference between auto and the fixed point; and the same for five
 epochs of batch market training (``train_market(..., mode="batch", max_epochs=5, wealth_tol=0)``) on the
-test pixels' labels.
+test pixels' labels. ``--utilities mix``: the same agents as a mixed market (η = 2, 10, 30 and log, interleaved
+agent by agent, as ``bench_markets_grid.py`` lists them; ``auto`` then takes Newton-CG on the general path).
 
     PYTHONPATH=$PWD NUMBA_CACHE_DIR=$PWD/.numba_cache OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \\
         .venv/bin/python benchmarks/bench_markets_real_eta2.py
@@ -35,15 +36,18 @@ def main(argv=None) -> None:
     ap.add_argument("--agents", default="2,4,8,16")
     ap.add_argument("--n-test", type=int, default=4000)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--utilities", choices=("2", "mix"), default="2")
     args = ap.parse_args(argv)
     _, te, field = make_demo_data(n_train=30000, n_test=args.n_test, secret=1)
     logp = np.stack([a[2] for a in field], axis=1)  # (n, all agents, 64)
     logp = logp - np.log(np.exp(logp).sum(axis=2, keepdims=True))
     y = np.asarray(te.y, dtype=np.int64)
     for m in METHODS:  # load the compiled kernels before any timing
-        equilibrium(logp[:3, :3], 2.0, method=m, check=False)
-        train_market(logp[:3, :3], y[:3], 2.0, method=m, max_epochs=1)
-    print(f"field: {logp.shape[1]} agents, {logp.shape[0]} pixels, {logp.shape[2]} classes; load {os.getloadavg()}")
+        for w in (2.0, [2.0, 10.0, "log"]):
+            equilibrium(logp[:3, :3], w, method=m, check=False)
+            train_market(logp[:3, :3], y[:3], w, method=m, max_epochs=1)
+    n, n_agents, k = logp.shape
+    print(f"utilities: {args.utilities}; field: {n_agents} agents, {n} pixels, {k} classes; load {os.getloadavg()}")
     print(
         "| A | call | auto method | "
         + " | ".join(f"{m} s" for m in METHODS)
@@ -54,10 +58,11 @@ def main(argv=None) -> None:
     print("|---" * (4 + 2 * len(METHODS)) + "|", flush=True)
     for a in (int(v) for v in args.agents.split(",")):
         lp = np.ascontiguousarray(logp[:, :a])
+        u = 2.0 if args.utilities == "2" else [[2.0, 10.0, 30.0, "log"][i % 4] for i in range(a)]
         calls = {
-            "equilibrium": [(lambda m=m: equilibrium(lp, 2.0, method=m, tol=1e-10, check=False)) for m in METHODS],
+            "equilibrium": [(lambda m=m: equilibrium(lp, u, method=m, tol=1e-10, check=False)) for m in METHODS],
             "training": [
-                (lambda m=m: train_market(lp, y, 2.0, mode="batch", method=m, max_epochs=5, wealth_tol=0))
+                (lambda m=m: train_market(lp, y, u, mode="batch", method=m, max_epochs=5, wealth_tol=0))
                 for m in METHODS
             ],
         }
@@ -68,7 +73,7 @@ def main(argv=None) -> None:
                 diff = float(np.abs(outs[0].log_prices - outs[-1].log_prices).max())
                 assert all(o.all_converged for o in outs)
             else:
-                how = equilibrium(lp[:2], 2.0, check=False).method
+                how = equilibrium(lp[:2], u, check=False).method
                 diff = float(np.abs(outs[0].wealth - outs[-1].wealth).max())
                 assert all(o.all_equilibria_converged for o in outs)
             times, rel = against_last(cpu)
