@@ -46,7 +46,8 @@ def label_gradients(L, y, kind, inv_eta, W, U, rtol, G, n_products):
         powers(L[j], kind, inv_eta, Pg)
         evaluate(L[j], kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
         dg = np.empty(K)
-        reg = abs(Wsum) + general_diagonal(kind, inv_eta, W, Q, u, dg)  # as the Newton loop's
+        h = np.empty(K)
+        reg = abs(Wsum) + general_diagonal(kind, inv_eta, W, Q, u, dg, h)  # as the Newton loop's
         scr = np.empty(cg_scratch_size(K, A))
         b = scr[3 * K : 4 * K]
         big = 0.0
@@ -56,7 +57,7 @@ def label_gradients(L, y, kind, inv_eta, W, U, rtol, G, n_products):
             big = max(big, abs(b[k]) / ck)
         lam = np.empty(K)
         n_products[j] = cg_solve(
-            False, u, b, reg, rtol * big, lam, scr, no2, 0.0, T, cp, no1, no1, kind, inv_eta, W, Q, dg
+            False, u, b, reg, rtol * big, lam, scr, no2, 0.0, T, cp, no1, no1, kind, inv_eta, W, Q, dg, h
         )[1]
         lc = 0.0
         for k in range(K):

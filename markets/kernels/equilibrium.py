@@ -25,9 +25,10 @@ from .isoelastic import (
     one_order,
     transpose_rows,
 )
+from .jacobi import JACOBI_RATE, JACOBI_UNTIL, jacobi_log_step
 from .line_search import safeguarded_step, trial
 from .newton_cg import cg_direction, cg_scratch_size, general_diagonal
-from .potential import evaluate, init_prices, newton_direction, powers
+from .potential import ISO, evaluate, init_prices, newton_direction, powers
 
 
 @njit(cache=True, error_model="numpy")
@@ -105,6 +106,7 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws, cg):
                 W,
                 np.empty((0, 0)),
                 no1,
+                T,
                 True,
             )[0]
         elif chord:
@@ -384,9 +386,20 @@ def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs
 
 
 @njit(cache=True, error_model="numpy")
+def _has_exp(kind):
+    for i in range(kind.shape[0]):
+        if kind[i] != ISO:
+            return True
+    return False
+
+
+@njit(cache=True, error_model="numpy")
 def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, cg):
     """Safeguarded Newton on the general path from the evaluated start ``u``; ``cg``: the
-    matrix-free direction of :func:`markets.kernels.newton_cg.cg_direction` (no K x K matrix)."""
+    matrix-free direction of :func:`markets.kernels.newton_cg.cg_direction` (no K x K matrix),
+    after the diagonal steps of :mod:`markets.kernels.jacobi` while the residual is above
+    :data:`markets.kernels.jacobi.JACOBI_UNTIL` (markets without exponential agents; each counts as
+    an iteration)."""
     A, K = L.shape
     nK = 0 if cg else K
     d = np.zeros(K)
@@ -398,16 +411,53 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
     no2 = np.empty((0, 0))
     scr = np.empty(cg_scratch_size(K, A) if cg else 0)
     dg = np.empty(K if cg else 0)
+    h = np.empty(K if cg else 0)
     it = 0
+    if cg and not _has_exp(kind):  # the global phase: diagonal steps (markets.kernels.jacobi)
+        while res > max(tol, JACOBI_UNTIL) and it < max_iter:
+            general_diagonal(kind, inv_eta, W, Q, u, dg, h)
+            if not jacobi_log_step(u, T, Wsum, dg, un, tmp):
+                break
+            phin, resn, nnegn = evaluate(L, kind, inv_eta, W, Wsum, un, Pg, Q, B, T, cp)
+            if not (resn < res):  # undo it: Newton goes on from u
+                phi, res, nneg = evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
+                break
+            it += 1
+            fast = resn <= JACOBI_RATE * res
+            for k in range(K):
+                u[k] = un[k]
+            phi, res, nneg = phin, resn, nnegn
+            if not fast:
+                break
     while res > tol and it < max_iter:
         it += 1
         if cg:
-            n_exp = general_diagonal(kind, inv_eta, W, Q, u, dg)
+            n_exp = general_diagonal(kind, inv_eta, W, Q, u, dg, h)
             reg = abs(Wsum) + n_exp
             if reg <= 0.0:
                 reg = 1.0
             ok = cg_direction(
-                False, u, T, Wsum, reg, res, tol, d, scr, no2, 0.0, no1, no1, no1, kind, inv_eta, W, Q, dg, n_exp == 0
+                False,
+                u,
+                T,
+                Wsum,
+                reg,
+                res,
+                tol,
+                d,
+                scr,
+                no2,
+                0.0,
+                no1,
+                no1,
+                no1,
+                kind,
+                inv_eta,
+                W,
+                Q,
+                dg,
+                h,
+                n_exp == 0,
             )[0]
         else:
             ok = newton_direction(kind, inv_eta, W, u, Q, B, T, Wsum, d, H, Lc, tmp)

@@ -67,7 +67,7 @@ ascent direction of Phi)."""
 
 @njit(cache=True, error_model="numpy")
 def cg_scratch_size(K, A):
-    return 9 * K + A
+    return 8 * K + A
 
 
 @njit(cache=True, fastmath=_FM, error_model="numpy")
@@ -114,24 +114,33 @@ def general_apply(kind, inv_eta, W, Q, dg, v, out):
                     out[k] += acc * q[k]
 
 
-@njit(cache=True, error_model="numpy")
-def general_diagonal(kind, inv_eta, W, Q, u, dg):
-    """The diagonal part of ``-S`` on the general path: ``sum_iso W_i g_i Q_i + n_exp c``; returns
-    ``n_exp`` (it adds to the shift regularisation, as in :func:`markets.kernels.potential.newton_direction`)."""
+@njit(cache=True, fastmath=_FM, error_model="numpy")
+def general_diagonal(kind, inv_eta, W, Q, u, dg, h):
+    """The diagonal part of ``-S`` on the general path, ``dg = sum_iso W_i g_i Q_i + n_exp c``, and
+    in the same pass ``h = -S 1 = sum_iso W_i Q_i + n_exp c`` (each ``Q_i`` sums to one, so
+    ``(Q_i Q_i^T) 1 = Q_i``: the product of :func:`cg_solve`'s projection needs no pass of its own);
+    returns ``n_exp`` (it adds to the shift regularisation, as in
+    :func:`markets.kernels.potential.newton_direction`)."""
     A, K = Q.shape
     n_exp = 0
     for k in range(K):
         dg[k] = 0.0
+        h[k] = 0.0
     for i in range(A):
         if kind[i] == ISO:
-            wg = W[i] * inv_eta[i]
+            w = W[i]
+            wg = w * inv_eta[i]
+            q = Q[i]
             for k in range(K):
-                dg[k] += wg * Q[i, k]
+                dg[k] += wg * q[k]
+                h[k] += w * q[k]
         else:
             n_exp += 1
     if n_exp > 0:
         for k in range(K):
-            dg[k] += n_exp * np.exp(u[k])
+            ck = n_exp * np.exp(u[k])
+            dg[k] += ck
+            h[k] += ck
     return n_exp
 
 
@@ -158,16 +167,16 @@ def _rel(r, wt):
 
 
 @njit(cache=True, error_model="numpy")
-def cg_direction(lean, u, T, Wsum, reg, res, tol, d, scr, PgT, g, cp, z, s, kind, inv_eta, W, Q, dg, log_rhs=False):
+def cg_direction(lean, u, T, Wsum, reg, res, tol, d, scr, PgT, g, cp, z, s, kind, inv_eta, W, Q, dg, h, log_rhs=False):
     """Newton direction ``d = M^(-1) (T - Wsum c)`` by CG (module docstring) from the spending ``T``
-    and the pass (lean: ``PgT, g, cp, z, s``) or evaluation (general: ``Q`` and the diagonal ``dg``)
-    at ``u``; ``log_rhs``: the logarithmic right-hand side (module docstring; only where every
+    and the pass (lean: ``PgT, g, cp, z, s``) or evaluation (general: ``Q``, the diagonal ``dg`` and
+    ``h = -S 1`` of :func:`general_diagonal`) at ``u`` (lean: ``h`` is ``T``, see :func:`cg_solve`); ``log_rhs``: the logarithmic right-hand side (module docstring; only where every
     agent's demand is positive: no exponential agents). ``scr`` is scratch of :func:`cg_scratch_size`
     floats. Returns ``(ok, n_products)``;
     ``ok`` False (a non-positive curvature, from rounding) sends the caller to the mirror step."""
     K = u.shape[0]
     b = scr[3 * K : 4 * K]  # the right-hand side goes where cg_solve keeps its residual
-    c = scr[4 * K : 5 * K]  # scratch until cg_solve starts (the vectorised exp and log)
+    c = scr[:K]  # the prices, where cg_solve keeps them
     exp_scaled(u, 1.0, c)
     for k in range(K):
         b[k] = T[k] - Wsum * c[k]
@@ -183,36 +192,38 @@ def cg_direction(lean, u, T, Wsum, reg, res, tol, d, scr, PgT, g, cp, z, s, kind
     floor = 0.1 * tol / max(res, 1e-300)
     if forcing < floor:
         forcing = min(0.1, floor)
-    return cg_solve(lean, u, b, reg, forcing * res, d, scr, PgT, g, T, cp, z, s, kind, inv_eta, W, Q, dg)
+    return cg_solve(lean, u, b, reg, forcing * res, d, scr, PgT, g, T, cp, z, s, kind, inv_eta, W, Q, dg, h, True)
 
 
 @njit(cache=True, error_model="numpy")
-def cg_solve(lean, u, b, reg, stop, d, scr, PgT, g, T, cp, z, s, kind, inv_eta, W, Q, dg):
+def cg_solve(lean, u, b, reg, stop, d, scr, PgT, g, T, cp, z, s, kind, inv_eta, W, Q, dg, h, have_c=False):
     """``d = M^(-1) b`` by CG on the scaled system (module docstring) until the residual, in the
     clearing residual's norm ``max_k |(b - M d)_k| / c_k``, is at most ``stop`` (or
-    :data:`CG_MAX_ITER` products). ``b`` may be ``scr[3K:4K]``. The Newton direction
+    :data:`CG_MAX_ITER` products). ``b`` may be ``scr[3K:4K]``; ``have_c``: ``scr[:K]`` holds
+    ``exp(u)`` already (:func:`cg_direction` computes it). ``h = -S 1``, the projection's
+    vector: every effective belief sums to one, so it is the isoelastic agents' spending plus
+    ``n_exp c`` (from :func:`general_diagonal`; on the lean path it is the spending ``T`` itself),
+    one product fewer per call than forming it as ``-S 1`` (session 37). The Newton direction
     (:func:`cg_direction`) and the adjoint of the weight gradient
     (:mod:`markets.kernels.adjoint`) both solve with it. Returns ``(ok, n_products)``."""
     K = u.shape[0]
     c = scr[:K]
-    rc = scr[K : 2 * K]
-    h = scr[2 * K : 3 * K]
+    rc = scr[K : 2 * K]  # scr[2K:3K] is spare (it held h before h came from the caller)
     r = scr[3 * K : 4 * K]
     p = scr[4 * K : 5 * K]
     q = scr[5 * K : 6 * K]
     v = scr[6 * K : 7 * K]
-    one = scr[7 * K : 8 * K]
-    wt = scr[8 * K : 9 * K]
-    a = scr[9 * K :]
+    wt = scr[7 * K : 8 * K]
+    a = scr[8 * K :]
     jac = not lean and dg.shape[0] == K  # the general path's diagonal scaling (module docstring)
-    exp_scaled(u, 1.0, c)
+    if not have_c:
+        exp_scaled(u, 1.0, c)
     for k in range(K):
         ck = c[k]
         dk = dg[k] if jac and dg[k] > 0.0 else ck
-        rc[k] = 1.0 / np.sqrt(dk)
-        wt[k] = np.sqrt(dk) / ck
-        one[k] = 1.0
-    _apply(lean, one, h, PgT, g, T, cp, z, s, a, kind, inv_eta, W, Q, dg)
+        rk = 1.0 / np.sqrt(dk)
+        rc[k] = rk
+        wt[k] = 1.0 / (rk * ck)
     sh = 0.0
     for k in range(K):
         sh += h[k]

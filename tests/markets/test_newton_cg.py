@@ -50,7 +50,7 @@ def test_cg_direction_is_the_dense_newton_direction_one_order(K, A, eta, rng):
     d_cg = np.empty(K)
     ok, n = cg_direction(
         True, u, T, W.sum(), W.sum(), 1e-9, 1e-300, d_cg, np.empty(cg_scratch_size(K, A)), Pg, g, cp, z, s,
-        np.empty(0, np.int64), np.empty(0), W, np.empty((0, 0)), np.empty(0),
+        np.empty(0, np.int64), np.empty(0), W, np.empty((0, 0)), np.empty(0), T,
     )  # fmt: skip
     assert ok and n >= 1
     G, H, Lc = np.empty((K, K)), np.empty((K, K)), np.empty((K, K))
@@ -75,14 +75,23 @@ def test_cg_direction_is_the_dense_newton_direction_general_path(mix, K, rng):
     evaluate(L, kind, inv_eta, W, W.sum(), u, Pg, Q, B, T, cp)
     d = np.empty(K)
     assert newton_direction(kind, inv_eta, W, u, Q, B, T, W.sum(), d, np.empty((K, K)), np.empty((K, K)), np.empty(K))
-    dg = np.empty(K)
-    n_exp = general_diagonal(kind, inv_eta, W, Q, u, dg)
+    dg, h = np.empty(K), np.empty(K)
+    n_exp = general_diagonal(kind, inv_eta, W, Q, u, dg, h)
     assert n_exp == int(np.sum(kind == 0))
+    # h = -S 1 (every effective belief sums to one), against -S formed densely (Eq. 2.34-2.36)
+    S = np.zeros((K, K))
+    for i in np.flatnonzero(kind == 1):
+        g = inv_eta[i]
+        S -= W[i] * (g * np.diag(Q[i]) + (1.0 - g) * np.outer(Q[i], Q[i]))
+    S -= n_exp * np.diag(np.exp(u))
+    np.testing.assert_allclose(h, -S.sum(axis=1), rtol=1e-12, atol=1e-15)
+    rank_one_diag = sum(W[i] * (1.0 - inv_eta[i]) * Q[i] ** 2 for i in np.flatnonzero(kind == 1))
+    np.testing.assert_allclose(dg, -np.diag(S) - rank_one_diag, rtol=1e-11, atol=1e-15)
     d_cg = np.empty(K)
     no1 = np.empty(0)
     ok, _ = cg_direction(
         False, u, T, W.sum(), abs(W.sum()) + n_exp, 1e-9, 1e-300, d_cg, np.empty(cg_scratch_size(K, A)),
-        np.empty((0, 0)), 0.0, no1, no1, no1, kind, inv_eta, W, Q, dg,
+        np.empty((0, 0)), 0.0, no1, no1, no1, kind, inv_eta, W, Q, dg, h,
     )  # fmt: skip
     assert ok
     np.testing.assert_allclose(d_cg, d, rtol=1e-10, atol=1e-10 * np.abs(d).max())
