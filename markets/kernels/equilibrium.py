@@ -27,8 +27,9 @@ from .isoelastic import (
 )
 from .jacobi import JACOBI_RATE, JACOBI_UNTIL, jacobi_log_step
 from .line_search import safeguarded_step, trial
-from .newton_cg import cg_direction, cg_scratch_size, general_diagonal
+from .newton_cg import cg_direction, cg_scratch_size, general_diagonal, newton_rhs
 from .potential import ISO, evaluate, init_prices, newton_direction, powers
+from .woodbury import WOODBURY_MAX_ROWS, woodbury_direction, woodbury_rows
 
 
 @njit(cache=True, error_model="numpy")
@@ -399,7 +400,8 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
     matrix-free direction of :func:`markets.kernels.newton_cg.cg_direction` (no K x K matrix),
     after the diagonal steps of :mod:`markets.kernels.jacobi` while the residual is above
     :data:`markets.kernels.jacobi.JACOBI_UNTIL` (markets without exponential agents; each counts as
-    an iteration)."""
+    an iteration); with few agents of order below one (:data:`markets.kernels.woodbury.WOODBURY_MAX_ROWS`)
+    the direction is the exact one of :func:`markets.kernels.woodbury.woodbury_direction`, CG where it declines."""
     A, K = L.shape
     nK = 0 if cg else K
     d = np.zeros(K)
@@ -412,6 +414,11 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
     scr = np.empty(cg_scratch_size(K, A) if cg else 0)
     dg = np.empty(K if cg else 0)
     h = np.empty(K if cg else 0)
+    rows = woodbury_rows(kind, inv_eta, W) if cg else WOODBURY_MAX_ROWS + 1
+    wb = rows <= WOODBURY_MAX_ROWS  # few agents: the exact direction by Woodbury (markets.kernels.woodbury)
+    V = np.empty((rows + 2, K) if wb else (0, K))
+    b = np.empty(K if wb else 0)
+    c = np.empty(K if wb else 0)
     it = 0
     if cg and not _has_exp(kind):  # the global phase: diagonal steps (markets.kernels.jacobi)
         while res > max(tol, JACOBI_UNTIL) and it < max_iter:
@@ -436,29 +443,34 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
             reg = abs(Wsum) + n_exp
             if reg <= 0.0:
                 reg = 1.0
-            ok = cg_direction(
-                False,
-                u,
-                T,
-                Wsum,
-                reg,
-                res,
-                tol,
-                d,
-                scr,
-                no2,
-                0.0,
-                no1,
-                no1,
-                no1,
-                kind,
-                inv_eta,
-                W,
-                Q,
-                dg,
-                h,
-                n_exp == 0,
-            )[0]
+            ok = False
+            if wb:
+                newton_rhs(u, T, Wsum, n_exp == 0, b, c, tmp)
+                ok = woodbury_direction(kind, inv_eta, W, Q, c, dg, h, reg, b, d, V)
+            if not ok:
+                ok = cg_direction(
+                    False,
+                    u,
+                    T,
+                    Wsum,
+                    reg,
+                    res,
+                    tol,
+                    d,
+                    scr,
+                    no2,
+                    0.0,
+                    no1,
+                    no1,
+                    no1,
+                    kind,
+                    inv_eta,
+                    W,
+                    Q,
+                    dg,
+                    h,
+                    n_exp == 0,
+                )[0]
         else:
             ok = newton_direction(kind, inv_eta, W, u, Q, B, T, Wsum, d, H, Lc, tmp)
         accepted, phin, resn, nnegn = safeguarded_step(

@@ -167,6 +167,24 @@ def _rel(r, wt):
 
 
 @njit(cache=True, error_model="numpy")
+def newton_rhs(u, T, Wsum, log_rhs, b, c, x):
+    """The Newton right-hand side ``b = T - Wsum c`` at ``u`` (``c = exp(u)`` is filled), or with
+    ``log_rhs`` the logarithmic one (module docstring), ``b_k = T_k log(T_k / (Wsum c_k))`` where
+    ``T_k > 0``; ``x`` a scratch of K floats."""
+    K = u.shape[0]
+    exp_scaled(u, 1.0, c)
+    for k in range(K):
+        b[k] = T[k] - Wsum * c[k]
+    if log_rhs:
+        log_into(T, x)
+        lw = np.log(Wsum)
+        for k in range(K):
+            t = T[k]
+            if t > 0.0:
+                b[k] = t * (x[k] - lw - u[k])  # t log(t / (Wsum c_k))
+
+
+@njit(cache=True, error_model="numpy")
 def cg_direction(lean, u, T, Wsum, reg, res, tol, d, scr, PgT, g, cp, z, s, kind, inv_eta, W, Q, dg, h, log_rhs=False):
     """Newton direction ``d = M^(-1) (T - Wsum c)`` by CG (module docstring) from the spending ``T``
     and the pass (lean: ``PgT, g, cp, z, s``) or evaluation (general: ``Q``, the diagonal ``dg`` and
@@ -176,18 +194,7 @@ def cg_direction(lean, u, T, Wsum, reg, res, tol, d, scr, PgT, g, cp, z, s, kind
     ``ok`` False (a non-positive curvature, from rounding) sends the caller to the mirror step."""
     K = u.shape[0]
     b = scr[3 * K : 4 * K]  # the right-hand side goes where cg_solve keeps its residual
-    c = scr[:K]  # the prices, where cg_solve keeps them
-    exp_scaled(u, 1.0, c)
-    for k in range(K):
-        b[k] = T[k] - Wsum * c[k]
-    if log_rhs:
-        lt = scr[5 * K : 6 * K]
-        log_into(T, lt)
-        lw = np.log(Wsum)
-        for k in range(K):
-            t = T[k]
-            if t > 0.0:
-                b[k] = t * (lt[k] - lw - u[k])  # t log(t / (Wsum c_k))
+    newton_rhs(u, T, Wsum, log_rhs, b, scr[:K], scr[5 * K : 6 * K])  # the prices where cg_solve keeps them
     forcing = min(0.1, res)
     floor = 0.1 * tol / max(res, 1e-300)
     if forcing < floor:

@@ -1,0 +1,69 @@
+"""The Woodbury direction of the general path (:mod:`markets.kernels.woodbury`) is the dense Newton
+direction (:func:`markets.kernels.potential.newton_direction`, a Cholesky factorisation of the K x K
+matrix), and the equilibrium reached with it is the fixed point's and the dense Newton's."""
+
+import numpy as np
+import pytest
+
+from markets import equilibrium, make_agents
+from markets.kernels.newton_cg import general_diagonal
+from markets.kernels.potential import evaluate, newton_direction, powers
+from markets.kernels.woodbury import WOODBURY_MAX_ROWS, woodbury_direction, woodbury_rows
+from solvers.special import logsumexp
+
+from .conftest import random_beliefs
+from .test_newton_cg import MIXES
+
+
+@pytest.mark.parametrize("mix", list(MIXES))
+@pytest.mark.parametrize("K", [2, 3, 20, 70])
+def test_woodbury_direction_is_the_dense_newton_direction(mix, K, rng):
+    utils = MIXES[mix] if isinstance(MIXES[mix], list) else [MIXES[mix]] * 5
+    A = len(utils)
+    agents = make_agents(utils, rng.uniform(0.2, 1.0, A), A)
+    kind, inv_eta, W = agents.kind, agents.inv_eta, agents.wealth
+    L = random_beliefs(rng, 1, A, K)[0]
+    u = rng.normal(0.0, 1.0, K)
+    u -= logsumexp(u)
+    Pg, Q, B, T, cp = np.zeros((A, K)), np.zeros((A, K)), np.zeros((A, K)), np.zeros(K), np.zeros(K)
+    powers(L, kind, inv_eta, Pg)
+    evaluate(L, kind, inv_eta, W, W.sum(), u, Pg, Q, B, T, cp)
+    d = np.empty(K)
+    assert newton_direction(kind, inv_eta, W, u, Q, B, T, W.sum(), d, np.empty((K, K)), np.empty((K, K)), np.empty(K))
+    dg, h = np.empty(K), np.empty(K)
+    n_exp = general_diagonal(kind, inv_eta, W, Q, u, dg, h)
+    reg = abs(W.sum()) + n_exp  # as the Newton loops'
+    b = T - W.sum() * np.exp(u)  # the Newton right-hand side, as newton_direction's
+    rows = woodbury_rows(kind, inv_eta, W)
+    assert rows == 2 + sum(1 for k, g in zip(kind, inv_eta) if k == 1 and g != 1.0)
+    d_w = np.full(K, np.nan)
+    assert woodbury_direction(kind, inv_eta, W, Q, np.exp(u), dg, h, reg, b, d_w, np.empty((rows + 2, K)))
+    np.testing.assert_allclose(d_w, d, rtol=1e-9, atol=1e-10 * np.abs(d).max())
+
+
+def test_woodbury_declines_a_non_positive_diagonal(rng):
+    K, A = 6, 3
+    kind, inv_eta, W = np.ones(A, np.int64), np.full(A, 0.5), np.ones(A)
+    Q = rng.dirichlet(np.ones(K), A)
+    dg = np.ones(K)
+    dg[2] = 0.0
+    d = np.empty(K)
+    assert not woodbury_direction(
+        kind, inv_eta, W, Q, np.full(K, 1 / K), dg, Q.sum(0), 3.0, np.ones(K), d, np.empty((A + 4, K))
+    )
+
+
+@pytest.mark.parametrize("utils", [[2.0, 10.0, 30.0, "log"] * 2, [2.0, "log", 10.0], [30.0, 10.0, "log", "log", 1.05]])
+@pytest.mark.parametrize("K", [300, 1100])
+def test_equilibrium_with_woodbury_steps_is_the_fixed_points(utils, K, rng):
+    """Few agents, many goods: ``newton_cg`` and ``auto`` take the Woodbury direction
+    (``woodbury_rows <= WOODBURY_MAX_ROWS``); their equilibrium is the seed's fixed point's."""
+    A = len(utils)
+    assert len([u for u in utils if u != "log"]) + 2 <= WOODBURY_MAX_ROWS
+    lp = random_beliefs(rng, 3, A, K)
+    W = rng.uniform(0.2, 1.0, A)
+    fp = equilibrium(lp, utils, W, method="fixed_point", tol=1e-12, max_iter=100_000)
+    for m in ("newton_cg", "auto"):
+        r = equilibrium(lp, utils, W, method=m, tol=1e-12)
+        assert r.all_converged
+        np.testing.assert_allclose(r.log_prices, fp.log_prices, atol=1e-9)
