@@ -70,7 +70,7 @@ from aggregators.validation import DEFAULT_FLOOR, Kind
 from solvers.errors import InputError
 from solvers.special import logsumexp
 
-from . import kernels
+from . import kernels, workspace
 from .agents import Agents, floor_beliefs, market_of, prepare_beliefs
 from .utilities import EXPONENTIAL, ISOELASTIC
 
@@ -161,8 +161,10 @@ def _closed_form(lp: np.ndarray, agents: Agents, floor: float, nfl: np.ndarray) 
     """Table 2.4's closed forms, or ``None``; ``floor`` > 0 (all-logarithmic markets only, see
     :func:`fused_floor`): ``lp`` is not floored yet, the compiled pass floors each item in cache."""
     if np.all((agents.kind == ISOELASTIC) & (agents.inv_eta == 1.0)):  # log sum_i W_i P_i, compiled
-        U = np.empty((lp.shape[0], lp.shape[2]))
-        kernels.start_prices(np.ascontiguousarray(lp), agents.kind, agents.inv_eta, agents.wealth, U, floor, nfl)
+        n, A, K = lp.shape
+        U = np.empty((n, K))
+        mem = workspace.arena(kernels.start_arena_size(n, A, K, floor))
+        kernels.start_prices(np.ascontiguousarray(lp), agents.kind, agents.inv_eta, agents.wealth, U, floor, nfl, mem)
         return U
     if np.all(agents.kind == EXPONENTIAL):
         z = lp.mean(axis=1)
@@ -325,7 +327,8 @@ def solve_prices(
         if pay:
             iters, conv, res = kernels.batch_payouts(L, labels, *common, U, warm, payouts)
             return iters, conv, res, np.zeros(n, np.int64)
-        return kernels.solve_items(L, *common, U, warm, fl, nfl if fused else no_count)
+        mem = workspace.arena(kernels.items_arena_size(n, A, K, fl))
+        return kernels.solve_items(L, *common, U, warm, fl, nfl if fused else no_count, mem)
     iters = np.zeros(n, np.int64)
     conv = np.zeros(n, bool)
     res = np.zeros(n)
@@ -347,6 +350,7 @@ def solve_prices(
         payouts if pay else np.zeros((0, A)),
         fl,
         nfl if fused else no_count,
+        workspace.arena(kernels.iso_arena_size(n, A, K, code, fl)),
     )
     nneg = np.zeros(n, np.int64)
     rest = np.flatnonzero(~ok)
@@ -358,8 +362,9 @@ def solve_prices(
             it_r, conv_r, res_r = kernels.batch_payouts(lp_r, labels[rest], *common, Ur, warm, Pr)
             payouts[rest] = Pr
         else:  # the floor counts are in nfl already
+            mem = workspace.arena(kernels.items_arena_size(rest.size, A, K, fl))
             it_r, conv_r, res_r, nneg_r = kernels.solve_items(
-                lp_r, *common, Ur, warm, fl, np.zeros(rest.size, np.int64)
+                lp_r, *common, Ur, warm, fl, np.zeros(rest.size, np.int64), mem
             )
             nneg[rest] = nneg_r
         U[rest], iters[rest], conv[rest], res[rest] = Ur, it_r, conv_r, res_r

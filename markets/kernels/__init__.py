@@ -18,13 +18,17 @@ module                      holds
                             :mod:`solvers.kernels.cholesky_factor`) and the chord step
 ``newton_cg``               the matrix-free Newton direction (conjugate gradients, O(K A) per
                             product) for many goods
+``jacobi``                  the diagonal Newton step in log-prices: Newton-CG's global phase on
+                            the general path
+``woodbury``                the exact Newton direction of the general path for few agents
 ``anderson``                the Anderson-accelerated fixed point (memory 5, safeguarded)
 ``gram``                    eta = 2 markets in the agents' space: the scaling of the A x A Gram
                             matrix of ``P^(1/2)``, Newton in A dimensions, a row-major pass
 ``adjoint``                 the wealth gradient's adjoint solves (one CG solve per item)
 ``line_search``             the safeguarded step: mirror fall-back, capped first trial, Armijo
 ``equilibrium``             the drivers (Newton, the seed's fixed point, Anderson; per item and
-                            in parallel): ``solve_item``, ``solve_items``, ``solve_iso_block``
+                            in parallel): ``solve_item``, ``solve_items``, ``solve_iso_block``;
+                            their chunks' buffers from an arena (:mod:`markets.workspace`)
 ``training``                Algorithm 2.4: ``batch_payouts``, ``online_epoch``
 ``zero_beliefs``            ``count_neginf``
 ``floor``                   the probability floor of validated beliefs: ``floor_rows``
@@ -32,7 +36,15 @@ module                      holds
 """
 
 from .direction import CHORD_RATIO
-from .equilibrium import solve_iso_block, solve_item, solve_items, start_prices
+from .equilibrium import (
+    iso_arena_size,
+    items_arena_size,
+    solve_iso_block,
+    solve_item,
+    solve_items,
+    start_arena_size,
+    start_prices,
+)
 from .floor import count_rows_below, floor_rows
 from .isoelastic import iso_workspace_size
 from .line_search import MAX_LOG_STEP
@@ -49,6 +61,9 @@ __all__ = [
     "solve_items",
     "solve_iso_block",
     "start_prices",
+    "iso_arena_size",
+    "items_arena_size",
+    "start_arena_size",
     "iso_workspace_size",
     "item_spending",
     "batch_payouts",

@@ -256,6 +256,43 @@ def _n_chunks(n, floats):
 
 
 @njit(cache=True, error_model="numpy")
+def _iso_chunk_floats(A, K, method, floor):
+    """Floats of one chunk's buffers in :func:`solve_iso_block`: the powers (goods-major and
+    row-major), the floored beliefs (with a floor) and the workspace."""
+    return (3 if floor > 0.0 else 2) * A * K + _workspace_size(K, A, method)
+
+
+@njit(cache=True, error_model="numpy")
+def iso_arena_size(n, A, K, method, floor):
+    """Floats of an arena that holds every chunk's buffers of :func:`solve_iso_block`."""
+    return _n_chunks(n, 3 * A * K + _workspace_size(K, A, method)) * _iso_chunk_floats(A, K, method, floor)
+
+
+@njit(cache=True, error_model="numpy")
+def _general_chunk_floats(A, K, floor):
+    """Floats of one chunk's buffers in :func:`solve_items`: ``Pg, Q, B`` and the floored beliefs."""
+    return (4 if floor > 0.0 else 3) * A * K
+
+
+@njit(cache=True, error_model="numpy")
+def items_arena_size(n, A, K, floor):
+    """Floats of an arena that holds every chunk's buffers of :func:`solve_items`."""
+    return _n_chunks(n, 4 * A * K) * _general_chunk_floats(A, K, floor)
+
+
+@njit(cache=True, error_model="numpy")
+def _start_chunk_floats(A, K, floor):
+    """Floats of one chunk's buffers in :func:`start_prices`: the powers and the floored beliefs."""
+    return (2 if floor > 0.0 else 1) * A * K
+
+
+@njit(cache=True, error_model="numpy")
+def start_arena_size(n, A, K, floor):
+    """Floats of an arena that holds every chunk's buffers of :func:`start_prices`."""
+    return _n_chunks(n, 2 * A * K) * _start_chunk_floats(A, K, floor)
+
+
+@njit(cache=True, error_model="numpy")
 def _total(W):
     Wsum = 0.0
     for i in range(W.shape[0]):
@@ -264,7 +301,7 @@ def _total(W):
 
 
 @njit(cache=True, parallel=True, nogil=True, error_model="numpy")
-def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, res, y, pay, floor, nfl):
+def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, res, y, pay, floor, nfl, arena):
     """Equilibria of the items of a one-order isoelastic market from their log-beliefs ``L``
     (n, A, K). Each item's ``P^g`` is computed inside the parallel loop by :func:`iso_powers`
     (vectorised exp, in cache, transposed to the goods-major layout of the passes), the same for
@@ -280,21 +317,30 @@ def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, re
     ``floor`` > 0: ``L`` holds validated (normalised) beliefs not yet floored; each item is floored
     in cache just before its powers (:func:`markets.kernels.floor.floor_item`, the rule of
     :func:`aggregators.validation.apply_floor`) and ``nfl[j]`` counts its floored entries: no
-    floored copy of the beliefs, no pass of its own."""
+    floored copy of the beliefs, no pass of its own.
+
+    ``arena``: memory of at least :func:`iso_arena_size` floats from which every chunk takes its
+    buffers (:mod:`markets.workspace`: the same memory from call to call), or shorter (then each
+    chunk allocates its own)."""
     n, A, K = L.shape
     Wsum = _total(W)
     want_pay = y.shape[0] > 0
     dense = method == 0
     nws = _workspace_size(K, A, method)
     m = _n_chunks(n, 3 * A * K + nws)
+    per = _iso_chunk_floats(A, K, method, floor)
+    shared = arena.shape[0] >= m * per
     for c in prange(m):
-        ws = np.empty(nws)
+        mem = arena[c * per : (c + 1) * per] if shared else np.empty(per)
+        AK = A * K
+        nf = AK if floor > 0.0 else 0
+        PgT = mem[:AK].reshape((K, A))
+        flat = mem[AK : 2 * AK]
+        Lf = mem[2 * AK : 2 * AK + nf].reshape((A if floor > 0.0 else 0, K))
+        ws = mem[2 * AK + nf : 2 * AK + nf + nws]
         gws = np.empty(gram_size(A, K) if method == GRAM else 0)
         ck = np.empty(K if method == GRAM and want_pay else 0)
-        PgT = np.empty((K, A))
-        flat = np.empty(A * K)
         u = np.empty(K)
-        Lf = np.empty((A, K) if floor > 0.0 else (0, K))
         for j in range(c * n // m, (c + 1) * n // m):
             Lj = L[j]
             if floor > 0.0:
@@ -533,10 +579,12 @@ def _floored(L, j, floor, nfl, Lf, e):
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl):
+def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl, arena):
     """Equilibria of all items. ``L`` (n, A, K); ``W`` (A,); ``U`` (n, K) start/answer.
     ``method`` 0 = Newton, 1 = fixed point. ``floor`` > 0: ``L`` holds validated beliefs not yet
     floored, each item is floored in cache (:func:`_floored`) and ``nfl`` (n,) receives the counts.
+    ``arena``: memory of at least :func:`items_arena_size` floats for every chunk's buffers (as in
+    :func:`solve_iso_block`), or shorter (each chunk allocates its own).
     Returns per-item (n_iter, converged, residual, n_negative)."""
     n, A, K = L.shape
     iters = np.zeros(n, np.int64)
@@ -546,10 +594,21 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl)
     Wsum = _total(W)
     lean = one_order(kind, inv_eta, W)
     m = _n_chunks(n, 4 * A * K)
+    per = _general_chunk_floats(A, K, floor)
+    shared = arena.shape[0] >= m * per
     for c in prange(m):
-        Lf = np.empty((A, K) if floor > 0.0 else (0, K))
+        mem = arena[c * per : (c + 1) * per] if shared else np.empty(per)
+        AK = A * K
+        nf = AK if floor > 0.0 else 0
+        Lf = mem[3 * AK : 3 * AK + nf].reshape((A if floor > 0.0 else 0, K))
         e = np.empty(K)
-        bufs = _general_buffers(A, K)
+        bufs = (
+            mem[:AK].reshape((A, K)),
+            mem[AK : 2 * AK].reshape((A, K)),
+            mem[2 * AK : 3 * AK].reshape((A, K)),
+            np.zeros(K),
+            np.zeros(K),
+        )
         for j in range(c * n // m, (c + 1) * n // m):
             Lj = _floored(L, j, floor, nfl, Lf, e)
             u = U[j].copy()
@@ -563,16 +622,24 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def start_prices(L, kind, inv_eta, W, U, floor, nfl):
+def start_prices(L, kind, inv_eta, W, U, floor, nfl, arena):
     """``U[j]``: the start of every item (:func:`markets.kernels.potential.init_prices`), in parallel.
     For an all-logarithmic market it is the answer (the wealth-weighted linear pool, Table 2.4).
-    ``floor``, ``nfl``: the fused floor, as in :func:`solve_items`."""
+    ``floor``, ``nfl``: the fused floor, as in :func:`solve_items`; ``arena``: at least
+    :func:`start_arena_size` floats for the chunks' buffers, or shorter (each chunk allocates its own)."""
     n, A, K = L.shape
     m = _n_chunks(n, 2 * A * K)
+    per = _start_chunk_floats(A, K, floor)
+    shared = arena.shape[0] >= m * per
     for c in prange(m):
-        Lf = np.empty((A, K) if floor > 0.0 else (0, K))
+        mem = arena[c * per : (c + 1) * per] if shared else np.empty(per)
+        AK = A * K
+        Lf = mem[AK : AK + (AK if floor > 0.0 else 0)].reshape((A if floor > 0.0 else 0, K))
         e = np.empty(K)
-        Pg = np.zeros((A, K))  # rows of other kinds stay zero from item to item
+        Pg = mem[:AK].reshape((A, K))
+        for i in range(A):  # rows of other kinds stay zero from item to item
+            if kind[i] != ISO:
+                Pg[i, :] = 0.0
         u = np.empty(K)
         for j in range(c * n // m, (c + 1) * n // m):
             Lj = _floored(L, j, floor, nfl, Lf, e)

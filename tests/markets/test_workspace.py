@@ -1,0 +1,79 @@
+"""The per-thread arena of the equilibrium kernels (:mod:`markets.workspace`): the same memory from
+call to call, never shared between threads, and answers that do not depend on what an earlier call
+left in it."""
+
+import threading
+
+import numpy as np
+import pytest
+
+from markets import equilibrium, workspace
+
+from .conftest import random_beliefs
+
+
+def test_arena_is_reused_grown_capped_and_released():
+    workspace.release()
+    a = workspace.arena(1000)
+    b = workspace.arena(800)
+    assert a.shape == (1000,) and b.shape == (800,)
+    assert np.shares_memory(a, b)
+    c = workspace.arena(5000)  # grows: new memory
+    assert c.shape == (5000,) and not np.shares_memory(a, c)
+    assert workspace.kept_bytes() == 5000 * 8
+    assert workspace.arena(workspace.KEEP_MAX_BYTES // 8 + 1).shape == (0,)  # too big: nothing kept
+    assert workspace.kept_bytes() == 5000 * 8
+    workspace.release()
+    assert workspace.kept_bytes() == 0
+
+
+def test_threads_get_their_own_arena():
+    seen = {}
+
+    def grab(name):
+        seen[name] = workspace.arena(4096)
+
+    threads = [threading.Thread(target=grab, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not np.shares_memory(seen[0], seen[1])
+
+
+@pytest.mark.parametrize("utils", [10.0, [2.0, 10.0, 30.0, "log"] * 3, "log"])
+def test_answers_do_not_depend_on_what_the_arena_held(utils, rng):
+    """One-order (solve_iso_block), mixed (solve_items) and all-logarithmic (start_prices, the
+    closed form) markets: the same answer from a fresh arena, after another market of another shape
+    filled it, and with the arena poisoned by NaN."""
+    A = 12
+    lp = random_beliefs(rng, 5, A, 300)
+    W = rng.uniform(0.2, 1.0, A)
+    workspace.release()
+    first = equilibrium(lp, utils, W, tol=1e-12)
+    equilibrium(random_beliefs(rng, 3, 20, 500), 2.0, tol=1e-12)  # another shape fills the arena
+    workspace.arena(workspace.kept_bytes() // 8)[:] = np.nan
+    again = equilibrium(lp, utils, W, tol=1e-12)
+    assert first.all_converged and again.all_converged
+    np.testing.assert_array_equal(again.log_prices, first.log_prices)
+    np.testing.assert_array_equal(again.n_iter, first.n_iter)
+
+
+def test_concurrent_calls_in_threads_agree_with_sequential(rng):
+    utils = [2.0, 10.0, 30.0, "log"] * 3
+    A = len(utils)
+    markets = [(random_beliefs(rng, 4, A, 400), rng.uniform(0.2, 1.0, A)) for _ in range(4)]
+    want = [equilibrium(lp, utils, W, tol=1e-12).log_prices for lp, W in markets]
+    got = [None] * len(markets)
+
+    def run(j):
+        for _ in range(3):
+            got[j] = equilibrium(markets[j][0], utils, markets[j][1], tol=1e-12).log_prices
+
+    threads = [threading.Thread(target=run, args=(j,)) for j in range(len(markets))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
