@@ -108,3 +108,24 @@ def test_make_utility_specs():
     for bad in (0, -1.0, float("nan"), float("inf"), "iso", "banana", True, None):
         with pytest.raises(ValueError, match="eta|utility"):
             make_utility(bad)
+
+
+def test_make_agents_builds_one_utility_per_distinct_spec():
+    """A list of specs gives one object per distinct number or name (no per-agent construction),
+    with the right kinds and orders; a bad spec anywhere in the list still names the field."""
+    from markets import make_agents
+    from markets.utilities import EXPONENTIAL, ISOELASTIC
+    from solvers.errors import InputError
+
+    specs = [2.0, 2, "log", np.float64(2.0), "exp", 10.0, "log", 1.0]
+    agents = make_agents(specs, np.ones(len(specs)))
+    u = agents.utilities
+    assert u[0] is u[1] is u[3] and u[2] is u[6] and u[0] is not u[5]
+    assert isinstance(u[7], Logarithmic) and isinstance(u[5], Isoelastic) and isinstance(u[4], Exponential)
+    np.testing.assert_array_equal(agents.kind, [ISOELASTIC] * 4 + [EXPONENTIAL] + [ISOELASTIC] * 3)
+    np.testing.assert_array_equal(agents.inv_eta, [0.5, 0.5, 1.0, 0.5, 0.0, 0.1, 1.0, 1.0])
+    one = make_agents(10.0, np.ones(1000))
+    assert len({id(x) for x in one.utilities}) == 1 and np.all(one.inv_eta == 0.1)
+    for bad in ([2.0, -1.0], [2.0, "iso3"], [2.0, True], [2.0, float("nan")]):
+        with pytest.raises(InputError):
+            make_agents(bad, np.ones(2))
