@@ -54,7 +54,7 @@ from numba import njit  # noqa: E402
 
 from aggregators.validation import as_log_probs  # noqa: E402
 from benchmarks.harness import interleaved  # noqa: E402
-from markets import equilibrium  # noqa: E402
+from markets import equilibrium, workspace  # noqa: E402
 from markets.agents import market_of, prepare_beliefs  # noqa: E402
 from markets.kernels.floor import floor_item  # noqa: E402
 from markets.kernels.gram import rows_pass  # noqa: E402
@@ -62,14 +62,17 @@ from solvers.kernels.fastexp import exp_scaled  # noqa: E402
 
 
 @njit(cache=True)
-def _exp_and_one_pass(L, g, W, floor):
+def _exp_and_one_pass(L, g, W, floor, mem):
     """Per item: the floor (in cache), ``P^g`` by the vectorised exp and ONE clearing-residual pass at
     uniform prices (``rows_pass``, row-major: no transposition): the least an equilibrium of a one-order
-    market can compute (every method must exponentiate every belief and check its answer once)."""
+    market can compute (every method must exponentiate every belief and check its answer once).
+    ``mem`` (2 A K floats) holds the powers and the floored item, the same memory from call to call
+    (as the library's drivers take theirs from :mod:`markets.workspace`: fresh pages would cost
+    more than the pass at 1,000 x 4,096)."""
     n, A, K = L.shape
     Wsum = W.sum()
-    flat = np.empty(A * K)
-    Lf = np.empty((A, K))
+    flat = mem[: A * K]
+    Lf = mem[A * K : 2 * A * K].reshape((A, K))
     e = np.empty(K)
     u = np.full(K, -np.log(K))
     z, s = np.empty(A), np.empty(A)
@@ -90,7 +93,11 @@ def lower_bound(lp, u, w, floor):
     deferred as the drivers defer it), then :func:`_exp_and_one_pass`."""
     beliefs, agents = market_of(lp, u, w, "log_probs")
     preds = prepare_beliefs(beliefs, agents, kind="log_probs", floor=floor, defer_floor=floor is not None)
-    return _exp_and_one_pass(preds.log_probs, float(agents.inv_eta[0]), agents.wealth, 0.0 if floor is None else floor)
+    A, K = preds.log_probs.shape[1:]
+    mem = workspace.arena(2 * A * K)
+    return _exp_and_one_pass(
+        preds.log_probs, float(agents.inv_eta[0]), agents.wealth, 0.0 if floor is None else floor, mem
+    )
 
 
 def _normalise(x):
