@@ -11,36 +11,60 @@ with the same buffers reused; at 1,024 goods 8.5 ms against 2.3 ms). Both the fi
 Newton paid it on every call.
 
 :func:`arena` hands each thread one float64 array, grown when a call needs more and reused by
-the next call of the same thread (threads never share it, so concurrent calls are safe). It keeps
-at most :data:`KEEP_MAX_BYTES`: a call that needs more allocates as before and keeps nothing.
-:func:`release` frees this thread's arena. The memory a thread keeps is the largest arena it has
-used, so a process that once solved a 1,000 x 4,096 market keeps 128 MiB per thread that did;
-``release()`` after such a call gives it back.
+the next call of the same thread (threads never share it, so concurrent calls are safe). A thread
+keeps at most :data:`KEEP_MAX_BYTES`, and all threads together at most
+:data:`PROCESS_KEEP_MAX_BYTES` (the service runs requests in a pool of up to 40 threads: without
+a process-wide bound each could keep its own large arena); a call beyond either bound gets an empty
+arena, the kernels then allocate per chunk as before, and nothing is kept. An arena is freed when
+its thread ends or calls :func:`release`.
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
 
 import numpy as np
 
 KEEP_MAX_BYTES = 256 << 20
-"""The largest arena a thread keeps between calls (256 MiB)."""
+"""The largest arena one thread keeps between calls (256 MiB: one item of 1,000 agents x 4,096
+goods needs 128 MiB)."""
+PROCESS_KEEP_MAX_BYTES = 512 << 20
+"""The most all threads' arenas keep together (512 MiB)."""
 
 _local = threading.local()
+_lock = threading.Lock()
+_kept = 0  # bytes of the live arenas of all threads
+
+
+def _forget(nbytes: int) -> None:
+    global _kept
+    with _lock:
+        _kept -= nbytes
 
 
 def arena(n_floats: int) -> np.ndarray:
     """A float64 array of ``n_floats`` (uninitialised) that the next call of this thread gets again
-    (module docstring); an empty array if ``n_floats`` is above :data:`KEEP_MAX_BYTES` (the kernels
-    then allocate per chunk)."""
+    (module docstring); an empty array if keeping it would pass :data:`KEEP_MAX_BYTES` or
+    :data:`PROCESS_KEEP_MAX_BYTES` (the kernels then allocate per chunk)."""
+    global _kept
     if n_floats <= 0 or 8 * n_floats > KEEP_MAX_BYTES:
         return np.empty(0)
     buf = getattr(_local, "buf", None)
-    if buf is None or buf.shape[0] < n_floats:
-        _local.buf = None  # the old arena goes before the new one is allocated
+    if buf is not None and buf.shape[0] >= n_floats:
+        return buf[:n_floats]
+    with _lock:  # reserve before allocating (the old arena is counted until it is freed)
+        if _kept + 8 * n_floats > PROCESS_KEEP_MAX_BYTES:
+            return np.empty(0)
+        _kept += 8 * n_floats
+    _local.buf = None  # the old arena goes before the new one is allocated
+    try:
         buf = np.empty(n_floats)
-        _local.buf = buf
+    except MemoryError:
+        _forget(8 * n_floats)
+        raise
+    weakref.finalize(buf, _forget, 8 * n_floats)
+    _local.buf = buf
     return buf[:n_floats]
 
 
@@ -53,3 +77,9 @@ def kept_bytes() -> int:
     """Bytes of this thread's arena (0 if none)."""
     buf = getattr(_local, "buf", None)
     return 0 if buf is None else buf.nbytes
+
+
+def process_kept_bytes() -> int:
+    """Bytes of the arenas of all threads still alive (module docstring)."""
+    with _lock:
+        return _kept

@@ -2,6 +2,7 @@
 call to call, never shared between threads, and answers that do not depend on what an earlier call
 left in it."""
 
+import gc
 import threading
 
 import numpy as np
@@ -25,6 +26,34 @@ def test_arena_is_reused_grown_capped_and_released():
     assert workspace.kept_bytes() == 5000 * 8
     workspace.release()
     assert workspace.kept_bytes() == 0
+
+
+def test_all_threads_together_keep_at_most_the_process_bound(monkeypatch):
+    """A thread's arena counts against the process-wide bound until the thread ends; past the bound
+    a call gets an empty arena (the kernels allocate per chunk) and nothing more is kept."""
+    workspace.release()
+    base = workspace.process_kept_bytes()
+    monkeypatch.setattr(workspace, "PROCESS_KEEP_MAX_BYTES", base + 100_000 * 8)
+    done, go = threading.Event(), threading.Event()
+
+    def hold():
+        assert workspace.arena(80_000).shape == (80_000,)
+        done.set()
+        go.wait(10)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    assert done.wait(10)
+    assert workspace.process_kept_bytes() == base + 80_000 * 8
+    assert workspace.arena(30_000).shape == (0,)  # 80,000 + 30,000 floats: past the bound
+    assert workspace.kept_bytes() == 0
+    assert workspace.arena(20_000).shape == (20_000,)  # within it
+    go.set()
+    t.join()
+    gc.collect()
+    assert workspace.process_kept_bytes() == base + 20_000 * 8  # the ended thread's arena is freed
+    workspace.release()
+    assert workspace.process_kept_bytes() == base
 
 
 def test_threads_get_their_own_arena():
