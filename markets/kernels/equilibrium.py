@@ -256,40 +256,32 @@ def _n_chunks(n, floats):
 
 
 @njit(cache=True, error_model="numpy")
-def _iso_chunk_floats(A, K, method, floor):
-    """Floats of one chunk's buffers in :func:`solve_iso_block`: the powers (goods-major and
-    row-major), the floored beliefs (with a floor) and the workspace."""
-    return (3 if floor > 0.0 else 2) * A * K + _workspace_size(K, A, method)
+def _chunk_floats(n_buffers, A, K, floor, extra):
+    """Floats of one chunk's buffers in a parallel driver: ``n_buffers`` (A, K) arrays, one more for
+    the floored beliefs if ``floor`` > 0, and ``extra`` floats (the lean path's workspace)."""
+    return (n_buffers + (1 if floor > 0.0 else 0)) * A * K + extra
 
 
 @njit(cache=True, error_model="numpy")
 def iso_arena_size(n, A, K, method, floor):
-    """Floats of an arena that holds every chunk's buffers of :func:`solve_iso_block`."""
-    return _n_chunks(n, 3 * A * K + _workspace_size(K, A, method)) * _iso_chunk_floats(A, K, method, floor)
-
-
-@njit(cache=True, error_model="numpy")
-def _general_chunk_floats(A, K, floor):
-    """Floats of one chunk's buffers in :func:`solve_items`: ``Pg, Q, B`` and the floored beliefs."""
-    return (4 if floor > 0.0 else 3) * A * K
+    """Floats of an arena that holds every chunk's buffers of :func:`solve_iso_block` (both layouts
+    of the powers, the floored beliefs, the workspace)."""
+    nws = _workspace_size(K, A, method)
+    return _n_chunks(n, 3 * A * K + nws) * _chunk_floats(2, A, K, floor, nws)
 
 
 @njit(cache=True, error_model="numpy")
 def items_arena_size(n, A, K, floor):
-    """Floats of an arena that holds every chunk's buffers of :func:`solve_items`."""
-    return _n_chunks(n, 4 * A * K) * _general_chunk_floats(A, K, floor)
-
-
-@njit(cache=True, error_model="numpy")
-def _start_chunk_floats(A, K, floor):
-    """Floats of one chunk's buffers in :func:`start_prices`: the powers and the floored beliefs."""
-    return (2 if floor > 0.0 else 1) * A * K
+    """Floats of an arena that holds every chunk's buffers of :func:`solve_items` (``Pg, Q, B``,
+    the floored beliefs)."""
+    return _n_chunks(n, 4 * A * K) * _chunk_floats(3, A, K, floor, 0)
 
 
 @njit(cache=True, error_model="numpy")
 def start_arena_size(n, A, K, floor):
-    """Floats of an arena that holds every chunk's buffers of :func:`start_prices`."""
-    return _n_chunks(n, 2 * A * K) * _start_chunk_floats(A, K, floor)
+    """Floats of an arena that holds every chunk's buffers of :func:`start_prices` (the powers,
+    the floored beliefs)."""
+    return _n_chunks(n, 2 * A * K) * _chunk_floats(1, A, K, floor, 0)
 
 
 @njit(cache=True, error_model="numpy")
@@ -328,7 +320,7 @@ def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, re
     dense = method == 0
     nws = _workspace_size(K, A, method)
     m = _n_chunks(n, 3 * A * K + nws)
-    per = _iso_chunk_floats(A, K, method, floor)
+    per = _chunk_floats(2, A, K, floor, nws)
     shared = arena.shape[0] >= m * per
     for c in prange(m):
         mem = arena[c * per : (c + 1) * per] if shared else np.empty(per)
@@ -594,7 +586,7 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl,
     Wsum = _total(W)
     lean = one_order(kind, inv_eta, W)
     m = _n_chunks(n, 4 * A * K)
-    per = _general_chunk_floats(A, K, floor)
+    per = _chunk_floats(3, A, K, floor, 0)
     shared = arena.shape[0] >= m * per
     for c in prange(m):
         mem = arena[c * per : (c + 1) * per] if shared else np.empty(per)
@@ -629,7 +621,7 @@ def start_prices(L, kind, inv_eta, W, U, floor, nfl, arena):
     :func:`start_arena_size` floats for the chunks' buffers, or shorter (each chunk allocates its own)."""
     n, A, K = L.shape
     m = _n_chunks(n, 2 * A * K)
-    per = _start_chunk_floats(A, K, floor)
+    per = _chunk_floats(1, A, K, floor, 0)
     shared = arena.shape[0] >= m * per
     for c in prange(m):
         mem = arena[c * per : (c + 1) * per] if shared else np.empty(per)

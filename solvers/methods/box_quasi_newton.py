@@ -14,8 +14,9 @@ every coordinate, stopped 3e-4 to 2.2e-3 above the best objective in 7 of 8 prob
 - ``slsqp``: a dense BFGS model and an exact quadratic subproblem on the box each iteration
   (``O(dim³)``: measured 0.7 ms an iteration at 60 variables, 141 ms at 538, 820 ms at 1,000); 11-772
   evaluations on the 8 problems, once 8.3e-6 and once 4e-7 above the best. Its own stopping test (the
-  change of ``f``) can stop it short of the measure (on a 16-variable convex test problem at a
-  projected gradient 2.6e-9 of ``|f|``).
+  change of ``f``) can stop it short of the measure, by how much depends on the machine (on a
+  16-variable convex test problem at a projected gradient 2.6e-9 of ``|f|`` on an Intel Xeon, 2e-8 and
+  6e-8 on an AMD EPYC; a restart from there does not move).
 - ``lbfgsb``: a limited-memory model (``O(dim · memory)`` an iteration); 5-2,043 evaluations, unconverged
   after 2,000 iterations on two of the 8 (on gaussian-logit 800 × 12 × 8 its first run stopped at a
   projected gradient of 5e-4, 1.5e-3 above the optimum; one restart reached it).

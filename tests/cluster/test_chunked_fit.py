@@ -104,20 +104,23 @@ def test_the_chunked_renyi_fit_starts_as_the_in_memory_one():
     """At a small shared γ without weights the in-memory fit starts from the log pool's weights (its
     γ → 0 limit) and solves their support first; from given weights (the competition's γ sweep, each
     γ from the previous one's weights) it keeps a point already on the simplex as it is. The chunked
-    fit does both, so the weights are the same."""
+    fit does both, so the weights are the same: the same iterations and passes, and weights within
+    the fits' own tolerance (``RenyiPool.tol = 1e-8``: the chunked fit sums over blocks, so its iterates
+    differ by rounding, and how far that travels depends on the machine: within 1e-10 on the Intel
+    Xeon of the session that wrote this test, 8.4e-10 on one of 150 weights on an AMD EPYC, session 37)."""
     from evaluation.aggregation import RENYI_OPTIONS
 
     lp, y = make_competition_predictions(1000, 150, 16, seed=1)
     for gamma in (0.25, 0.1):  # from the log pool's weights
         ref = RenyiPool(gamma=gamma).fit(lp, y)
         on = fit_chunked(RenyiPool(gamma=gamma), lp, y, chunk_items=300)
-        np.testing.assert_allclose(on.weights_, ref.weights_, atol=1e-10)
+        np.testing.assert_allclose(on.weights_, ref.weights_, rtol=0, atol=1e-8)
         assert on.n_iter_ == ref.n_iter_
     w0 = None
     for eta in (2.0, 5.0, 10.0, 30.0):  # the sweep's warm chain
         ref = RenyiPool(gamma=1 / eta, weights=w0, **RENYI_OPTIONS).fit(lp, y)
         on = fit_chunked(RenyiPool(gamma=1 / eta, weights=w0, **RENYI_OPTIONS), lp, y, chunk_items=300)
-        np.testing.assert_allclose(on.weights_, ref.weights_, atol=1e-10)
+        np.testing.assert_allclose(on.weights_, ref.weights_, rtol=0, atol=1e-8)
         assert on.fit_result_.n_passes == pytest.approx(ref.fit_result_.n_passes)
         w0 = list(ref.weights_)
 

@@ -60,9 +60,14 @@ def test_the_chunked_fit_from_a_subsample_warm_start_is_the_in_memory_one(chunk,
     the last Newton steps carry it into the weights: 1.3e-13 apart. Whether such a flip happens is
     chance (it did not with ``np.linalg.inv``'s inverses, 5e-16 apart; it does with the Cholesky ones
     of ``solvers.kernels.spd_inverse``, whose inverses are bitwise those of the same matrix in either
-    fit). With float64 model curvatures, same path, the two agree to 1e-14."""
+    fit). With float64 model curvatures, same path, the two agree to 1e-14.
+
+    How far a flip travels depends on the machine's arithmetic: 1.3e-13 on the Intel Xeon (AVX-512) of
+    session 25, 6.5e-11 on an AMD EPYC (session 37, the same code). Both fits stop at their tolerance
+    (``RenyiPool.tol = 1e-8``); with float32 curvatures the test asserts the same iterations and passes
+    (the same path) and weights within a tenth of that tolerance."""
     lp, y = make_family("gaussian-logit", 1200, 60, 8, seed=4)
-    for dtype, atol in ((np.float64, 1e-14), (np.float32, 1e-12)):
+    for dtype, atol in ((np.float64, 1e-14), (np.float32, 1e-9)):
         monkeypatch.setattr(newton, "GROW_HESSIAN_DTYPE", dtype)
         for gamma in (0.5, 0.1):
             ref = RenyiPool(gamma=gamma).fit(lp, y)
@@ -74,5 +79,6 @@ def test_the_chunked_fit_from_a_subsample_warm_start_is_the_in_memory_one(chunk,
     for eta in (2.0, 30.0):
         ref = RenyiPool(gamma=1 / eta, weights=w0, **RENYI_OPTIONS).fit(lp, y)
         on = fit_chunked(RenyiPool(gamma=1 / eta, weights=w0, **RENYI_OPTIONS), lp, y, chunk_items=chunk)
-        np.testing.assert_allclose(on.weights_, ref.weights_, rtol=0, atol=1e-13)
+        # the sweep's fits stop at tol 1e-5 (RENYI_OPTIONS): measured 1.5e-9 apart on an AMD EPYC
+        np.testing.assert_allclose(on.weights_, ref.weights_, rtol=0, atol=1e-8)
         w0 = list(ref.weights_)

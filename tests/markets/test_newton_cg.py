@@ -61,13 +61,13 @@ def test_cg_direction_is_the_dense_newton_direction_one_order(K, A, eta, rng):
     np.testing.assert_allclose(d_cg, d, rtol=1e-10, atol=1e-10 * np.abs(d).max())
 
 
-@pytest.mark.parametrize("mix", ["iso_log", "exp_iso", "all_kinds"])
-@pytest.mark.parametrize("K", [3, 20, 70])
-def test_cg_direction_is_the_dense_newton_direction_general_path(mix, K, rng):
-    utils = MIXES[mix]
-    agents = make_agents(utils, rng.uniform(0.2, 1.0, len(utils)), len(utils))
-    kind, inv_eta, W = agents.kind, agents.inv_eta, agents.wealth
+def general_point(utils, K, rng):
+    """A general-path market of ``utils`` at random prices away from its equilibrium, evaluated:
+    ``(kind, inv_eta, W, u, Q, T, d)`` with ``d`` the dense Newton direction (Cholesky of the K x K
+    matrix, :func:`markets.kernels.potential.newton_direction`)."""
     A = len(utils)
+    agents = make_agents(utils, rng.uniform(0.2, 1.0, A), A)
+    kind, inv_eta, W = agents.kind, agents.inv_eta, agents.wealth
     L = random_beliefs(rng, 1, A, K)[0]
     u = _u(rng, K)
     Pg, Q, B, T, cp = np.zeros((A, K)), np.zeros((A, K)), np.zeros((A, K)), np.zeros(K), np.zeros(K)
@@ -75,6 +75,14 @@ def test_cg_direction_is_the_dense_newton_direction_general_path(mix, K, rng):
     evaluate(L, kind, inv_eta, W, W.sum(), u, Pg, Q, B, T, cp)
     d = np.empty(K)
     assert newton_direction(kind, inv_eta, W, u, Q, B, T, W.sum(), d, np.empty((K, K)), np.empty((K, K)), np.empty(K))
+    return kind, inv_eta, W, u, Q, T, d
+
+
+@pytest.mark.parametrize("mix", ["iso_log", "exp_iso", "all_kinds"])
+@pytest.mark.parametrize("K", [3, 20, 70])
+def test_cg_direction_is_the_dense_newton_direction_general_path(mix, K, rng):
+    kind, inv_eta, W, u, Q, T, d = general_point(MIXES[mix], K, rng)
+    A = len(W)
     dg, h = np.empty(K), np.empty(K)
     n_exp = general_diagonal(kind, inv_eta, W, Q, u, dg, h)
     assert n_exp == int(np.sum(kind == 0))

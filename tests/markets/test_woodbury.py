@@ -5,31 +5,19 @@ matrix), and the equilibrium reached with it is the fixed point's and the dense 
 import numpy as np
 import pytest
 
-from markets import equilibrium, make_agents
+from markets import equilibrium
 from markets.kernels.newton_cg import general_diagonal
-from markets.kernels.potential import evaluate, newton_direction, powers
 from markets.kernels.woodbury import WOODBURY_MAX_ROWS, woodbury_direction, woodbury_rows
-from solvers.special import logsumexp
 
 from .conftest import random_beliefs
-from .test_newton_cg import MIXES
+from .test_newton_cg import MIXES, general_point
 
 
 @pytest.mark.parametrize("mix", list(MIXES))
 @pytest.mark.parametrize("K", [2, 3, 20, 70])
 def test_woodbury_direction_is_the_dense_newton_direction(mix, K, rng):
     utils = MIXES[mix] if isinstance(MIXES[mix], list) else [MIXES[mix]] * 5
-    A = len(utils)
-    agents = make_agents(utils, rng.uniform(0.2, 1.0, A), A)
-    kind, inv_eta, W = agents.kind, agents.inv_eta, agents.wealth
-    L = random_beliefs(rng, 1, A, K)[0]
-    u = rng.normal(0.0, 1.0, K)
-    u -= logsumexp(u)
-    Pg, Q, B, T, cp = np.zeros((A, K)), np.zeros((A, K)), np.zeros((A, K)), np.zeros(K), np.zeros(K)
-    powers(L, kind, inv_eta, Pg)
-    evaluate(L, kind, inv_eta, W, W.sum(), u, Pg, Q, B, T, cp)
-    d = np.empty(K)
-    assert newton_direction(kind, inv_eta, W, u, Q, B, T, W.sum(), d, np.empty((K, K)), np.empty((K, K)), np.empty(K))
+    kind, inv_eta, W, u, Q, T, d = general_point(utils, K, rng)
     dg, h = np.empty(K), np.empty(K)
     n_exp = general_diagonal(kind, inv_eta, W, Q, u, dg, h)
     reg = abs(W.sum()) + n_exp  # as the Newton loops'
