@@ -10,7 +10,7 @@ from solvers.kernels.fastexp import exp_scaled
 from solvers.kernels.simplex_log import normalise_log_with
 
 from .isoelastic import iso_pass
-from .potential import evaluate
+from .potential import evaluate_into
 
 
 @njit(cache=True, error_model="numpy")
@@ -76,24 +76,26 @@ def _ascent_ok(phin, phi, resn, res, t, gd, K):
 
 
 @njit(cache=True, error_model="numpy")
-def _eval_at(lean, u, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B):
+def _eval_at(lean, u, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B, D):
     """Potential, residual and negative-position count at ``u`` by the lean one-order pass
-    (``lean``: reads ``PgT, g, z, s``) or by the general :func:`evaluate` (reads ``L, kind, inv_eta,
-    Pg, Q, B``); both fill the spending ``T``."""
+    (``lean``: reads ``PgT, g, z, s``) or by the general
+    :func:`markets.kernels.potential.evaluate_into` (reads ``L, kind, inv_eta, Pg, Q, B``; fills
+    the diagonal and ``h`` into ``D`` (3, K) unless it is (0, 0)); both fill the spending ``T``."""
     if lean:
         phi, res = iso_pass(PgT, g, W, Wsum, u, z, s, T, cp, True)
         return phi, res, 0
-    return evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
+    return evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
 
 
 @njit(cache=True, error_model="numpy")
-def safeguarded_step(ok, u, d, un, phi, res, lean, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B, x):
+def safeguarded_step(ok, u, d, un, phi, res, lean, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B, x, D):
     """One iteration of the safeguarded phase shared by both Newton drivers: the Newton direction
     ``d`` if ``ok`` (else, or if its line search fails, the mirror-gradient direction), Armijo
     backtracking on Phi from the capped first trial :func:`_first_step`. Returns
     ``(accepted, phi, res, n_negative)``: at the trial point ``un`` if accepted (the caller moves
     ``u`` there), else at ``u`` (buffers restored; no progress is possible at working precision). ``x``: a scratch of
-    K floats."""
+    K floats; ``D``: (3, K) for the diagonal and ``h`` of the general path at the point returned
+    (:func:`markets.kernels.potential.evaluate_into`), or (0, 0)."""
     nneg = 0
     for attempt in range(2):
         if not ok or attempt == 1:
@@ -106,12 +108,12 @@ def safeguarded_step(ok, u, d, un, phi, res, lean, W, Wsum, T, cp, PgT, g, z, s,
         t = _first_step(d)
         for _ls in range(60):
             trial(u, d, t, un, x)
-            phin, resn, nn = _eval_at(lean, un, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B)
+            phin, resn, nn = _eval_at(lean, un, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B, D)
             if _ascent_ok(phin, phi, resn, res, t, gd, u.shape[0]):
                 return True, phin, resn, nn
             t *= 0.5
         # restore the buffers at u (the line search overwrote them) before the fall-back
-        phi, res, nneg = _eval_at(lean, u, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B)
+        phi, res, nneg = _eval_at(lean, u, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B, D)
         if not ok:
             break
     return False, phi, res, nneg

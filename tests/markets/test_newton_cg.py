@@ -12,7 +12,7 @@ from markets.equilibrium import CG_MIN_GOODS, FP_MIN_AGENTS, auto_newton
 from markets.kernels.direction import direction_from_S
 from markets.kernels.isoelastic import iso_gram, iso_pass, iso_powers, iso_S
 from markets.kernels.newton_cg import cg_direction, cg_scratch_size, general_diagonal
-from markets.kernels.potential import evaluate, newton_direction, powers
+from markets.kernels.potential import evaluate, evaluate_into, newton_direction, powers
 from solvers.special import logsumexp
 
 from .conftest import algorithm_2_1_step, random_beliefs
@@ -103,6 +103,41 @@ def test_cg_direction_is_the_dense_newton_direction_general_path(mix, K, rng):
     )  # fmt: skip
     assert ok
     np.testing.assert_allclose(d_cg, d, rtol=1e-10, atol=1e-10 * np.abs(d).max())
+
+
+@pytest.mark.parametrize("mix", list(MIXES))
+@pytest.mark.parametrize("K", [3, 15, 16, 70])
+def test_evaluate_into_gives_the_diagonal_and_h_without_a_pass(mix, K, rng):
+    """``evaluate_into``'s ``D[0]``, ``D[1]`` (from per-order spending: session 38) equal the diagonal
+    and ``h = -S 1`` that :func:`general_diagonal` forms by its pass over ``Q``, agents of one order
+    scattered through the list (grouped from 16 goods, agent by agent below); and the evaluation
+    itself (potential, residual, spending, effective beliefs) equals :func:`evaluate`'s."""
+    utils = MIXES[mix] if isinstance(MIXES[mix], list) else [MIXES[mix]] * 5
+    utils = list(utils) + list(utils[::-1])  # each order appears apart from its other agents
+    A = len(utils)
+    agents = make_agents(utils, rng.uniform(0.2, 1.0, A), A)
+    kind, inv_eta, W = agents.kind, agents.inv_eta, agents.wealth
+    L = random_beliefs(rng, 1, A, K)[0]
+    u = _u(rng, K)
+    Pg = np.zeros((A, K))
+    powers(L, kind, inv_eta, Pg)
+    out = []
+    for D in (np.empty((0, 0)), np.full((3, K), np.nan)):
+        Q, B, T, cp = np.zeros((A, K)), np.zeros((A, K)), np.zeros(K), np.zeros(K)
+        r = evaluate_into(L, kind, inv_eta, W, W.sum(), u, Pg, Q, B, T, cp, D)
+        out.append((r, Q, T, D))
+    (r0, Q0, T0, _), (r1, Q1, T1, D) = out
+    assert r1[2] == r0[2]
+    np.testing.assert_allclose(r1[:2], r0[:2], rtol=1e-13)
+    np.testing.assert_array_equal(Q1[kind == 1], Q0[kind == 1])
+    np.testing.assert_allclose(T1, T0, rtol=1e-13, atol=1e-300)
+    np.testing.assert_allclose(evaluate(L, kind, inv_eta, W, W.sum(), u, Pg, Q0, B, T0, cp), r0, rtol=0)
+    dg, h = np.empty(K), np.empty(K)
+    general_diagonal(kind, inv_eta, W, Q0, u, dg, h)
+    scale = np.abs(T0) + np.exp(u) * np.sum(kind == 0)
+    np.testing.assert_allclose(D[0], dg, rtol=1e-12, atol=1e-13 * scale.max())
+    np.testing.assert_allclose(D[1], h, rtol=1e-12, atol=1e-13 * scale.max())
+    assert np.all(D[0] > 0)
 
 
 @pytest.mark.parametrize("mix", list(MIXES))
