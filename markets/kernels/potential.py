@@ -346,4 +346,3 @@ def item_spending(L, kind, inv_eta, W, u, r):
                 s += np.exp(u[k]) * (L[i, k] - u[k])
             for k in range(K):
                 r[i, k] = np.exp(u[k]) * (W[i] + L[i, k] - u[k] - s)
-
