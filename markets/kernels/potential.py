@@ -68,23 +68,33 @@ def _iso_agent(L, i, g, w, u, Pg, Q, T, cp):
     return w / dl * np.log(z)
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _added(T, D, f):
+    """``D[0] += f (T - D[2])``: the spending one block of agents added to ``T`` since it was
+    ``D[2]``, weighted into the diagonal's correction (:func:`_evaluate`)."""
+    for k in range(T.shape[0]):
+        D[0, k] += f * (T[k] - D[2, k])
+
+
 @njit(cache=True, error_model="numpy")
 def evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp):
-    """Spending, potential and residual at normalised log-prices ``u``: :func:`evaluate_into`
-    without the diagonal (the fixed point, Anderson and the dense Newton need none)."""
-    return evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, np.empty((0, 0)))
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def _added(T, X, T0, f):
-    """``X += f (T - T0)``: the spending one block of agents added to ``T`` since it was ``T0``,
-    weighted into the diagonal's correction (:func:`evaluate_into`)."""
-    for k in range(T.shape[0]):
-        X[k] += f * (T[k] - T0[k])
+    """Spending, potential and residual at normalised log-prices ``u``: :func:`_evaluate` without
+    the diagonal (the fixed point, Anderson and the dense Newton need none; compiled with the
+    diagonal's code left out, so they pay nothing for it)."""
+    return _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, Q, False)  # D unused: any 2-d array
 
 
 @njit(cache=True, error_model="numpy")
 def evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D):
+    """:func:`_evaluate` that also fills ``D`` (3, K) with the diagonal and ``h`` of ``-S`` (its
+    docstring), or, for ``D`` of any other shape, :func:`evaluate`."""
+    if D.shape[0] == 3 and D.shape[1] == L.shape[1]:
+        return _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D, True)
+    return evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D, track):
     """Spending, potential and residual at normalised log-prices ``u``.
 
     Fills ``Q`` (effective beliefs of isoelastic agents, Eq. 2.35), ``B`` (``log(P/c) - S_i`` of
@@ -98,11 +108,11 @@ def evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D):
     2, ..., pay A x K scalar exps per evaluation: 3.1x the time of the same market with its agents
     sorted by order, for the fixed point and every method on this path.)
 
-    ``D`` (3, K), or (0, 0) for none: ``D[0]`` receives the diagonal part of ``-S``,
-    ``sum_iso W_i g_i Q_i + n_exp c``, and ``D[1]`` the projection vector ``h = -S 1 =
+    ``track`` (a constant of each caller, :func:`evaluate` and :func:`evaluate_into`): ``D`` (3, K)
+    receives in ``D[0]`` the diagonal part of ``-S``, ``sum_iso W_i g_i Q_i + n_exp c``, and ``D[1]`` the projection vector ``h = -S 1 =
     sum_iso W_i Q_i + n_exp c`` (both as :func:`markets.kernels.newton_cg.general_diagonal` forms
-    them by a pass over ``Q``), here without one: the agents of one order ``g`` < 1 add their
-    spending ``T_g`` into the scratch ``D[2]`` and then into ``T``, and ``D[0] = T - sum_g (1 - g) T_g``
+    them by a pass over ``Q``), here without one: ``T`` is copied into ``D[2]`` before the agents of
+    one order ``g`` < 1 add their spending ``T_g`` to it, and ``D[0] = T - sum_g (1 - g) T_g``
     (log agents, ``g = 1``, count fully; exponential agents' spending is taken out again and ``n_exp
     c`` put in). K work per order instead of a pass over ``A x K`` beliefs (session 38: the pass
     cost 0.18-0.25 of an evaluation at 256-1,024 goods and 0.72 at 1,000 x 4,096, once per Newton
@@ -110,17 +120,15 @@ def evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D):
     only scales CG and the diagonal step (:mod:`markets.kernels.jacobi`).
     """
     A, K = L.shape
-    track = D.shape[0] == 3 and D.shape[1] == K
-    X = D[0] if track else np.empty(0)  # sum of (1 - g) T_g over orders g < 1, plus exp spending
-    Y = D[1] if track else np.empty(0)  # the exponential agents' spending
-    Tg = D[2] if track else np.empty(0)
+    # D[0] collects sum_g (1 - g) T_g over the orders g < 1 and the exponential agents' spending,
+    # D[1] that spending alone, D[2] a copy of T before each order's agents add theirs
     n_exp = 0
     for k in range(K):
         T[k] = 0.0
     if track:
         for k in range(K):
-            X[k] = 0.0
-            Y[k] = 0.0
+            D[0, k] = 0.0
+            D[1, k] = 0.0
     phi = 0.0
     prev = -1.0
     nneg = 0
@@ -145,23 +153,23 @@ def evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D):
                 if done[i]:
                     continue
                 exp_scaled(u, 1.0 - g, cp)
-                for k in range(Tg.shape[0]):
-                    Tg[k] = T[k]
+                if track:
+                    D[2, :] = T
                 for j in range(i, A):
                     if kind[j] == ISO and inv_eta[j] == g:
                         done[j] = True
                         phi += _iso_agent(L, j, g, W[j], u, Pg, Q, T, cp)
                 if track:
-                    _added(T, X, Tg, 1.0 - g)
+                    _added(T, D, 1.0 - g)
             else:
                 if g != prev:
                     exp_scaled(u, 1.0 - g, cp)
                     prev = g
-                for k in range(Tg.shape[0]):
-                    Tg[k] = T[k]
+                if track:
+                    D[2, :] = T
                 phi += _iso_agent(L, i, g, w, u, Pg, Q, T, cp)
                 if track:
-                    _added(T, X, Tg, 1.0 - g)
+                    _added(T, D, 1.0 - g)
         else:
             n_exp += 1
             if c.shape[0] == 0:
@@ -179,19 +187,22 @@ def evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D):
                 if r < 0.0:
                     nneg += 1
                 T[k] += r
-                if track:
-                    X[k] += r
-                    Y[k] += r
+            if track:
+                for k in range(K):
+                    r = c[k] * (w + B[i, k])
+                    D[0, k] += r
+                    D[1, k] += r
     res = 0.0
     for k in range(K):
         ck = c[k] if c.shape[0] == K else np.exp(u[k])
         e = abs(T[k] - Wsum * ck) / ck
         if e > res:
             res = e
-        if track:
-            t = T[k] + n_exp * ck
-            X[k] = t - X[k]
-            Y[k] = t - Y[k]
+    if track:
+        for k in range(K):
+            t = T[k] + n_exp * (c[k] if c.shape[0] == K else np.exp(u[k]))
+            D[0, k] = t - D[0, k]
+            D[1, k] = t - D[1, k]
     return phi, res, nneg
 
 
