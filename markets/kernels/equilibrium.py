@@ -27,8 +27,8 @@ from .isoelastic import (
 )
 from .jacobi import JACOBI_RATE, JACOBI_UNTIL, jacobi_log_step
 from .line_search import safeguarded_step, trial
-from .newton_cg import cg_direction, cg_scratch_size, newton_rhs
-from .potential import ISO, evaluate, evaluate_into, init_prices, newton_direction, powers
+from .newton_cg import cg_direction, cg_scratch_size, general_diagonal, newton_rhs
+from .potential import ISO, evaluate, evaluate_into, init_prices, newton_direction, powers, tracks_diagonal
 from .woodbury import WOODBURY_MAX_ROWS, woodbury_direction, woodbury_rows
 
 
@@ -412,7 +412,8 @@ def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs
     powers(L, kind, inv_eta, Pg)
     if not warm:
         init_prices(L, kind, inv_eta, W, Pg, u)
-    D = np.empty((3, K) if method == 2 else (0, 0))  # Newton-CG: the diagonal and h of -S, by evaluate_into
+    track = method == 2 and tracks_diagonal(kind, inv_eta, K)
+    D = np.empty((3, K) if track else (0, 0))  # Newton-CG: the diagonal and h of -S, by evaluate_into
     phi, res, nneg = evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
     if method == 3:  # iso/log agents only: no short sales
         no1 = np.empty(0)
@@ -422,22 +423,26 @@ def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs
         )  # fmt: skip
         return it, res <= tol, res, 0
     if method != 1:
-        return _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, D)
+        return _newton_loop(
+            L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, method == 2, D
+        )
     return _fixed_point_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg)
 
 
 @njit(cache=True, error_model="numpy")
-def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, D):
-    """Safeguarded Newton on the general path from the evaluated start ``u``; ``D`` (3, K) (else
-    (0, 0): the dense direction) holds the diagonal and ``h`` of ``-S`` at ``u`` and selects the
-    matrix-free direction of :func:`markets.kernels.newton_cg.cg_direction` (no K x K matrix;
-    every evaluation here refills ``D``, :func:`markets.kernels.potential.evaluate_into`),
+def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, cg, D):
+    """Safeguarded Newton on the general path from the evaluated start ``u``; ``cg``: the
+    matrix-free direction of :func:`markets.kernels.newton_cg.cg_direction` (no K x K matrix), with
+    the diagonal and ``h`` of ``-S`` in ``D`` (3, K) at ``u`` and refilled by every evaluation here
+    (:func:`markets.kernels.potential.evaluate_into`) where
+    :func:`markets.kernels.potential.tracks_diagonal` says so, else ((0, 0)) by
+    :func:`markets.kernels.newton_cg.general_diagonal` once per step,
     after the diagonal steps of :mod:`markets.kernels.jacobi` while the residual is above
     :data:`markets.kernels.jacobi.JACOBI_UNTIL` (markets without exponential agents; each counts as
     an iteration); with few agents of order below one (:data:`markets.kernels.woodbury.WOODBURY_MAX_ROWS`)
     the direction is the exact one of :func:`markets.kernels.woodbury.woodbury_direction`, CG where it declines."""
     A, K = L.shape
-    cg = D.shape[0] == 3
+    tracked = D.shape[0] == 3
     nK = 0 if cg else K
     d = np.zeros(K)
     H = np.zeros((nK, nK))
@@ -447,8 +452,8 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
     no1 = np.empty(0)  # the lean evaluator's arguments, unused here
     no2 = np.empty((0, 0))
     scr = np.empty(cg_scratch_size(K, A) if cg else 0)
-    dg = D[0] if cg else np.empty(0)
-    h = D[1] if cg else np.empty(0)
+    dg = D[0] if tracked else np.empty(K if cg else 0)
+    h = D[1] if tracked else np.empty(K if cg else 0)
     n_exp = 0
     for i in range(A):
         if kind[i] != ISO:
@@ -461,6 +466,8 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
     it = 0
     if cg and n_exp == 0:  # the global phase: diagonal steps (markets.kernels.jacobi)
         while res > max(tol, JACOBI_UNTIL) and it < max_iter:
+            if not tracked:
+                general_diagonal(kind, inv_eta, W, Q, u, dg, h)
             if not jacobi_log_step(u, T, Wsum, dg, un, tmp):
                 break
             phin, resn, nnegn = evaluate_into(L, kind, inv_eta, W, Wsum, un, Pg, Q, B, T, cp, D)
@@ -477,6 +484,8 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
     while res > tol and it < max_iter:
         it += 1
         if cg:
+            if not tracked:
+                general_diagonal(kind, inv_eta, W, Q, u, dg, h)
             reg = abs(Wsum) + n_exp
             if reg <= 0.0:
                 reg = 1.0
