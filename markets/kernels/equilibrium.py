@@ -11,6 +11,7 @@ from solvers.kernels.fastexp import exp_scaled
 from solvers.kernels.simplex_log import log_image_with
 
 from .anderson import MEMORY, anderson_loop
+from .corrector import DEFAULT_CONSTANT, corrector_rhs, use_corrector
 from .direction import CHORD_RATIO, chord_direction, direction_from_S
 from .floor import floor_item
 from .gram import gram_item, gram_size, rows_pass
@@ -27,9 +28,9 @@ from .isoelastic import (
 )
 from .jacobi import JACOBI_RATE, JACOBI_UNTIL, jacobi_log_step
 from .line_search import safeguarded_step, trial
-from .newton_cg import cg_direction, cg_scratch_size, general_diagonal, newton_rhs
+from .newton_cg import cg_direction, cg_scratch_size, cg_solve, general_diagonal, newton_rhs
 from .potential import ISO, evaluate, evaluate_into, init_prices, newton_direction, powers, tracks_diagonal
-from .woodbury import WOODBURY_MAX_ROWS, woodbury_direction, woodbury_rows
+from .woodbury import WOODBURY_MAX_ROWS, woodbury_direction, woodbury_resolve, woodbury_rows
 
 
 @njit(cache=True, error_model="numpy")
@@ -461,8 +462,15 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
     rows = woodbury_rows(kind, inv_eta, W) if cg else WOODBURY_MAX_ROWS + 1
     wb = rows <= WOODBURY_MAX_ROWS  # few agents: the exact direction by Woodbury (markets.kernels.woodbury)
     V = np.empty((rows + 2, K) if wb else (0, K))
+    Ew = np.empty((rows, rows) if wb else (0, 0))
     b = np.empty(K if wb else 0)
     c = np.empty(K if wb else 0)
+    can_correct = cg and n_exp == 0  # markets.kernels.corrector: isoelastic and log agents only
+    b2 = np.empty(K if can_correct else 0)
+    d2 = np.empty(K if can_correct else 0)
+    work = np.empty(4 * K if can_correct else 0)
+    Cq = DEFAULT_CONSTANT  # the last plain step's res_new / res^2, and a corrected one's / res^3
+    Cc = DEFAULT_CONSTANT
     it = 0
     if cg and n_exp == 0:  # the global phase: diagonal steps (markets.kernels.jacobi)
         while res > max(tol, JACOBI_UNTIL) and it < max_iter:
@@ -483,16 +491,21 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
                 break
     while res > tol and it < max_iter:
         it += 1
+        corrected = False
         if cg:
             if not tracked:
                 general_diagonal(kind, inv_eta, W, Q, u, dg, h)
             reg = abs(Wsum) + n_exp
             if reg <= 0.0:
                 reg = 1.0
+            corr = can_correct and use_corrector(res, Cq, Cc, tol)
+            target = 0.1 * max(Cc * res * res * res, 0.1 * tol)  # the correction's accuracy
             ok = False
+            by_wb = False
             if wb:
                 newton_rhs(u, T, Wsum, n_exp == 0, b, c, tmp)
-                ok = woodbury_direction(kind, inv_eta, W, Q, c, dg, h, reg, b, d, V)
+                ok = woodbury_direction(kind, inv_eta, W, Q, c, dg, h, reg, b, d, V, Ew)
+                by_wb = ok
             if not ok:
                 ok = cg_direction(
                     False,
@@ -517,6 +530,17 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
                     h,
                     n_exp == 0,
                 )[0]
+            if ok and corr and corrector_rhs(kind, inv_eta, W, Wsum, Q, T, u, d, b2, work):
+                if by_wb:
+                    ok2 = woodbury_resolve(V, Ew, b2, d2)
+                else:
+                    ok2 = cg_solve(
+                        False, u, b2, reg, target, d2, scr, no2, 0.0, T, no1, no1, no1, kind, inv_eta, W, Q, dg, h
+                    )[0]
+                if ok2:
+                    for k in range(K):
+                        d[k] += d2[k]
+                    corrected = True
         else:
             ok = newton_direction(kind, inv_eta, W, u, Q, B, T, Wsum, d, H, Lc, tmp)
         accepted, phin, resn, nnegn = safeguarded_step(
@@ -547,6 +571,10 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
         if not accepted:
             phi, res, nneg = phin, resn, nnegn
             break
+        if corrected:
+            Cc = max(resn / (res * res * res), 1e-6)
+        elif can_correct:
+            Cq = max(resn / (res * res), 1e-6)
         for k in range(K):
             u[k] = un[k]
         phi, res, nneg = phin, resn, nnegn

@@ -58,11 +58,12 @@ def _gram(V, n, K, E):
 
 
 @njit(cache=True, fastmath=_FM, error_model="numpy")
-def woodbury_direction(kind, inv_eta, W, Q, c, dg, h, reg, b, d, V):
+def woodbury_direction(kind, inv_eta, W, Q, c, dg, h, reg, b, d, V, Ew):
     """``d = M^(-1) b`` (module docstring) from the effective beliefs ``Q``, the prices ``c``, the
     diagonal ``dg`` and ``h`` of :func:`markets.kernels.newton_cg.general_diagonal` and the shift
-    regularisation ``reg``. ``V`` is scratch of ``(woodbury_rows(...) + 2, K)`` floats. Returns False
-    (``d`` undefined) if ``D`` has a non-positive entry or the small solve fails."""
+    regularisation ``reg``. ``V`` is scratch of ``(woodbury_rows(...) + 2, K)`` floats; ``Ew``
+    (``woodbury_rows(...)`` square, else (0, 0)) receives ``E`` for :func:`woodbury_resolve`.
+    Returns False (``d`` undefined) if ``D`` has a non-positive entry or the small solve fails."""
     A, K = Q.shape
     n = V.shape[0] - 2
     m = n - 2
@@ -98,12 +99,48 @@ def woodbury_direction(kind, inv_eta, W, Q, c, dg, h, reg, b, d, V):
     E[m, m + 1] = -1.0
     E[m + 1, m + 1] = -(reg + sh)
     _gram(V, n + 1, K, E)
+    if Ew.shape[0] == n:
+        Ew[:, :] = E[:n, :n]
     t = E[n, :n].copy()
     y = _lu_solve(E[:n, :n].copy(), t)
     if y.shape[0] == 0:
         return False
     for k in range(K):
         d[k] = bs[k]
+    for a in range(n):
+        ya = y[a]
+        va = V[a]
+        for k in range(K):
+            d[k] -= ya * va[k]
+    ok = True
+    for k in range(K):
+        d[k] *= s[k]
+        if not np.isfinite(d[k]):
+            ok = False
+    return ok
+
+
+@njit(cache=True, fastmath=_FM, error_model="numpy")
+def woodbury_resolve(V, Ew, b, d):
+    """``d = M^(-1) b`` for another right-hand side ``b`` with the matrix of the last
+    :func:`woodbury_direction` call (its ``V`` and ``Ew``): ``m + 2`` dot products, the small solve
+    and ``m + 2`` updates, no Gram pass (:mod:`markets.kernels.corrector` solves twice per step).
+    Returns False if the small solve fails or ``d`` is not finite."""
+    n = Ew.shape[0]
+    K = V.shape[1]
+    s = V[n + 1]
+    t = np.empty(n)
+    for a in range(n):
+        va = V[a]
+        acc = 0.0
+        for k in range(K):
+            acc += va[k] * (b[k] * s[k])
+        t[a] = acc
+    y = _lu_solve(Ew.copy(), t)
+    if y.shape[0] == 0:
+        return False
+    for k in range(K):
+        d[k] = b[k] * s[k]
     for a in range(n):
         ya = y[a]
         va = V[a]

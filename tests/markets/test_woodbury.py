@@ -25,7 +25,9 @@ def test_woodbury_direction_is_the_dense_newton_direction(mix, K, rng):
     rows = woodbury_rows(kind, inv_eta, W)
     assert rows == 2 + sum(1 for k, g in zip(kind, inv_eta) if k == 1 and g != 1.0)
     d_w = np.full(K, np.nan)
-    assert woodbury_direction(kind, inv_eta, W, Q, np.exp(u), dg, h, reg, b, d_w, np.empty((rows + 2, K)))
+    assert woodbury_direction(
+        kind, inv_eta, W, Q, np.exp(u), dg, h, reg, b, d_w, np.empty((rows + 2, K)), np.empty((0, 0))
+    )
     np.testing.assert_allclose(d_w, d, rtol=1e-9, atol=1e-10 * np.abs(d).max())
 
 
@@ -37,7 +39,7 @@ def test_woodbury_declines_a_non_positive_diagonal(rng):
     dg[2] = 0.0
     d = np.empty(K)
     assert not woodbury_direction(
-        kind, inv_eta, W, Q, np.full(K, 1 / K), dg, Q.sum(0), 3.0, np.ones(K), d, np.empty((A + 4, K))
+        kind, inv_eta, W, Q, np.full(K, 1 / K), dg, Q.sum(0), 3.0, np.ones(K), d, np.empty((A + 4, K)), np.empty((0, 0))
     )
 
 
