@@ -10,7 +10,7 @@ from solvers.kernels.fastexp import exp_scaled
 from solvers.kernels.simplex_log import normalise_log_with
 
 from .isoelastic import iso_pass
-from .potential import evaluate_into
+from .potential import evaluate, evaluate_into
 
 
 @njit(cache=True, error_model="numpy")
@@ -84,7 +84,9 @@ def _eval_at(lean, u, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B, 
     if lean:
         phi, res = iso_pass(PgT, g, W, Wsum, u, z, s, T, cp, True)
         return phi, res, 0
-    return evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
+    if D.shape[0] == 3:
+        return evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
+    return evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
 
 
 @njit(cache=True, error_model="numpy")

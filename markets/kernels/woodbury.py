@@ -100,7 +100,9 @@ def woodbury_direction(kind, inv_eta, W, Q, c, dg, h, reg, b, d, V, Ew):
     E[m + 1, m + 1] = -(reg + sh)
     _gram(V, n + 1, K, E)
     if Ew.shape[0] == n:
-        Ew[:, :] = E[:n, :n]
+        for a in range(n):
+            for k in range(n):
+                Ew[a, k] = E[a, k]
     t = E[n, :n].copy()
     y = _lu_solve(E[:n, :n].copy(), t)
     if y.shape[0] == 0:
