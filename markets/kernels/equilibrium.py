@@ -393,13 +393,26 @@ def solve_item(L, kind, inv_eta, W, tol, max_iter, method, u, warm):
 
 @njit(cache=True, error_model="numpy")
 def _general_buffers(A, K):
-    """The general path's buffers of one item ``(Pg, Q, B, T, cp)`` (:func:`general_item`), not
+    """The general path's buffers of one item ``(Pg, Q, B, T, cp, D)`` (:func:`general_item`; ``D``
+    (3, K) for :func:`markets.kernels.potential.evaluate_into`), not
     zeroed: every kernel reads only the rows of an agent's own kind (``Pg`` and ``Q`` of isoelastic
     agents, ``B`` of exponential ones), each written for the item before it is read. Zeroing them
     touched every page: at 1,000 agents x 4,096 goods 35-50 ms of the start of a one-item market on
     this VM (its fresh pages cost 0.35 s/GiB), ``B`` among them though a market without
     exponential agents never writes it."""
-    return np.empty((A, K)), np.empty((A, K)), np.empty((A, K)), np.zeros(K), np.zeros(K)
+    return np.empty((A, K)), np.empty((A, K)), np.empty((A, K)), np.zeros(K), np.zeros(K), np.empty((3, K))
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _eval(tracked, L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D):
+    """:func:`markets.kernels.potential.evaluate_into` where ``tracked``, else
+    :func:`markets.kernels.potential.evaluate`, each called directly. (Every call between compiled
+    functions here costs about 0.3 us at a dozen array arguments: through ``evaluate_into``'s
+    fallback, or through this function not inlined, an item of two agents and two goods took 2.2-2.3
+    us to start against 1.7 before, session 38.)"""
+    if tracked:
+        return evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
+    return evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
 
 
 @njit(cache=True, error_model="numpy")
@@ -409,15 +422,15 @@ def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs
     K = L.shape[1]
     if method == GRAM:  # an item the eta = 2 path declined (a good nobody believes in)
         method = 2
-    Pg, Q, B, T, cp = bufs
+    Pg, Q, B, T, cp, D = bufs
     powers(L, kind, inv_eta, Pg)
     if not warm:
         init_prices(L, kind, inv_eta, W, Pg, u)
-    track = method == 2 and tracks_diagonal(kind, inv_eta, K)
-    D = (
-        np.empty((3, K)) if track else Q[:0]
-    )  # Newton-CG: the diagonal and h of -S, by evaluate_into (else a view: no allocation)
-    phi, res, nneg = evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
+    track = method == 2 and tracks_diagonal(kind, inv_eta, K)  # Newton-CG: the diagonal and h of -S in D
+    if track:
+        phi, res, nneg = evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
+    else:
+        phi, res, nneg = evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
     if method == 3:  # iso/log agents only: no short sales
         no1 = np.empty(0)
         it, res = anderson_loop(
@@ -427,25 +440,24 @@ def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs
         return it, res <= tol, res, 0
     if method != 1:
         return _newton_loop(
-            L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, method == 2, D
+            L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, method == 2, track, D
         )
     return _fixed_point_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg)
 
 
 @njit(cache=True, error_model="numpy")
-def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, cg, D):
+def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, cg, tracked, D):
     """Safeguarded Newton on the general path from the evaluated start ``u``; ``cg``: the
     matrix-free direction of :func:`markets.kernels.newton_cg.cg_direction` (no K x K matrix), with
     the diagonal and ``h`` of ``-S`` in ``D`` (3, K) at ``u`` and refilled by every evaluation here
-    (:func:`markets.kernels.potential.evaluate_into`) where
-    :func:`markets.kernels.potential.tracks_diagonal` says so, else ((0, 0)) by
+    (:func:`markets.kernels.potential.evaluate_into`) where ``tracked``
+    (:func:`markets.kernels.potential.tracks_diagonal`), else by
     :func:`markets.kernels.newton_cg.general_diagonal` once per step,
     after the diagonal steps of :mod:`markets.kernels.jacobi` while the residual is above
     :data:`markets.kernels.jacobi.JACOBI_UNTIL` (markets without exponential agents; each counts as
     an iteration); with few agents of order below one (:data:`markets.kernels.woodbury.WOODBURY_MAX_ROWS`)
     the direction is the exact one of :func:`markets.kernels.woodbury.woodbury_direction`, CG where it declines."""
     A, K = L.shape
-    tracked = D.shape[0] == 3
     nK = 0 if cg else K
     d = np.zeros(K)
     H = np.zeros((nK, nK))
@@ -464,14 +476,13 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
     rows = woodbury_rows(kind, inv_eta, W) if cg else WOODBURY_MAX_ROWS + 1
     wb = rows <= WOODBURY_MAX_ROWS  # few agents: the exact direction by Woodbury (markets.kernels.woodbury)
     V = np.empty((rows + 2, K) if wb else (0, K))
-    Ew = np.empty((rows, rows) if wb else (0, 0))
+    Ew = np.empty((rows, rows)) if wb else H  # (H unused by Woodbury: no allocation per item)
     b = np.empty(K if wb else 0)
     c = np.empty(K if wb else 0)
     can_correct = cg and n_exp == 0  # markets.kernels.corrector: isoelastic and log agents only
-    cw = np.empty(6 * K if can_correct else 0)  # one allocation: items of two agents take 20 us
-    b2 = cw[:K]
-    d2 = cw[K : 2 * K]
-    work = cw[2 * K :]
+    # the corrector's b2, d2 and 4 K of work, one allocation and none where it cannot be taken (an
+    # item of two agents and two goods takes about 2 us; each allocation or view costs some 0.1 us)
+    cw = np.empty(6 * K) if can_correct else tmp
     Cq = DEFAULT_CONSTANT  # the last plain step's res_new / res^2, and a corrected one's / res^3
     Cc = DEFAULT_CONSTANT
     it = 0
@@ -481,9 +492,9 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
                 general_diagonal(kind, inv_eta, W, Q, u, dg, h)
             if not jacobi_log_step(u, T, Wsum, dg, un, tmp):
                 break
-            phin, resn, nnegn = evaluate_into(L, kind, inv_eta, W, Wsum, un, Pg, Q, B, T, cp, D)
+            phin, resn, nnegn = _eval(tracked, L, kind, inv_eta, W, Wsum, un, Pg, Q, B, T, cp, D)
             if not (resn < res):  # undo it: Newton goes on from u
-                phi, res, nneg = evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
+                phi, res, nneg = _eval(tracked, L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
                 break
             it += 1
             fast = resn <= JACOBI_RATE * res
@@ -533,17 +544,8 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
                     h,
                     n_exp == 0,
                 )[0]
-            if ok and corr and corrector_rhs(kind, inv_eta, W, Wsum, Q, T, u, d, b2, work):
-                if by_wb:
-                    ok2 = woodbury_resolve(V, Ew, b2, d2)
-                else:
-                    ok2 = cg_solve(
-                        False, u, b2, reg, target, d2, scr, no2, 0.0, T, no1, no1, no1, kind, inv_eta, W, Q, dg, h
-                    )[0]
-                if ok2 and small_correction(d, d2):
-                    for k in range(K):
-                        d[k] += d2[k]
-                    corrected = True
+            if ok and corr:
+                corrected = _correct(by_wb, kind, inv_eta, W, Wsum, Q, T, u, d, cw, V, Ew, reg, target, scr, dg, h)
         else:
             ok = newton_direction(kind, inv_eta, W, u, Q, B, T, Wsum, d, H, Lc, tmp)
         accepted, phin, resn, nnegn = safeguarded_step(
@@ -569,7 +571,7 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
             Q,
             B,
             tmp,
-            D,
+            D if tracked else no2,
         )
         if not accepted:
             phi, res, nneg = phin, resn, nnegn
@@ -582,6 +584,30 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
             u[k] = un[k]
         phi, res, nneg = phin, resn, nnegn
     return it, res <= tol, res, nneg
+
+
+@njit(cache=True, error_model="numpy")
+def _correct(by_wb, kind, inv_eta, W, Wsum, Q, T, u, d, cw, V, Ew, reg, target, scr, dg, h):
+    """The corrected step of :mod:`markets.kernels.corrector` added to the Newton direction ``d``
+    (by :func:`markets.kernels.woodbury.woodbury_resolve` after a Woodbury direction, else CG with
+    stopping residual ``target``); ``cw``: 6 K floats. Returns whether it was taken."""
+    K = u.shape[0]
+    b2 = cw[:K]
+    d2 = cw[K : 2 * K]
+    if not corrector_rhs(kind, inv_eta, W, Wsum, Q, T, u, d, b2, cw[2 * K :]):
+        return False
+    if by_wb:
+        ok2 = woodbury_resolve(V, Ew, b2, d2)
+    else:
+        no1 = np.empty(0)
+        ok2 = cg_solve(
+            False, u, b2, reg, target, d2, scr, np.empty((0, 0)), 0.0, T, no1, no1, no1, kind, inv_eta, W, Q, dg, h
+        )[0]
+    if not (ok2 and small_correction(d, d2)):
+        return False
+    for k in range(K):
+        d[k] += d2[k]
+    return True
 
 
 @njit(cache=True, error_model="numpy")
@@ -640,6 +666,7 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl,
             mem[2 * AK : 3 * AK].reshape((A, K)),
             np.zeros(K),
             np.zeros(K),
+            np.empty((3, K)),
         )
         for j in range(c * n // m, (c + 1) * n // m):
             Lj = _floored(L, j, floor, nfl, Lf, e)

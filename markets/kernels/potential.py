@@ -121,7 +121,7 @@ def evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D):
     docstring), or, for ``D`` of any other shape, :func:`evaluate`."""
     if D.shape[0] == 3 and D.shape[1] == L.shape[1]:
         return _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D, True)
-    return _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, Q, False)  # inlined: no call to evaluate
+    return evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
