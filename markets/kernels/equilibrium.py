@@ -160,7 +160,7 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws, cg):
             no2,
             no2,
             tmp,
-            no2,
+            None,
         )
         if not accepted:
             res = resn
@@ -393,14 +393,13 @@ def solve_item(L, kind, inv_eta, W, tol, max_iter, method, u, warm):
 
 @njit(cache=True, error_model="numpy")
 def _general_buffers(A, K):
-    """The general path's buffers of one item ``(Pg, Q, B, T, cp, D)`` (:func:`general_item`; ``D``
-    (3, K) for :func:`markets.kernels.potential.evaluate_into`), not
+    """The general path's buffers of one item ``(Pg, Q, B, T, cp)`` (:func:`general_item`), not
     zeroed: every kernel reads only the rows of an agent's own kind (``Pg`` and ``Q`` of isoelastic
     agents, ``B`` of exponential ones), each written for the item before it is read. Zeroing them
     touched every page: at 1,000 agents x 4,096 goods 35-50 ms of the start of a one-item market on
     this VM (its fresh pages cost 0.35 s/GiB), ``B`` among them though a market without
     exponential agents never writes it."""
-    return np.empty((A, K)), np.empty((A, K)), np.empty((A, K)), np.zeros(K), np.zeros(K), np.empty((3, K))
+    return np.empty((A, K)), np.empty((A, K)), np.empty((A, K)), np.zeros(K), np.zeros(K)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -422,11 +421,14 @@ def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs
     K = L.shape[1]
     if method == GRAM:  # an item the eta = 2 path declined (a good nobody believes in)
         method = 2
-    Pg, Q, B, T, cp, D = bufs
+    Pg, Q, B, T, cp = bufs
     powers(L, kind, inv_eta, Pg)
     if not warm:
         init_prices(L, kind, inv_eta, W, Pg, u)
-    track = method == 2 and tracks_diagonal(kind, inv_eta, K)  # Newton-CG: the diagonal and h of -S in D
+    track = method == 2 and tracks_diagonal(kind, inv_eta, K)
+    # Newton-CG: the diagonal and h of -S, by evaluate_into. (Not in ``bufs``: a sixth buffer there
+    # cost every item 0.4 us to start, 1.3x at two agents and two goods, session 38.)
+    D = np.empty((3, K) if track else (0, 0))
     if track:
         phi, res, nneg = evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
     else:
@@ -439,8 +441,10 @@ def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs
         )  # fmt: skip
         return it, res <= tol, res, 0
     if method != 1:
+        if method == 0:
+            return _dense_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg)
         return _newton_loop(
-            L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, method == 2, track, D
+            L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, True, track, D
         )
     return _fixed_point_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg)
 
@@ -587,6 +591,36 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
 
 
 @njit(cache=True, error_model="numpy")
+def _dense_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg):
+    """Safeguarded Newton on the general path with the dense direction
+    (:func:`markets.kernels.potential.newton_direction`: a K x K Cholesky; few goods) from the
+    evaluated start ``u``, apart from :func:`_newton_loop`'s matrix-free loop (none of its diagonal,
+    Woodbury or corrector buffers; the line search compiled without the diagonal, ``D = None``)."""
+    K = L.shape[1]
+    d = np.zeros(K)
+    H = np.zeros((K, K))
+    Lc = np.zeros((K, K))
+    tmp = np.zeros(K)
+    un = np.zeros(K)
+    no1 = np.empty(0)  # the lean evaluator's arguments, unused here
+    no2 = np.empty((0, 0))
+    it = 0
+    while res > tol and it < max_iter:
+        it += 1
+        ok = newton_direction(kind, inv_eta, W, u, Q, B, T, Wsum, d, H, Lc, tmp)
+        accepted, phin, resn, nnegn = safeguarded_step(
+            ok, u, d, un, phi, res, False, W, Wsum, T, cp, no2, 0.0, no1, no1, L, kind, inv_eta, Pg, Q, B, tmp, None
+        )
+        if not accepted:
+            phi, res, nneg = phin, resn, nnegn
+            break
+        for k in range(K):
+            u[k] = un[k]
+        phi, res, nneg = phin, resn, nnegn
+    return it, res <= tol, res, nneg
+
+
+@njit(cache=True, error_model="numpy")
 def _correct(by_wb, kind, inv_eta, W, Wsum, Q, T, u, d, cw, V, Ew, reg, target, scr, dg, h):
     """The corrected step of :mod:`markets.kernels.corrector` added to the Newton direction ``d``
     (by :func:`markets.kernels.woodbury.woodbury_resolve` after a Woodbury direction, else CG with
@@ -666,7 +700,6 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl,
             mem[2 * AK : 3 * AK].reshape((A, K)),
             np.zeros(K),
             np.zeros(K),
-            np.empty((3, K)),
         )
         for j in range(c * n // m, (c + 1) * n // m):
             Lj = _floored(L, j, floor, nfl, Lf, e)
