@@ -443,16 +443,15 @@ def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs
     if method != 1:
         if method == 0:
             return _dense_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg)
-        return _newton_loop(
-            L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, True, track, D
-        )
+        return _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, track, D)
     return _fixed_point_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg)
 
 
 @njit(cache=True, error_model="numpy")
-def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, cg, tracked, D):
-    """Safeguarded Newton on the general path from the evaluated start ``u``; ``cg``: the
-    matrix-free direction of :func:`markets.kernels.newton_cg.cg_direction` (no K x K matrix), with
+def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, tracked, D):
+    """Safeguarded Newton-CG on the general path from the evaluated start ``u`` (the dense
+    direction has :func:`_dense_loop`): the matrix-free direction of
+    :func:`markets.kernels.newton_cg.cg_direction` (no K x K matrix), with
     the diagonal and ``h`` of ``-S`` in ``D`` (3, K) at ``u`` and refilled by every evaluation here
     (:func:`markets.kernels.potential.evaluate_into`) where ``tracked``
     (:func:`markets.kernels.potential.tracks_diagonal`), else by
@@ -462,35 +461,32 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
     an iteration); with few agents of order below one (:data:`markets.kernels.woodbury.WOODBURY_MAX_ROWS`)
     the direction is the exact one of :func:`markets.kernels.woodbury.woodbury_direction`, CG where it declines."""
     A, K = L.shape
-    nK = 0 if cg else K
     d = np.zeros(K)
-    H = np.zeros((nK, nK))
-    Lc = np.zeros((nK, nK))
     tmp = np.zeros(K)
     un = np.zeros(K)
     no1 = np.empty(0)  # the lean evaluator's arguments, unused here
     no2 = np.empty((0, 0))
-    scr = np.empty(cg_scratch_size(K, A) if cg else 0)
-    dg = D[0] if tracked else np.empty(K if cg else 0)
-    h = D[1] if tracked else np.empty(K if cg else 0)
+    scr = np.empty(cg_scratch_size(K, A))
+    dg = D[0] if tracked else np.empty(K)
+    h = D[1] if tracked else np.empty(K)
     n_exp = 0
     for i in range(A):
         if kind[i] != ISO:
             n_exp += 1
-    rows = woodbury_rows(kind, inv_eta, W) if cg else WOODBURY_MAX_ROWS + 1
+    rows = woodbury_rows(kind, inv_eta, W)
     wb = rows <= WOODBURY_MAX_ROWS  # few agents: the exact direction by Woodbury (markets.kernels.woodbury)
     V = np.empty((rows + 2, K) if wb else (0, K))
-    Ew = np.empty((rows, rows)) if wb else H  # (H unused by Woodbury: no allocation per item)
+    Ew = np.empty((rows, rows)) if wb else no2
     b = np.empty(K if wb else 0)
     c = np.empty(K if wb else 0)
-    can_correct = cg and n_exp == 0  # markets.kernels.corrector: isoelastic and log agents only
+    can_correct = n_exp == 0  # markets.kernels.corrector: isoelastic and log agents only
     # the corrector's b2, d2 and 4 K of work, one allocation and none where it cannot be taken (an
     # item of two agents and two goods takes about 2 us; each allocation or view costs some 0.1 us)
     cw = np.empty(6 * K) if can_correct else tmp
     Cq = DEFAULT_CONSTANT  # the last plain step's res_new / res^2, and a corrected one's / res^3
     Cc = DEFAULT_CONSTANT
     it = 0
-    if cg and n_exp == 0:  # the global phase: diagonal steps (markets.kernels.jacobi)
+    if n_exp == 0:  # the global phase: diagonal steps (markets.kernels.jacobi)
         while res > max(tol, JACOBI_UNTIL) and it < max_iter:
             if not tracked:
                 general_diagonal(kind, inv_eta, W, Q, u, dg, h)
@@ -510,48 +506,45 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
     while res > tol and it < max_iter:
         it += 1
         corrected = False
-        if cg:
-            if not tracked:
-                general_diagonal(kind, inv_eta, W, Q, u, dg, h)
-            reg = abs(Wsum) + n_exp
-            if reg <= 0.0:
-                reg = 1.0
-            corr = can_correct and use_corrector(res, Cq, Cc, tol)
-            target = 0.1 * max(Cc * res * res * res, 0.1 * tol)  # the correction's accuracy
-            ok = False
-            by_wb = False
-            if wb:
-                newton_rhs(u, T, Wsum, n_exp == 0, b, c, tmp)
-                ok = woodbury_direction(kind, inv_eta, W, Q, c, dg, h, reg, b, d, V, Ew)
-                by_wb = ok
-            if not ok:
-                ok = cg_direction(
-                    False,
-                    u,
-                    T,
-                    Wsum,
-                    reg,
-                    res,
-                    tol,
-                    d,
-                    scr,
-                    no2,
-                    0.0,
-                    no1,
-                    no1,
-                    no1,
-                    kind,
-                    inv_eta,
-                    W,
-                    Q,
-                    dg,
-                    h,
-                    n_exp == 0,
-                )[0]
-            if ok and corr:
-                corrected = _correct(by_wb, kind, inv_eta, W, Wsum, Q, T, u, d, cw, V, Ew, reg, target, scr, dg, h)
-        else:
-            ok = newton_direction(kind, inv_eta, W, u, Q, B, T, Wsum, d, H, Lc, tmp)
+        if not tracked:
+            general_diagonal(kind, inv_eta, W, Q, u, dg, h)
+        reg = abs(Wsum) + n_exp
+        if reg <= 0.0:
+            reg = 1.0
+        corr = can_correct and use_corrector(res, Cq, Cc, tol)
+        target = 0.1 * max(Cc * res * res * res, 0.1 * tol)  # the correction's accuracy
+        ok = False
+        by_wb = False
+        if wb:
+            newton_rhs(u, T, Wsum, n_exp == 0, b, c, tmp)
+            ok = woodbury_direction(kind, inv_eta, W, Q, c, dg, h, reg, b, d, V, Ew)
+            by_wb = ok
+        if not ok:
+            ok = cg_direction(
+                False,
+                u,
+                T,
+                Wsum,
+                reg,
+                res,
+                tol,
+                d,
+                scr,
+                no2,
+                0.0,
+                no1,
+                no1,
+                no1,
+                kind,
+                inv_eta,
+                W,
+                Q,
+                dg,
+                h,
+                n_exp == 0,
+            )[0]
+        if ok and corr:
+            corrected = _correct(by_wb, kind, inv_eta, W, Wsum, Q, T, u, d, cw, V, Ew, reg, target, scr, dg, h)
         accepted, phin, resn, nnegn = safeguarded_step(
             ok,
             u,
