@@ -57,6 +57,24 @@ def _gram(V, n, K, E):
                 E[b, a] += acc
 
 
+@njit(cache=True, fastmath=_FM, error_model="numpy", inline="always")
+def _finish(V, y, n, s, d):
+    """``d = (d - sum_a y_a V_a) s``, ``d`` holding ``D^(-1/2) b`` on entry (module docstring);
+    False if an entry is not finite."""
+    K = d.shape[0]
+    for a in range(n):
+        ya = y[a]
+        va = V[a]
+        for k in range(K):
+            d[k] -= ya * va[k]
+    ok = True
+    for k in range(K):
+        d[k] *= s[k]
+        if not np.isfinite(d[k]):
+            ok = False
+    return ok
+
+
 @njit(cache=True, fastmath=_FM, error_model="numpy")
 def woodbury_direction(kind, inv_eta, W, Q, c, dg, h, reg, b, d, V, Ew):
     """``d = M^(-1) b`` (module docstring) from the effective beliefs ``Q``, the prices ``c``, the
@@ -109,17 +127,7 @@ def woodbury_direction(kind, inv_eta, W, Q, c, dg, h, reg, b, d, V, Ew):
         return False
     for k in range(K):
         d[k] = bs[k]
-    for a in range(n):
-        ya = y[a]
-        va = V[a]
-        for k in range(K):
-            d[k] -= ya * va[k]
-    ok = True
-    for k in range(K):
-        d[k] *= s[k]
-        if not np.isfinite(d[k]):
-            ok = False
-    return ok
+    return _finish(V, y, n, s, d)
 
 
 @njit(cache=True, fastmath=_FM, error_model="numpy")
@@ -143,17 +151,7 @@ def woodbury_resolve(V, Ew, b, d):
         return False
     for k in range(K):
         d[k] = b[k] * s[k]
-    for a in range(n):
-        ya = y[a]
-        va = V[a]
-        for k in range(K):
-            d[k] -= ya * va[k]
-    ok = True
-    for k in range(K):
-        d[k] *= s[k]
-        if not np.isfinite(d[k]):
-            ok = False
-    return ok
+    return _finish(V, y, n, s, d)
 
 
 @njit(cache=True, error_model="numpy")
