@@ -185,36 +185,12 @@ def newton_rhs(u, T, Wsum, log_rhs, b, c, x):
 
 
 @njit(cache=True, error_model="numpy")
-def cg_direction(
-    lean,
-    u,
-    T,
-    Wsum,
-    reg,
-    res,
-    tol,
-    d,
-    scr,
-    PgT,
-    g,
-    cp,
-    z,
-    s,
-    kind,
-    inv_eta,
-    W,
-    Q,
-    dg,
-    h,
-    log_rhs=False,
-    stop_max=np.inf,
-):
+def cg_direction(lean, u, T, Wsum, reg, res, tol, d, scr, PgT, g, cp, z, s, kind, inv_eta, W, Q, dg, h, log_rhs=False):
     """Newton direction ``d = M^(-1) (T - Wsum c)`` by CG (module docstring) from the spending ``T``
     and the pass (lean: ``PgT, g, cp, z, s``) or evaluation (general: ``Q``, the diagonal ``dg`` and
     ``h = -S 1`` of :func:`general_diagonal`) at ``u`` (lean: ``h`` is ``T``, see :func:`cg_solve`); ``log_rhs``: the logarithmic right-hand side (module docstring; only where every
     agent's demand is positive: no exponential agents). ``scr`` is scratch of :func:`cg_scratch_size`
-    floats; ``stop_max``: a bound on CG's stopping residual (the corrected step of
-    :mod:`markets.kernels.corrector` needs its direction to third order). Returns ``(ok, n_products)``;
+    floats. Returns ``(ok, n_products)``;
     ``ok`` False (a non-positive curvature, from rounding) sends the caller to the mirror step."""
     K = u.shape[0]
     b = scr[3 * K : 4 * K]  # the right-hand side goes where cg_solve keeps its residual
@@ -223,8 +199,7 @@ def cg_direction(
     floor = 0.1 * tol / max(res, 1e-300)
     if forcing < floor:
         forcing = min(0.1, floor)
-    stop = min(forcing * res, stop_max)
-    return cg_solve(lean, u, b, reg, stop, d, scr, PgT, g, T, cp, z, s, kind, inv_eta, W, Q, dg, h, True)
+    return cg_solve(lean, u, b, reg, forcing * res, d, scr, PgT, g, T, cp, z, s, kind, inv_eta, W, Q, dg, h, True)
 
 
 @njit(cache=True, error_model="numpy")

@@ -9,7 +9,7 @@ from benchmarks.bench_markets_grid import family, utilities
 from markets import equilibrium, make_agents
 from markets.kernels.corrector import corrector_rhs, newton_steps, predicted_spending, use_corrector
 from markets.kernels.line_search import trial
-from markets.kernels.newton_cg import cg_direction, cg_scratch_size, cg_solve, general_diagonal, newton_rhs
+from markets.kernels.newton_cg import cg_scratch_size, cg_solve, general_diagonal, newton_rhs
 from markets.kernels.potential import evaluate, newton_direction, powers
 from markets.kernels.woodbury import woodbury_direction, woodbury_resolve, woodbury_rows
 from solvers.special import logsumexp
@@ -125,9 +125,9 @@ def _steps_from(kind, inv_eta, W, L, Pg, u):
     scr = np.empty(cg_scratch_size(K, A))
     no1, no2 = np.empty(0), np.empty((0, 0))
     d = np.empty(K)
-    ok, _ = cg_direction(
-        False, u, T, Wsum, Wsum, res, 1e-300, d, scr, no2, 0.0, no1, no1, no1, kind, inv_eta, W, Q, dg, h, True, 1e-16
-    )  # fmt: skip
+    b = np.empty(K)
+    newton_rhs(u, T, Wsum, True, b, np.empty(K), np.empty(K))
+    ok, _ = cg_solve(False, u, b, Wsum, 1e-16, d, scr, no2, 0.0, T, no1, no1, no1, kind, inv_eta, W, Q, dg, h)
     assert ok
     b2, d2 = np.empty(K), np.empty(K)
     assert corrector_rhs(kind, inv_eta, W, Wsum, Q, T, u, d, b2, np.empty(4 * K))
