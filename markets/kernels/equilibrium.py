@@ -388,7 +388,10 @@ def solve_item(L, kind, inv_eta, W, tol, max_iter, method, u, warm):
         if ok:
             return it, conv, res, 0
         u[:] = u0
-    return general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, _general_buffers(A, K))
+    bufs = _general_buffers(A, K)
+    if tracked(method, kind, inv_eta, K):
+        return general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, np.empty((3, K)))
+    return general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, None)
 
 
 @njit(cache=True, error_model="numpy")
@@ -402,22 +405,37 @@ def _general_buffers(A, K):
     return np.empty((A, K)), np.empty((A, K)), np.empty((A, K)), np.zeros(K), np.zeros(K)
 
 
+@njit(cache=True, error_model="numpy")
+def tracked(method, kind, inv_eta, K):
+    """Whether Newton-CG (``method`` 2, or :data:`GRAM` on the general path) takes the diagonal
+    and ``h`` of ``-S`` from its evaluations (:func:`markets.kernels.potential.tracks_diagonal`)."""
+    return (method == 2 or method == GRAM) and tracks_diagonal(kind, inv_eta, K)
+
+
 @njit(cache=True, error_model="numpy", inline="always")
-def _eval(tracked, L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D):
-    """:func:`markets.kernels.potential.evaluate_into` where ``tracked``, else
-    :func:`markets.kernels.potential.evaluate`, each called directly. (Every call between compiled
-    functions here costs about 0.3 us at a dozen array arguments: through ``evaluate_into``'s
+def _eval(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D):
+    """:func:`markets.kernels.potential.evaluate_into` into ``D``, or
+    :func:`markets.kernels.potential.evaluate` if ``D`` is None (a compile-time branch), each called
+    directly. (Every call between compiled functions here costs about 0.3 us at a dozen array
+    arguments: through ``evaluate_into``'s
     fallback, or through this function not inlined, an item of two agents and two goods took 2.2-2.3
     us to start against 1.7 before, session 38.)"""
-    if tracked:
-        return evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
-    return evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
+    if D is None:
+        return evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
+    return evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
 
 
 @njit(cache=True, error_model="numpy")
-def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs):
+def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, D):
     """The general path of :func:`solve_item` with the buffers ``bufs`` of
-    :func:`_general_buffers` (reused across the items of one market by :func:`solve_items`)."""
+    :func:`_general_buffers` (reused across the items of one market by :func:`solve_items`).
+    ``D``: None, or (3, K) where :func:`tracked` (the method is Newton-CG): the diagonal and ``h``
+    of ``-S`` from every evaluation (:func:`markets.kernels.potential.evaluate_into`).
+
+    The choice is made by the caller, once per market, and each choice is its own compiled
+    specialisation. (Session 39: with both in one function, the branch not taken still cost every
+    item about 0.3 us, 64 goods x 2 agents: 1.2x, the fixed point included; likewise a sixth buffer
+    in ``bufs`` in session 38.)"""
     K = L.shape[1]
     if method == GRAM:  # an item the eta = 2 path declined (a good nobody believes in)
         method = 2
@@ -425,14 +443,10 @@ def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs
     powers(L, kind, inv_eta, Pg)
     if not warm:
         init_prices(L, kind, inv_eta, W, Pg, u)
-    track = method == 2 and tracks_diagonal(kind, inv_eta, K)
-    # Newton-CG: the diagonal and h of -S, by evaluate_into. (Not in ``bufs``: a sixth buffer there
-    # cost every item 0.4 us to start, 1.3x at two agents and two goods, session 38.)
-    D = np.empty((3, K) if track else (0, 0))
-    if track:
+    if D is not None:  # a compile-time branch: this specialisation is Newton-CG with the diagonal tracked
         phi, res, nneg = evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
-    else:
-        phi, res, nneg = evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
+        return _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, D)
+    phi, res, nneg = evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
     if method == 3:  # iso/log agents only: no short sales
         no1 = np.empty(0)
         it, res = anderson_loop(
@@ -443,19 +457,18 @@ def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs
     if method != 1:
         if method == 0:
             return _dense_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg)
-        return _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, track, D)
+        return _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, None)
     return _fixed_point_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg)
 
 
 @njit(cache=True, error_model="numpy")
-def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, tracked, D):
+def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, D):
     """Safeguarded Newton-CG on the general path from the evaluated start ``u`` (the dense
     direction has :func:`_dense_loop`): the matrix-free direction of
     :func:`markets.kernels.newton_cg.cg_direction` (no K x K matrix), with
     the diagonal and ``h`` of ``-S`` in ``D`` (3, K) at ``u`` and refilled by every evaluation here
-    (:func:`markets.kernels.potential.evaluate_into`) where ``tracked``
-    (:func:`markets.kernels.potential.tracks_diagonal`), else by
-    :func:`markets.kernels.newton_cg.general_diagonal` once per step,
+    (:func:`markets.kernels.potential.evaluate_into`) where :func:`tracked`, else (``D`` None, a
+    compile-time choice) by :func:`markets.kernels.newton_cg.general_diagonal` once per step,
     after the diagonal steps of :mod:`markets.kernels.jacobi` while the residual is above
     :data:`markets.kernels.jacobi.JACOBI_UNTIL` (markets without exponential agents; each counts as
     an iteration); with few agents of order below one (:data:`markets.kernels.woodbury.WOODBURY_MAX_ROWS`)
@@ -467,8 +480,12 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
     no1 = np.empty(0)  # the lean evaluator's arguments, unused here
     no2 = np.empty((0, 0))
     scr = np.empty(cg_scratch_size(K, A))
-    dg = D[0] if tracked else np.empty(K)
-    h = D[1] if tracked else np.empty(K)
+    if D is None:
+        dg = np.empty(K)
+        h = np.empty(K)
+    else:
+        dg = D[0]
+        h = D[1]
     n_exp = 0
     for i in range(A):
         if kind[i] != ISO:
@@ -488,13 +505,13 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
     it = 0
     if n_exp == 0:  # the global phase: diagonal steps (markets.kernels.jacobi)
         while res > max(tol, JACOBI_UNTIL) and it < max_iter:
-            if not tracked:
+            if D is None:
                 general_diagonal(kind, inv_eta, W, Q, u, dg, h)
             if not jacobi_log_step(u, T, Wsum, dg, un, tmp):
                 break
-            phin, resn, nnegn = _eval(tracked, L, kind, inv_eta, W, Wsum, un, Pg, Q, B, T, cp, D)
+            phin, resn, nnegn = _eval(L, kind, inv_eta, W, Wsum, un, Pg, Q, B, T, cp, D)
             if not (resn < res):  # undo it: Newton goes on from u
-                phi, res, nneg = _eval(tracked, L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
+                phi, res, nneg = _eval(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
                 break
             it += 1
             fast = resn <= JACOBI_RATE * res
@@ -506,7 +523,7 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
     while res > tol and it < max_iter:
         it += 1
         corrected = False
-        if not tracked:
+        if D is None:
             general_diagonal(kind, inv_eta, W, Q, u, dg, h)
         reg = abs(Wsum) + n_exp
         if reg <= 0.0:
@@ -568,7 +585,7 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
             Q,
             B,
             tmp,
-            D if tracked else no2,
+            D,
         )
         if not accepted:
             phi, res, nneg = phin, resn, nnegn
@@ -678,6 +695,7 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl,
     nneg = np.zeros(n, np.int64)
     Wsum = _total(W)
     lean = one_order(kind, inv_eta, W)
+    track = not lean and tracked(method, kind, inv_eta, K)
     m = _n_chunks(n, 4 * A * K)
     per = _chunk_floats(3, A, K, floor, 0)
     shared = arena.shape[0] >= m * per
@@ -687,6 +705,7 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl,
         nf = AK if floor > 0.0 else 0
         Lf = mem[3 * AK : 3 * AK + nf].reshape((A if floor > 0.0 else 0, K))
         e = np.empty(K)
+        D = np.empty((3 if track else 0, K))  # general_item's diagonal and h, where tracked
         bufs = (
             mem[:AK].reshape((A, K)),
             mem[AK : 2 * AK].reshape((A, K)),
@@ -699,8 +718,10 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl,
             u = U[j].copy()
             if lean:  # the items the one-order driver declined: solve_item decides
                 r = solve_item(Lj, kind, inv_eta, W, tol, max_iter, method, u, warm)
+            elif track:
+                r = general_item(Lj, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, D)
             else:
-                r = general_item(Lj, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs)
+                r = general_item(Lj, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, None)
             iters[j], conv[j], res[j], nneg[j] = r
             U[j] = u
     return iters, conv, res, nneg
