@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solvers.kernels.fastexp import exp_scaled
+from solvers.kernels.fastexp import exp_scaled, exp_scaled_inplace
+from solvers.kernels.fastlog import log_into
 from solvers.kernels.simplex_log import VECTOR_MIN, normalise_log
 
 from .direction import direction_from_S
@@ -288,10 +289,68 @@ def newton_direction(kind, inv_eta, W, u, Q, B, T, Wsum, d, H, Lc, tmp):
     return direction_from_S(u, T, Wsum, reg, d, H, Lc, tmp, np.empty(2 * K))
 
 
+@njit(cache=True, fastmath=_FM, error_model="numpy")
+def _order_means(kind, inv_eta, W, Pg, wtot, gsum, u):
+    """The start of a market of isoelastic and log agents of several orders (:func:`init_prices`):
+    for each order ``g`` the power mean of its agents' beliefs, ``M_g = (sum_{i: g_i = g} w_i P_i^g /
+    W_g)^(1/g)`` (the one-order start, Eq. 2.32 with ``Z_i = 1``; from the powers ``Pg`` already
+    computed, no exponential per belief; log agents, ``g = 1``: their linear pool), then the power mean
+    of the ``M_g`` at the wealth-averaged order ``gbar = gsum / wtot`` with weights ``W_g / wtot``.
+    Returns False (``u`` undefined) if a price is not finite (beliefs that underflow in ``Pg``).
+
+    Against the power mean of all beliefs at ``gbar`` (the start until session 39, still the fall-back):
+    Newton-CG iterations to 1e-10 on the grid's mixed markets (eta 2, 10, 30, log) near-duplicates
+    1,024 x 100 3.37 -> 3.26, 256 x 1,000 3.43 -> 3.00, 1,024 x 10 4.85 -> 4.12; logit 1,024 x 10 5.01 ->
+    4.72, 256 x 100 4.05 -> 3.10; Dirichlet 1,024 x 100 6.11 -> 4.26, 64 x 10 5.18 -> 5.07; the same at
+    two agents (each order its own agent); the fixed point's passes the same or fewer (Dirichlet 1,024
+    x 100 198 -> 171); and one exponential per belief less (``benchmarks/results/session39.md`` §4)."""
+    A, K = Pg.shape
+    gbar = min(gsum / wtot, 1.0)
+    done = np.zeros(A, np.bool_)
+    S = np.empty(K)
+    e = np.empty(K)
+    for k in range(K):
+        u[k] = 0.0
+    for i in range(A):
+        if kind[i] != ISO or done[i]:
+            continue
+        g = inv_eta[i]
+        wg = 0.0
+        for k in range(K):
+            S[k] = 0.0
+        for j in range(i, A):
+            if kind[j] == ISO and inv_eta[j] == g:
+                done[j] = True
+                wj = abs(W[j])
+                wg += wj
+                for k in range(K):
+                    S[k] += wj * Pg[j, k]
+        if wg <= 0.0:
+            continue
+        # (W_g / wtot) M_g^gbar = (W_g / wtot) (S / W_g)^(gbar / g)
+        log_into(S, e)
+        a = gbar / g
+        lw = np.log(wg)
+        for k in range(K):
+            e[k] = a * (e[k] - lw)
+        exp_scaled_inplace(e, 1.0)
+        f = wg / wtot
+        for k in range(K):
+            u[k] += f * e[k]
+    for k in range(K):
+        u[k] = np.log(u[k]) / gbar
+        if not np.isfinite(u[k]):
+            return False
+    normalise_log(u)
+    return True
+
+
 @njit(cache=True, error_model="numpy")
 def init_prices(L, kind, inv_eta, W, Pg, u):
-    """Starting prices. Isoelastic/log markets: the power mean ``(sum_i W_i P_i^g)^{1/g}`` with the
-    wealth-averaged order ``g`` (Eq. 2.32 with ``Z_i = 1``); with exponential agents: the mixture of
+    """Starting prices. Isoelastic/log markets of one order ``g``: the power mean ``(sum_i W_i
+    P_i^g)^{1/g}`` (Eq. 2.32 with ``Z_i = 1``); of several orders: the power mean of each order's power
+    means at the wealth-averaged order (:func:`_order_means`; session 39), or, if that is not finite,
+    the power mean of all beliefs at the wealth-averaged order; with exponential agents: the mixture of
     beliefs with weights ``|W_i| + 1/A`` (positive wherever some belief is)."""
     A, K = L.shape
     has_exp = False
@@ -323,6 +382,8 @@ def init_prices(L, kind, inv_eta, W, Pg, u):
         if ok:
             normalise_log(u)
             return
+    if not has_exp and wtot > 0.0 and _order_means(kind, inv_eta, W, Pg, wtot, gbar, u):
+        return
     if not has_exp and wtot > 0.0:
         g = gbar / wtot
         if g > 1.0:
