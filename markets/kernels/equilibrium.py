@@ -47,7 +47,7 @@ def fixed_point_prices(u, T, x):
 def _iso_begin(Pg, g, W, Wsum, u, warm, z, s, T, cp):
     """The power-mean start (unless ``warm``) and the first pass at it: the clearing residual, or
     ``inf`` if the lean path cannot take this item (a start that is not finite)."""
-    if not warm and not iso_start(Pg, g, W, u):
+    if not warm and not iso_start(Pg, g, W, u, T):  # T: scratch, filled by the pass
         return np.inf
     return iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, False)[1]
 

@@ -16,7 +16,8 @@ import numpy as np
 from numba import njit
 
 from solvers.kernels.fastexp import exp_scaled
-from solvers.kernels.simplex_log import normalise_log
+from solvers.kernels.fastlog import log_into
+from solvers.kernels.simplex_log import normalise_log_with
 
 from .potential import ISO
 
@@ -75,15 +76,23 @@ def _dot(a, b):
 
 
 @njit(cache=True, error_model="numpy")
-def iso_start(PgT, g, W, u):
+def iso_start(PgT, g, W, u, x):
     """The power-mean start ``u_k = log(sum_i W_i P_ik^g) / g`` (Eq. 2.32 with ``Z_i = 1``),
-    normalised. False if it is not finite (a good no agent believes in)."""
+    normalised; ``x`` a scratch of K floats (not ``u``). False if it is not finite (a good no agent
+    believes in). By the vectorised log and the normalisation of :func:`normalise_log_with` (session
+    40: the scalar ``np.log`` and ``np.exp`` per good took ~16 ns a good, 65 us of a one-item start at
+    4,096 goods)."""
     K = PgT.shape[0]
     for k in range(K):
-        u[k] = np.log(_dot(PgT[k], W)) / g
-        if not np.isfinite(u[k]):
-            return False
-    normalise_log(u)
+        x[k] = _dot(PgT[k], W)
+    log_into(x, u)
+    ok = True
+    for k in range(K):
+        u[k] /= g
+        ok &= np.isfinite(u[k])
+    if not ok:
+        return False
+    normalise_log_with(u, x)
     return True
 
 

@@ -18,7 +18,7 @@ from numba import njit
 
 from solvers.kernels.fastexp import exp_scaled, exp_scaled_inplace
 from solvers.kernels.fastlog import log_into
-from solvers.kernels.simplex_log import VECTOR_MIN, normalise_log
+from solvers.kernels.simplex_log import VECTOR_MIN, normalise_log, normalise_log_with
 
 from .direction import direction_from_S
 
@@ -337,11 +337,14 @@ def _order_means(kind, inv_eta, W, Pg, wtot, gsum, u):
         f = wg / wtot
         for k in range(K):
             u[k] += f * e[k]
+    log_into(u, e)  # vectorised (a scalar np.log per good was 33 us of the start at 4,096 goods)
+    ok = True
     for k in range(K):
-        u[k] = np.log(u[k]) / gbar
-        if not np.isfinite(u[k]):
-            return False
-    normalise_log(u)
+        u[k] = e[k] / gbar
+        ok &= np.isfinite(u[k])
+    if not ok:
+        return False
+    normalise_log_with(u, e)
     return True
 
 
@@ -368,19 +371,20 @@ def init_prices(L, kind, inv_eta, W, Pg, u):
     if not has_exp and same and wtot > 0.0:
         # one order for all: reuse P^(1/eta) (no transcendental per entry)
         g = inv_eta[0]
+        x = np.empty(K)
         for k in range(K):
-            u[k] = 0.0
+            x[k] = 0.0
         for i in range(A):
             wi = abs(W[i])
             for k in range(K):
-                u[k] += wi * Pg[i, k]
+                x[k] += wi * Pg[i, k]
+        log_into(x, u)  # vectorised, as the normalisation (session 40)
         ok = True
         for k in range(K):
-            u[k] = np.log(u[k]) / g
-            if not np.isfinite(u[k]):
-                ok = False
+            u[k] /= g
+            ok &= np.isfinite(u[k])
         if ok:
-            normalise_log(u)
+            normalise_log_with(u, x)
             return
     if not has_exp and wtot > 0.0 and _order_means(kind, inv_eta, W, Pg, wtot, gbar, u):
         return

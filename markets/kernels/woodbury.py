@@ -45,7 +45,30 @@ def woodbury_rows(kind, inv_eta, W):
 
 @njit(cache=True, fastmath=_FM, error_model="numpy")
 def _gram(V, n, K, E):
-    for a in range(n):
+    """``E += V[:n] V[:n]^T``: two rows ``a`` at a time against each row ``b`` (one load of ``b``
+    for two products; 11 rows of 4,096 goods 19 -> 16 us, session 40; four at a time was slower)."""
+    a = 0
+    while a + 1 < n:
+        va = V[a]
+        va2 = V[a + 1]
+        for b in range(a + 1):
+            vb = V[b]
+            acc = 0.0
+            acc2 = 0.0
+            for k in range(K):
+                acc += va[k] * vb[k]
+                acc2 += va2[k] * vb[k]
+            E[a, b] += acc
+            E[a + 1, b] += acc2
+            if b != a:
+                E[b, a] += acc
+            E[b, a + 1] += acc2
+        acc = 0.0
+        for k in range(K):
+            acc += va2[k] * va2[k]
+        E[a + 1, a + 1] += acc
+        a += 2
+    if a < n:
         va = V[a]
         for b in range(a + 1):
             vb = V[b]
@@ -86,9 +109,12 @@ def woodbury_direction(kind, inv_eta, W, Q, c, dg, h, reg, b, d, V, Ew):
     n = V.shape[0] - 2
     m = n - 2
     s = V[n + 1]  # D^(-1/2)
+    pos = True
+    for k in range(K):  # no early exit: the loop vectorises (session 40)
+        pos &= dg[k] > 0.0
+    if not pos:
+        return False
     for k in range(K):
-        if not (dg[k] > 0.0):
-            return False
         s[k] = 1.0 / np.sqrt(dg[k])
     wi = np.empty(m)
     j = 0
