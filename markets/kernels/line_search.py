@@ -22,7 +22,7 @@ def _mirror_direction(u, T, Wsum, d):
         d[k] = (T[k] - Wsum * ck) / ck
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, fastmath={"reassoc", "contract"}, error_model="numpy")
 def _slope(u, T, Wsum, d, x):
     """Directional derivative of Phi in ``u`` along ``d`` (the gradient is the excess spending);
     ``x`` a scratch of K floats (the vectorised exp)."""

@@ -202,7 +202,7 @@ def cg_direction(lean, u, T, Wsum, reg, res, tol, d, scr, PgT, g, cp, z, s, kind
     return cg_solve(lean, u, b, reg, forcing * res, d, scr, PgT, g, T, cp, z, s, kind, inv_eta, W, Q, dg, h, True)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, fastmath=_FM, error_model="numpy")
 def cg_solve(lean, u, b, reg, stop, d, scr, PgT, g, T, cp, z, s, kind, inv_eta, W, Q, dg, h, have_c=False):
     """``d = M^(-1) b`` by CG on the scaled system (module docstring) until the residual, in the
     clearing residual's norm ``max_k |(b - M d)_k| / c_k``, is at most ``stop`` (or
