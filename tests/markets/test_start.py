@@ -32,7 +32,7 @@ def _reference_start(lp, utils, wealth):
     return u - logsumexp(u)
 
 
-@pytest.mark.parametrize("k", [3, 40])
+@pytest.mark.parametrize("k", [3, 40, 1000])  # 1,000: the vectorised log and normalisation (session 40)
 def test_the_start_of_a_mixed_market_is_the_power_mean_of_the_orders_power_means(rng, k):
     utils = [2.0, 10.0, "log", 30.0, 2.0, 1.05, 10.0, "log"]
     lp = random_beliefs(rng, 5, len(utils), k)
@@ -42,9 +42,11 @@ def test_the_start_of_a_mixed_market_is_the_power_mean_of_the_orders_power_means
         np.testing.assert_allclose(r.log_prices[j], _reference_start(lp[j], utils, W / W.sum()), rtol=0, atol=1e-12)
 
 
-def test_one_order_keeps_the_power_mean_start(rng):
-    """With one order the two power means are one: the same start as the one-order path's."""
-    lp = random_beliefs(rng, 4, 6, 30)
+@pytest.mark.parametrize("k", [30, 1000])
+def test_one_order_keeps_the_power_mean_start(rng, k):
+    """With one order the two power means are one: the same start as the one-order path's
+    (``isoelastic.iso_start``, vectorised in session 40)."""
+    lp = random_beliefs(rng, 4, 6, k)
     W = rng.uniform(0.2, 1.0, 6)
     a = equilibrium(lp, 10.0, W, max_iter=0, floor=None, check=False, method="newton_cg")
     np.testing.assert_allclose(a.log_prices, np.array([_reference_start(x, 10.0, W / W.sum()) for x in lp]), atol=1e-12)

@@ -7,7 +7,7 @@ import pytest
 
 from markets import equilibrium
 from markets.kernels.newton_cg import general_diagonal
-from markets.kernels.woodbury import WOODBURY_MAX_ROWS, woodbury_direction, woodbury_rows
+from markets.kernels.woodbury import WOODBURY_MAX_ROWS, _gram, woodbury_direction, woodbury_rows
 
 from .conftest import random_beliefs
 from .test_newton_cg import MIXES, general_point
@@ -57,3 +57,15 @@ def test_equilibrium_with_woodbury_steps_is_the_fixed_points(utils, K, rng):
         r = equilibrium(lp, utils, W, method=m, tol=1e-12)
         assert r.all_converged
         np.testing.assert_allclose(r.log_prices, fp.log_prices, atol=1e-9)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 6, 7, 11])
+def test_gram_pass_adds_v_v_transpose(n, rng):
+    """``_gram`` (two rows at a time since session 40, with a last odd row) adds ``V[:n] V[:n]^T`` to
+    ``E`` and leaves the rows of ``V`` it is not given alone."""
+    K = 37
+    V = rng.standard_normal((n + 1, K))
+    E0 = rng.standard_normal((n, n))
+    E = E0.copy()
+    _gram(V, n, K, E)
+    np.testing.assert_allclose(E, E0 + V[:n] @ V[:n].T, rtol=1e-13, atol=1e-12)
