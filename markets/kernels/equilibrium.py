@@ -417,9 +417,8 @@ def _eval(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D):
     """:func:`markets.kernels.potential.evaluate_into` into ``D``, or
     :func:`markets.kernels.potential.evaluate` if ``D`` is None (a compile-time branch), each called
     directly. (Every call between compiled functions here costs about 0.3 us at a dozen array
-    arguments: through ``evaluate_into``'s
-    fallback, or through this function not inlined, an item of two agents and two goods took 2.2-2.3
-    us to start against 1.7 before, session 38.)"""
+    arguments: through ``evaluate_into``'s fallback, or through this function not inlined, an item of
+    two agents and two goods took 2.2-2.3 us to start against 1.7 before, session 38.)"""
     if D is None:
         return evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
     return evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
