@@ -52,8 +52,11 @@ def _per_item(lp, u, w, n, calls, **kw):
     return float(np.median(ts)) / n * 1e6, float(r.n_iter.mean())
 
 
-def _product_us(lp, u, w, reps=200):
-    """One ``general_apply`` on item 0 after two Newton steps (in cache), µs."""
+def item_after_steps(lp, u, w, its):
+    """Item 0 of ``lp`` (floored at 1e-9) after ``its`` Newton-CG steps from the start, evaluated there:
+    ``(ag, x, Q, T, dg, h, res)`` with the agents, log-prices, effective beliefs, spending, the diagonal and
+    ``h`` of :func:`markets.kernels.newton_cg.general_diagonal` and the clearing residual (also used by
+    ``probe_market_cg_preconditioner.py``)."""
     A, K = lp.log_probs.shape[1:]
     ag = make_agents(u, w, A)
     L = np.ascontiguousarray(floor_beliefs(lp, 1e-9).log_probs[0])
@@ -64,16 +67,24 @@ def _product_us(lp, u, w, reps=200):
     potential.powers(L, kind, inv_eta, Pg)
     potential.init_prices(L, kind, inv_eta, W, Pg, x)
     phi, res, nneg = potential.evaluate(L, kind, inv_eta, W, Wsum, x, Pg, Q, B, T, cp)
-    keq._newton_loop(L, kind, inv_eta, W, Wsum, 1e-10, 2, x, Pg, Q, B, T, cp, phi, res, nneg, None)
-    potential.evaluate(L, kind, inv_eta, W, Wsum, x, Pg, Q, B, T, cp)
+    if its:
+        keq._newton_loop(L, kind, inv_eta, W, Wsum, 1e-10, its, x, Pg, Q, B, T, cp, phi, res, nneg, None)
+    phi, res, nneg = potential.evaluate(L, kind, inv_eta, W, Wsum, x, Pg, Q, B, T, cp)
     dg, h = np.empty(K), np.empty(K)
     newton_cg.general_diagonal(kind, inv_eta, W, Q, x, dg, h)
+    return ag, x, Q, T, dg, h, res
+
+
+def _product_us(lp, u, w, reps=200):
+    """One ``general_apply`` on item 0 after two Newton steps (in cache), µs."""
+    ag, x, Q, T, dg, h, res = item_after_steps(lp, u, w, 2)
+    K = x.shape[0]
     v = np.random.default_rng(0).standard_normal(K)
     out = np.empty(K)
-    newton_cg.general_apply(kind, inv_eta, W, Q, dg, v, out)
+    newton_cg.general_apply(ag.kind, ag.inv_eta, ag.wealth, Q, dg, v, out)
     t = time.process_time()
     for _ in range(reps):
-        newton_cg.general_apply(kind, inv_eta, W, Q, dg, v, out)
+        newton_cg.general_apply(ag.kind, ag.inv_eta, ag.wealth, Q, dg, v, out)
     return (time.process_time() - t) / reps * 1e6
 
 

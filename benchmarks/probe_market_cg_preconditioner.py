@@ -22,30 +22,19 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from aggregators.validation import as_log_probs  # noqa: E402
+from benchmarks.bench_market_step_floor import item_after_steps  # noqa: E402
 from benchmarks.bench_markets_grid import family, utilities  # noqa: E402
-from markets.agents import floor_beliefs, make_agents  # noqa: E402
-from markets.kernels import equilibrium as keq  # noqa: E402
-from markets.kernels import newton_cg, potential  # noqa: E402
 
 
 def system(fam, K, A, its):
     """``M``, the order-means preconditioner ``P``, ``diag(D)``, the right-hand side and the clearing
     residual of item 0 after ``its`` Newton-CG steps from the start."""
     lp = as_log_probs(family(fam, 2, A, K))
-    ag = make_agents(utilities("mix", A), np.random.default_rng(1).uniform(0.2, 1.0, A), A)
-    L = np.ascontiguousarray(floor_beliefs(lp, 1e-9).log_probs[0])
-    kind, g, W = ag.kind, ag.inv_eta, ag.wealth
+    ag, x, Q, T, dg, h, res = item_after_steps(
+        lp, utilities("mix", A), np.random.default_rng(1).uniform(0.2, 1.0, A), its
+    )
+    g, W = ag.inv_eta, ag.wealth
     Wsum = float(W.sum())
-    Pg, Q, B, T, cp = keq._general_buffers(A, K)
-    x = np.zeros(K)
-    potential.powers(L, kind, g, Pg)
-    potential.init_prices(L, kind, g, W, Pg, x)
-    phi, res, nneg = potential.evaluate(L, kind, g, W, Wsum, x, Pg, Q, B, T, cp)
-    if its:
-        keq._newton_loop(L, kind, g, W, Wsum, 1e-10, its, x, Pg, Q, B, T, cp, phi, res, nneg, None)
-    phi, res, nneg = potential.evaluate(L, kind, g, W, Wsum, x, Pg, Q, B, T, cp)
-    dg, h = np.empty(K), np.empty(K)
-    newton_cg.general_diagonal(kind, g, W, Q, x, dg, h)
     c = np.exp(x)
     beta = abs(Wsum) + h.sum()
     wq = W * (1 - g)
