@@ -64,6 +64,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import numba
 import numpy as np
 
 from aggregators.validation import DEFAULT_FLOOR, Kind
@@ -163,8 +164,11 @@ def _closed_form(lp: np.ndarray, agents: Agents, floor: float, nfl: np.ndarray) 
     if np.all((agents.kind == ISOELASTIC) & (agents.inv_eta == 1.0)):  # log sum_i W_i P_i, compiled
         n, A, K = lp.shape
         U = np.empty((n, K))
-        mem = workspace.arena(kernels.start_arena_size(n, A, K, floor))
-        kernels.start_prices(np.ascontiguousarray(lp), agents.kind, agents.inv_eta, agents.wealth, U, floor, nfl, mem)
+        nt = numba.get_num_threads()
+        mem = workspace.arena(kernels.start_arena_size(n, A, K, floor, nt))
+        kernels.start_prices(
+            np.ascontiguousarray(lp), agents.kind, agents.inv_eta, agents.wealth, U, floor, nfl, mem, nt
+        )
         return U
     if np.all(agents.kind == EXPONENTIAL):
         z = lp.mean(axis=1)
@@ -322,13 +326,14 @@ def solve_prices(
         raise ValueError("the fused floor is for equilibria only, not for training's payouts")
     no_count = np.zeros(0, np.int64)
     common = (agents.kind, agents.inv_eta, W, tol, max_iter, code)  # every kernel's market and method
+    nt = numba.get_num_threads()  # the drivers split the items into one chunk per thread
     if g is None:
         L = np.ascontiguousarray(lp)
         if pay:
             iters, conv, res = kernels.batch_payouts(L, labels, *common, U, warm, payouts)
             return iters, conv, res, np.zeros(n, np.int64)
-        mem = workspace.arena(kernels.items_arena_size(n, A, K, fl))
-        return kernels.solve_items(L, *common, U, warm, fl, nfl if fused else no_count, mem)
+        mem = workspace.arena(kernels.items_arena_size(n, A, K, fl, nt))
+        return kernels.solve_items(L, *common, U, warm, fl, nfl if fused else no_count, mem, nt)
     iters = np.zeros(n, np.int64)
     conv = np.zeros(n, bool)
     res = np.zeros(n)
@@ -350,7 +355,8 @@ def solve_prices(
         payouts if pay else np.zeros((0, A)),
         fl,
         nfl if fused else no_count,
-        workspace.arena(kernels.iso_arena_size(n, A, K, code, fl)),
+        workspace.arena(kernels.iso_arena_size(n, A, K, code, fl, nt)),
+        nt,
     )
     nneg = np.zeros(n, np.int64)
     rest = np.flatnonzero(~ok)
@@ -362,9 +368,9 @@ def solve_prices(
             it_r, conv_r, res_r = kernels.batch_payouts(lp_r, labels[rest], *common, Ur, warm, Pr)
             payouts[rest] = Pr
         else:  # the floor counts are in nfl already
-            mem = workspace.arena(kernels.items_arena_size(rest.size, A, K, fl))
+            mem = workspace.arena(kernels.items_arena_size(rest.size, A, K, fl, nt))
             it_r, conv_r, res_r, nneg_r = kernels.solve_items(
-                lp_r, *common, Ur, warm, fl, np.zeros(rest.size, np.int64), mem
+                lp_r, *common, Ur, warm, fl, np.zeros(rest.size, np.int64), mem, nt
             )
             nneg[rest] = nneg_r
         U[rest], iters[rest], conv[rest], res[rest] = Ur, it_r, conv_r, res_r

@@ -250,11 +250,16 @@ def _workspace_size(K, A, method):
 
 
 @njit(cache=True, error_model="numpy")
-def _n_chunks(n, floats):
+def _n_chunks(n, floats, threads):
     """How many chunks the parallel drivers split ``n`` items into, for ``floats`` floats of buffers
-    per chunk: buffers are allocated once per chunk, not per item (fresh (A, K) arrays for every
-    item cost more in page faults than the start of a mixed market), at most ~2 GB in all."""
-    return max(1, min(n, 64, (1 << 28) // max(floats, 1)))
+    per chunk: one per thread (``threads``: Numba's thread count, passed by the caller, since a
+    cached kernel cannot ask for it), at most ~2 GB of buffers in all. Buffers are allocated once
+    per chunk, not per item (fresh (A, K) arrays for every item cost more in page faults than the
+    start of a mixed market), and each chunk's items reuse them, so they stay in cache from one item
+    to the next. (Up to session 40 there were up to 64 chunks whatever the thread count: with one
+    thread and 19 items of 100 agents x 1,024 goods each item wrote 3.2 MB of buffers no other item
+    had touched: the start alone took 209-218 us per item against 145-166 with one chunk.)"""
+    return max(1, min(n, threads, (1 << 28) // max(floats, 1)))
 
 
 @njit(cache=True, error_model="numpy")
@@ -265,25 +270,25 @@ def _chunk_floats(n_buffers, A, K, floor, extra):
 
 
 @njit(cache=True, error_model="numpy")
-def iso_arena_size(n, A, K, method, floor):
+def iso_arena_size(n, A, K, method, floor, threads):
     """Floats of an arena that holds every chunk's buffers of :func:`solve_iso_block` (both layouts
     of the powers, the floored beliefs, the workspace)."""
     nws = _workspace_size(K, A, method)
-    return _n_chunks(n, 3 * A * K + nws) * _chunk_floats(2, A, K, floor, nws)
+    return _n_chunks(n, 3 * A * K + nws, threads) * _chunk_floats(2, A, K, floor, nws)
 
 
 @njit(cache=True, error_model="numpy")
-def items_arena_size(n, A, K, floor):
+def items_arena_size(n, A, K, floor, threads):
     """Floats of an arena that holds every chunk's buffers of :func:`solve_items` (``Pg, Q, B``,
     the floored beliefs)."""
-    return _n_chunks(n, 4 * A * K) * _chunk_floats(3, A, K, floor, 0)
+    return _n_chunks(n, 4 * A * K, threads) * _chunk_floats(3, A, K, floor, 0)
 
 
 @njit(cache=True, error_model="numpy")
-def start_arena_size(n, A, K, floor):
+def start_arena_size(n, A, K, floor, threads):
     """Floats of an arena that holds every chunk's buffers of :func:`start_prices` (the powers,
     the floored beliefs)."""
-    return _n_chunks(n, 2 * A * K) * _chunk_floats(1, A, K, floor, 0)
+    return _n_chunks(n, 2 * A * K, threads) * _chunk_floats(1, A, K, floor, 0)
 
 
 @njit(cache=True, error_model="numpy")
@@ -295,7 +300,7 @@ def _total(W):
 
 
 @njit(cache=True, parallel=True, nogil=True, error_model="numpy")
-def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, res, y, pay, floor, nfl, arena):
+def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, res, y, pay, floor, nfl, arena, threads):
     """Equilibria of the items of a one-order isoelastic market from their log-beliefs ``L``
     (n, A, K). Each item's ``P^g`` is computed inside the parallel loop by :func:`iso_powers`
     (vectorised exp, in cache, transposed to the goods-major layout of the passes), the same for
@@ -315,13 +320,13 @@ def solve_iso_block(L, g, W, tol, max_iter, method, U, warm, ok, iters, conv, re
 
     ``arena``: memory of at least :func:`iso_arena_size` floats from which every chunk takes its
     buffers (:mod:`markets.workspace`: the same memory from call to call), or shorter (then each
-    chunk allocates its own)."""
+    chunk allocates its own); ``threads``: Numba's thread count (:func:`_n_chunks`)."""
     n, A, K = L.shape
     Wsum = _total(W)
     want_pay = y.shape[0] > 0
     dense = method == 0
     nws = _workspace_size(K, A, method)
-    m = _n_chunks(n, 3 * A * K + nws)
+    m = _n_chunks(n, 3 * A * K + nws, threads)
     per = _chunk_floats(2, A, K, floor, nws)
     shared = arena.shape[0] >= m * per
     for c in prange(m):
@@ -680,12 +685,12 @@ def _floored(L, j, floor, nfl, Lf, e):
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl, arena):
+def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl, arena, threads):
     """Equilibria of all items. ``L`` (n, A, K); ``W`` (A,); ``U`` (n, K) start/answer.
     ``method`` 0 = Newton, 1 = fixed point. ``floor`` > 0: ``L`` holds validated beliefs not yet
     floored, each item is floored in cache (:func:`_floored`) and ``nfl`` (n,) receives the counts.
     ``arena``: memory of at least :func:`items_arena_size` floats for every chunk's buffers (as in
-    :func:`solve_iso_block`), or shorter (each chunk allocates its own).
+    :func:`solve_iso_block`), or shorter (each chunk allocates its own); ``threads`` as there.
     Returns per-item (n_iter, converged, residual, n_negative)."""
     n, A, K = L.shape
     iters = np.zeros(n, np.int64)
@@ -695,7 +700,7 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl,
     Wsum = _total(W)
     lean = one_order(kind, inv_eta, W)
     track = not lean and tracked(method, kind, inv_eta, K)
-    m = _n_chunks(n, 4 * A * K)
+    m = _n_chunks(n, 4 * A * K, threads)
     per = _chunk_floats(3, A, K, floor, 0)
     shared = arena.shape[0] >= m * per
     for c in prange(m):
@@ -727,13 +732,14 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl,
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def start_prices(L, kind, inv_eta, W, U, floor, nfl, arena):
+def start_prices(L, kind, inv_eta, W, U, floor, nfl, arena, threads):
     """``U[j]``: the start of every item (:func:`markets.kernels.potential.init_prices`), in parallel.
     For an all-logarithmic market it is the answer (the wealth-weighted linear pool, Table 2.4).
     ``floor``, ``nfl``: the fused floor, as in :func:`solve_items`; ``arena``: at least
-    :func:`start_arena_size` floats for the chunks' buffers, or shorter (each chunk allocates its own)."""
+    :func:`start_arena_size` floats for the chunks' buffers, or shorter (each chunk allocates its own);
+    ``threads``: Numba's thread count (:func:`_n_chunks`)."""
     n, A, K = L.shape
-    m = _n_chunks(n, 2 * A * K)
+    m = _n_chunks(n, 2 * A * K, threads)
     per = _chunk_floats(1, A, K, floor, 0)
     shared = arena.shape[0] >= m * per
     for c in prange(m):

@@ -5,10 +5,11 @@ left in it."""
 import gc
 import threading
 
+import numba
 import numpy as np
 import pytest
 
-from markets import equilibrium, workspace
+from markets import equilibrium, kernels, workspace
 
 from .conftest import random_beliefs
 
@@ -106,3 +107,33 @@ def test_concurrent_calls_in_threads_agree_with_sequential(rng):
         t.join()
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("utils", [10.0, [2.0, 10.0, 30.0, "log"] * 3, "log"])
+def test_one_chunk_per_thread_same_answers_at_any_thread_count(utils, rng):
+    """The parallel drivers split the items into one chunk per Numba thread and each chunk's items
+    reuse its buffers (``markets.kernels.equilibrium._n_chunks``): with one thread every item runs
+    in the buffers the item before it left, and the answers are those of two threads (two chunks),
+    bit for bit; the arena holds one chunk's buffers per thread."""
+    A, n, K = 12, 7, 300
+    lp = random_beliefs(rng, n, A, K)
+    W = rng.uniform(0.2, 1.0, A)
+    before = numba.get_num_threads()
+    try:
+        got = {}
+        for t in sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)}):
+            numba.set_num_threads(t)
+            workspace.release()
+            got[t] = equilibrium(lp, utils, W, tol=1e-12)
+            if utils != "log":
+                assert workspace.kept_bytes() <= t * (4 * A * K) * 8 + 4 * A * K * 8  # <= t chunks (+ slack)
+        first = got[1]
+        assert first.all_converged
+        for r in got.values():
+            np.testing.assert_array_equal(r.log_prices, first.log_prices)
+            np.testing.assert_array_equal(r.n_iter, first.n_iter)
+    finally:
+        numba.set_num_threads(before)
+    assert kernels.items_arena_size(n, A, K, 1e-9, 1) == 4 * A * K  # one chunk: Pg, Q, B, floored beliefs
+    assert kernels.items_arena_size(n, A, K, 1e-9, 3) == 3 * 4 * A * K
+    assert kernels.items_arena_size(2, A, K, 1e-9, 8) == 2 * 4 * A * K  # never more chunks than items
