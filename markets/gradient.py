@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numba
 import numpy as np
 
 from aggregators.validation import DEFAULT_FLOOR
@@ -61,7 +62,8 @@ def wealth_gradient(beliefs: Any, y: Any, utilities: Any = "log", wealth: Any = 
         raise InputError("tol", f"the equilibrium did not reach tol={opts['tol']} on every item; loosen it")
     G = np.empty((n, A))
     n_products = np.zeros(n, np.int64)
-    label_gradients(lp, labels, agents.kind, agents.inv_eta, agents.wealth, eq.log_prices, cg_rtol, G, n_products)
+    nt = numba.get_num_threads()
+    label_gradients(lp, labels, agents.kind, agents.inv_eta, agents.wealth, eq.log_prices, cg_rtol, G, n_products, nt)
     G -= (G @ agents.wealth)[:, None]  # through the normalisation w -> w / sum w
     s = np.ones(n) if sw is None else sw
     ll = eq.log_prices[np.arange(n), labels]
