@@ -29,6 +29,7 @@ from .isoelastic import (
 from .jacobi import JACOBI_RATE, JACOBI_UNTIL, jacobi_log_step
 from .line_search import safeguarded_step, trial
 from .newton_cg import cg_direction, cg_scratch_size, cg_solve, general_diagonal, newton_rhs
+from .order_pcg import order_direction, order_rows
 from .potential import ISO, evaluate, evaluate_into, init_prices, newton_direction, powers, tracks_diagonal
 from .woodbury import WOODBURY_MAX_ROWS, woodbury_direction, woodbury_resolve, woodbury_rows
 
@@ -540,7 +541,14 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
             newton_rhs(u, T, Wsum, n_exp == 0, b, c, tmp)
             ok = woodbury_direction(kind, inv_eta, W, Q, c, dg, h, reg, b, d, V, Ew)
             by_wb = ok
-        if not ok:
+        pcg = False
+        if D is not None:  # a compile-time branch
+            if not ok and D.shape[0] > 3:  # the orders' mean agents precondition CG (order_pcg)
+                ok = order_direction(
+                    u, T, Wsum, reg, res, tol, d, scr, kind, inv_eta, W, Q, dg, h, D[3:], D.shape[0] - 3, n_exp == 0
+                )[0]
+                pcg = True
+        if not ok and not pcg:
             ok = cg_direction(
                 False,
                 u,
@@ -700,6 +708,8 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl,
     Wsum = _total(W)
     lean = one_order(kind, inv_eta, W)
     track = not lean and tracked(method, kind, inv_eta, K)
+    # the orders' mean-agent rows where Newton-CG will solve by CG (markets.kernels.order_pcg)
+    n_rows = order_rows(kind, inv_eta, K) if track and woodbury_rows(kind, inv_eta, W) > WOODBURY_MAX_ROWS else 0
     m = _n_chunks(n, 4 * A * K, threads)
     per = _chunk_floats(3, A, K, floor, 0)
     shared = arena.shape[0] >= m * per
@@ -709,7 +719,7 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl,
         nf = AK if floor > 0.0 else 0
         Lf = mem[3 * AK : 3 * AK + nf].reshape((A if floor > 0.0 else 0, K))
         e = np.empty(K)
-        D = np.empty((3 if track else 0, K))  # general_item's diagonal and h, where tracked
+        D = np.empty((3 + n_rows if track else 0, K))  # general_item's diagonal and h (and v_g), where tracked
         bufs = (
             mem[:AK].reshape((A, K)),
             mem[AK : 2 * AK].reshape((A, K)),

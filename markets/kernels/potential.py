@@ -82,6 +82,14 @@ def _added(T, D, f):
         D[0, k] += f * (T[k] - D[2, k])
 
 
+@njit(cache=True, fastmath=_FM, error_model="numpy")
+def _order_row(T, D, row, f):
+    """``D[row] = f (T - D[2])``: the spending of the block of agents just added, scaled (the rows
+    ``v_g`` of :mod:`markets.kernels.order_pcg`)."""
+    for k in range(T.shape[0]):
+        D[row, k] = f * (T[k] - D[2, k])
+
+
 @njit(cache=True, error_model="numpy")
 def tracks_diagonal(kind, inv_eta, K):
     """Whether Newton-CG should take the diagonal and ``h`` of ``-S`` from every evaluation
@@ -124,8 +132,10 @@ def evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp):
 @njit(cache=True, fastmath=_FM, error_model="numpy")
 def evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D):
     """:func:`_evaluate` that also fills ``D`` (3, K) with the diagonal and ``h`` of ``-S`` (its
-    docstring), or, for ``D`` of any other shape, :func:`evaluate`."""
-    if D.shape[0] == 3 and D.shape[1] == L.shape[1]:
+    docstring) and, if ``D`` has more rows, rows ``3 ..`` with the rows ``v_g`` of the orders below
+    one (:mod:`markets.kernels.order_pcg`, :func:`markets.kernels.order_pcg.order_rows` of them), or,
+    for ``D`` of any other shape, :func:`evaluate`."""
+    if D.shape[0] >= 3 and D.shape[1] == L.shape[1]:
         return _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D, True)
     return evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
 
@@ -171,6 +181,7 @@ def _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D, track):
     nneg = 0
     grouped = K >= GROUP_MIN_GOODS
     done = np.zeros(A if grouped else 0, np.bool_)
+    io = 0  # orders g < 1 met so far (grouped): their rows 3 + io of D, where D has them
     c = np.empty(0)  # the prices, once: for exponential agents and the residual (vectorised exp)
     if K >= VECTOR_MIN:
         c = np.empty(K)
@@ -192,12 +203,18 @@ def _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D, track):
                 exp_scaled(u, 1.0 - g, cp)
                 if track:
                     D[2, :] = T
+                wg = 0.0
                 for j in range(i, A):
                     if kind[j] == ISO and inv_eta[j] == g:
                         done[j] = True
+                        wg += W[j]
                         phi += _iso_agent(L, j, g, W[j], u, Pg, Q, T, cp)
                 if track:
+                    if g < 1.0 and 3 + io < D.shape[0]:  # the order's mean-agent row (order_pcg)
+                        _order_row(T, D, 3 + io, np.sqrt((1.0 - g) / wg) if wg > 0.0 else 0.0)
                     _added(T, D, 1.0 - g)
+                if g < 1.0:
+                    io += 1
             else:
                 if g != prev:
                     exp_scaled(u, 1.0 - g, cp)
