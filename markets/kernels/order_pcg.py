@@ -151,6 +151,8 @@ def pcg_solve(b, reg, stop, d, scr, kind, inv_eta, W, Q, dg, h, Vo, G):
         d[k] = 0.0
     _apply_pinv(r, z, dg, Vo, G, c, h, Einv, t, s)
     rz = _dot(r, z)
+    if not (rz > 0.0):  # P not positive definite in rounding (or b = 0): the caller's plain CG decides
+        return False, 0
     for k in range(K):
         p[k] = z[k]
     n = 0
@@ -167,7 +169,7 @@ def pcg_solve(b, reg, stop, d, scr, kind, inv_eta, W, Q, dg, h, Vo, G):
         for k in range(K):
             q[k] += -c[k] * hv - h[k] * cv + beta * c[k] * cv
         pq = _dot(p, q)
-        if not (pq > 0.0) or not (rz > 0.0):
+        if not (pq > 0.0):
             if n == 1:
                 return False, n
             break
@@ -177,6 +179,8 @@ def pcg_solve(b, reg, stop, d, scr, kind, inv_eta, W, Q, dg, h, Vo, G):
             r[k] -= alpha * q[k]
         _apply_pinv(r, z, dg, Vo, G, c, h, Einv, t, s)
         rz_new = _dot(r, z)
+        if not (rz_new > 0.0):  # converged to rounding, or P lost definiteness: keep d
+            break
         beta_cg = rz_new / rz
         rz = rz_new
         for k in range(K):
