@@ -29,6 +29,7 @@ from .isoelastic import (
 from .jacobi import JACOBI_RATE, JACOBI_UNTIL, jacobi_log_step
 from .line_search import safeguarded_step, trial
 from .newton_cg import cg_direction, cg_scratch_size, cg_solve, general_diagonal, newton_rhs
+from .order_pcg import MIN_AGENTS as PCG_MIN_AGENTS
 from .order_pcg import order_direction, order_rows
 from .potential import ISO, evaluate, evaluate_into, init_prices, newton_direction, powers, tracks_diagonal
 from .woodbury import WOODBURY_MAX_ROWS, woodbury_direction, woodbury_resolve, woodbury_rows
@@ -709,7 +710,7 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl,
     lean = one_order(kind, inv_eta, W)
     track = not lean and tracked(method, kind, inv_eta, K)
     # the orders' mean-agent rows where Newton-CG will solve by CG (markets.kernels.order_pcg)
-    n_rows = order_rows(kind, inv_eta, K) if track and woodbury_rows(kind, inv_eta, W) > WOODBURY_MAX_ROWS else 0
+    n_rows = order_rows(kind, inv_eta, K) if track and woodbury_rows(kind, inv_eta, W) - 2 >= PCG_MIN_AGENTS else 0
     m = _n_chunks(n, 4 * A * K, threads)
     per = _chunk_floats(3, A, K, floor, 0)
     shared = arena.shape[0] >= m * per

@@ -6,8 +6,9 @@ import pytest
 
 from markets import equilibrium, make_agents
 from markets.kernels.newton_cg import cg_direction, cg_scratch_size
-from markets.kernels.order_pcg import order_direction, order_rows
+from markets.kernels.order_pcg import MIN_AGENTS, order_direction, order_rows
 from markets.kernels.potential import evaluate_into, newton_direction, powers
+from markets.kernels.woodbury import woodbury_rows
 from solvers.special import logsumexp
 
 from .conftest import random_beliefs
@@ -147,12 +148,14 @@ def test_preconditioned_cg_takes_fewer_products_where_agents_of_an_order_agree(r
     assert sum(n_pre) < sum(n_plain), (n_pre, n_plain)
 
 
-@pytest.mark.parametrize("utils", [[2.0, 10.0, 30.0, "log"] * 4, [2.0, "exp", 10.0, 30.0] * 4])
-def test_auto_with_the_preconditioner_matches_the_fixed_point_and_dense_newton(utils, rng):
-    """Markets past the Woodbury direction's rows (``auto``'s Newton-CG then solves by the
-    preconditioned CG): the same equilibria as dense Newton (1e-10) and, without exponential agents,
-    the seed's fixed point."""
+@pytest.mark.parametrize("utils", [[2.0, 10.0, 30.0, "log"] * 22, [2.0, "exp", 10.0, 30.0] * 22])
+def test_newton_cg_with_the_preconditioner_matches_the_fixed_point_and_dense_newton(utils, rng):
+    """Markets of at least ``order_pcg.MIN_AGENTS`` agents of order below one (Newton-CG then solves
+    by the preconditioned CG): the same equilibria as dense Newton (1e-10) and, without exponential
+    agents, the seed's fixed point."""
     A = len(utils)
+    ag = make_agents(utils, None, A)
+    assert woodbury_rows(ag.kind, ag.inv_eta, ag.wealth) - 2 >= MIN_AGENTS
     lp = random_beliefs(rng, 3, A, 80)
     W = rng.uniform(0.2, 1.0, A)
     a = equilibrium(lp, utils, W, tol=1e-12, method="newton_cg")
