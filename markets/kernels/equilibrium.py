@@ -478,7 +478,9 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
     after the diagonal steps of :mod:`markets.kernels.jacobi` while the residual is above
     :data:`markets.kernels.jacobi.JACOBI_UNTIL` (markets without exponential agents; each counts as
     an iteration); with few agents of order below one (:data:`markets.kernels.woodbury.WOODBURY_MAX_ROWS`)
-    the direction is the exact one of :func:`markets.kernels.woodbury.woodbury_direction`, CG where it declines."""
+    the direction is the exact one of :func:`markets.kernels.woodbury.woodbury_direction`, CG where it declines;
+    with ``D`` of more than three rows (many agents: :data:`markets.kernels.order_pcg.MIN_AGENTS`), CG
+    preconditioned by the orders' mean agents (:func:`markets.kernels.order_pcg.order_direction`)."""
     A, K = L.shape
     d = np.zeros(K)
     tmp = np.zeros(K)

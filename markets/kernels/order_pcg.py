@@ -32,8 +32,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .isoelastic import _dot
 from .newton_cg import _FM, CG_MAX_ITER, cg_direction, general_apply, newton_rhs
-from .potential import GROUP_MIN_GOODS, ISO
+from .potential import GROUP_MIN_GOODS, ISO, first_of_order
 
 MIN_AGENTS = 64
 """Newton-CG preconditions its CG this way from this many agents of order below one (the rows ``m``
@@ -57,15 +58,7 @@ def order_rows(kind, inv_eta, K):
         return 0
     n = 0
     for i in range(kind.shape[0]):
-        g = inv_eta[i]
-        if kind[i] != ISO or g >= 1.0:
-            continue
-        first = True
-        for j in range(i):
-            if kind[j] == ISO and inv_eta[j] == g:
-                first = False
-                break
-        if first:
+        if kind[i] == ISO and inv_eta[i] < 1.0 and first_of_order(kind, inv_eta, i):
             n += 1
     return n
 
@@ -92,14 +85,6 @@ def _apply_pinv(r, z, dg, Vo, G, c, h, Einv, t, s):
         sj = s[j]
         for k in range(K):
             z[k] -= sj * row[k] / dg[k]
-
-
-@njit(cache=True, fastmath=_FM, error_model="numpy")
-def _dot(a, b):
-    acc = 0.0
-    for k in range(a.shape[0]):
-        acc += a[k] * b[k]
-    return acc
 
 
 @njit(cache=True, error_model="numpy")

@@ -109,16 +109,18 @@ def tracks_diagonal(kind, inv_eta, K):
             n_exp += 1
             continue
         n_iso += 1
-        g = inv_eta[i]
-        if g != 1.0:
-            new = True
-            for j in range(i):
-                if kind[j] == ISO and inv_eta[j] == g:
-                    new = False
-                    break
-            if new:
-                n_ord += 1
+        if inv_eta[i] != 1.0 and first_of_order(kind, inv_eta, i):
+            n_ord += 1
     return 4 + 4 * n_ord + 4 * n_exp < 3 * n_iso
+
+
+@njit(cache=True, error_model="numpy")
+def first_of_order(kind, inv_eta, i):
+    """Whether no isoelastic agent before agent ``i`` has its order ``inv_eta[i]``."""
+    for j in range(i):
+        if kind[j] == ISO and inv_eta[j] == inv_eta[i]:
+            return False
+    return True
 
 
 @njit(cache=True, fastmath=_FM, error_model="numpy")
