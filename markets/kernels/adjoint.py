@@ -36,9 +36,9 @@ def label_gradients(L, y, kind, inv_eta, W, U, rtol, G, n_products, threads):
     The items are split into one chunk per thread (``threads``: Numba's thread count), whose (A, K)
     buffers are allocated once and reused by its items, as the equilibrium's drivers do, and the
     prices come from one vectorised exp. (Up to session 40 each item allocated its own buffers and
-    took two scalar exps per good; session 41, one thread, alternating the trees: Gaussian-logit
-    agents of the mixed grid, 4,096 goods x 10 agents 162-168 -> 130-141 us per item, 1,024 x 100
-    204-230 -> 185-223; 256 x 100 and 256 x 1,000 the same within noise.)"""
+    took two scalar exps per good; session 41, one thread, CG to 1e-12, alternating the trees,
+    ``benchmarks/bench_market_adjoint.py``: 4,096 goods x 10 agents 170-199 -> 137-173 us per item,
+    1,024 x 100 230-297 -> 201-294; 256 goods the same within noise.)"""
     n, A, K = L.shape
     Wsum = 0.0
     for i in range(A):
