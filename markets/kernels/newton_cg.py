@@ -195,11 +195,20 @@ def cg_direction(lean, u, T, Wsum, reg, res, tol, d, scr, PgT, g, cp, z, s, kind
     K = u.shape[0]
     b = scr[3 * K : 4 * K]  # the right-hand side goes where cg_solve keeps its residual
     newton_rhs(u, T, Wsum, log_rhs, b, scr[:K], scr[5 * K : 6 * K])  # the prices where cg_solve keeps them
+    stop = cg_stop(res, tol)
+    return cg_solve(lean, u, b, reg, stop, d, scr, PgT, g, T, cp, z, s, kind, inv_eta, W, Q, dg, h, True)
+
+
+@njit(cache=True, error_model="numpy")
+def cg_stop(res, tol):
+    """The inexact Newton step's CG stopping residual at clearing residual ``res`` (module docstring):
+    ``min(0.1, res) res`` for a quadratic local rate, but never below ``0.1 tol`` (enough to reach ``tol``
+    in that step)."""
     forcing = min(0.1, res)
     floor = 0.1 * tol / max(res, 1e-300)
     if forcing < floor:
         forcing = min(0.1, floor)
-    return cg_solve(lean, u, b, reg, forcing * res, d, scr, PgT, g, T, cp, z, s, kind, inv_eta, W, Q, dg, h, True)
+    return forcing * res
 
 
 @njit(cache=True, fastmath=_FM, error_model="numpy")

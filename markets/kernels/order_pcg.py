@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit
 
 from .isoelastic import _dot
-from .newton_cg import _FM, CG_MAX_ITER, cg_direction, general_apply, newton_rhs
+from .newton_cg import _FM, CG_MAX_ITER, cg_direction, cg_stop, general_apply, newton_rhs
 from .potential import GROUP_MIN_GOODS, ISO, first_of_order
 
 MIN_AGENTS = 64
@@ -193,11 +193,7 @@ def order_direction(u, T, Wsum, reg, res, tol, d, scr, kind, inv_eta, W, Q, dg, 
     K = u.shape[0]
     b = scr[3 * K : 4 * K]
     newton_rhs(u, T, Wsum, log_rhs, b, scr[:K], scr[5 * K : 6 * K])
-    forcing = min(0.1, res)
-    floor = 0.1 * tol / max(res, 1e-300)
-    if forcing < floor:
-        forcing = min(0.1, floor)
-    ok, n = pcg_solve(b, reg, forcing * res, d, scr, kind, inv_eta, W, Q, dg, h, Vo, G)
+    ok, n = pcg_solve(b, reg, cg_stop(res, tol), d, scr, kind, inv_eta, W, Q, dg, h, Vo, G)
     if ok or n > 0:
         return ok, n
     no1 = np.empty(0)
