@@ -68,7 +68,9 @@ def item_after_steps(lp, u, w, its):
     potential.init_prices(L, kind, inv_eta, W, Pg, x)
     phi, res, nneg = potential.evaluate(L, kind, inv_eta, W, Wsum, x, Pg, Q, B, T, cp)
     if its:
-        keq._newton_loop(L, kind, inv_eta, W, Wsum, 1e-10, its, x, Pg, Q, B, T, cp, phi, res, nneg, None)
+        keq._newton_loop(
+            L, kind, inv_eta, W, Wsum, 1e-10, its, x, Pg, Q, B, T, cp, phi, res, nneg, None, np.array([1.0, np.nan])
+        )
     phi, res, nneg = potential.evaluate(L, kind, inv_eta, W, Wsum, x, Pg, Q, B, T, cp)
     dg, h = np.empty(K), np.empty(K)
     newton_cg.general_diagonal(kind, inv_eta, W, Q, x, dg, h)

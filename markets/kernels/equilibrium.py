@@ -29,8 +29,10 @@ from .isoelastic import (
 from .jacobi import JACOBI_RATE, JACOBI_UNTIL, jacobi_log_step
 from .line_search import safeguarded_step, trial
 from .newton_cg import cg_direction, cg_scratch_size, cg_solve, general_diagonal, newton_rhs
+from .normaliser import PROBE_RATE, frozen_normaliser_step, frozen_usable, order_groups, take_frozen_step
+from .normaliser import scratch_size as frozen_scratch_size
 from .order_pcg import MIN_AGENTS as PCG_MIN_AGENTS
-from .order_pcg import order_direction, order_rows
+from .order_pcg import order_direction, order_rows, pcg_solve
 from .potential import ISO, evaluate, evaluate_into, init_prices, newton_direction, powers, tracks_diagonal
 from .woodbury import WOODBURY_MAX_ROWS, woodbury_direction, woodbury_resolve, woodbury_rows
 
@@ -397,8 +399,9 @@ def solve_item(L, kind, inv_eta, W, tol, max_iter, method, u, warm):
         u[:] = u0
     bufs = _general_buffers(A, K)
     if tracked(method, kind, inv_eta, K):
-        return general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, np.empty((3, K)))
-    return general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, None)
+        D = np.empty((3 + spending_rows(kind, inv_eta, W, K), K))
+        return general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, D, np.array([1.0, np.nan]))
+    return general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, None, np.array([1.0, np.nan]))
 
 
 @njit(cache=True, error_model="numpy")
@@ -410,6 +413,21 @@ def _general_buffers(A, K):
     this VM (its fresh pages cost 0.35 s/GiB), ``B`` among them though a market without
     exponential agents never writes it."""
     return np.empty((A, K)), np.empty((A, K)), np.empty((A, K)), np.zeros(K), np.zeros(K)
+
+
+@njit(cache=True, error_model="numpy")
+def spending_rows(kind, inv_eta, W, K):
+    """The rows of order spending (one per order below one) that a tracked Newton-CG item's ``D``
+    has beyond its three (:func:`markets.kernels.potential.evaluate_into`): for the frozen-normaliser
+    steps (:mod:`markets.kernels.normaliser`; isoelastic and log agents of orders up to one) and for the
+    preconditioner (:mod:`markets.kernels.order_pcg`; :data:`markets.kernels.order_pcg.MIN_AGENTS` agents
+    of order below one); else 0."""
+    G = order_rows(kind, inv_eta, K)
+    if G == 0:
+        return 0
+    if frozen_usable(kind, inv_eta) or woodbury_rows(kind, inv_eta, W) - 2 >= PCG_MIN_AGENTS:
+        return G
+    return 0
 
 
 @njit(cache=True, error_model="numpy")
@@ -432,11 +450,12 @@ def _eval(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D):
 
 
 @njit(cache=True, error_model="numpy")
-def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, D):
+def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, D, fz):
     """The general path of :func:`solve_item` with the buffers ``bufs`` of
     :func:`_general_buffers` (reused across the items of one market by :func:`solve_items`).
     ``D``: None, or (3, K) where :func:`tracked` (the method is Newton-CG): the diagonal and ``h``
-    of ``-S`` from every evaluation (:func:`markets.kernels.potential.evaluate_into`).
+    of ``-S`` from every evaluation (:func:`markets.kernels.potential.evaluate_into`); ``fz`` (2,) the
+    frozen-normaliser steps' switch and probe (:func:`_frozen_phase`).
 
     The choice is made by the caller, once per market, and each choice is its own compiled
     specialisation. (Session 39: with both in one function, the branch not taken still cost every
@@ -451,7 +470,7 @@ def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs
         init_prices(L, kind, inv_eta, W, Pg, u)
     if D is not None:  # a compile-time branch: this specialisation is Newton-CG with the diagonal tracked
         phi, res, nneg = evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
-        return _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, D)
+        return _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, D, fz)
     phi, res, nneg = evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
     if method == 3:  # iso/log agents only: no short sales
         no1 = np.empty(0)
@@ -463,12 +482,12 @@ def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs
     if method != 1:
         if method == 0:
             return _dense_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg)
-        return _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, None)
+        return _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, None, fz)
     return _fixed_point_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg)
 
 
 @njit(cache=True, error_model="numpy")
-def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, D):
+def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, D, fz):
     """Safeguarded Newton-CG on the general path from the evaluated start ``u`` (the dense
     direction has :func:`_dense_loop`): the matrix-free direction of
     :func:`markets.kernels.newton_cg.cg_direction` (no K x K matrix), with
@@ -511,7 +530,12 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
     Cq = DEFAULT_CONSTANT  # the last plain step's res_new / res^2, and a corrected one's / res^3
     Cc = DEFAULT_CONSTANT
     it = 0
-    if n_exp == 0:  # the global phase: diagonal steps (markets.kernels.jacobi)
+    frozen = False
+    if D is not None:  # a compile-time branch: the order spendings come with the tracked evaluation
+        frozen, it, phi, res, nneg = _frozen_phase(
+            L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, D, un, fz
+        )
+    if not frozen and n_exp == 0:  # the global phase: diagonal steps (markets.kernels.jacobi)
         while res > max(tol, JACOBI_UNTIL) and it < max_iter:
             if D is None:
                 general_diagonal(kind, inv_eta, W, Q, u, dg, h)
@@ -546,7 +570,9 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
             by_wb = ok
         pcg = False
         if D is not None:  # a compile-time branch
-            if not ok and D.shape[0] > 3:  # the orders' mean agents precondition CG (order_pcg)
+            if (
+                not ok and D.shape[0] > 3 and rows - 2 >= PCG_MIN_AGENTS
+            ):  # the orders' mean agents precondition CG (order_pcg)
                 ok = order_direction(
                     u, T, Wsum, reg, res, tol, d, scr, kind, inv_eta, W, Q, dg, h, D[3:], D.shape[0] - 3, n_exp == 0
                 )[0]
@@ -576,7 +602,11 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
                 n_exp == 0,
             )[0]
         if ok and corr:
-            corrected = _correct(by_wb, kind, inv_eta, W, Wsum, Q, T, u, d, cw, V, Ew, reg, target, scr, dg, h)
+            if D is not None:  # a compile-time branch; the correction preconditioned as the direction was
+                Vo = D[3:] if pcg else D[3:3]
+                corrected = _correct(by_wb, kind, inv_eta, W, Wsum, Q, T, u, d, cw, V, Ew, reg, target, scr, dg, h, Vo)
+            else:
+                corrected = _correct(by_wb, kind, inv_eta, W, Wsum, Q, T, u, d, cw, V, Ew, reg, target, scr, dg, h, no2)
         accepted, phin, resn, nnegn = safeguarded_step(
             ok,
             u,
@@ -616,6 +646,53 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
 
 
 @njit(cache=True, error_model="numpy")
+def _frozen_phase(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, D, un, fz):
+    """The first phase of :func:`_newton_loop` where the evaluation's ``D`` has the orders' spending
+    rows and the market only isoelastic and log agents of orders up to one: frozen-normaliser steps
+    (:mod:`markets.kernels.normaliser`) while :func:`markets.kernels.normaliser.take_frozen_step` says
+    so; a step that does not lower the residual is undone. ``fz`` (2,): the steps are taken only if
+    ``fz[0]`` is not 0 (:func:`solve_items`' probe), and ``fz[1]`` receives the first one's ``res_new /
+    res`` (``inf`` if it was undone or not defined). Returns
+    ``(applies, steps, phi, res, n_negative)`` at the point ``u`` reached (``applies`` False: the
+    market does not allow the step and the caller takes the diagonal steps instead)."""
+    K = u.shape[0]
+    G = D.shape[0] - 3
+    gs = np.empty(G)
+    fs = np.empty(G)
+    if G == 0 or fz[0] == 0.0:
+        return False, 0, phi, res, nneg
+    ng, has_log, usable = order_groups(kind, inv_eta, W, gs, fs)
+    if not (usable and ng == G):
+        return False, 0, phi, res, nneg
+    it = 0
+    rho = 0.0
+    first = True
+    scr = np.empty(0)
+    while res > tol and it < max_iter and take_frozen_step(res, rho, tol, first):
+        if first:
+            scr = np.empty(frozen_scratch_size(K, G))
+        if not frozen_normaliser_step(u, T, Wsum, D[0], D[3:], gs, fs, has_log, res, un, scr):
+            if first:
+                fz[1] = np.inf
+            break
+        phin, resn, nnegn = evaluate_into(L, kind, inv_eta, W, Wsum, un, Pg, Q, B, T, cp, D)
+        if not (resn < res):  # undo it: Newton goes on from u
+            if first:
+                fz[1] = np.inf
+            phi, res, nneg = evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
+            break
+        it += 1
+        rho = resn / res
+        if first:
+            fz[1] = rho
+        first = False
+        for k in range(K):
+            u[k] = un[k]
+        phi, res, nneg = phin, resn, nnegn
+    return True, it, phi, res, nneg
+
+
+@njit(cache=True, error_model="numpy")
 def _dense_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg):
     """Safeguarded Newton on the general path with the dense direction
     (:func:`markets.kernels.potential.newton_direction`: a K x K Cholesky; few goods) from the
@@ -646,10 +723,12 @@ def _dense_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, ph
 
 
 @njit(cache=True, error_model="numpy")
-def _correct(by_wb, kind, inv_eta, W, Wsum, Q, T, u, d, cw, V, Ew, reg, target, scr, dg, h):
+def _correct(by_wb, kind, inv_eta, W, Wsum, Q, T, u, d, cw, V, Ew, reg, target, scr, dg, h, Vo):
     """The corrected step of :mod:`markets.kernels.corrector` added to the Newton direction ``d``
     (by :func:`markets.kernels.woodbury.woodbury_resolve` after a Woodbury direction, else CG with
-    stopping residual ``target``); ``cw``: 6 K floats. Returns whether it was taken."""
+    stopping residual ``target``, preconditioned by the orders' rows ``Vo`` if it has any, as
+    :func:`markets.kernels.order_pcg.order_direction` was: ``scr[:K]`` then holds its prices);
+    ``cw``: 6 K floats. Returns whether it was taken."""
     K = u.shape[0]
     b2 = cw[:K]
     d2 = cw[K : 2 * K]
@@ -657,6 +736,8 @@ def _correct(by_wb, kind, inv_eta, W, Wsum, Q, T, u, d, cw, V, Ew, reg, target, 
         return False
     if by_wb:
         ok2 = woodbury_resolve(V, Ew, b2, d2)
+    elif Vo.shape[0] > 0:
+        ok2 = pcg_solve(b2, reg, target, d2, scr, kind, inv_eta, W, Q, dg, h, Vo, Vo.shape[0])[0]
     else:
         no1 = np.empty(0)
         ok2 = cg_solve(
@@ -695,6 +776,25 @@ def _floored(L, j, floor, nfl, Lf, e):
     return L[j]
 
 
+@njit(cache=True, error_model="numpy")
+def _chunk_buffers(arena, c, per, shared, A, K, floor, d_rows):
+    """Chunk ``c``'s buffers in :func:`solve_items`: ``(Lf, e, D, bufs)``, the floored item, a scratch
+    of K floats, the tracked evaluation's ``D`` (``d_rows`` rows, 0 where untracked) and the
+    :func:`_general_buffers`, from ``arena`` (``per`` floats a chunk) if ``shared``."""
+    mem = arena[c * per : (c + 1) * per] if shared else np.empty(per)
+    AK = A * K
+    nf = AK if floor > 0.0 else 0
+    Lf = mem[3 * AK : 3 * AK + nf].reshape((A if floor > 0.0 else 0, K))
+    bufs = (
+        mem[:AK].reshape((A, K)),
+        mem[AK : 2 * AK].reshape((A, K)),
+        mem[2 * AK : 3 * AK].reshape((A, K)),
+        np.zeros(K),
+        np.zeros(K),
+    )
+    return Lf, np.empty(K), np.empty((d_rows, K)), bufs
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
 def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl, arena, threads):
     """Equilibria of all items. ``L`` (n, A, K); ``W`` (A,); ``U`` (n, K) start/answer.
@@ -712,33 +812,37 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl,
     lean = one_order(kind, inv_eta, W)
     track = not lean and tracked(method, kind, inv_eta, K)
     # the orders' mean-agent rows where Newton-CG will solve by CG (markets.kernels.order_pcg)
-    n_rows = order_rows(kind, inv_eta, K) if track and woodbury_rows(kind, inv_eta, W) - 2 >= PCG_MIN_AGENTS else 0
+    n_rows = spending_rows(kind, inv_eta, W, K) if track else 0
     m = _n_chunks(n, 4 * A * K, threads)
     per = _chunk_floats(3, A, K, floor, 0)
     shared = arena.shape[0] >= m * per
-    for c in prange(m):
-        mem = arena[c * per : (c + 1) * per] if shared else np.empty(per)
-        AK = A * K
-        nf = AK if floor > 0.0 else 0
-        Lf = mem[3 * AK : 3 * AK + nf].reshape((A if floor > 0.0 else 0, K))
-        e = np.empty(K)
-        D = np.empty((3 + n_rows if track else 0, K))  # general_item's diagonal and h (and v_g), where tracked
-        bufs = (
-            mem[:AK].reshape((A, K)),
-            mem[AK : 2 * AK].reshape((A, K)),
-            mem[2 * AK : 3 * AK].reshape((A, K)),
-            np.zeros(K),
-            np.zeros(K),
+    # the frozen-normaliser steps' probe (markets.kernels.normaliser): item 0 alone first, the others
+    # take the steps only if its first one contracted (the same choice at any thread count)
+    fz = np.array([1.0, np.nan])
+    probe = track and n_rows > 0 and n > 1 and frozen_usable(kind, inv_eta)
+    if probe:
+        Lf, e, D, bufs = _chunk_buffers(arena, 0, per, shared, A, K, floor, 3 + n_rows)
+        Lj = _floored(L, 0, floor, nfl, Lf, e)
+        u = U[0].copy()
+        iters[0], conv[0], res[0], nneg[0] = general_item(
+            Lj, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, D, fz
         )
+        U[0] = u
+        fz[0] = 1.0 if not (fz[1] > PROBE_RATE) else 0.0  # NaN (no step taken): keep them
+    for c in prange(m):
+        Lf, e, D, bufs = _chunk_buffers(arena, c, per, shared, A, K, floor, 3 + n_rows if track else 0)
+        fzc = fz.copy()  # each chunk its own (the steps write their outcome into it)
         for j in range(c * n // m, (c + 1) * n // m):
+            if probe and j == 0:
+                continue
             Lj = _floored(L, j, floor, nfl, Lf, e)
             u = U[j].copy()
             if lean:  # the items the one-order driver declined: solve_item decides
                 r = solve_item(Lj, kind, inv_eta, W, tol, max_iter, method, u, warm)
             elif track:
-                r = general_item(Lj, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, D)
+                r = general_item(Lj, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, D, fzc)
             else:
-                r = general_item(Lj, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, None)
+                r = general_item(Lj, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, None, fzc)
             iters[j], conv[j], res[j], nneg[j] = r
             U[j] = u
     return iters, conv, res, nneg

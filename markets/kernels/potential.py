@@ -90,6 +90,14 @@ def _order_row(T, D, row, f):
         D[row, k] = f * (T[k] - D[2, k])
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def order_row_scale(g, wg):
+    """The scale ``sqrt((1 - g) / W_g)`` of the row of order ``g`` < 1 with wealth ``W_g`` (0 if it
+    has none): the row is its agents' spending so scaled (:func:`_evaluate`; the rows ``v_g`` of
+    :mod:`markets.kernels.order_pcg`, unscaled again by :mod:`markets.kernels.normaliser`)."""
+    return np.sqrt((1.0 - g) / wg) if wg > 0.0 else 0.0
+
+
 @njit(cache=True, error_model="numpy")
 def tracks_diagonal(kind, inv_eta, K):
     """Whether Newton-CG should take the diagonal and ``h`` of ``-S`` from every evaluation
@@ -213,7 +221,7 @@ def _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D, track):
                         phi += _iso_agent(L, j, g, W[j], u, Pg, Q, T, cp)
                 if track:
                     if g < 1.0 and 3 + io < D.shape[0]:  # the order's mean-agent row (order_pcg)
-                        _order_row(T, D, 3 + io, np.sqrt((1.0 - g) / wg) if wg > 0.0 else 0.0)
+                        _order_row(T, D, 3 + io, order_row_scale(g, wg))
                     _added(T, D, 1.0 - g)
                 if g < 1.0:
                     io += 1
