@@ -60,12 +60,15 @@ times, the first step being the most effective: logit 10 agents 0.03-0.05 then 0
 0.01 then 0.02-0.2)."""
 
 
-PROBE_RATE = 0.25
+PROBE_RATE = 0.1
 """A market's other items take the steps only if its first item's first step had ``res_new / res`` at
-most this (:func:`markets.kernels.equilibrium.solve_items`). On the grid's families it is 0.01-0.1;
-where the normalisers move with the step (agents whose beliefs concentrate on few goods: Gaussian
-logits with Student-t tails, ``benchmarks/results/session42.md``) the step was undone or reached 0.83,
-and each such step costs an evaluation or two for nothing."""
+most this (:func:`markets.kernels.equilibrium.solve_items`). Measured (session 42, first item, 256-4,096
+goods x 10-1,000 agents): 0.008-0.06 on the grid's logit and near-duplicate families, 0.001-0.008 on
+symmetric Dirichlet(0.7) and Zipf-prior beliefs (Newton's first step there: 0.02-0.17); but 0.12-0.64
+with Student-t logits (agents whose mass sits on a few goods: the normalisers move with the step),
+0.01-0.16 on noisy copies of three experts and 0.08-0.5 on the grid's Dirichlet family, where Newton's
+first step does as well or better and a step costs an evaluation or two for nothing
+(``benchmarks/bench_market_families.py``, ``benchmarks/results/session42.md``)."""
 
 
 @njit(cache=True, error_model="numpy")
