@@ -496,10 +496,14 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
     compile-time choice) by :func:`markets.kernels.newton_cg.general_diagonal` once per step,
     after the diagonal steps of :mod:`markets.kernels.jacobi` while the residual is above
     :data:`markets.kernels.jacobi.JACOBI_UNTIL` (markets without exponential agents; each counts as
-    an iteration); with few agents of order below one (:data:`markets.kernels.woodbury.WOODBURY_MAX_ROWS`)
+    an iteration), or, where the evaluation collects the orders' spending and every agent is isoelastic
+    or log of order up to one, the frozen-normaliser steps of :mod:`markets.kernels.normaliser` instead
+    (:func:`_frozen_phase`); with few agents of order below one (:data:`markets.kernels.woodbury.WOODBURY_MAX_ROWS`)
     the direction is the exact one of :func:`markets.kernels.woodbury.woodbury_direction`, CG where it declines;
-    with ``D`` of more than three rows (many agents: :data:`markets.kernels.order_pcg.MIN_AGENTS`), CG
-    preconditioned by the orders' mean agents (:func:`markets.kernels.order_pcg.order_direction`)."""
+    with :data:`markets.kernels.order_pcg.MIN_AGENTS` agents of order below one or more (``D`` then has
+    the orders' rows), CG preconditioned by the orders' mean agents
+    (:func:`markets.kernels.order_pcg.order_direction`). ``fz``: the frozen steps' switch and probe
+    (:func:`_frozen_phase`)."""
     A, K = L.shape
     d = np.zeros(K)
     tmp = np.zeros(K)
@@ -570,9 +574,8 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
             by_wb = ok
         pcg = False
         if D is not None:  # a compile-time branch
-            if (
-                not ok and D.shape[0] > 3 and rows - 2 >= PCG_MIN_AGENTS
-            ):  # the orders' mean agents precondition CG (order_pcg)
+            # many agents of order below one: the orders' mean agents precondition CG (order_pcg)
+            if not ok and D.shape[0] > 3 and rows - 2 >= PCG_MIN_AGENTS:
                 ok = order_direction(
                     u, T, Wsum, reg, res, tol, d, scr, kind, inv_eta, W, Q, dg, h, D[3:], D.shape[0] - 3, n_exp == 0
                 )[0]
@@ -802,7 +805,10 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl,
     floored, each item is floored in cache (:func:`_floored`) and ``nfl`` (n,) receives the counts.
     ``arena``: memory of at least :func:`items_arena_size` floats for every chunk's buffers (as in
     :func:`solve_iso_block`), or shorter (each chunk allocates its own); ``threads`` as there.
-    Returns per-item (n_iter, converged, residual, n_negative)."""
+    Where Newton-CG may open with frozen-normaliser steps (:mod:`markets.kernels.normaliser`), item 0
+    is solved first and alone, and the others take them only if its first one contracted the residual
+    by :data:`markets.kernels.normaliser.PROBE_RATE` (so an item's path depends on the call's first
+    item, never on the thread count). Returns per-item (n_iter, converged, residual, n_negative)."""
     n, A, K = L.shape
     iters = np.zeros(n, np.int64)
     conv = np.zeros(n, np.bool_)

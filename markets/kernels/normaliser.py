@@ -23,7 +23,7 @@ normaliser weights whose fixed point is the equilibrium (:mod:`markets.kernels.g
 Why it is worth more than the diagonal step: on the grid's mixed markets (eta = 2, 10, 30, log;
 ``benchmarks/bench_markets_grid.py``) a Gaussian-logit market of 10 agents x 1,024 goods starts at a
 clearing residual of 1.1; the diagonal step takes it to 0.63, the same step solved per good to 0.028
-(then Newton 1.2e-5, 2.9e-11: two Newton steps where five were needed); at 100 agents 0.56 -> 0.031
+(then a Newton step and a corrected one to 1e-11: three steps in all where five were needed); at 100 agents 0.56 -> 0.031
 (diagonal) and 0.0044 (solved), and repeated, the map contracts by 0.05 per step there (0.17 at 10
 agents; 0.3-0.5 on the Dirichlet family, where it is taken once). The goods whose equation is far from
 linear in ``x`` (one order's spending dominating another's across the step) are what the one-step
