@@ -835,6 +835,8 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl,
         )
         U[0] = u
         fz[0] = 1.0 if not (fz[1] > PROBE_RATE) else 0.0  # NaN (no step taken): keep them
+        if fz[0] == 0.0 and woodbury_rows(kind, inv_eta, W) - 2 < PCG_MIN_AGENTS:
+            n_rows = 0  # no reader of the order rows left: the evaluations skip them
     for c in prange(m):
         Lf, e, D, bufs = _chunk_buffers(arena, c, per, shared, A, K, floor, 3 + n_rows if track else 0)
         fzc = fz.copy()  # each chunk its own (the steps write their outcome into it)
