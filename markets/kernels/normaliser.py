@@ -106,21 +106,16 @@ def order_groups(kind, inv_eta, W, gs, fs):
     """The orders of the rows ``3 ..`` of the evaluation's ``D`` (:func:`markets.kernels.potential.evaluate_into`):
     ``gs[j]`` the order of row ``j`` and ``fs[j]`` the factor that turns it into the order's spending
     ``T_g`` (the inverse of its scale, 0 for an order without wealth). Returns ``(n_rows, has_log,
-    usable)``: ``usable`` is False where the step is not defined for this market (an exponential agent,
-    or an isoelastic order above one: ``eta < 1``)."""
+    usable)``: ``usable`` as :func:`frozen_usable`."""
     n = 0
     has_log = False
-    usable = True
     for i in range(kind.shape[0]):
         if kind[i] != ISO:
-            usable = False
             continue
         g = inv_eta[i]
-        if g > 1.0:
-            usable = False
-        elif g == 1.0:
+        if g == 1.0:
             has_log = True
-        elif first_of_order(kind, inv_eta, i):
+        elif g < 1.0 and first_of_order(kind, inv_eta, i):
             wg = 0.0
             for j in range(i, kind.shape[0]):
                 if kind[j] == ISO and inv_eta[j] == g:
@@ -130,7 +125,7 @@ def order_groups(kind, inv_eta, W, gs, fs):
                 f = order_row_scale(g, wg)
                 fs[n] = 1.0 / f if f > 0.0 else 0.0
             n += 1
-    return n, has_log, usable
+    return n, has_log, frozen_usable(kind, inv_eta)
 
 
 @njit(cache=True, error_model="numpy")
