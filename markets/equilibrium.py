@@ -72,6 +72,7 @@ from solvers.errors import InputError
 from solvers.special import logsumexp
 
 from . import kernels, workspace
+from .kernels.check import check_items
 from .agents import Agents, floor_beliefs, market_of, prepare_beliefs
 from .utilities import EXPONENTIAL, ISOELASTIC
 
@@ -141,11 +142,28 @@ def investments(log_probs: np.ndarray, log_prices: np.ndarray, agents: Agents) -
 
 def check_equilibrium(log_probs: np.ndarray, log_prices: np.ndarray, agents: Agents, chunk: int = 8192):
     """The three equilibrium conditions, per item: (clearing_error, budget_error, price_sum_error,
-    n_negative_positions). Computed in chunks of items to bound memory."""
+    n_negative_positions), from every agent's investment (Table 2.4, Eq. 2.31) at the prices.
+
+    Markets of exponential, logarithmic and isoelastic agents are checked by the compiled pass
+    :func:`markets.kernels.check.check_items` (the same closed forms, items in parallel); markets with
+    a generic utility by :func:`investments` in chunks of ``chunk`` items to bound memory."""
     n = log_probs.shape[0]
     clear = np.empty(n)
     budget = np.empty(n)
     nneg = np.empty(n, np.int64)
+    if not agents.has_generic:
+        U = np.ascontiguousarray(log_prices, dtype=np.float64)
+        check_items(
+            np.ascontiguousarray(log_probs, dtype=np.float64),
+            U,
+            agents.kind,
+            agents.inv_eta,
+            np.ascontiguousarray(agents.wealth, dtype=np.float64),
+            clear,
+            budget,
+            nneg,
+        )
+        return clear, budget, np.abs(np.exp(U).sum(axis=1) - 1.0), nneg
     wsum = agents.wealth.sum()
     for s in range(0, n, chunk):
         sl = slice(s, min(n, s + chunk))
