@@ -67,13 +67,13 @@ from typing import Any
 import numba
 import numpy as np
 
-from aggregators.validation import DEFAULT_FLOOR, Kind
+from aggregators.validation import DEFAULT_FLOOR, Kind, Predictions, _check_floor
 from solvers.errors import InputError
 from solvers.special import logsumexp
 
 from . import kernels, workspace
-from .kernels.check import check_items
 from .agents import Agents, floor_beliefs, market_of, prepare_beliefs
+from .kernels.check import check_items
 from .utilities import EXPONENTIAL, ISOELASTIC
 
 METHODS = ("auto", "closed_form", "newton", "newton_cg", "fixed_point", "anderson", "gram", "tatonnement")
@@ -140,13 +140,26 @@ def investments(log_probs: np.ndarray, log_prices: np.ndarray, agents: Agents) -
     return r
 
 
-def check_equilibrium(log_probs: np.ndarray, log_prices: np.ndarray, agents: Agents, chunk: int = 8192):
+def check_equilibrium(
+    log_probs: np.ndarray,
+    log_prices: np.ndarray,
+    agents: Agents,
+    chunk: int = 8192,
+    *,
+    floor: float | None = None,
+):
     """The three equilibrium conditions, per item: (clearing_error, budget_error, price_sum_error,
     n_negative_positions), from every agent's investment (Table 2.4, Eq. 2.31) at the prices.
 
+    ``log_probs``: validated (normalised) log-beliefs; with ``floor``, the conditions are those of the
+    beliefs floored by :func:`markets.agents.floor_beliefs`'s rule (what the solvers saw).
+
     Markets of exponential, logarithmic and isoelastic agents are checked by the compiled pass
-    :func:`markets.kernels.check.check_items` (the same closed forms, items in parallel); markets with
-    a generic utility by :func:`investments` in chunks of ``chunk`` items to bound memory."""
+    :func:`markets.kernels.check.check_items` (the same closed forms, items in parallel, each agent's row
+    floored in cache); markets with a generic utility by :func:`investments` in chunks of ``chunk`` items
+    to bound memory."""
+    if floor is not None and agents.has_generic:
+        log_probs = floor_beliefs(Predictions(np.ascontiguousarray(log_probs)), floor).log_probs
     n = log_probs.shape[0]
     clear = np.empty(n)
     budget = np.empty(n)
@@ -159,6 +172,7 @@ def check_equilibrium(log_probs: np.ndarray, log_prices: np.ndarray, agents: Age
             agents.kind,
             agents.inv_eta,
             np.ascontiguousarray(agents.wealth, dtype=np.float64),
+            0.0 if floor is None else _check_floor(floor, log_probs.shape[2]),
             clear,
             budget,
             nneg,
@@ -478,15 +492,10 @@ def equilibrium(
             lp, agents, float(tol), int(mi), code, U, start is not None, floor=floor if fused else None, nfl=nfl
         )
         log_c = U
-    if fused:
-        n_floored = int(nfl.sum())
-        if check:  # the equilibrium conditions at the floored beliefs the kernel saw
-            lp = floor_beliefs(preds, floor).log_probs  # type: ignore[arg-type]
-    else:
-        n_floored = preds.n_floored
+    n_floored = int(nfl.sum()) if fused else preds.n_floored
     seconds = time.perf_counter() - t0
-    if check:
-        clear, budget, psum, nneg = check_equilibrium(lp, log_c, agents)
+    if check:  # with a fused floor: the conditions at the floored beliefs the kernel saw
+        clear, budget, psum, nneg = check_equilibrium(lp, log_c, agents, floor=floor if fused else None)
     else:
         clear = res if res is not None else np.full(n, np.nan)
         budget = np.full(n, np.nan)

@@ -34,6 +34,7 @@ import numpy as np
 from numba import njit, prange
 
 from solvers.kernels.fastexp import exp_scaled, exp_scaled_inplace
+from solvers.kernels.floor_row import floor_row
 
 from .potential import EXP
 
@@ -48,12 +49,12 @@ def _max(x):
 
 
 @njit(cache=True, fastmath={"nsz", "contract"}, error_model="numpy")
-def _effective(L, i, u, g, e):
-    """``e = g L[i] + (1 - g) u``: the log of the effective belief before normalising (Eq. 2.35). Not
+def _effective(row, u, g, e):
+    """``e = g row + (1 - g) u``: the log of the effective belief before normalising (Eq. 2.35). Not
     re-associated: ``g (L - u) + u`` would turn a zero price (``u_k = -inf``) into NaN."""
     h = 1.0 - g
     for k in range(u.shape[0]):
-        e[k] = g * L[i, k] + h * u[k]
+        e[k] = g * row[k] + h * u[k]
 
 
 @njit(cache=True, fastmath={"reassoc", "nsz", "contract"}, error_model="numpy")
@@ -65,13 +66,17 @@ def _sum(x):
 
 
 @njit(cache=True, fastmath={"reassoc", "nsz", "contract"}, error_model="numpy")
-def check_item(L, u, kind, inv_eta, W, col, e, c):
+def check_item(L, u, kind, inv_eta, W, floor, col, e, c, fr):
     """The three conditions of one item (module docstring): beliefs ``L`` (A, K, normalised log),
-    log-prices ``u`` (K,); scratch ``col``, ``e``, ``c`` of K floats. Returns ``(clear, budget, neg)``."""
+    log-prices ``u`` (K,); ``floor > 0``: each agent's row is first floored into ``fr`` by
+    :func:`solvers.kernels.floor_row.floor_row` (the rule of :func:`markets.agents.floor_beliefs`, so
+    the conditions are those of the floored beliefs the solver saw). Scratch ``col``, ``e``, ``c``,
+    ``fr`` of K floats. Returns ``(clear, budget, neg)``."""
     A, K = L.shape
     for k in range(K):
         if u[k] != u[k] or u[k] == np.inf:
             return np.nan, np.nan, 0
+    log_floor = np.log(floor) if floor > 0.0 else -np.inf
     exp_scaled(u, 1.0, c)
     wsum = 0.0
     for i in range(A):
@@ -81,14 +86,18 @@ def check_item(L, u, kind, inv_eta, W, col, e, c):
     budget = 0.0
     neg = 0
     for i in range(A):
+        row = L[i]
+        if floor > 0.0:
+            floor_row(L[i], fr, floor, log_floor, e)
+            row = fr
         w = W[i]
         spent = 0.0
         if kind[i] == EXP:
             s = 0.0
             for k in range(K):
-                s += c[k] * (L[i, k] - u[k])
+                s += c[k] * (row[k] - u[k])
             for k in range(K):
-                r = c[k] * ((w + (L[i, k] - u[k])) - s)
+                r = c[k] * ((w + (row[k] - u[k])) - s)
                 col[k] += r
                 spent += r
                 neg += r < 0.0
@@ -96,11 +105,11 @@ def check_item(L, u, kind, inv_eta, W, col, e, c):
             g = inv_eta[i]
             if g == 1.0:
                 for k in range(K):
-                    e[k] = L[i, k]
+                    e[k] = row[k]
                 exp_scaled_inplace(e, 1.0)
                 scale = w
             else:
-                _effective(L, i, u, g, e)
+                _effective(row, u, g, e)
                 m = _max(e)
                 exp_scaled_inplace(e, 1.0, m)
                 scale = w / _sum(e)
@@ -123,15 +132,16 @@ def check_item(L, u, kind, inv_eta, W, col, e, c):
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def check_items(lp, U, kind, inv_eta, W, clear, budget, nneg):
+def check_items(lp, U, kind, inv_eta, W, floor, clear, budget, nneg):
     """:func:`check_item` for every item of ``lp`` (n, A, K) at log-prices ``U`` (n, K), items in
-    parallel; fills ``clear``, ``budget`` (n,) and ``nneg`` (n,) int64."""
+    parallel (``floor``: 0 for none); fills ``clear``, ``budget`` (n,) and ``nneg`` (n,) int64."""
     n, A, K = lp.shape
     for j in prange(n):
         col = np.empty(K)
         e = np.empty(K)
         c = np.empty(K)
-        cl, bu, ng = check_item(lp[j], U[j], kind, inv_eta, W, col, e, c)
+        fr = np.empty(K)
+        cl, bu, ng = check_item(lp[j], U[j], kind, inv_eta, W, floor, col, e, c, fr)
         clear[j] = cl
         budget[j] = bu
         nneg[j] = ng

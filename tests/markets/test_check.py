@@ -112,3 +112,30 @@ def test_check_of_generic_utilities_still_uses_the_reference():
     np.testing.assert_allclose(clear, c0, rtol=1e-13)
     np.testing.assert_allclose(budget, b0, rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(nneg, n0)
+
+
+@pytest.mark.parametrize("mix", [[2.0, "log", 10.0, "exp"], [2.0, 10.0, 30.0, "log"]])
+def test_check_floors_each_row_as_floor_beliefs_does(mix):
+    """``floor=``: the conditions of the beliefs floored by :func:`markets.agents.floor_beliefs` (the
+    solver's floor), computed row by row in cache; the default call's check then sees what the solver
+    saw and reports a cleared market."""
+    from aggregators.validation import Predictions
+    from markets.agents import floor_beliefs
+
+    rng = np.random.default_rng(5)
+    A, K = 2 * len(mix), 40
+    ag = make_agents([mix[i % len(mix)] for i in range(A)], rng.uniform(0.2, 1.0, A))
+    with np.errstate(divide="ignore"):  # some draws are exactly zero: -inf, floored like the others
+        lp = random_beliefs(rng, 6, A, K, conc=0.05)  # many entries far below 1e-6
+    floored = floor_beliefs(Predictions(lp), 1e-6)
+    assert floored.n_floored > 100
+    lc = rng.normal(size=(6, K))
+    lc -= logsumexp(lc, axis=1)[:, None]
+    got = check_equilibrium(lp, lc, ag, floor=1e-6)
+    want = check_equilibrium(floored.log_probs, lc, ag)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-13)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-9, atol=1e-15)
+    np.testing.assert_array_equal(got[3], want[3])
+    res = equilibrium(lp, ag, floor=1e-6)
+    assert res.n_floored == floored.n_floored
+    assert np.all(res.clearing_error < 1e-10) and np.all(res.budget_error < 1e-13)
