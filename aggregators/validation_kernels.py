@@ -21,6 +21,8 @@ from numba import njit, prange
 
 from solvers.kernels.fastexp import exp_scaled
 from solvers.kernels.floor_row import floor_row
+from solvers.kernels.vmax import vmax
+from solvers.kernels.vsum import vsum
 
 BLOCK = 8192
 """Entries per block of rows (three float64 scratch arrays of this size per thread, in L2)."""
@@ -28,22 +30,18 @@ SEGMENTS = 64
 """Parallel tasks per pass (each allocates its scratch once and takes consecutive blocks)."""
 
 
-@njit(cache=True, fastmath={"nnan", "nsz"}, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _max(x):
-    """Maximum of a 1-D array (vectorised; NaN entries are left to the caller's NaN check)."""
-    m = -np.inf
-    for v in x:
-        m = v if v > m else m
-    return m
+    """Maximum of a 1-D array (:func:`solvers.kernels.vmax.vmax`: eight running maxima; NaN entries are
+    never taken and are left to the caller's NaN check). The loop it replaces, ``for v in x`` with a
+    select, ran as a scalar chain at about 0.47 ns an element (session 43); this, 0.13."""
+    return vmax(x)
 
 
-@njit(cache=True, fastmath={"reassoc", "nsz", "contract"}, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _sum(x):
-    """Sum of a 1-D array in any order (vectorised); NaN and infinities propagate."""
-    s = 0.0
-    for v in x:
-        s += v
-    return s
+    """Sum of a 1-D array in any order (:func:`solvers.kernels.vsum.vsum`); NaN and infinities propagate."""
+    return vsum(x)
 
 
 @njit(cache=True)

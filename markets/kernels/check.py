@@ -35,17 +35,10 @@ from numba import njit, prange
 
 from solvers.kernels.fastexp import exp_scaled, exp_scaled_inplace
 from solvers.kernels.floor_row import floor_row
+from solvers.kernels.vmax import vmax
+from solvers.kernels.vsum import vsum
 
 from .potential import EXP
-
-
-@njit(cache=True, fastmath={"nsz", "contract"}, error_model="numpy")
-def _max(x):
-    """Maximum of a 1-D array (vectorised; the beliefs are validated and the prices checked, so no NaN)."""
-    m = -np.inf
-    for v in x:
-        m = v if v > m else m
-    return m
 
 
 @njit(cache=True, fastmath={"nsz", "contract"}, error_model="numpy")
@@ -55,14 +48,6 @@ def _effective(row, u, g, e):
     h = 1.0 - g
     for k in range(u.shape[0]):
         e[k] = g * row[k] + h * u[k]
-
-
-@njit(cache=True, fastmath={"reassoc", "nsz", "contract"}, error_model="numpy")
-def _sum(x):
-    s = 0.0
-    for v in x:
-        s += v
-    return s
 
 
 @njit(cache=True, fastmath={"reassoc", "nsz", "contract"}, error_model="numpy")
@@ -110,9 +95,9 @@ def check_item(L, u, kind, inv_eta, W, floor, col, e, c, fr):
                 scale = w
             else:
                 _effective(row, u, g, e)
-                m = _max(e)
+                m = vmax(e)
                 exp_scaled_inplace(e, 1.0, m)
-                scale = w / _sum(e)
+                scale = w / vsum(e)
             for k in range(K):
                 r = scale * e[k]
                 col[k] += r
