@@ -19,13 +19,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from solvers.kernels.fastexp import exp_scaled
+from solvers.kernels.fastexp import exp_scaled, exp_scaled_inplace
 from solvers.kernels.floor_row import floor_row
 from solvers.kernels.vmax import vmax
 from solvers.kernels.vsum import vsum
 
 BLOCK = 8192
-"""Entries per block of rows (three float64 scratch arrays of this size per thread, in L2)."""
+"""Entries per block of rows (a float64 scratch array of this size per thread, in L2)."""
+ROW_EXP_MIN = 64
+"""Rows at least this long take their exponentials one call per row (see :func:`_rows`)."""
 SEGMENTS = 64
 """Parallel tasks per pass (each allocates its scratch once and takes consecutive blocks)."""
 
@@ -55,26 +57,38 @@ def _src(r, order, A):
 @njit(cache=True, error_model="numpy")
 def _rows(a, out, r0, r1, log_floor, floor, d, e, lse, re, order, A):
     """Normalise (and floor, when ``log_floor > -inf``) rows ``r0 .. r1-1`` of ``out`` from their rows
-    of ``a`` (:func:`_src`); ``(r1 - r0) K`` entries of scratch in ``d`` and ``e``, ``r1 - r0`` in
-    ``lse``, K in ``re``. Returns ``(refused, floored)``."""
+    of ``a`` (:func:`_src`); ``(r1 - r0) K`` entries of scratch in ``e``, ``r1 - r0`` in ``lse`` and
+    ``d``, K in ``re``. Returns ``(refused, floored)``.
+
+    Rows of at least :data:`ROW_EXP_MIN` entries take their exponentials row by row, shifted in the
+    call (:func:`solvers.kernels.fastexp.exp_scaled`'s ``shift``); shorter ones are written shifted
+    into ``e`` first and take one call for the block (a call per short row would not vectorise). A
+    row's NaN shows in the sum of its entries (``d``), its ``+inf`` in the maximum; a sum that
+    overflows with both signs only sends the array to the NumPy checks, which then accept it."""
     K = a.shape[1]
     n = (r1 - r0) * K
+    short = K < ROW_EXP_MIN
     for r in range(r0, r1):
         ar = a[_src(r, order, A)]
         m = _max(ar)
         lse[r - r0] = m
+        d[r - r0] = _sum(ar)
         j = (r - r0) * K
-        for k in range(K):
-            d[j + k] = ar[k] - m
-    # -inf and NaN entries of d: exp_scaled gives 0 and something finite; NaN rows are refused below
-    exp_scaled(d[:n], 1.0, e[:n])
+        if short:
+            for k in range(K):
+                e[j + k] = ar[k] - m
+        elif np.isfinite(m):
+            exp_scaled(ar, 1.0, e[j : j + K], m)
+    # -inf and NaN entries: exp_scaled gives 0 and something finite; NaN rows are refused below
+    if short:
+        exp_scaled_inplace(e[:n], 1.0)
     bad = 0
     floored = 0
     for r in range(r0, r1):
         ar = a[_src(r, order, A)]
         j = (r - r0) * K
         m = lse[r - r0]
-        t = _sum(d[j : j + K])  # NaN iff the row has a NaN (+inf rows have m = +inf)
+        t = d[r - r0]  # NaN iff the row has a NaN (or overflows both ways); +inf rows have m = +inf
         if not (np.isfinite(m) and t == t):
             bad += 1
             continue
@@ -114,7 +128,7 @@ def normalise_floor_rows(a, out, floor, order, A):
     bad = 0
     floored = 0
     for s in prange(nseg):
-        d = np.empty(rows * K)
+        d = np.empty(rows)
         e = np.empty(rows * K)
         lse = np.empty(rows)
         re = np.empty(K)
