@@ -39,6 +39,8 @@ from __future__ import annotations
 
 from numba import njit
 
+from solvers.kernels.vmax import vmax_abs
+
 from .line_search import trial
 from .newton_cg import newton_rhs
 from .potential import ISO
@@ -121,11 +123,8 @@ def small_correction(d, d2):
     agents after the diagonal steps: corrections of 0.31-1.16 of the step left the residual at
     0.2-1 of where it was, where Newton divides it by 10; the corrections that worked were at
     most 0.26 of their step)."""
-    m = 0.0
-    m2 = 0.0
-    for k in range(d.shape[0]):
-        m = max(m, abs(d[k]))
-        m2 = max(m2, abs(d2[k]))
+    m = vmax_abs(d)
+    m2 = vmax_abs(d2[: d.shape[0]])
     return m2 <= MAX_CORRECTION * m
 
 

@@ -31,6 +31,7 @@ from numba import njit
 
 from solvers.kernels.fastlog import log_into
 from solvers.kernels.simplex_log import normalise_log_with
+from solvers.kernels.vmax import vmax_abs
 
 from .line_search import MAX_LOG_STEP
 
@@ -54,12 +55,9 @@ def jacobi_log_step(u, T, Wsum, dg, un, x):
             return False
     log_into(T, x)
     lw = np.log(Wsum)
-    m = 0.0
     for k in range(K):
-        s = (x[k] - lw - u[k]) * (T[k] / dg[k])
-        un[k] = s
-        if abs(s) > m:
-            m = abs(s)
+        un[k] = (x[k] - lw - u[k]) * (T[k] / dg[k])
+    m = vmax_abs(un[:K])
     t = 1.0 if m <= MAX_LOG_STEP else MAX_LOG_STEP / m
     for k in range(K):
         un[k] = u[k] + t * un[k]

@@ -8,6 +8,7 @@ from numba import njit
 
 from solvers.kernels.fastexp import exp_scaled
 from solvers.kernels.simplex_log import normalise_log_with
+from solvers.kernels.vmax import vmax_abs
 
 from .isoelastic import iso_pass
 from .potential import evaluate, evaluate_into
@@ -47,11 +48,7 @@ answer Newton steps are far shorter, so the local quadratic rate is unchanged.""
 def _first_step(d):
     """The line search's first trial step: 1, or less so that no log-price moves by more than
     :data:`MAX_LOG_STEP`."""
-    m = 0.0
-    for k in range(d.shape[0]):
-        a = abs(d[k])
-        if a > m:
-            m = a
+    m = vmax_abs(d)
     return 1.0 if m <= MAX_LOG_STEP else MAX_LOG_STEP / m
 
 

@@ -56,6 +56,7 @@ from numba import njit
 
 from solvers.kernels.fastexp import exp_scaled
 from solvers.kernels.fastlog import log_into
+from solvers.kernels.vmax import vmax_abs_scaled
 
 from .potential import ISO
 
@@ -158,12 +159,7 @@ def _rel(r, wt):
     the system scaled by ``diag(D)^(-1/2)`` is ``max_k |(grad - M d)_k| / c_k`` with
     ``wt = sqrt(D) / c``. (Its 2-norm would ignore goods with tiny prices, whose relative clearing
     error the stopping rule of the equilibrium counts.)"""
-    m = 0.0
-    for k in range(r.shape[0]):
-        v = abs(r[k]) * wt[k]
-        if v > m:
-            m = v
-    return m
+    return vmax_abs_scaled(r, wt)  # vectorised (solvers.kernels.vmax); the serial loop's number
 
 
 @njit(cache=True, error_model="numpy")

@@ -38,6 +38,7 @@ from numba import njit
 from solvers.kernels.fastexp import exp_scaled
 from solvers.kernels.fastlog import log_into
 from solvers.kernels.simplex_log import normalise_log_with
+from solvers.kernels.vmax import vmax_abs
 
 from .corrector import DEFAULT_CONSTANT
 from .jacobi import JACOBI_RATE, JACOBI_UNTIL
@@ -202,20 +203,18 @@ def frozen_normaliser_step(u, T, Wsum, dg, rows, gs, fs, has_log, res, un, scr):
                     F[k] += t
                     S[k] += g * t
         log_into(F, E)
-        big = 0.0
         tot = 0.0
         for k in range(K):
             dx = (E[k] - tgt[k]) * (F[k] / S[k])
             x[k] += dx
             tot += dx
-            big = max(big, abs(dx))
+            E[k] = dx  # E is free until the next step's exp
+        big = vmax_abs(E[:K])
         if not np.isfinite(tot):
             return False
         if big * big <= stop:
             break
-    m = 0.0
-    for k in range(K):
-        m = max(m, abs(x[k]))
+    m = vmax_abs(x[:K])
     t = 1.0 if m <= MAX_LOG_STEP else MAX_LOG_STEP / m
     for k in range(K):
         un[k] = u[k] + t * x[k]

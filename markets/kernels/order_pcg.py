@@ -32,6 +32,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from solvers.kernels.vmax import vmax_abs_ratio
+
 from .isoelastic import _dot
 from .newton_cg import _FM, CG_MAX_ITER, cg_direction, cg_stop, general_apply, newton_rhs
 from .potential import GROUP_MIN_GOODS, ISO, first_of_order
@@ -154,9 +156,7 @@ def pcg_solve(b, reg, stop, d, scr, kind, inv_eta, W, Q, dg, h, Vo, G):
         p[k] = z[k]
     n = 0
     while n < CG_MAX_ITER:
-        rel = 0.0
-        for k in range(K):
-            rel = max(rel, abs(r[k]) / c[k])
+        rel = vmax_abs_ratio(r[:K], c[:K])
         if rel <= stop:
             break
         n += 1

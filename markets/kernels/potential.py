@@ -19,6 +19,7 @@ from numba import njit
 from solvers.kernels.fastexp import exp_scaled, exp_scaled_inplace
 from solvers.kernels.fastlog import log_into
 from solvers.kernels.simplex_log import VECTOR_MIN, normalise_log, normalise_log_with
+from solvers.kernels.vmax import vmax_gap_ratio
 
 from .direction import direction_from_S
 
@@ -256,12 +257,15 @@ def _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D, track):
                     r = c[k] * (w + B[i, k])
                     D[0, k] += r
                     D[1, k] += r
-    res = 0.0
-    for k in range(K):
-        ck = c[k] if c.shape[0] == K else np.exp(u[k])
-        e = abs(T[k] - Wsum * ck) / ck
-        if e > res:
-            res = e
+    if c.shape[0] == K:
+        res = vmax_gap_ratio(T, Wsum, c)  # vectorised; the same number as the loop below
+    else:
+        res = 0.0
+        for k in range(K):
+            ck = np.exp(u[k])
+            e = abs(T[k] - Wsum * ck) / ck
+            if e > res:
+                res = e
     if track:
         for k in range(K):
             t = T[k] + n_exp * (c[k] if c.shape[0] == K else np.exp(u[k]))

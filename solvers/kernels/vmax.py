@@ -8,6 +8,13 @@ reduction without the no-NaN flag, which it then did not use either (measured: 6
 cut the chain eight-fold: 2.3 ms, the time of reading the numbers (``/tmp/s26/mx2.py``, session 26).
 In the Rényi adjoint's exponential pass at ``A = 1,000``, ``K = 4,096`` the shift was 6 of its 12 ms.
 
+Maxima of absolute values and ratios (``vmax_abs``, ``vmax_abs_scaled``, ``vmax_abs_ratio``,
+``vmax_gap_ratio``: the residuals and step sizes of the market's Newton loops, a pass over the goods
+each) go further: a non-negative double orders as its bit pattern, and LLVM vectorises the integer
+max, so each is one vectorised loop: 0.13 ns an element against 0.46 (a product) and 1.0 (a
+quotient: the scalar division waited on too) for the loops ``if v > m: m = v`` they replace
+(session 43, rows of 1,024-4,096 in L1).
+
 The result is the exact maximum (a max is not rounded, so the order does not matter). NaN is never
 taken (``v > m`` is false for it), as in the loops it replaces; an empty vector or one of NaN and
 ``-inf`` only gives ``-inf``.
@@ -18,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .bitcast import as_float64, as_int64
 from .rows import at
 
 
@@ -54,3 +62,55 @@ def vmax_row(x, i):
     m0 = m2 if m2 > m0 else m0
     m4 = m6 if m6 > m4 else m4
     return m4 if m4 > m0 else m0
+
+
+@njit(cache=True, inline="always")
+def _bits(t):
+    """The bits of ``t >= 0`` as an int64, 0 for NaN: for non-negative doubles the order of the bit
+    patterns is the order of the numbers (``+inf`` above every finite one), and LLVM vectorises a
+    max reduction over integers, which it does not over doubles here (see the module docstring)."""
+    return as_int64(t) if t == t else 0
+
+
+@njit(cache=True)
+def vmax_abs(x):
+    """``max(0, max_k |x_k|)`` of a 1-D array (the largest entry of a step, of a correction), a NaN
+    entry never taken: the same number as the serial loop ``if v > m: m = v`` from ``m = 0`` (a max
+    is exact), vectorised as a max over the bit patterns."""
+    m = 0
+    for k in range(x.shape[0]):
+        b = _bits(abs(x[k]))
+        m = b if b > m else m
+    return as_float64(m)
+
+
+@njit(cache=True)
+def vmax_abs_scaled(x, w):
+    """``max(0, max_k |x_k| w_k)`` for ``w >= 0`` (a residual in a weighted max-norm), as :func:`vmax_abs`."""
+    m = 0
+    for k in range(x.shape[0]):
+        b = _bits(abs(x[k]) * w[k])
+        m = b if b > m else m
+    return as_float64(m)
+
+
+@njit(cache=True)
+def vmax_abs_ratio(x, y):
+    """``max(0, max_k |x_k| / y_k)`` for ``y > 0`` (a residual relative to the prices), as :func:`vmax_abs`."""
+    m = 0
+    for k in range(x.shape[0]):
+        b = _bits(abs(x[k]) / y[k])
+        m = b if b > m else m
+    return as_float64(m)
+
+
+@njit(cache=True, fastmath={"contract"})
+def vmax_gap_ratio(t, s, c):
+    """``max(0, max_k |t_k - s c_k| / c_k)`` for ``c > 0``: the market's relative clearing error of
+    spending ``t`` at prices ``c`` with total wealth ``s``, as :func:`vmax_abs`. ``t_k - s c_k`` may be
+    one fused multiply-add, as it was in the evaluation's own loop (whose flags allow contraction)."""
+    m = 0
+    for k in range(t.shape[0]):
+        b = _bits(abs(t[k] - s * c[k]) / c[k])
+        m = b if b > m else m
+    return as_float64(m)
