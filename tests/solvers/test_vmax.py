@@ -41,3 +41,34 @@ def test_vmax_row_equals_the_max_of_each_row_without_slicing_it(K):
     Xs = np.asfortranarray(X)  # a strided layout reads the same numbers
     assert [vmax_row(Xs, i) for i in range(5)] == [X[i].max() for i in range(5)]
     assert vmax_row(X[1], 99) == X[1].max()  # a 1-D array ignores the row index
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 100, 4097])
+def test_max_reductions_over_bit_patterns_equal_the_serial_loops(n):
+    """vmax_abs, vmax_abs_scaled, vmax_abs_ratio, vmax_gap_ratio: the number the loop ``if v > m: m = v``
+    from ``m = 0`` gives (NaN terms never taken, ``+inf`` taken, 0 for an empty vector)."""
+    from solvers.kernels.vmax import vmax_abs, vmax_abs_ratio, vmax_abs_scaled, vmax_gap_ratio
+
+    def serial(terms):
+        m = 0.0
+        for v in terms:
+            if v > m:
+                m = v
+        return m
+
+    rng = np.random.default_rng(n + 1)
+    x = rng.normal(size=n) * np.exp(rng.normal(size=n) * 20)  # magnitudes over ~17 decades
+    w = rng.uniform(0.0, 3.0, n)
+    c = rng.uniform(1e-6, 1.0, n)
+    if n > 8:
+        x[3] = np.nan
+        x[n - 2] = -0.0
+    with np.errstate(invalid="ignore"):
+        assert vmax_abs(x) == serial(np.abs(x))
+        assert vmax_abs_scaled(x, w) == serial(np.abs(x) * w)
+        assert vmax_abs_ratio(x, c) == serial(np.abs(x) / c)
+        assert vmax_gap_ratio(x, 0.7, c) == pytest.approx(serial(np.abs(x - 0.7 * c) / c), rel=1e-15, abs=0)
+        if n:
+            y = x.copy()
+            y[n // 2] = -np.inf
+            assert vmax_abs(y) == np.inf
