@@ -63,6 +63,9 @@ def check_item(L, u, kind, inv_eta, W, floor, col, e, c, fr):
             return np.nan, np.nan, 0
     log_floor = np.log(floor) if floor > 0.0 else -np.inf
     exp_scaled(u, 1.0, c)
+    for k in range(K):  # below exp(-708) the vectorised exp gives 0; libm's goes on into the subnormals
+        if c[k] == 0.0 and u[k] > -np.inf:
+            c[k] = np.exp(u[k])
     wsum = 0.0
     for i in range(A):
         wsum += W[i]

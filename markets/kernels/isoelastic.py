@@ -96,6 +96,23 @@ def iso_start(PgT, g, W, u, x):
     return True
 
 
+@njit(cache=True, error_model="numpy")
+def _subnormal_exps(u, g, out):
+    """Where the vectorised exp gave 0 for ``exp(g u_k)`` (it flushes below ``exp(-708)``), libm's
+    ``exp``, which goes on into the subnormals: a price far below the others (a far start of the
+    safeguarded Newton, ``tests/markets/test_equilibrium.py::test_newton_from_far_starts_on_extreme_markets``)
+    must count in the residual, not divide 0 by 0 and drop out of it."""
+    K = u.shape[0]
+    zeros = 0
+    for k in range(K):  # a vectorised count first: the loop below runs only when some price flushed
+        zeros += out[k] == 0.0
+    if zeros == 0:
+        return
+    for k in range(K):
+        if out[k] == 0.0 and g * u[k] > -np.inf:
+            out[k] = np.exp(g * u[k])
+
+
 @njit(cache=True, fastmath=_FM, error_model="numpy")
 def iso_pass(PgT, g, W, Wsum, u, z, s, T, cp, want_phi):
     """One pass over ``PgT = P^g`` (K, A, goods-major: every loop below runs over the agents,
@@ -114,6 +131,7 @@ def iso_pass(PgT, g, W, Wsum, u, z, s, T, cp, want_phi):
     K, A = PgT.shape
     dl = 1.0 - g
     exp_scaled(u, dl, cp)  # vectorised (was a libm exp per good, ~5 ns each)
+    _subnormal_exps(u, dl, cp)
     for i in range(A):
         z[i] = 0.0
     for k in range(K):
@@ -129,6 +147,7 @@ def iso_pass(PgT, g, W, Wsum, u, z, s, T, cp, want_phi):
             phi += W[i] * np.log(z[i])
         phi /= dl
     exp_scaled(u, 1.0, T)  # the prices, in T until each good's spending replaces its price
+    _subnormal_exps(u, 1.0, T)
     res = 0.0
     for k in range(K):
         ck = T[k]
