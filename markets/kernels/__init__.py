@@ -32,6 +32,8 @@ module                      holds
 ``training``                Algorithm 2.4: ``batch_payouts``, ``online_epoch``
 ``zero_beliefs``            ``count_neginf``
 ``floor``                   the probability floor of validated beliefs: ``floor_rows``
+``check``                   the equilibrium conditions at given prices (``check=True``), from
+                            Table 2.4's investments, independent of ``potential``
 ==========================  =====================================================================
 """
 
