@@ -9,8 +9,9 @@ time per item, median of ``--calls``:
 - ``valid``: ``as_log_probs`` of the raw array;
 - ``auto`` and ``FP``: ``equilibrium(validated, mix, w, check=False)`` (the solve, as the grid times it);
 - ``check``: ``check_equilibrium`` at auto's prices (the compiled pass of ``markets.kernels.check``), and
-  ``NumPy check``: the same conditions from :func:`markets.investments` agent by agent, the implementation
-  before session 43 (checked here to agree within 1e-9 absolute);
+  ``NumPy check``: the same conditions from :func:`markets.investments` agent by agent
+  (:func:`markets.equilibrium.conditions_by_investments`, the implementation before session 43; checked here
+  to agree within 1e-9 absolute);
 - ``call auto`` / ``call FP``: ``equilibrium(raw, mix, w)`` with every default, and their ratio; and the
   ratio the same call had with the NumPy check (``call auto + NumPy check - check`` over the same for FP).
 
@@ -44,25 +45,6 @@ def raw_beliefs(name, n, A, K):
     return L + rng.normal(0.0, 3.0, (n, A, 1))
 
 
-def numpy_check(lp, lc, agents, chunk=8192):
-    """The conditions as ``check_equilibrium`` computed them before session 43 (NumPy investments)."""
-    from markets import investments
-
-    n = lp.shape[0]
-    clear = np.empty(n)
-    budget = np.empty(n)
-    nneg = np.empty(n, np.int64)
-    wsum = agents.wealth.sum()
-    for s in range(0, n, chunk):
-        sl = slice(s, min(n, s + chunk))
-        r = investments(lp[sl], lc[sl], agents)
-        c = np.exp(lc[sl])
-        clear[sl] = np.max(np.abs(r.sum(axis=1) - wsum * c) / c, axis=1)
-        budget[sl] = np.max(np.abs(r.sum(axis=2) - agents.wealth[None, :]), axis=1)
-        nneg[sl] = (r < 0).sum(axis=(1, 2))
-    return clear, budget, nneg
-
-
 def cpu(f, calls):
     ts = []
     out = None
@@ -82,6 +64,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     from aggregators.validation import as_log_probs
     from markets import check_equilibrium, equilibrium, make_agents
+    from markets.equilibrium import conditions_by_investments
 
     print(f"threads: OMP={os.environ.get('OMP_NUM_THREADS')} NUMBA={os.environ.get('NUMBA_NUM_THREADS')}")
     print(
@@ -109,7 +92,9 @@ def main(argv=None) -> None:
                 floored = floor_beliefs(lp, 1e-9)
             fl = floored.log_probs
             t_chk, c_new = cpu(lambda: check_equilibrium(fl, ra.log_prices, agents), args.calls)
-            t_np, c_old = cpu(lambda: numpy_check(fl, ra.log_prices, agents), 1 if A * K > 200_000 else args.calls)
+            t_np, c_old = cpu(
+                lambda: conditions_by_investments(fl, ra.log_prices, agents), 1 if A * K > 200_000 else args.calls
+            )
             assert np.max(np.abs(c_new[0] - c_old[0])) < 1e-9 and np.max(np.abs(c_new[1] - c_old[1])) < 1e-9
             assert np.array_equal(c_new[3], c_old[2])
             t_ca, _ = cpu(lambda: equilibrium(raw, mix, w), args.calls)

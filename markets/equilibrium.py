@@ -160,11 +160,11 @@ def check_equilibrium(
     to bound memory."""
     if floor is not None and agents.has_generic:
         log_probs = floor_beliefs(Predictions(np.ascontiguousarray(log_probs)), floor).log_probs
-    n = log_probs.shape[0]
-    clear = np.empty(n)
-    budget = np.empty(n)
-    nneg = np.empty(n, np.int64)
     if not agents.has_generic:
+        n = log_probs.shape[0]
+        clear = np.empty(n)
+        budget = np.empty(n)
+        nneg = np.empty(n, np.int64)
         U = np.ascontiguousarray(log_prices, dtype=np.float64)
         check_items(
             np.ascontiguousarray(log_probs, dtype=np.float64),
@@ -178,6 +178,19 @@ def check_equilibrium(
             nneg,
         )
         return clear, budget, np.abs(np.exp(U).sum(axis=1) - 1.0), nneg
+    clear, budget, nneg = conditions_by_investments(log_probs, log_prices, agents, chunk)
+    return clear, budget, np.abs(np.exp(log_prices).sum(axis=1) - 1.0), nneg
+
+
+def conditions_by_investments(log_probs: np.ndarray, log_prices: np.ndarray, agents: Agents, chunk: int = 8192):
+    """``(clearing_error, budget_error, n_negative_positions)`` per item from the NumPy
+    :func:`investments` (every utility, generic ones included), in chunks of ``chunk`` items: the
+    check of markets with generic utilities, and the reference of the compiled check (and, before
+    session 43, the check of every market: ``benchmarks/bench_market_default_call.py`` times it)."""
+    n = log_probs.shape[0]
+    clear = np.empty(n)
+    budget = np.empty(n)
+    nneg = np.empty(n, np.int64)
     wsum = agents.wealth.sum()
     for s in range(0, n, chunk):
         sl = slice(s, min(n, s + chunk))
@@ -186,8 +199,7 @@ def check_equilibrium(
         clear[sl] = np.max(np.abs(r.sum(axis=1) - wsum * c) / c, axis=1)
         budget[sl] = np.max(np.abs(r.sum(axis=2) - agents.wealth[None, :]), axis=1)
         nneg[sl] = (r < 0).sum(axis=(1, 2))
-    psum = np.abs(np.exp(log_prices).sum(axis=1) - 1.0)
-    return clear, budget, psum, nneg
+    return clear, budget, nneg
 
 
 def _closed_form(lp: np.ndarray, agents: Agents, floor: float, nfl: np.ndarray) -> np.ndarray | None:
