@@ -125,9 +125,9 @@ def iso_pass(PgT, g, W, Wsum, u, z, s, T, cp, want_phi):
 
     The 2 K exponentials (``c^(1-g)`` and ``c``) go through the vectorised
     :func:`solvers.kernels.fastexp.exp_scaled` (1.5 ulp); until session 43 they were libm calls, about
-    5 ns a good each, which made the seed's fixed point (a pass per iteration) 1.7-1.9x slower at 10
-    agents (256-4,096 goods, eta = 10) and 1.3x at 100 agents x 10 goods; Newton-CG 15-28 % slower at 10
-    agents."""
+    5 ns a good each, which made the seed's fixed point (a pass per iteration) 1.6-2.3x slower at 10
+    agents (256-4,096 goods, eta = 10) and 1.2-1.3x at 100 agents x 10 goods, Newton-CG 1.1-1.4x slower
+    at 10 agents (session 43, ``benchmarks/results/session43.md``)."""
     K, A = PgT.shape
     dl = 1.0 - g
     exp_scaled(u, dl, cp)  # vectorised (was a libm exp per good, ~5 ns each)
