@@ -220,6 +220,42 @@ def _closed_form(lp: np.ndarray, agents: Agents, floor: float, nfl: np.ndarray) 
     return None
 
 
+LOG_PRICE_MIN = -708.0
+"""Below this normalised log-price an iterative solver's price is subnormal or zero in double precision."""
+
+
+def _unresolved_prices(lp: np.ndarray, log_c: np.ndarray, conv: np.ndarray) -> np.ndarray:
+    """``conv`` with items whose prices the iterative solvers cannot resolve marked unconverged, and a
+    warning. The solvers work with prices ``c = exp(u)``; below ``exp(-708)`` the vectorised exp
+    flushes to zero, below ``exp(-745)`` every exp does, and spending there is zero or a few bits.
+    Such prices arise only without a floor, from beliefs below about ``exp(-700)`` (session 44: one
+    good believed at ``exp(-720)`` by every agent gave Newton "converged" with a checked clearing error
+    of 1.0; at ``exp(-760)`` the fixed point returned a price of zero, "converged", clearing error NaN,
+    and Newton stopped after one step). Two cases are flagged: a finite log-price below
+    :data:`LOG_PRICE_MIN`, and a zero price (``-inf``) for a good some agent believes in. The
+    closed forms (all-logarithmic, all-exponential) work in log space and are not flagged."""
+    deep = np.isfinite(log_c) & (log_c < LOG_PRICE_MIN)
+    bad = deep.any(axis=1)
+    zero = np.isneginf(log_c)
+    if zero.any():
+        rows = np.flatnonzero(zero.any(axis=1))
+        believed = (lp[rows].max(axis=1) > -np.inf) & zero[rows]
+        bad[rows] |= believed.any(axis=1)
+    if not bad.any():
+        return conv
+    import warnings
+
+    warnings.warn(
+        f"{int(bad.sum())} item(s) have prices below exp({LOG_PRICE_MIN:g}) (subnormal or zero in double "
+        "precision), which the iterative solvers cannot resolve; they are marked unconverged. Beliefs "
+        "below about exp(-700) without a floor cause this: use the default floor, or give goods nobody "
+        "believes in a belief of exactly zero.",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    return conv & ~bad
+
+
 def _tatonnement(lp: np.ndarray, agents: Agents, tol: float, max_iter: int):
     n, A, K = lp.shape
     w = agents.wealth
@@ -351,6 +387,7 @@ def solve_prices(
     wealth: np.ndarray | None = None,
     floor: float | None = None,
     nfl: np.ndarray | None = None,
+    lift: bool = True,
 ):
     """Newton (``code`` 0) or the fixed point (1) for every item at ``agents.wealth``. One-order
     isoelastic markets go through :func:`kernels.solve_iso_block` (``P^(1/eta)`` per item inside
@@ -359,9 +396,16 @@ def solve_prices(
     realised price of the label (batch market training). ``wealth`` overrides ``agents.wealth``
     unvalidated (training: wealth may reach zero). With ``floor`` (not with ``labels``; see
     :func:`fused_floor`), ``lp`` holds validated beliefs not yet floored: the parallel loop floors
-    each item in cache and ``nfl`` (n,) receives the per-item counts."""
+    each item in cache and ``nfl`` (n,) receives the per-item counts.
+
+    A warm start ``U`` is first raised to the lower bound of isoelastic markets' prices where it lies
+    below it (:mod:`markets.kernels.start_bound`: a start 400 log-units low cost Newton 200-400 steps,
+    and one below ``-745`` is a price of zero that no method recovered from; session 44); ``lift``
+    False keeps the start as given (tests of a method from a bad start)."""
     n, A, K = lp.shape
     W = agents.wealth if wealth is None else wealth
+    if warm and lift:  # a start far below the equilibrium costs Newton steps linear in the distance
+        kernels.lift_starts(np.ascontiguousarray(lp), agents.kind, agents.inv_eta, W, U)
     g = _one_order_inv_eta(agents, W)
     pay = labels is not None
     fused = floor is not None and nfl is not None
@@ -504,6 +548,8 @@ def equilibrium(
             lp, agents, float(tol), int(mi), code, U, start is not None, floor=floor if fused else None, nfl=nfl
         )
         log_c = U
+    if method != "closed_form":
+        conv = _unresolved_prices(lp, log_c, np.asarray(conv, bool))
     n_floored = int(nfl.sum()) if fused else preds.n_floored
     seconds = time.perf_counter() - t0
     if check:  # with a fused floor: the conditions at the floored beliefs the kernel saw

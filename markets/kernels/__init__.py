@@ -34,6 +34,7 @@ module                      holds
 ``floor``                   the probability floor of validated beliefs: ``floor_rows``
 ``check``                   the equilibrium conditions at given prices (``check=True``), from
                             Table 2.4's investments, independent of ``potential``
+``start_bound``             a lower bound on isoelastic markets' prices; warm starts lifted to it
 ==========================  =====================================================================
 """
 
@@ -51,6 +52,7 @@ from .floor import count_rows_below, floor_rows
 from .isoelastic import iso_workspace_size
 from .line_search import MAX_LOG_STEP
 from .potential import EXP, ISO, item_spending
+from .start_bound import lift_starts
 from .training import batch_payouts, online_epoch
 from .zero_beliefs import count_neginf
 
@@ -73,4 +75,5 @@ __all__ = [
     "count_neginf",
     "count_rows_below",
     "floor_rows",
+    "lift_starts",
 ]
