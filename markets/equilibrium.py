@@ -387,7 +387,6 @@ def solve_prices(
     wealth: np.ndarray | None = None,
     floor: float | None = None,
     nfl: np.ndarray | None = None,
-    lift: bool = True,
 ):
     """Newton (``code`` 0) or the fixed point (1) for every item at ``agents.wealth``. One-order
     isoelastic markets go through :func:`kernels.solve_iso_block` (``P^(1/eta)`` per item inside
@@ -400,11 +399,10 @@ def solve_prices(
 
     A warm start ``U`` is first raised to the lower bound of isoelastic markets' prices where it lies
     below it (:mod:`markets.kernels.start_bound`: a start 400 log-units low cost Newton 200-400 steps,
-    and one below ``-745`` is a price of zero that no method recovered from; session 44); ``lift``
-    False keeps the start as given (tests of a method from a bad start)."""
+    and one below ``-745`` is a price of zero that no method recovered from; session 44)."""
     n, A, K = lp.shape
     W = agents.wealth if wealth is None else wealth
-    if warm and lift:  # a start far below the equilibrium costs Newton steps linear in the distance
+    if warm:  # a start far below the equilibrium costs Newton steps linear in the distance
         kernels.lift_starts(np.ascontiguousarray(lp), agents.kind, agents.inv_eta, W, U)
     g = _one_order_inv_eta(agents, W)
     pay = labels is not None

@@ -121,7 +121,10 @@ def iso_pass(PgT, g, W, Wsum, u, z, s, T, cp, want_phi):
     Fills ``z`` (A,) (``z_i = sum_k P_ik^g c_k^(1-g)``), ``s = W / z`` (A,), the spending ``T``
     (K,) and ``cp = c^(1-g)``; with ``want_phi`` the potential
     ``Phi = sum_i W_i log z_i / (1-g)`` (A logarithms: the dearest part of a pass, so only the line
-    search asks for it). Returns ``(phi, residual)``, ``residual = max_k |T_k - Wsum c_k| / c_k``.
+    search asks for it). Returns ``(phi, residual)``, ``residual = max_k |T_k - Wsum c_k| / c_k``,
+    ``inf`` at a price of zero (session 44: a full Newton step to a log-price of -78,704 had that
+    good's ``0 / 0`` dropped from the max, the step was accepted, and the item ended with a NaN
+    clearing error; a NaN test in the loop did not survive compilation, the flag does).
 
     The 2 K exponentials (``c^(1-g)`` and ``c``) go through the vectorised
     :func:`solvers.kernels.fastexp.exp_scaled` (1.5 ulp); until session 43 they were libm calls, about
@@ -149,13 +152,17 @@ def iso_pass(PgT, g, W, Wsum, u, z, s, T, cp, want_phi):
     exp_scaled(u, 1.0, T)  # the prices, in T until each good's spending replaces its price
     _subnormal_exps(u, 1.0, T)
     res = 0.0
+    zero = False
     for k in range(K):
         ck = T[k]
         t = cp[k] * _dot(PgT[k], s)
         T[k] = t
         e = abs(t - Wsum * ck) / ck
+        zero |= not ck > 0.0
         if e > res:
             res = e
+    if zero:  # a price of zero (0 / 0 would drop the good from the max): not a point to accept
+        return phi, np.inf
     return phi, res
 
 

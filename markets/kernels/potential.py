@@ -264,8 +264,8 @@ def _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D, track):
         for k in range(K):
             ck = np.exp(u[k])
             e = abs(T[k] - Wsum * ck) / ck
-            if e > res:
-                res = e
+            if e > res or not ck > 0.0:  # a zero price counts (inf), as in vmax_gap_ratio (NaN)
+                res = e if ck > 0.0 else np.inf
     if track:
         for k in range(K):
             t = T[k] + n_exp * (c[k] if c.shape[0] == K else np.exp(u[k]))

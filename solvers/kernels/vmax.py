@@ -15,9 +15,12 @@ max, so each is one vectorised loop: 0.13 ns an element against 0.46 (a product)
 quotient: the scalar division waited on too) for the loops ``if v > m: m = v`` they replace
 (session 43, rows of 1,024-4,096 in L1).
 
-The result is the exact maximum (a max is not rounded, so the order does not matter). NaN is never
-taken (``v > m`` is false for it), as in the loops it replaces; an empty vector or one of NaN and
-``-inf`` only gives ``-inf``.
+The result is the exact maximum (a max is not rounded, so the order does not matter). In ``vmax`` NaN is
+never taken (``v > m`` is false for it); an empty vector or one of NaN and ``-inf`` only gives ``-inf``.
+The bit-pattern maxima do take NaN (its pattern lies above infinity's), and divide as NumPy does
+(``error_model="numpy"``): a zero price gives ``inf`` or NaN, which no caller accepts as converged.
+Until session 44 they raised ``ZeroDivisionError`` there (numba's default error model), reachable from
+the market's evaluation when a price flushed to zero.
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ def _bits(t):
     return as_int64(t) if t == t else 0
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def vmax_abs(x):
     """``max(0, max_k |x_k|)`` of a 1-D array (the largest entry of a step, of a correction), a NaN
     entry never taken: the same number as the serial loop ``if v > m: m = v`` from ``m = 0`` (a max
@@ -84,7 +87,7 @@ def vmax_abs(x):
     return as_float64(m)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def vmax_abs_scaled(x, w):
     """``max(0, max_k |x_k| w_k)`` for ``w >= 0`` (a residual in a weighted max-norm), as :func:`vmax_abs`."""
     m = 0
@@ -94,23 +97,30 @@ def vmax_abs_scaled(x, w):
     return as_float64(m)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def vmax_abs_ratio(x, y):
-    """``max(0, max_k |x_k| / y_k)`` for ``y > 0`` (a residual relative to the prices), as :func:`vmax_abs`."""
+    """``max(0, max_k |x_k| / y_k)`` for ``y > 0`` (a residual relative to the prices), as :func:`vmax_abs`;
+    ``inf`` if some ``y_k`` is not positive (a price of zero: ``0 / 0`` would otherwise drop out)."""
     m = 0
+    bad = 0
     for k in range(x.shape[0]):
         b = _bits(abs(x[k]) / y[k])
         m = b if b > m else m
-    return as_float64(m)
+        bad |= not y[k] > 0.0
+    return np.inf if bad else as_float64(m)
 
 
-@njit(cache=True, fastmath={"contract"})
+@njit(cache=True, fastmath={"contract"}, error_model="numpy")
 def vmax_gap_ratio(t, s, c):
     """``max(0, max_k |t_k - s c_k| / c_k)`` for ``c > 0``: the market's relative clearing error of
     spending ``t`` at prices ``c`` with total wealth ``s``, as :func:`vmax_abs`. ``t_k - s c_k`` may be
-    one fused multiply-add, as it was in the evaluation's own loop (whose flags allow contraction)."""
+    one fused multiply-add, as it was in the evaluation's own loop (whose flags allow contraction).
+    ``inf`` if some ``c_k`` is not positive (session 44: a price flushed to zero gave ``0 / 0``, whose
+    pattern the max dropped, and a Newton step to it was accepted)."""
     m = 0
+    bad = 0
     for k in range(t.shape[0]):
         b = _bits(abs(t[k] - s * c[k]) / c[k])
         m = b if b > m else m
-    return as_float64(m)
+        bad |= not c[k] > 0.0
+    return np.inf if bad else as_float64(m)

@@ -72,3 +72,22 @@ def test_max_reductions_over_bit_patterns_equal_the_serial_loops(n):
             y = x.copy()
             y[n // 2] = -np.inf
             assert vmax_abs(y) == np.inf
+
+
+@pytest.mark.parametrize("n", [1, 9, 100])
+def test_ratio_maxima_are_infinite_at_a_zero_or_nan_denominator(n):
+    """A price of zero (or NaN) makes the relative residual ``inf``: ``0 / 0`` must not drop out of the
+    max as NaN does (session 44: a Newton step to a zero price was accepted that way), and the division
+    raises nothing (NumPy's error model)."""
+    from solvers.kernels.vmax import vmax_abs_ratio, vmax_gap_ratio
+
+    rng = np.random.default_rng(n)
+    t = rng.uniform(0.1, 1.0, n)
+    c = rng.uniform(0.1, 1.0, n)
+    assert np.isfinite(vmax_gap_ratio(t, 1.0, c)) and np.isfinite(vmax_abs_ratio(t, c))
+    for bad in (0.0, np.nan):
+        cz, tz = c.copy(), t.copy()
+        cz[n // 2] = bad
+        tz[n // 2] = 0.0
+        assert vmax_gap_ratio(tz, 1.0, cz) == np.inf
+        assert vmax_abs_ratio(tz, cz) == np.inf

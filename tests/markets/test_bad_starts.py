@@ -1,0 +1,68 @@
+"""Warm starts far from the equilibrium on extreme beliefs (Dirichlet beliefs down to ``exp(-690)``, no
+floor), session 44: starts too high by hundreds of log-units give way to the default start
+(``markets.kernels.equilibrium.START_CHECK``), a Newton step to a price of zero is refused (the
+residual is ``inf`` there), and a Newton that stalls hands the item to the seed's fixed point
+(``FALLBACK_FACTOR``). Every answer is checked against the seed's fixed point from its own start."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from benchmarks.bench_markets_grid import family, utilities
+from markets import equilibrium
+from markets.kernels.isoelastic import iso_pass
+from solvers.special import logsumexp
+
+
+def _random_starts(n, K, depth=30.0, seed=3):
+    rng = np.random.default_rng(seed)
+    s = rng.normal(0.0, 2.0, (n, K))
+    s[:, :3] -= depth
+    return s - logsumexp(s, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize(
+    "spec,A,K,n",
+    [("10", 2, 16, 500), ("mix", 2, 16, 500), ("10", 10, 256, 60), ("mix", 10, 256, 60), ("10", 3, 43, 300)],
+)
+def test_random_starts_on_extreme_beliefs_reach_the_fixed_points_answer(spec, A, K, n):
+    """Before session 44: 1 item in 500 unconverged at 16 x 2 (eta 10: a step to a log-price of -78,704
+    accepted; mix: a stall at clearing error 1.0), and at 256 x 10 (eta 10) 92-96 % of the items at
+    Newton's 100-step cap, 20x slower than the fixed point."""
+    lp = family("dirichlet", n, A, K)
+    w = np.random.default_rng(1).uniform(0.2, 1.0, A)
+    u = utilities(spec, A)
+    ref = equilibrium(lp, u, w, method="fixed_point", tol=1e-12, floor=None)
+    assert ref.all_converged
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no item flagged as unresolvable
+        r = equilibrium(lp, u, w, start=_random_starts(n, K), tol=1e-12, floor=None)
+    assert r.all_converged
+    assert r.summary()["max_clearing_error"] < 1e-10
+    np.testing.assert_allclose(r.log_prices, ref.log_prices, atol=1e-8)
+
+
+def test_the_one_order_pass_is_infinite_at_a_zero_price():
+    """``iso_pass`` at a log-price of -78,704 (a price of exactly zero): the residual is ``inf``, so no
+    step there passes the halving test; at -50 it is finite."""
+    K, A = 16, 2
+    rng = np.random.default_rng(0)
+    PgT = rng.uniform(0.1, 1.0, (K, A))
+    u = rng.normal(0.0, 1.0, K)
+    W = np.array([0.5, 0.7])
+    z, s, T, cp = np.empty(A), np.empty(A), np.empty(K), np.empty(K)
+    u[0] = -78704.0
+    assert iso_pass(PgT, 0.1, W, W.sum(), u, z, s, T, cp, False)[1] == np.inf
+    u[0] = -50.0
+    assert np.isfinite(iso_pass(PgT, 0.1, W, W.sum(), u, z, s, T, cp, False)[1])
+
+
+def test_a_good_start_is_not_replaced():
+    """A start at the equilibrium (a residual far below the test) is kept: no iterations."""
+    lp = family("dirichlet", 50, 10, 256)
+    w = np.random.default_rng(1).uniform(0.2, 1.0, 10)
+    ref = equilibrium(lp, 10.0, w, method="fixed_point", tol=1e-12, floor=None)
+    r = equilibrium(lp, 10.0, w, start=ref.log_prices, tol=1e-10, floor=None)
+    assert r.all_converged and np.all(r.n_iter == 0)
+    np.testing.assert_allclose(r.log_prices, ref.log_prices, rtol=0, atol=1e-13)  # renormalised only
