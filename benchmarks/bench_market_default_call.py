@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_market_families import beliefs as other_beliefs  # noqa: E402
 from bench_markets_grid import family as grid_family  # noqa: E402
+from harness import cpu_timed as cpu  # noqa: E402
 
 MIX = [2.0, 10.0, 30.0, "log"]
 GRID = ("logit", "dups", "dirichlet")
@@ -43,16 +43,6 @@ def raw_beliefs(name, n, A, K):
     rng = np.random.default_rng(11)
     L = grid_family(name, n, A, K) if name in GRID else other_beliefs(name, n, A, K, rng)
     return L + rng.normal(0.0, 3.0, (n, A, 1))
-
-
-def cpu(f, calls):
-    ts = []
-    out = None
-    for _ in range(calls):
-        t0 = time.process_time()
-        out = f()
-        ts.append(time.process_time() - t0)
-    return float(np.median(ts)), out
 
 
 def main(argv=None) -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -31,15 +30,7 @@ if "--root" in sys.argv:  # another tree's markets, imported before bench_market
     import markets  # noqa: E402, F401
 
 from bench_markets_grid import family, utilities  # noqa: E402
-
-
-def cpu(f, calls):
-    ts, out = [], None
-    for _ in range(calls):
-        t0 = time.process_time()
-        out = f()
-        ts.append(time.process_time() - t0)
-    return float(np.median(ts)), out
+from harness import cpu_timed as cpu  # noqa: E402
 
 
 def main(argv=None) -> None:

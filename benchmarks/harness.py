@@ -19,6 +19,16 @@ def timed(fn: Callable[[], Any], reps: int) -> tuple[float, Any]:
     return float(np.median(times)), out
 
 
+def cpu_timed(fn: Callable[[], Any], reps: int) -> tuple[float, Any]:
+    """Median CPU seconds (``time.process_time``) of ``reps`` calls of ``fn`` and the last call's result."""
+    times, out = [], None
+    for _ in range(reps):
+        t = time.process_time()
+        out = fn()
+        times.append(time.process_time() - t)
+    return float(np.median(times)), out
+
+
 def interleaved(
     fns: Sequence[Callable[[], Any]], min_reps: int = 3, max_reps: int = 15, budget: float = 1.0
 ) -> tuple[list[float], list[float], list[Any]]:
