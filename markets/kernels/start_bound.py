@@ -26,6 +26,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from solvers.kernels.simplex_log import normalise_log
+
 from .potential import ISO
 
 START_FLOOR = -700.0
@@ -81,7 +83,7 @@ def lift_start(L, coef, u, b):
             u[k] = b[k]
             lifted += 1
     if lifted:
-        _normalise(u)
+        normalise_log(u)
     return lifted
 
 
@@ -121,21 +123,5 @@ def _raise_to(u, lo):
             u[k] = lo
             moved += 1
     if moved:
-        _normalise(u)
+        normalise_log(u)
     return moved
-
-
-@njit(cache=True, error_model="numpy")
-def _normalise(u):
-    """``u -= logsumexp(u)`` (max-shifted)."""
-    K = u.shape[0]
-    m = -np.inf
-    for k in range(K):
-        if u[k] > m:
-            m = u[k]
-    s = 0.0
-    for k in range(K):
-        s += np.exp(u[k] - m)
-    lse = m + np.log(s)
-    for k in range(K):
-        u[k] -= lse
