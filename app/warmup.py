@@ -28,6 +28,7 @@ import numpy as np
 
 import markets
 from aggregators.registry import POOL_METHODS, aggregate, make_pool
+from markets.equilibrium import CG_MIN_GOODS
 from markets.equilibrium import METHODS as EQUILIBRIUM_METHODS
 
 #: the learnt pools whose fit runs solvers (the others only aggregate)
@@ -41,6 +42,8 @@ PARAMS: dict[str, dict[str, Any]] = {
 }
 #: log agents (the linear pool) and isoelastic agents with a common and with mixed eta
 UTILITIES: tuple[Any, ...] = ("log", 2.0, [0.5, 2.0, 10.0])
+#: market training (the service's ``market_train`` jobs): isoelastic, mixed with log, and with exponential agents
+TRAIN_UTILITIES: tuple[Any, ...] = (2.0, [2.0, 5.0, 1.0, 30.0], [2.0, "exp", 1.0, "exp"])
 
 
 def _renyi_gradient(log_probs: np.ndarray) -> np.ndarray:
@@ -144,6 +147,19 @@ def _calls() -> Iterator[tuple[str, Callable[[], Any]]]:
                 f"equilibrium {method} {utility}",
                 lambda m=method, u=utility: markets.equilibrium(log_probs, u, method=m, check=False),
             )
+    # training solves its equilibria in its own kernels (markets.kernels.training), dense Newton below
+    # markets.equilibrium.CG_MIN_GOODS goods and Newton-CG from there: about 60 s of compilation on a first
+    # training (session 45, measured on tests/markets/test_newton_cg.py's training test)
+    cg_goods = CG_MIN_GOODS + 6
+    for goods in (4, cg_goods):
+        lp = np.log(rng.dirichlet(np.ones(goods), size=(12, 4)))  # 12 items, 4 agents
+        y = rng.integers(0, goods, 12)
+        for utility in TRAIN_UTILITIES:
+            for mode in ("batch", "online"):
+                yield (
+                    f"train market {mode} {utility} ({goods} goods)",
+                    lambda m=mode, u=utility, lp=lp, y=y: markets.train_market(lp, y, u, mode=m, max_epochs=1),
+                )
 
 
 def warm(
