@@ -486,7 +486,11 @@ def equilibrium(
         a utility spec for all agents (``"log"``, ``"exp"``, a number ``eta``) or one per agent.
     wealth : (n_agents,) positive; normalised to sum to one. Default: equal wealth.
     method : one of :data:`METHODS`.
-    tol : relative clearing tolerance ``max_k |sum_i r_ik - c_k| / c_k``.
+    tol : relative clearing tolerance ``max_k |sum_i r_ik - c_k| / c_k``. Where exponential agents sell
+        short, relative to the largest gross volume of a good ``G = max_k sum_i |r_ik| / c_k`` where that
+        exceeds one: ``converged`` means a clearing error at most ``tol max(1, G)``
+        (:func:`markets.kernels.equilibrium.at_rounding_floor`; without a floor, short positions of
+        hundreds of units put the rounding floor of the clearing error above ``1e-10``).
     max_iter : iteration cap (default 100 for Newton, 100,000 for the fixed point and tâtonnement);
         0 evaluates the start only.
     floor : probability floor (see :func:`markets.agents.prepare_beliefs`).
