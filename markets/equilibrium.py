@@ -53,8 +53,9 @@ market clears: ``sum_i r_ik = c_k`` (with total wealth one). Methods:
       Newton's products cost as much (Newton-CG measured 1.06-1.24x the plain fixed point at
       eta = 2, A = 100, K >= 256; session 7's grid in
       ``benchmarks/results/core-at-scale-markets-session7.md``);
-    - else ``"newton_cg"`` from ``CG_MIN_GOODS = 64`` goods (dense Newton at K = 64 is 1.5-4x slower
-      than Newton-CG, at K = 256 about 70x);
+    - else ``"newton_cg"`` from ``CG_MIN_GOODS = 16`` goods (session 45, 432 cells of four utility mixes,
+      three belief families, K 12-63, A 2-1,000: Newton-CG / dense Newton 0.25-1.06 at K = 16 and 24,
+      0.22-0.83 at K = 32, 0.10-0.41 at K = 43-63; at K = 12 0.57-1.09; until then 64);
     - else ``"newton"`` (the dense direction, tuned at K = 10: chord steps reuse its factor).
 """
 
@@ -297,8 +298,10 @@ def default_max_iter(method: str) -> int:
     return 100_000 if method in FIXED_POINTS else 100
 
 
-CG_MIN_GOODS = 64
-"""``method="auto"`` takes the matrix-free Newton-CG direction from this many goods on."""
+CG_MIN_GOODS = 16
+"""``method="auto"`` takes the matrix-free Newton-CG direction from this many goods on (64 until session 45,
+measured when the CG path had neither Woodbury directions nor the frozen-normaliser steps:
+``benchmarks/results/session45.md``)."""
 FP_MIN_AGENTS = 500
 """... and the Anderson-accelerated fixed point from this many agents (or from 100 agents at 256 goods
 or more) when it contracts fast (every agent isoelastic or log with ``1/2 <= 1/eta_i <= 1``: rate
