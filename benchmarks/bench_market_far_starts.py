@@ -8,6 +8,7 @@ isoelastic prices (``markets.kernels.start_bound``). This script prints, per fam
 (``--depths``: how far below the rest three goods of every item start; the rest is the equilibrium plus noise
 of 0.05, or with ``--start random`` log-prices drawn N(0, 2)), CPU time per item and iterations for ``auto`` and for the seed's fixed point from the same start,
 their ratio, and the items converged within the default caps (``auto`` 100 steps, the fixed point 100,000).
+``--markets exp`` (half exponential agents, half eta = 10) compares with tatonnement instead (the FP columns).
 
     OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 PYTHONPATH=. .venv/bin/python benchmarks/bench_market_far_starts.py
     ... --root /tmp/base (a worktree of another commit, with its own NUMBA_CACHE_DIR)
@@ -71,8 +72,13 @@ def main(argv=None) -> None:
                 n = int(max(4, min(500, args.budget // (A * K))))
                 lp = family(name, n, A, K)
                 u = utilities(spec, A)
+                # the seed's fixed point is for isoelastic and log agents; with exponential agents ("exp":
+                # half of them, half eta = 10) the reference is tatonnement, the other method that takes them
+                ref = "tatonnement" if spec == "exp" else "fixed_point"
                 w = np.random.default_rng(1).uniform(0.2, 1.0, A)
-                eq = equilibrium(lp, u, w, method="fixed_point", tol=1e-10, check=False, **fl).log_prices
+                eq = equilibrium(
+                    lp, u, w, method="newton" if spec == "exp" else "fixed_point", tol=1e-10, check=False, **fl
+                ).log_prices
                 rng = np.random.default_rng(3)
                 for depth in (float(d) for d in args.depths.split(",")):
                     noise = rng.normal(0.0, 0.05 if args.start == "equilibrium" else 2.0, eq.shape)
@@ -84,7 +90,7 @@ def main(argv=None) -> None:
                         equilibrium(lp, u, w, start=start, check=False, **fl)  # compile / load
                         ta, ra = cpu(lambda: equilibrium(lp, u, w, start=start, check=False, **fl), args.calls)
                         tf, rf = cpu(
-                            lambda: equilibrium(lp, u, w, method="fixed_point", start=start, check=False, **fl),
+                            lambda: equilibrium(lp, u, w, method=ref, start=start, check=False, **fl),
                             args.calls,
                         )
                     print(
