@@ -9,24 +9,23 @@ from typing import Any
 import numpy as np
 
 
-def timed(fn: Callable[[], Any], reps: int) -> tuple[float, Any]:
-    """Median wall-clock seconds of ``reps`` calls of ``fn`` and the last call's result."""
+def _median_time(fn: Callable[[], Any], reps: int, clock: Callable[[], float]) -> tuple[float, Any]:
     times, out = [], None
     for _ in range(reps):
-        t = time.perf_counter()
+        t = clock()
         out = fn()
-        times.append(time.perf_counter() - t)
+        times.append(clock() - t)
     return float(np.median(times)), out
+
+
+def timed(fn: Callable[[], Any], reps: int) -> tuple[float, Any]:
+    """Median wall-clock seconds of ``reps`` calls of ``fn`` and the last call's result."""
+    return _median_time(fn, reps, time.perf_counter)
 
 
 def cpu_timed(fn: Callable[[], Any], reps: int) -> tuple[float, Any]:
     """Median CPU seconds (``time.process_time``) of ``reps`` calls of ``fn`` and the last call's result."""
-    times, out = [], None
-    for _ in range(reps):
-        t = time.process_time()
-        out = fn()
-        times.append(time.process_time() - t)
-    return float(np.median(times)), out
+    return _median_time(fn, reps, time.process_time)
 
 
 def interleaved(
