@@ -28,7 +28,7 @@ from .isoelastic import (
 )
 from .jacobi import JACOBI_RATE, JACOBI_UNTIL, jacobi_log_step
 from .line_search import safeguarded_step, trial
-from .newton_cg import cg_direction, cg_scratch_size, cg_solve, general_diagonal, newton_rhs
+from .newton_cg import UNDER_PRICED_LOG_RHS, cg_direction, cg_scratch_size, cg_solve, general_diagonal, newton_rhs
 from .normaliser import PROBE_RATE, frozen_normaliser_step, frozen_usable, order_groups, take_frozen_step
 from .normaliser import scratch_size as frozen_scratch_size
 from .order_pcg import MIN_AGENTS as PCG_MIN_AGENTS
@@ -55,6 +55,16 @@ beliefs without a floor (equilibrium log-prices down to -570, so starts hundreds
 Newton hit its 100-step cap on 92-96 % of the items at 256 goods x 10 agents (eta = 10), and was 20x
 slower than the fixed point; the lower bound (:mod:`markets.kernels.start_bound`) only raises starts.
 Starts near the equilibrium (training's) never pay for this: their residual is far below the test."""
+
+
+RHS_SWITCH = 0.9
+"""Without exponential agents, after a Newton step that lowers the clearing residual by less than this factor
+:func:`_newton_loop` and Newton-CG in :func:`_iso_newton_pg` take the logarithmic right-hand side on
+under-priced goods only (:data:`markets.kernels.newton_cg.UNDER_PRICED_LOG_RHS`). Session 46: from random starts on
+Dirichlet beliefs without a floor (eta 2/10/30 mixes, 3 agents, 16-128 goods) the full logarithmic form drove
+goods priced 10^-5 above a demand of 10^-14 *up* (its entry ``T_k log(T_k / (Wsum c_k))`` vanishes with the
+demand, and the exact solve couples them to the under-priced goods): every step was capped at a log-step of
+10 on that good and halved six times, and Newton-CG ground to its cap on 48 of 300 items (64 goods)."""
 
 
 @njit(cache=True, error_model="numpy")
@@ -107,6 +117,8 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws, cg):
     fast = True
     ratio = 1.0
     it = 0
+    rhs = 1  # CG's right-hand side: logarithmic, on the under-priced goods only after a step that
+    # barely lowered the residual (RHS_SWITCH, as in _newton_loop)
     while res > tol and it < max_iter:
         it += 1
         chord = fast and ratio < CHORD_RATIO and not cg
@@ -133,7 +145,7 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws, cg):
                 np.empty((0, 0)),
                 no1,
                 T,
-                True,
+                rhs,
             )[0]
         elif chord:
             ok = True
@@ -191,6 +203,8 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws, cg):
             break
         for k in range(K):
             u[k] = un[k]
+        if rhs == 1 and resn > RHS_SWITCH * res:
+            rhs = UNDER_PRICED_LOG_RHS
         phi, res = phin, resn
     return True, it, res <= tol, res
 
@@ -675,6 +689,9 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
     b = np.empty(K if wb else 0)
     c = np.empty(K if wb else 0)
     can_correct = n_exp == 0  # markets.kernels.corrector: isoelastic and log agents only
+    # the right-hand side: logarithmic without exponential agents (markets.kernels.newton_cg), on the
+    # under-priced goods only once a step with it barely lowered the residual (see RHS_SWITCH)
+    rhs = 1 if n_exp == 0 else 0
     # the corrector's b2, d2 and 4 K of work, one allocation and none where it cannot be taken (an
     # item of two agents and two goods takes about 2 us; each allocation or view costs some 0.1 us)
     cw = np.empty(6 * K) if can_correct else tmp
@@ -716,7 +733,7 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
         ok = False
         by_wb = False
         if wb:
-            newton_rhs(u, T, Wsum, n_exp == 0, b, c, tmp)
+            newton_rhs(u, T, Wsum, rhs, b, c, tmp)
             ok = woodbury_direction(kind, inv_eta, W, Q, c, dg, h, reg, b, d, V, Ew)
             by_wb = ok
         pcg = False
@@ -724,7 +741,7 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
             # many agents of order below one: the orders' mean agents precondition CG (order_pcg)
             if not ok and D.shape[0] > 3 and rows - 2 >= PCG_MIN_AGENTS:
                 ok = order_direction(
-                    u, T, Wsum, reg, res, tol, d, scr, kind, inv_eta, W, Q, dg, h, D[3:], D.shape[0] - 3, n_exp == 0
+                    u, T, Wsum, reg, res, tol, d, scr, kind, inv_eta, W, Q, dg, h, D[3:], D.shape[0] - 3, rhs
                 )[0]
                 pcg = True
         if not ok and not pcg:
@@ -749,7 +766,7 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
                 Q,
                 dg,
                 h,
-                n_exp == 0,
+                rhs,
             )[0]
         if ok and corr:
             if D is not None:  # a compile-time branch; the correction preconditioned as the direction was
@@ -791,6 +808,8 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
             Cq = max(resn / (res * res), 1e-6)
         for k in range(K):
             u[k] = un[k]
+        if rhs == 1 and resn > RHS_SWITCH * res:
+            rhs = UNDER_PRICED_LOG_RHS
         slow = n_exp > 0 and resn > SLOW_STEP * res
         phi, res, nneg = phin, resn, nnegn
         if slow and at_rounding_floor(res, tol, kind, W, B, T, u):

@@ -12,6 +12,7 @@ import pytest
 from benchmarks.bench_markets_grid import family, utilities
 from markets import equilibrium
 from markets.kernels.isoelastic import iso_pass
+from markets.kernels.newton_cg import UNDER_PRICED_LOG_RHS, newton_rhs
 from solvers.special import logsumexp
 
 
@@ -71,11 +72,13 @@ def test_a_good_start_is_not_replaced():
 def test_newton_cg_at_its_cap_far_from_the_answer_falls_back_to_the_fixed_point():
     """Session 45: from random starts on Dirichlet beliefs without a floor (eta 2/10/30/log, 3 agents,
     48 goods) Newton-CG ended 27 of 300 items at its 100-step cap with a clearing error near 1; such an
-    item now goes on by the seed's fixed point (FALLBACK_CAP_MIN) and reaches the fixed point's answer."""
-    n, A, K = 300, 3, 48
+    item now goes on by the seed's fixed point (FALLBACK_CAP_MIN) and reaches the fixed point's answer.
+    Session 46 removed that case (the right-hand side, next test); the one-order market of eta = 10 with 2
+    agents at 16 goods still has items past the cap (up to 357 steps in all) and is the case here."""
+    n, A, K = 300, 2, 16
     lp = family("dirichlet", n, A, K)
     w = np.random.default_rng(1).uniform(0.2, 1.0, A)
-    u = utilities("mix", A)
+    u = utilities("10", A)
     ref = equilibrium(lp, u, w, method="fixed_point", tol=1e-12, floor=None)
     assert ref.all_converged
     r = equilibrium(lp, u, w, start=_random_starts(n, K), method="newton_cg", floor=None)
@@ -85,3 +88,43 @@ def test_newton_cg_at_its_cap_far_from_the_answer_falls_back_to_the_fixed_point(
     short = equilibrium(lp, u, w, start=_random_starts(n, K), method="newton_cg", floor=None, max_iter=50)
     # a cap the caller set below the default keeps its meaning: items stuck at it stay unconverged
     assert np.any(~short.converged & (short.n_iter == 50))
+
+
+@pytest.mark.parametrize("K", [48, 64])
+def test_newton_cg_from_far_starts_converges_without_the_fallback(K):
+    """Session 46: from random starts on Dirichlet beliefs without a floor (eta 2/10/30, 3 agents) the full
+    logarithmic right-hand side drove goods priced far above a near-zero demand *up*, and Newton-CG ground to
+    its cap on 27 (48 goods) and 48 (64 goods) of 300 items; with the right-hand side logarithmic on the
+    under-priced goods only after a slow step, every item converges within a cap of 99 steps, where the
+    fixed-point fallback does not run (``FALLBACK_CAP_MIN``), at the fixed point's answer."""
+    n, A = 300, 3
+    lp = family("dirichlet", n, A, K)
+    w = np.random.default_rng(1).uniform(0.2, 1.0, A)
+    u = utilities("mix", A)
+    ref = equilibrium(lp, u, w, method="fixed_point", tol=1e-12, floor=None, max_iter=100_000)
+    assert ref.all_converged
+    r = equilibrium(lp, u, w, start=_random_starts(n, K), method="newton_cg", floor=None, max_iter=99)
+    assert r.all_converged and r.summary()["max_clearing_error"] < 1e-9
+    assert r.n_iter.max() > 50  # far starts: some item needed many capped steps
+    np.testing.assert_allclose(r.log_prices, ref.log_prices, atol=1e-8)
+
+
+def test_the_under_priced_right_hand_side_against_its_formula():
+    """``newton_rhs``: linear ``T - Wsum c``; logarithmic ``T log(T / (Wsum c))`` where ``T > 0``; with
+    ``UNDER_PRICED_LOG_RHS`` logarithmic only where ``T > Wsum c``."""
+    rng = np.random.default_rng(5)
+    K, Wsum = 40, 1.7
+    u = rng.normal(-4.0, 3.0, K)
+    u -= logsumexp(u)
+    c = np.exp(u)
+    T = Wsum * c * np.exp(rng.normal(0.0, 4.0, K))
+    T[:3] = 0.0
+    lin = T - Wsum * c
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lg = np.where(T > 0, T * np.log(T / (Wsum * c)), lin)
+    for mode, want in [(0, lin), (1, lg), (UNDER_PRICED_LOG_RHS, np.where(T > Wsum * c, lg, lin))]:
+        b, cc, x = np.empty(K), np.empty(K), np.empty(K)
+        newton_rhs(u, T, Wsum, mode, b, cc, x)
+        np.testing.assert_allclose(cc, c, rtol=1e-14)
+        np.testing.assert_allclose(b, want, rtol=1e-12, atol=1e-300)
+    assert np.any((T > 0) & (T < Wsum * c)) and np.any(T > Wsum * c)  # both kinds of goods present
