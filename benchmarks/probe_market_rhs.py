@@ -3,7 +3,8 @@
 
 ``--mode cap``: items that ``equilibrium(..., method="newton_cg", floor=None, max_iter=99)`` leaves unconverged
 from random far starts (log-prices N(0, 2), three goods 30 units lower, normalised; the starts of
-``tests/markets/test_bad_starts.py``), over the grid's three families x eta 2 / 10 / 30 / mix x agents x goods. A
+``tests/markets/test_bad_starts.py``; ``--starts`` other depths and spreads, ``--cap`` another cap), and the
+largest step count per cell, over the grid's three families x eta 2 / 10 / 30 / mix x agents x goods. A
 cap of 99 is below ``FALLBACK_CAP_MIN``: no fixed-point fallback hides a Newton that grinds to its cap.
 
 ``--mode steps``: mean Newton steps per item of ``newton_cg`` and ``auto`` from the default start (``tol =
@@ -33,9 +34,9 @@ from markets import equilibrium  # noqa: E402
 from solvers.special import logsumexp  # noqa: E402
 
 
-def far_starts(n: int, K: int, depth: float = 30.0, seed: int = 3) -> np.ndarray:
+def far_starts(n: int, K: int, depth: float = 30.0, seed: int = 3, sd: float = 2.0) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    s = rng.normal(0.0, 2.0, (n, K))
+    s = rng.normal(0.0, sd, (n, K))
     s[:, :3] -= depth
     return s - logsumexp(s, axis=1, keepdims=True)
 
@@ -52,6 +53,8 @@ def main() -> None:
     ap.add_argument("--as", dest="as_", default=None, help="default: 2,3,10,100 (cap); 2,10,100,1000 (steps)")
     ap.add_argument("--ks", default=None, help="default: 16,48,64,256 (cap); 256,1024,4096 (steps)")
     ap.add_argument("--no-floor", action="store_true", help="steps: floor=None instead of 1e-9")
+    ap.add_argument("--starts", default="30:2", help="cap: depth:sd pairs of the far starts, e.g. 30:2,300:2,30:20")
+    ap.add_argument("--cap", type=int, default=99, help="cap: max_iter (99: below FALLBACK_CAP_MIN)")
     ap.add_argument("--root", default=None, help="the tree to import markets from")
     a = ap.parse_args()
     cap = a.mode == "cap"
@@ -63,8 +66,8 @@ def main() -> None:
         f"mode {a.mode}; markets from {os.path.dirname(os.path.dirname(os.path.abspath(markets_pkg.__file__)))}; floor {floor}"
     )
     if cap:
-        print("| family | market | A | K | items | unconverged at 99 | mean steps |")
-        print("|---|---|---|---|---|---|---|")
+        print(f"| family | market | A | K | items | depth:sd | unconverged at {a.cap} | mean steps | max steps |")
+        print("|---|---|---|---|---|---|---|---|---|")
     else:
         print("| family | market | K | A | items | newton_cg mean steps | auto mean steps | unconverged |")
         print("|---|---|---|---|---|---|---|---|")
@@ -79,12 +82,19 @@ def main() -> None:
                     w = np.random.default_rng(1).uniform(0.2, 1.0, A)
                     u = utilities(spec, A)
                     if cap:
-                        r = equilibrium(
-                            lp, u, w, start=far_starts(n, K), method="newton_cg", floor=None, max_iter=99, check=False
-                        )
-                        bad = int((~r.converged).sum())
-                        total += bad
-                        print(f"| {fam} | {spec} | {A} | {K} | {n} | {bad} | {r.n_iter.mean():.2f} |", flush=True)
+                        for pair in a.starts.split(","):
+                            depth, sd = (float(x) for x in pair.split(":"))
+                            s0 = far_starts(n, K, depth, 3, sd)
+                            r = equilibrium(
+                                lp, u, w, start=s0, method="newton_cg", floor=None, max_iter=a.cap, check=False
+                            )
+                            bad = int((~r.converged).sum())
+                            total += bad
+                            print(
+                                f"| {fam} | {spec} | {A} | {K} | {n} | {pair} | {bad} | {r.n_iter.mean():.2f} "
+                                f"| {r.n_iter.max()} |",
+                                flush=True,
+                            )
                     else:
                         rc = equilibrium(lp, u, w, method="newton_cg", tol=1e-10, floor=floor, check=False)
                         ra = equilibrium(lp, u, w, method="auto", tol=1e-10, floor=floor, check=False)

@@ -34,7 +34,7 @@ module                      holds
 ``floor``                   the probability floor of validated beliefs: ``floor_rows``
 ``check``                   the equilibrium conditions at given prices (``check=True``), from
                             Table 2.4's investments, independent of ``potential``
-``start_bound``             a lower bound on isoelastic markets' prices; warm starts lifted to it
+``start_bound``             bounds on isoelastic prices: low warm starts lifted, dear ones boxed
 ==========================  =====================================================================
 """
 

@@ -34,6 +34,7 @@ from .normaliser import scratch_size as frozen_scratch_size
 from .order_pcg import MIN_AGENTS as PCG_MIN_AGENTS
 from .order_pcg import order_direction, order_rows, pcg_solve
 from .potential import ISO, evaluate, evaluate_into, init_prices, newton_direction, powers, tracks_diagonal
+from .start_bound import box_general, box_iso, overpriced, overpriced_general
 from .woodbury import WOODBURY_MAX_ROWS, woodbury_direction, woodbury_resolve, woodbury_rows
 
 
@@ -82,6 +83,8 @@ def _iso_begin(Pg, g, W, Wsum, u, warm, z, s, T, cp):
             if res2 < res or not res <= res:
                 return res2
         u[:] = keep
+        res = iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, False)[1]
+    if warm and overpriced(T, u, Wsum, g) and box_iso(Pg, g, W, u) > 0:  # into the bounds: BOX_GATE
         res = iso_pass(Pg, g, W, Wsum, u, z, s, T, cp, False)[1]
     return res
 
@@ -610,26 +613,36 @@ def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs
         init_prices(L, kind, inv_eta, W, Pg, u)
     if D is not None:  # a compile-time branch: this specialisation is Newton-CG with the diagonal tracked
         phi, res, nneg = evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
+        own = warm  # the caller's start is in use
         if warm and not res <= START_CHECK * abs(Wsum):  # a bad warm start: the default, if better
             keep = u.copy()
             init_prices(L, kind, inv_eta, W, Pg, u)
             phi2, res2, nneg2 = evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
             if res2 < res or not res <= res:
                 phi, res, nneg = phi2, res2, nneg2
+                own = False
             else:
                 u[:] = keep
+                phi, res, nneg = evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
+        if own and overpriced_general(T, u, Wsum, kind, inv_eta, W, Q):  # into the bounds: BOX_GATE
+            if box_general(L, kind, inv_eta, W, u) > 0:
                 phi, res, nneg = evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
         r = _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, phi, res, nneg, D, fz)
         return _general_fallback(r, L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp)
     phi, res, nneg = evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
+    own = warm
     if warm and not res <= START_CHECK * abs(Wsum):  # a bad warm start: the default, if better
         keep = u.copy()
         init_prices(L, kind, inv_eta, W, Pg, u)
         phi2, res2, nneg2 = evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
         if res2 < res or not res <= res:
             phi, res, nneg = phi2, res2, nneg2
+            own = False
         else:
             u[:] = keep
+            phi, res, nneg = evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
+    if own and overpriced_general(T, u, Wsum, kind, inv_eta, W, Q):  # into the bounds: BOX_GATE
+        if box_general(L, kind, inv_eta, W, u) > 0:
             phi, res, nneg = evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
     if method == 3:  # iso/log agents only: no short sales
         no1 = np.empty(0)

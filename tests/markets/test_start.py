@@ -10,6 +10,7 @@ import pytest
 
 from benchmarks.bench_markets_grid import family, utilities
 from markets import equilibrium, make_agents
+from markets.kernels.start_bound import lift_starts
 from solvers.special import logsumexp
 
 from .conftest import random_beliefs
@@ -85,5 +86,18 @@ def test_the_start_saves_newton_steps_on_the_grid_families(fam, k, a):
     new = equilibrium(lp, utils, W, floor=None, check=False, method="newton_cg")
     before = equilibrium(lp, utils, W, floor=None, check=False, method="newton_cg", start=old)
     assert new.converged.all() and before.converged.all()
-    assert new.n_iter.mean() <= before.n_iter.mean()
     np.testing.assert_allclose(new.log_prices, before.log_prices, atol=1e-8)
+    used = equilibrium(lp, utils, W, floor=None, check=False, method="newton_cg", start=old, max_iter=0)
+    if fam == "dirichlet":
+        # session 46: given as a warm start, the old start has goods priced more than BOX_GATE log-units too
+        # dear and goes into the price box (markets.kernels.start_bound.box_start), after which it takes
+        # fewer steps than the default start (3.8 against 4.8 here); the box is not taken at the default
+        # start: there it cost 5-7x the call on Dirichlet mixes (benchmarks/results/session46.md)
+        assert np.abs(used.log_prices - old).max() > 1.0
+        assert before.n_iter.mean() <= new.n_iter.mean()
+    else:  # the old start as given (raised to the lower bound where below it): the comparison of the two starts
+        lifted = old.copy()
+        L = np.ascontiguousarray(lp - logsumexp(lp, axis=2, keepdims=True))
+        lift_starts(L, agents.kind, agents.inv_eta, agents.wealth, lifted)
+        np.testing.assert_allclose(used.log_prices, lifted, atol=1e-12)
+        assert new.n_iter.mean() <= before.n_iter.mean()
