@@ -41,6 +41,16 @@ def far_starts(n: int, K: int, depth: float = 30.0, seed: int = 3, sd: float = 2
     return s - logsumexp(s, axis=1, keepdims=True)
 
 
+def _beliefs(fam: str, n: int, A: int, K: int) -> np.ndarray:
+    """The grid's families (``dirichlet``, ``logit``, ``dups``) or those of ``bench_market_families.py``
+    (``dir07``, ``logit-t``, ``zipf``, ``mixture``; seed 0)."""
+    if fam in ("dir07", "logit-t", "zipf", "mixture"):
+        from benchmarks.bench_market_families import beliefs
+
+        return beliefs(fam, n, A, K, np.random.default_rng(0))
+    return family(fam, n, A, K)
+
+
 def _ints(s: str) -> list[int]:
     return [int(x) for x in s.split(",")]
 
@@ -48,7 +58,9 @@ def _ints(s: str) -> list[int]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mode", choices=["cap", "steps"], default="cap")
-    ap.add_argument("--families", default="dirichlet,logit,dups")
+    ap.add_argument(
+        "--families", default="dirichlet,logit,dups", help="also dir07, logit-t, zipf, mixture (bench_market_families)"
+    )
     ap.add_argument("--markets", default=None, help="default: mix,10,30,2 (cap); mix,10,30 (steps)")
     ap.add_argument("--as", dest="as_", default=None, help="default: 2,3,10,100 (cap); 2,10,100,1000 (steps)")
     ap.add_argument("--ks", default=None, help="default: 16,48,64,256 (cap); 256,1024,4096 (steps)")
@@ -78,7 +90,7 @@ def main() -> None:
                 for K in Ks:
                     budget = 1e6 if cap else 2e6
                     n = int(max(4 if cap else 2, min(200, budget // (A * K))))
-                    lp = family(fam, n, A, K)
+                    lp = _beliefs(fam, n, A, K)
                     w = np.random.default_rng(1).uniform(0.2, 1.0, A)
                     u = utilities(spec, A)
                     if cap:
