@@ -36,6 +36,7 @@ def main(argv=None) -> None:
     ap.add_argument("--method", default="auto")
     ap.add_argument("--max-iters", default="", help="iteration caps to time (with --method): the cost per step")
     ap.add_argument("--calls", type=int, default=7)
+    ap.add_argument("--no-floor", action="store_true", help="floor=None (bench_markets.py's setting) instead of 1e-9")
     args = ap.parse_args(argv)
     sys.path.insert(0, os.path.abspath(args.root))
     from aggregators.validation import as_log_probs
@@ -52,7 +53,7 @@ def main(argv=None) -> None:
         u = utilities(args.utilities, a)
         cells = []
         for cap in caps:
-            kw = dict(tol=1e-10, check=False, method=args.method)
+            kw = dict(tol=1e-10, check=False, method=args.method, **({"floor": None} if args.no_floor else {}))
             if cap is not None:
                 kw["max_iter"] = cap
             r = equilibrium(lp, u, w, **kw)
@@ -64,7 +65,10 @@ def main(argv=None) -> None:
             per = np.median(ts) / n * 1e6
             cells.append(f"{per:.2f} us/item" if cap is None else f"cap {cap}: {per:.2f}")
         it = f"{r.method}, {r.n_iter.mean():.2f} iterations" if caps == [None] else args.method
-        print(f"{tag} | {args.family} {args.utilities} {k}x{a} ({n} items, {it}) | " + " | ".join(cells), flush=True)
+        fl = " no floor" if args.no_floor else ""
+        print(
+            f"{tag} | {args.family} {args.utilities}{fl} {k}x{a} ({n} items, {it}) | " + " | ".join(cells), flush=True
+        )
 
 
 if __name__ == "__main__":

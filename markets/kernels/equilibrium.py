@@ -7,7 +7,7 @@ import numpy as np
 from numba import njit, prange
 
 from solvers.kernels.anderson import anderson_size
-from solvers.kernels.fastexp import exp_scaled
+from solvers.kernels.fastexp import exp_scaled_inplace
 from solvers.kernels.simplex_log import log_image_with
 
 from .anderson import MEMORY, anderson_loop
@@ -280,7 +280,8 @@ def _iso_solve_item(method, L, g, W, Wsum, tol, max_iter, u, warm, ws, gws, PgT,
     if method != GRAM or g != 0.5:  # the scaling holds at eta = 2 only: another order takes Newton-CG
         iso_powers(L, g, PgT, flat)
         return _iso_solve_pg(2 if method == GRAM else method, PgT, g, W, Wsum, tol, max_iter, u, warm, ws)
-    exp_scaled(np.ascontiguousarray(L).reshape(A * K), g, flat)
+    flat[:] = np.ascontiguousarray(L).reshape(A * K)  # a copy first: see stage_copy
+    exp_scaled_inplace(flat, g)
     ok, it, conv, res = gram_item(flat, A, K, W, Wsum, tol, max_iter, u, warm, gws)
     if ok and not conv and it < max_iter:
         transpose_rows(flat, A, K, PgT)
@@ -327,14 +328,14 @@ def iso_arena_size(n, A, K, method, floor, threads):
 def items_arena_size(n, A, K, floor, threads):
     """Floats of an arena that holds every chunk's buffers of :func:`solve_items` (``Pg, Q, B``,
     the floored beliefs)."""
-    return _n_chunks(n, 4 * A * K, threads) * _chunk_floats(3, A, K, floor, 0)
+    return _n_chunks(n, 4 * A * K, threads) * _chunk_floats(4, A, K, 0.0, 0)  # + the item (_floored)
 
 
 @njit(cache=True, error_model="numpy")
 def start_arena_size(n, A, K, floor, threads):
     """Floats of an arena that holds every chunk's buffers of :func:`start_prices` (the powers,
     the floored beliefs)."""
-    return _n_chunks(n, 2 * A * K, threads) * _chunk_floats(1, A, K, floor, 0)
+    return _n_chunks(n, 2 * A * K, threads) * _chunk_floats(2, A, K, 0.0, 0)  # + the item (_floored)
 
 
 @njit(cache=True, error_model="numpy")
@@ -959,13 +960,18 @@ def _fixed_point_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, 
 
 @njit(cache=True, error_model="numpy")
 def _floored(L, j, floor, nfl, Lf, e):
-    """Item ``j`` of ``L``, or (``floor`` > 0) its beliefs floored in cache into ``Lf`` by
+    """Item ``j`` of ``L`` in the chunk's buffer ``Lf``: (``floor`` > 0) its beliefs floored in cache by
     :func:`markets.kernels.floor.floor_item` with the count in ``nfl[j]`` (the fused floor of the
-    parallel drivers: no floored copy of the beliefs, no pass of its own)."""
+    parallel drivers: no floored copy of the beliefs, no pass of its own), else copied there.
+
+    The copy without a floor (session 47): the powers' vectorised exp reading the caller's array
+    straight from memory ran at 2.9-3.2 ns an element on this machine, 0.9 in cache and 1.5 for a
+    copy then the exp (``benchmarks/results/session47.md``); the floor's pass was that copy already."""
     if floor > 0.0:
         nfl[j] = floor_item(L[j], Lf, floor, e)
         return Lf
-    return L[j]
+    Lf[:] = L[j]
+    return Lf
 
 
 @njit(cache=True, error_model="numpy")
@@ -975,8 +981,7 @@ def _chunk_buffers(arena, c, per, shared, A, K, floor, d_rows):
     :func:`_general_buffers`, from ``arena`` (``per`` floats a chunk) if ``shared``."""
     mem = arena[c * per : (c + 1) * per] if shared else np.empty(per)
     AK = A * K
-    nf = AK if floor > 0.0 else 0
-    Lf = mem[3 * AK : 3 * AK + nf].reshape((A if floor > 0.0 else 0, K))
+    Lf = mem[3 * AK : 4 * AK].reshape((A, K))  # the item, floored or copied (_floored)
     bufs = (
         mem[:AK].reshape((A, K)),
         mem[AK : 2 * AK].reshape((A, K)),
@@ -1009,7 +1014,7 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl,
     # the orders' mean-agent rows where Newton-CG will solve by CG (markets.kernels.order_pcg)
     n_rows = spending_rows(kind, inv_eta, W, K) if track else 0
     m = _n_chunks(n, 4 * A * K, threads)
-    per = _chunk_floats(3, A, K, floor, 0)
+    per = _chunk_floats(4, A, K, 0.0, 0)  # Pg, Q, B and the item (_floored)
     shared = arena.shape[0] >= m * per
     # the frozen-normaliser steps' probe (markets.kernels.normaliser): item 0 alone first, the others
     # take the steps only if its first one contracted (the same choice at any thread count)
@@ -1054,12 +1059,12 @@ def start_prices(L, kind, inv_eta, W, U, floor, nfl, arena, threads):
     ``threads``: Numba's thread count (:func:`_n_chunks`)."""
     n, A, K = L.shape
     m = _n_chunks(n, 2 * A * K, threads)
-    per = _chunk_floats(1, A, K, floor, 0)
+    per = _chunk_floats(2, A, K, 0.0, 0)  # the powers and the item (_floored)
     shared = arena.shape[0] >= m * per
     for c in prange(m):
         mem = arena[c * per : (c + 1) * per] if shared else np.empty(per)
         AK = A * K
-        Lf = mem[AK : AK + (AK if floor > 0.0 else 0)].reshape((A if floor > 0.0 else 0, K))
+        Lf = mem[AK : 2 * AK].reshape((A, K))
         e = np.empty(K)
         Pg = mem[:AK].reshape((A, K))
         for i in range(A):  # rows of other kinds stay zero from item to item

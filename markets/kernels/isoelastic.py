@@ -15,15 +15,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solvers.kernels.fastexp import exp_scaled
+from solvers.kernels.fastexp import exp_scaled, exp_scaled_inplace
 from solvers.kernels.fastlog import log_into
 from solvers.kernels.simplex_log import normalise_log_with
 
 from .potential import ISO
 
 _FM = {"reassoc", "contract"}
-TILE = 32
-"""Side of the tiles in which :func:`iso_powers` transposes an item's powers."""
 
 
 @njit(cache=True, error_model="numpy")
@@ -43,28 +41,35 @@ def one_order(kind, inv_eta, W):
 @njit(cache=True, error_model="numpy")
 def iso_powers(L, g, PgT, flat):
     """``PgT[k, i] = P_ik^g`` (goods-major) from log-beliefs ``L`` (A, K); 0 where ``P_ik = 0``.
-    ``flat`` is scratch of length ``A * K``. The powers come from the vectorised
-    :func:`solvers.kernels.fastexp.exp_scaled` (within 1.5 ulp of ``exp``) over the item's
-    row-major beliefs, then are transposed (about 1.4 µs for A = 100, K = 10) in tiles of
-    ``TILE`` x ``TILE`` (a row-by-row transposition of a 1,000 x 1,024 item missed the cache on
-    every read: 64 ms against 0.7 ms for its exponentials)."""
+    The log-beliefs are first transposed into ``PgT`` (:func:`transpose_rows`), then exponentiated
+    there in place by the vectorised :func:`solvers.kernels.fastexp.exp_scaled_inplace` (within 1.5
+    ulp of ``exp``; the same numbers bit for bit as exponentiating first). ``flat`` (scratch of
+    ``A * K`` floats) is unused since session 47.
+
+    Session 47: the order matters where ``L`` is not in cache (an equilibrium without a floor reads
+    each item from the caller's array): the vectorised exp reading straight from memory ran at
+    2.9-3.2 ns an element on this machine, against 0.9 in cache and 1.5 for a copy then the exp
+    (``benchmarks/results/session47.md``); the transposition is that copy. ns an element, streamed
+    items, two runs, before -> after: 3.8-3.9 -> 2.0-2.1 (100 agents x 10 goods), 4.1 -> 2.3-2.4 (10 x
+    100), 3.3-3.7 -> 2.0-2.3 (1,000 x 16), 3.9-4.0 -> 2.5-2.7 (100 x 256), 4.0 -> 2.2 (2 x 4,096),
+    5.2-5.3 -> 3.2-4.3 (1,000 x 1,024), 3.9-4.4 -> 2.3-2.5 (10 x 4,096)."""
     A, K = L.shape
-    exp_scaled(np.ascontiguousarray(L).reshape(A * K), g, flat)
-    transpose_rows(flat, A, K, PgT)
+    transpose_rows(np.ascontiguousarray(L).reshape(A * K), A, K, PgT)
+    exp_scaled_inplace(PgT.reshape(A * K), g)
 
 
 @njit(cache=True, error_model="numpy")
 def transpose_rows(flat, A, K, PgT):
-    """``PgT[k, i] = flat[i K + k]``: row-major (A, K) values to the goods-major layout, in tiles
-    (:func:`iso_powers`)."""
-    for k0 in range(0, K, TILE):
-        k1 = min(K, k0 + TILE)
-        for i0 in range(0, A, TILE):
-            i1 = min(A, i0 + TILE)
-            for k in range(k0, k1):
-                row = PgT[k]
-                for i in range(i0, i1):
-                    row[i] = flat[i * K + k]
+    """``PgT[k, i] = flat[i K + k]``: row-major (A, K) values to the goods-major layout
+    (:func:`iso_powers`), agent by agent: contiguous reads, writes a stride of ``A`` apart. Session 47,
+    ns an element reading a streamed array, against the 32 x 32 tiles used until then: 1.0 against 1.6
+    (100 agents x 10 goods), 1.0 / 1.7 (1,000 x 16), 1.2 / 1.9 (100 x 256), 1.0 / 3.0 (10 x 100),
+    0.9 / 2.9 (2 x 4,096), 2.2 / 2.9 (1,000 x 1,024), 2.5 / 2.7 (100 x 4,096); slower only at 10 x
+    4,096 (1.6 / 1.3)."""
+    for i in range(A):
+        base = i * K
+        for k in range(K):
+            PgT[k, i] = flat[base + k]
 
 
 @njit(cache=True, fastmath=_FM, error_model="numpy")
