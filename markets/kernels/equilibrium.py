@@ -280,7 +280,7 @@ def _iso_solve_item(method, L, g, W, Wsum, tol, max_iter, u, warm, ws, gws, PgT,
     if method != GRAM or g != 0.5:  # the scaling holds at eta = 2 only: another order takes Newton-CG
         iso_powers(L, g, PgT, flat)
         return _iso_solve_pg(2 if method == GRAM else method, PgT, g, W, Wsum, tol, max_iter, u, warm, ws)
-    flat[:] = np.ascontiguousarray(L).reshape(A * K)  # a copy first: see stage_copy
+    flat[:] = np.ascontiguousarray(L).reshape(A * K)  # a copy first: see _floored
     exp_scaled_inplace(flat, g)
     ok, it, conv, res = gram_item(flat, A, K, W, Wsum, tol, max_iter, u, warm, gws)
     if ok and not conv and it < max_iter:
@@ -327,14 +327,14 @@ def iso_arena_size(n, A, K, method, floor, threads):
 @njit(cache=True, error_model="numpy")
 def items_arena_size(n, A, K, floor, threads):
     """Floats of an arena that holds every chunk's buffers of :func:`solve_items` (``Pg, Q, B``,
-    the floored beliefs)."""
+    the item floored or copied: :func:`_floored`; ``floor`` no longer changes the size)."""
     return _n_chunks(n, 4 * A * K, threads) * _chunk_floats(4, A, K, 0.0, 0)  # + the item (_floored)
 
 
 @njit(cache=True, error_model="numpy")
 def start_arena_size(n, A, K, floor, threads):
     """Floats of an arena that holds every chunk's buffers of :func:`start_prices` (the powers,
-    the floored beliefs)."""
+    the item floored or copied: :func:`_floored`; ``floor`` no longer changes the size)."""
     return _n_chunks(n, 2 * A * K, threads) * _chunk_floats(2, A, K, 0.0, 0)  # + the item (_floored)
 
 
