@@ -975,8 +975,8 @@ def _floored(L, j, floor, nfl, Lf, e):
 
 
 @njit(cache=True, error_model="numpy")
-def _chunk_buffers(arena, c, per, shared, A, K, floor, d_rows):
-    """Chunk ``c``'s buffers in :func:`solve_items`: ``(Lf, e, D, bufs)``, the floored item, a scratch
+def _chunk_buffers(arena, c, per, shared, A, K, d_rows):
+    """Chunk ``c``'s buffers in :func:`solve_items`: ``(Lf, e, D, bufs)``, the item (floored or copied), a scratch
     of K floats, the tracked evaluation's ``D`` (``d_rows`` rows, 0 where untracked) and the
     :func:`_general_buffers`, from ``arena`` (``per`` floats a chunk) if ``shared``."""
     mem = arena[c * per : (c + 1) * per] if shared else np.empty(per)
@@ -1021,7 +1021,7 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl,
     fz = np.array([1.0, np.nan])
     probe = track and n_rows > 0 and n > 1 and frozen_usable(kind, inv_eta)
     if probe:
-        Lf, e, D, bufs = _chunk_buffers(arena, 0, per, shared, A, K, floor, 3 + n_rows)
+        Lf, e, D, bufs = _chunk_buffers(arena, 0, per, shared, A, K, 3 + n_rows)
         Lj = _floored(L, 0, floor, nfl, Lf, e)
         u = U[0].copy()
         iters[0], conv[0], res[0], nneg[0] = general_item(
@@ -1032,7 +1032,7 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl,
         if fz[0] == 0.0 and woodbury_rows(kind, inv_eta, W) - 2 < PCG_MIN_AGENTS:
             n_rows = 0  # no reader of the order rows left: the evaluations skip them
     for c in prange(m):
-        Lf, e, D, bufs = _chunk_buffers(arena, c, per, shared, A, K, floor, 3 + n_rows if track else 0)
+        Lf, e, D, bufs = _chunk_buffers(arena, c, per, shared, A, K, 3 + n_rows if track else 0)
         fzc = fz.copy()  # each chunk its own (the steps write their outcome into it)
         for j in range(c * n // m, (c + 1) * n // m):
             if probe and j == 0:
