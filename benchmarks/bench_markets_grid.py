@@ -29,7 +29,8 @@ the scaling of the agents' Gram matrix, :mod:`markets.kernels.gram`), each timed
 
 Utilities: isoelastic with one eta (2, 10, 30), ``log`` (all logarithmic: auto takes the closed
 form), ``mix`` (isoelastic eta 2/10/30 with log agents: the general path), ``exp`` (half
-exponential, half eta = 10: no fixed-point baseline). Each figure is the median of ``--reps``
+exponential, half eta = 10: no fixed-point baseline), ``spread`` and ``spread-low`` (every agent its
+own eta, log-uniform in [1.2, 40] and [1.01, 3]: :data:`SPREADS`). Each figure is the median of ``--reps``
 rounds in which every method runs once, in turn (:func:`benchmarks.harness.interleaved`); the
 seconds are **CPU seconds** of the process (all threads): on the shared 2-core machine a call of a
 few milliseconds is often descheduled for longer than it runs, its CPU time is not (``wall auto /
@@ -122,11 +123,19 @@ def family(name, n, a, k, seed=0):
     raise ValueError(name)
 
 
+SPREADS = {"spread": (1.2, 40.0), "spread-low": (1.01, 3.0)}
+"""Utilities ``spread`` and ``spread-low``: every agent its own eta, log-uniform in these ranges (as a
+market whose eta is learnt per agent; session 48)."""
+
+
 def utilities(spec, a):
     if spec == "mix":
         return [[2.0, 10.0, 30.0, "log"][i % 4] for i in range(a)]
     if spec == "exp":
         return ["exp" if i % 2 else 10.0 for i in range(a)]
+    if spec in SPREADS:  # an eta per agent, log-uniform (seeded by the number of agents)
+        lo, hi = SPREADS[spec]
+        return list(np.exp(np.random.default_rng(a).uniform(np.log(lo), np.log(hi), a)))
     return spec if spec == "log" else float(spec)
 
 
@@ -199,7 +208,7 @@ def main(argv=None) -> None:
                     kw = dict(tol=args.tol, check=False, **({"floor": None} if args.no_floor else {}))
                     fns = {m: (lambda m=m: equilibrium(lp, u, w, method=m, **kw)) for m in ["auto", "fixed_point"]}
                     fns["floor"] = lambda: equilibrium(lp, u, w, method="newton_cg", max_iter=0, **kw)
-                    if args.bound and spec not in ("mix", "exp", "log"):
+                    if args.bound and spec not in ("mix", "exp", "log", *SPREADS):
                         fl = None if args.no_floor else 1e-9
                         fns["bound"] = lambda fl=fl: lower_bound(lp, u, w, fl)
                     for m in others:

@@ -43,7 +43,7 @@ from solvers.kernels.vmax import vmax_abs
 from .corrector import DEFAULT_CONSTANT
 from .jacobi import JACOBI_RATE, JACOBI_UNTIL
 from .line_search import MAX_LOG_STEP
-from .potential import ISO, first_of_order, order_row_scale
+from .potential import ISO, link_head, link_next, order_links, order_row_scale
 
 _FM = {"reassoc", "contract"}
 INNER_STEPS = 3
@@ -110,17 +110,19 @@ def order_groups(kind, inv_eta, W, gs, fs):
     usable)``: ``usable`` as :func:`frozen_usable`."""
     n = 0
     has_log = False
+    link = order_links(kind, inv_eta)
     for i in range(kind.shape[0]):
         if kind[i] != ISO:
             continue
         g = inv_eta[i]
         if g == 1.0:
             has_log = True
-        elif g < 1.0 and first_of_order(kind, inv_eta, i):
+        elif g < 1.0 and link_head(link, i):
             wg = 0.0
-            for j in range(i, kind.shape[0]):
-                if kind[j] == ISO and inv_eta[j] == g:
-                    wg += W[j]
+            j = i
+            while j >= 0:  # the agents of order g
+                wg += W[j]
+                j = link_next(link, j)
             if n < gs.shape[0]:
                 gs[n] = g
                 f = order_row_scale(g, wg)

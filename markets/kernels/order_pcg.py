@@ -36,7 +36,7 @@ from solvers.kernels.vmax import vmax_abs_ratio
 
 from .isoelastic import _dot
 from .newton_cg import _FM, CG_MAX_ITER, cg_direction, cg_stop, general_apply, newton_rhs
-from .potential import GROUP_MIN_GOODS, ISO, first_of_order
+from .potential import GROUP_MIN_GOODS, ISO, link_head, order_links
 
 MIN_AGENTS = 64
 """Newton-CG preconditions its CG this way from this many agents of order below one (the rows ``m``
@@ -59,8 +59,9 @@ def order_rows(kind, inv_eta, K):
     if K < GROUP_MIN_GOODS:
         return 0
     n = 0
+    link = order_links(kind, inv_eta)
     for i in range(kind.shape[0]):
-        if kind[i] == ISO and inv_eta[i] < 1.0 and first_of_order(kind, inv_eta, i):
+        if kind[i] == ISO and inv_eta[i] < 1.0 and link_head(link, i):
             n += 1
     return n
 

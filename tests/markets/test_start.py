@@ -101,3 +101,14 @@ def test_the_start_saves_newton_steps_on_the_grid_families(fam, k, a):
         lift_starts(L, agents.kind, agents.inv_eta, agents.wealth, lifted)
         np.testing.assert_allclose(used.log_prices, lifted, atol=1e-12)
         assert new.n_iter.mean() <= before.n_iter.mean()
+
+
+def test_the_start_with_an_order_per_agent(rng):
+    """90 agents, each its own order but for a few repeats (an order of one agent takes its power by
+    one exp of the belief, not a log and an exp of its power): the definition's start to 1e-12."""
+    utils = list(np.exp(rng.uniform(np.log(1.1), np.log(30.0), 80))) + [2.0, 10.0, "log"] * 3 + [1.05]
+    lp = random_beliefs(rng, 3, len(utils), 50)
+    W = rng.uniform(0.2, 1.0, len(utils))
+    r = equilibrium(lp, utils, W, max_iter=0, floor=None, check=False, method="newton_cg")
+    for j in range(lp.shape[0]):
+        np.testing.assert_allclose(r.log_prices[j], _reference_start(lp[j], utils, W / W.sum()), rtol=0, atol=1e-12)
