@@ -158,8 +158,8 @@ def order_links(kind, inv_eta):
 
     The loops that took an order's agents together used to scan all later agents for every first
     agent of an order: ``A^2 / 2`` comparisons where every agent has its own order (e.g. ``eta_i``
-    learnt per agent), per evaluation: 0.86 ms a pass at 1,000 agents x 16 goods, about 50 ns per
-    belief where the arithmetic costs 3-5 (session 48)."""
+    learnt per agent), per evaluation: at 1,000 agents x 16 goods an evaluation took 0.58-1.07 ms, 0.066-0.079
+    ms with the chains (session 48)."""
     A = kind.shape[0]
     link = np.zeros(A, np.int64)
     if A <= CHAIN_SCAN_MAX:
@@ -271,7 +271,9 @@ def _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D, track):
     the list, below it whenever the order changes from one agent to the next. (Recomputing it per
     agent, as before session 36, made a market whose orders alternate, e.g. eta = 2, 10, 30, log,
     2, ..., pay A x K scalar exps per evaluation: 3.1x the time of the same market with its agents
-    sorted by order, for the fixed point and every method on this path.)
+    sorted by order, for the fixed point and every method on this path.) The agents of an order are
+    found by :func:`order_links` in O(A) (until session 48 by a scan of the later agents from each
+    order's first: ``A^2 / 2`` comparisons per evaluation where every agent has its own order).
 
     ``track`` (a constant of each caller, :func:`evaluate` and :func:`evaluate_into`): ``D`` (3, K)
     receives in ``D[0]`` the diagonal part of ``-S``, ``sum_iso W_i g_i Q_i + n_exp c``, and ``D[1]`` the projection vector ``h = -S 1 =
@@ -441,7 +443,9 @@ def _order_means(L, kind, inv_eta, W, Pg, wtot, gsum, u):
     1,024 x 100 3.37 -> 3.26, 256 x 1,000 3.43 -> 3.00, 1,024 x 10 4.85 -> 4.12; logit 1,024 x 10 5.01 ->
     4.72, 256 x 100 4.05 -> 3.10; Dirichlet 1,024 x 100 6.11 -> 4.26, 64 x 10 5.18 -> 5.07; the same at
     two agents (each order its own agent); the fixed point's passes the same or fewer (Dirichlet 1,024
-    x 100 198 -> 171); and one exponential per belief less (``benchmarks/results/session39.md`` §4)."""
+    x 100 198 -> 171); and one exponential per belief less (``benchmarks/results/session39.md`` §4).
+    An order of one agent (every agent its own ``eta``) takes ``M_g^gbar = exp(gbar L_i)`` by one
+    exponential of its beliefs rather than a logarithm and an exponential of its powers (session 48)."""
     A, K = Pg.shape
     gbar = min(gsum / wtot, 1.0)
     link = order_links(kind, inv_eta)
