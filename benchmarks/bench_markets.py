@@ -13,6 +13,11 @@
    64 goods; eta = 30 as the seed's Rényi gamma = 1/30): seconds, against the foundation's Rényi fixed
    point (``aggregators.renyi.renyi_aggregate``, Newton and plain) on the same data and weights.
 
+With ``--interleaved ROUNDS`` the equilibrium rows are timed in rounds that call Newton, the seed's method
+and the floor call once each, in turn (CPU seconds, median of the rounds, and the speed-up of each round):
+on this shared 2-vCPU machine the two sides timed minutes apart moved the eta = 10 ratio between 9.5x and
+14.3x (session 47); in one round both see the same phase.
+
 Protocol (notes/solver-benchmarks.md section 7): median of ``--reps`` repetitions, compile time paid
 by a warm-up call on a small problem and excluded, fixed seeds. Threads: numba uses
 NUMBA_NUM_THREADS (default: all cores) for the per-item loop in every method compared; BLAS is not
@@ -27,6 +32,7 @@ import argparse
 import os
 import platform
 import sys
+import time
 
 import numpy as np
 
@@ -51,7 +57,40 @@ def synthetic_beliefs(n, a, k, seed=0):
     return out, w / w.sum()
 
 
-def bench_equilibrium(n, a, k, etas, reps, tol, baseline_reps):
+def bench_equilibrium_interleaved(lp, w, etas, rounds, tol):
+    """The equilibrium rows by :func:`benchmarks.harness.interleaved`: each round calls Newton, the seed's
+    fixed point and the floor call once, in turn, so that a slow phase of a shared machine hits all three
+    alike; CPU seconds (one process), median of ``rounds``; the speed-up is also given per round (the
+    fixed point's time over Newton's in the same round), least to largest."""
+    for eta in etas:
+        fns = [
+            lambda x=lp: equilibrium(x, eta, w, method="newton", tol=tol, check=False, floor=None),
+            lambda x=lp: equilibrium(x, eta, w, method="fixed_point", tol=tol, check=False, floor=None),
+            lambda x=lp: equilibrium(x, eta, w, method="fixed_point", tol=tol, check=False, floor=None, max_iter=0),
+        ]
+        for fn in fns:  # compile / load every specialisation these calls take, on 50 items
+            fn(lp.log_probs[:50])
+        cpu: list[list[float]] = [[], [], []]
+        outs = [None, None, None]
+        for _ in range(rounds):
+            for j, fn in enumerate(fns):
+                t = time.process_time()
+                outs[j] = fn()
+                cpu[j].append(time.process_time() - t)
+        rn, rf = outs[0], outs[1]
+        t_n, t_f, t_0 = (float(np.median(c)) for c in cpu)
+        per_round = sorted(f / n for f, n in zip(cpu[1], cpu[0]))
+        diff = float(np.max(np.abs(rn.log_prices - rf.log_prices)))
+        print(
+            f"| {eta:g} | {t_n:.2f} | {rn.n_iter.mean():.1f} / {rn.n_iter.max()} | {rn.all_converged} | "
+            f"{t_f:.2f} | {rf.n_iter.mean():.1f} / {rf.n_iter.max()} | {rf.all_converged} | "
+            f"{t_f / t_n:.1f}x (rounds: {', '.join(f'{r:.1f}' for r in per_round)}) | {t_0:.3f} | {t_f / t_0:.1f}x "
+            f"| {diff:.1e} |",
+            flush=True,
+        )
+
+
+def bench_equilibrium(n, a, k, etas, reps, tol, baseline_reps, rounds=0):
     from aggregators.validation import as_log_probs
 
     lp, w = synthetic_beliefs(n, a, k)
@@ -59,6 +98,8 @@ def bench_equilibrium(n, a, k, etas, reps, tol, baseline_reps):
     small = lp.log_probs[:50]
     for m in ("newton", "fixed_point"):  # compile / load cache
         equilibrium(small, 2.0, w, method=m, check=False)
+    if rounds:
+        return bench_equilibrium_interleaved(lp, w, etas, rounds, tol)
     rows = []
     for eta in etas:
         t_n, rn = timed(lambda: equilibrium(lp, eta, w, method="newton", tol=tol, check=False, floor=None), reps)
@@ -141,6 +182,13 @@ def main(argv=None):
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--baseline-reps", type=int, default=1)
     p.add_argument("--tol", type=float, default=1e-10)
+    p.add_argument(
+        "--interleaved",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="equilibrium rows in ROUNDS interleaved rounds (Newton, fixed point, floor in turn), CPU seconds",
+    )
     p.add_argument("--epoch-items", type=int, default=20_000)
     p.add_argument("--epoch-agents", type=int, default=269)
     p.add_argument("--epoch-goods", type=int, default=64)
@@ -158,14 +206,22 @@ def main(argv=None):
     if not args.skip_equilibrium:
         print(
             f"\n### Isoelastic equilibrium, {args.items} items x {args.agents} agents x {args.goods} goods, "
-            f"tol {args.tol:g} (median of {args.reps} for Newton, {args.baseline_reps} for the seed's method)\n"
+            f"tol {args.tol:g} ("
+            + (
+                f"median CPU s of {args.interleaved} interleaved rounds"
+                if args.interleaved
+                else f"median of {args.reps} for Newton, {args.baseline_reps} for the seed's method"
+            )
+            + ")\n"
         )
         print(
             "| eta | Newton s | Newton iter mean / max | conv | seed FP s | seed FP iter mean / max | conv | "
             "speed-up | floor s | seed FP / floor | max abs Δ log c |"
         )
         print("|---|---|---|---|---|---|---|---|---|---|---|")
-        bench_equilibrium(args.items, args.agents, args.goods, args.etas, args.reps, args.tol, args.baseline_reps)
+        bench_equilibrium(
+            args.items, args.agents, args.goods, args.etas, args.reps, args.tol, args.baseline_reps, args.interleaved
+        )
     if not args.skip_epoch:
         print(
             f"\n### One batch training epoch, {args.epoch_items} x {args.epoch_agents} x {args.epoch_goods}, "
