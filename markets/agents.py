@@ -103,15 +103,20 @@ def _utilities_of(seq: list) -> list[Utility]:
     the fixed cost of an equilibrium of one item at 1,000 x 1,024, paid by every method)."""
     made: dict[tuple[bool, Any], Utility] = {}
     out = []
-    for s in seq:
-        if isinstance(s, (str, int, float, np.integer, np.floating)) and not isinstance(s, bool):
-            key = (True, s) if isinstance(s, str) else (False, float(s))
-            u = made.get(key)
-            if u is None:
-                u = made[key] = make_utility(s)
-            out.append(u)
-        else:
-            out.append(make_utility(s))
+    try:
+        for s in seq:
+            if isinstance(s, (str, int, float, np.integer, np.floating)) and not isinstance(s, bool):
+                key = (True, s) if isinstance(s, str) else (False, float(s))
+                u = made.get(key)
+                if u is None:
+                    u = made[key] = make_utility(s)
+                out.append(u)
+            else:
+                out.append(make_utility(s))
+    except InputError as e:  # name the agent: a market of 1,000 etas, one of them bad
+        if e.agent is not None:
+            raise
+        raise InputError(e.field, e.reason, code=e.code, agent=len(out), **e.location) from None
     return out
 
 

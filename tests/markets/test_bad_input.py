@@ -121,3 +121,15 @@ def test_markets_raise_the_librarys_one_structured_error(lp, call, field):
     with pytest.raises(InputError) as ei:
         call(lp)
     assert ei.value.field == field and isinstance(ei.value, PredictionError)
+
+
+def test_a_bad_eta_among_many_names_its_agent():
+    """One negative eta among 1,000 (an eta per agent): the error names the field and the agent."""
+    from solvers.errors import InputError
+
+    etas = list(np.linspace(1.5, 30.0, 1000))
+    etas[737] = -2.0
+    with pytest.raises(InputError) as ei:
+        make_agents(etas)
+    assert ei.value.field == "eta" and ei.value.agent == 737
+    assert ei.value.to_dict()["agent"] == 737 and "got -2.0" in ei.value.reason
