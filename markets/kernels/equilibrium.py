@@ -12,7 +12,7 @@ from solvers.kernels.simplex_log import log_image_with
 
 from .anderson import MEMORY, anderson_loop
 from .corrector import DEFAULT_CONSTANT, corrector_rhs, small_correction, use_corrector
-from .direction import CHORD_RATIO, chord_direction, direction_from_S
+from .direction import CHORD_RATIO, REFRESH_RATIO, chord_direction, direction_from_S, refreshes_gram
 from .floor import floor_item
 from .gram import gram_item, gram_size, rows_pass
 from .isoelastic import (
@@ -103,13 +103,22 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws, cg):
     the residual by more than ``1/CHORD_RATIO`` (the quadratic regime), the next step reuses the
     last factorisation with the new gradient (a chord step: one pass and two triangular solves,
     no Gram matrix); a chord step that does not halve the residual is discarded for a fresh
-    Newton step. (2) The first time a full Newton step fails that test the method switches for
-    good to :func:`safeguarded_step` (Armijo on Phi with the mirror-gradient fall-back, shared
+    Newton step. Where a factorisation costs no more than a Gram matrix (``3 A >= K``:
+    :func:`refreshes_gram`), the step right after a Newton step that halved the residual is instead a
+    *refreshed* chord (:data:`markets.kernels.direction.REFRESH_RATIO`): that Newton step's Gram matrix
+    ``G`` with the diagonal ``diag(T)``, the scaling ``diag(c^(1-g))`` of ``S`` (:func:`iso_S`) and the
+    price scaling rebuilt at the new prices, refactored (K^3/6 flops, no pass over the agents). At most
+    one per Gram matrix: after it, the plain chord if it cut the residual by ``1/CHORD_RATIO``, else a
+    Newton step (session 49: refreshed chords in a row converge only linearly, and at eta = 1.5-3 on
+    Gaussian-logit agents cost more steps than they saved). (2) The first time a full Newton step
+    fails that test the method switches for good to :func:`safeguarded_step` (Armijo on Phi with the
+    mirror-gradient fall-back, shared
     with :func:`solve_item`), which converges from any start. Phase 1 cannot cycle: its residual
     falls geometrically, so it either reaches ``tol`` or hands over to phase 2.
     """
     K, A = Pg.shape
     z, s, T, cp, G, H, Lc, tmp, d, un, c, scr = iso_views(ws, K, A, not cg)
+    refresh = refreshes_gram(K, A)
     res = _iso_begin(Pg, g, W, Wsum, u, warm, z, s, T, cp)
     if not np.isfinite(res):
         return False, 0, False, np.inf
@@ -119,12 +128,15 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws, cg):
         reg = 1.0
     fast = True
     ratio = 1.0
+    after_gram = False  # the last accepted step formed its Gram matrix (then a plain chord would lag)
+    gram = False
     it = 0
     rhs = 1  # CG's right-hand side: logarithmic, on the under-priced goods only after a step that
     # barely lowered the residual (RHS_SWITCH, as in _newton_loop)
     while res > tol and it < max_iter:
         it += 1
-        chord = fast and ratio < CHORD_RATIO and not cg
+        refreshed = fast and refresh and after_gram and ratio < REFRESH_RATIO and not cg
+        chord = refreshed or (fast and ratio < CHORD_RATIO and not cg)
         if cg:  # the general path's arguments, unused here
             no1 = np.empty(0)
             ok = cg_direction(
@@ -150,13 +162,19 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws, cg):
                 T,
                 rhs,
             )[0]
+        elif refreshed:  # the last G, the rest of S at u
+            iso_S(g, T, cp, G, H)
+            ok = direction_from_S(u, T, Wsum, reg, d, H, Lc, tmp, c)
+            gram = False
         elif chord:
             ok = True
             chord_direction(u, T, Wsum, d, Lc, c)
+            gram = False
         else:
             iso_gram(Pg, z, s, G)
             iso_S(g, T, cp, G, H)
             ok = direction_from_S(u, T, Wsum, reg, d, H, Lc, tmp, c)
+            gram = True
         if fast:
             if ok:
                 trial(u, d, 1.0, un, tmp)
@@ -166,6 +184,7 @@ def _iso_newton_pg(Pg, g, W, Wsum, tol, max_iter, u, warm, ws, cg):
                         u[k] = un[k]
                     ratio = resn / res
                     res = resn
+                    after_gram = gram
                     continue
             if chord:  # the old factor is not good enough here: a fresh Newton step from u
                 ratio = 1.0

@@ -108,6 +108,42 @@ def test_newton_agrees_with_the_seeds_fixed_point(eta, rng):
     assert a.n_iter.max() < b.n_iter.max()
 
 
+@pytest.mark.parametrize("eta", [0.5, 1.5, 3.0, 10.0, 30.0])
+@pytest.mark.parametrize("A,K", [(100, 10), (40, 15), (3, 9), (2, 12), (4, 15)])
+def test_dense_newton_with_refreshed_chords_agrees_with_the_fixed_point(A, K, eta, rng):
+    """The dense one-order Newton reuses its Gram matrix with the rest of ``S`` rebuilt at the new
+    prices where ``3 A >= K`` (a refreshed chord: the first three shapes) and its factor otherwise (the
+    plain chord: the last two); either way it reaches the seed's fixed point, and where that does not
+    converge (eta = 1/2: the map is no contraction) scipy's root finder on the clearing conditions."""
+    from markets.kernels.direction import refreshes_gram
+
+    assert refreshes_gram(K, A) == (3 * A >= K)
+    lp = random_beliefs(rng, 40, A, K, conc=0.5)
+    W = rng.uniform(0.1, 1.0, A)
+    a = equilibrium(lp, eta, W, method="newton", tol=1e-12, floor=None)
+    assert a.all_converged and a.summary()["max_clearing_error"] < 1e-11
+    if eta > 1.0:
+        b = equilibrium(lp, eta, W, method="fixed_point", tol=1e-13, floor=None)
+        assert b.all_converged
+        np.testing.assert_allclose(a.log_prices, b.log_prices, atol=1e-9)
+        return
+    Wn = W / W.sum()
+    for n in range(5):  # scipy's root finder on the clearing of the first K - 1 goods (Table 2.4's investments)
+
+        def excess(v, L=lp[n]):
+            lc = np.append(v, 0.0)
+            lc = lc - logsumexp(lc)
+            z = L / eta + (1.0 - 1.0 / eta) * lc
+            r = Wn[:, None] * np.exp(z - logsumexp(z, axis=1, keepdims=True))
+            return (r.sum(axis=0) - np.exp(lc))[:-1] / np.exp(lc[:-1])
+
+        v0 = np.log(np.exp(lp[n]).mean(axis=0))
+        out = root(excess, v0[:-1] - v0[-1], method="hybr", tol=1e-14)
+        assert np.max(np.abs(excess(out.x))) < 1e-10
+        ref = np.append(out.x, 0.0)
+        np.testing.assert_allclose(a.log_prices[n], ref - logsumexp(ref), atol=1e-9)
+
+
 def test_homogeneous_implicit_form_eq_2_32_2_33(rng):
     eta = 4.0
     lp = random_beliefs(rng, 20, 6, 5)
@@ -261,7 +297,8 @@ def wild_markets(n_cases, seed=7):
     case in ten a full Newton step fails to halve the residual and the safeguarded phase (Armijo on
     Phi) takes over (counted by running ``_iso_newton_pg`` uncompiled, NUMBA_DISABLE_JIT=1, with
     ``_iso_pass`` instrumented: 36 of these 300 cases; the same run takes 538 chord steps, 30 of
-    which fail to halve the residual and are replaced by a fresh Newton step)."""
+    which fail to halve the residual and are replaced by a fresh Newton step; counted before session 49,
+    whose refreshed chords (:data:`markets.kernels.direction.REFRESH_RATIO`) these small markets take)."""
     rng = np.random.default_rng(seed)
     for _ in range(n_cases):
         A = int(rng.integers(2, 6))
