@@ -6,12 +6,11 @@ path (:mod:`markets.kernels.isoelastic`), with the chord step that reuses the la
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from solvers.kernels.cholesky import cho_solve
 from solvers.kernels.cholesky_factor import cho_factor
-from solvers.kernels.fastexp import exp_scaled
+from solvers.kernels.fastexp import exp_scaled, subnormal_exps
 
 CHORD_RATIO = 1e-2
 """Residual reduction of the last step below which Newton's next step reuses its factorisation."""
@@ -39,16 +38,15 @@ def refreshes_gram(K, A):
 def _prices_and_scale(u, c):
     """``c[:K] = exp(u)`` and ``c[K:] = exp(-u / 2)`` (the reciprocal square roots of the prices) by the
     vectorised :func:`solvers.kernels.fastexp.exp_scaled` (1.5 ulp), with libm's ``exp`` where a price
-    flushed to zero (below ``exp(-708)``: a subnormal price stays one, as before). Until session 49
+    flushed to zero below ``exp(-708)`` (:func:`solvers.kernels.fastexp.subnormal_exps`: a subnormal price
+    stays one, as before). Until session 49
     these were 2 K libm calls (``exp`` and ``1 / sqrt``); at 10 goods the direction took 951 -> 895 ns
     and the chord step 335 -> 277 (``benchmarks/probe_market_direction.py``; the factorisation is the
     rest)."""
     K = u.shape[0]
     exp_scaled(u, 1.0, c[:K])
+    subnormal_exps(u, 1.0, c[:K])
     exp_scaled(u, -0.5, c[K:])
-    for k in range(K):
-        if c[k] == 0.0:
-            c[k] = np.exp(u[k])
 
 
 @njit(cache=True, error_model="numpy")
@@ -84,11 +82,9 @@ def chord_direction(u, T, Wsum, d, Lc, c):
     of the prices) left by the last :func:`direction_from_S`, and the gradient at ``u``."""
     K = u.shape[0]
     exp_scaled(u, 1.0, d)  # the prices (vectorised; see _prices_and_scale)
+    subnormal_exps(u, 1.0, d)
     for k in range(K):
-        ck = d[k]
-        if ck == 0.0:  # below exp(-708): libm's subnormal
-            ck = np.exp(u[k])
-        d[k] = (T[k] - Wsum * ck) * c[K + k]
+        d[k] = (T[k] - Wsum * d[k]) * c[K + k]
     cho_solve(Lc, d, d)
     for k in range(K):
         d[k] *= c[K + k]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solvers.kernels.fastexp import exp_scaled, exp_scaled_inplace
+from solvers.kernels.fastexp import exp_scaled, exp_scaled_inplace, subnormal_exps
 from solvers.kernels.fastlog import log_into
 from solvers.kernels.simplex_log import normalise_log_with
 
@@ -101,23 +101,6 @@ def iso_start(PgT, g, W, u, x):
     return True
 
 
-@njit(cache=True, error_model="numpy")
-def _subnormal_exps(u, g, out):
-    """Where the vectorised exp gave 0 for ``exp(g u_k)`` (it flushes below ``exp(-708)``), libm's
-    ``exp``, which goes on into the subnormals: a price far below the others (a far start of the
-    safeguarded Newton, ``tests/markets/test_equilibrium.py::test_newton_from_far_starts_on_extreme_markets``)
-    must count in the residual, not divide 0 by 0 and drop out of it."""
-    K = u.shape[0]
-    zeros = 0
-    for k in range(K):  # a vectorised count first: the loop below runs only when some price flushed
-        zeros += out[k] == 0.0
-    if zeros == 0:
-        return
-    for k in range(K):
-        if out[k] == 0.0 and g * u[k] > -np.inf:
-            out[k] = np.exp(g * u[k])
-
-
 @njit(cache=True, fastmath=_FM, error_model="numpy")
 def iso_pass(PgT, g, W, Wsum, u, z, s, T, cp, want_phi):
     """One pass over ``PgT = P^g`` (K, A, goods-major: every loop below runs over the agents,
@@ -139,7 +122,7 @@ def iso_pass(PgT, g, W, Wsum, u, z, s, T, cp, want_phi):
     K, A = PgT.shape
     dl = 1.0 - g
     exp_scaled(u, dl, cp)  # vectorised (was a libm exp per good, ~5 ns each)
-    _subnormal_exps(u, dl, cp)
+    subnormal_exps(u, dl, cp)
     for i in range(A):
         z[i] = 0.0
     for k in range(K):
@@ -155,7 +138,7 @@ def iso_pass(PgT, g, W, Wsum, u, z, s, T, cp, want_phi):
             phi += W[i] * np.log(z[i])
         phi /= dl
     exp_scaled(u, 1.0, T)  # the prices, in T until each good's spending replaces its price
-    _subnormal_exps(u, 1.0, T)
+    subnormal_exps(u, 1.0, T)
     res = 0.0
     zero = False
     for k in range(K):

@@ -80,6 +80,24 @@ def exp_scaled(x, g, out, shift=0.0):
         out[j] = _exp1(g * (x[j] - shift))
 
 
+@njit(cache=True, error_model="numpy")
+def subnormal_exps(x, g, out):
+    """After :func:`exp_scaled` (``shift`` 0): where it gave 0 for ``exp(g x_k)`` (it flushes below
+    ``exp(-708)``), libm's ``exp``, which goes on into the subnormals. The markets' passes and Newton
+    direction use it: a price far below the others (a far start of the safeguarded Newton,
+    ``tests/markets/test_equilibrium.py::test_newton_from_far_starts_on_extreme_markets``) must count in
+    the residual, not divide 0 by 0 and drop out of it."""
+    n = x.shape[0]
+    zeros = 0
+    for k in range(n):  # a vectorised count first: the loop below runs only when some value flushed
+        zeros += out[k] == 0.0
+    if zeros == 0:
+        return
+    for k in range(n):
+        if out[k] == 0.0 and g * x[k] > -np.inf:
+            out[k] = np.exp(g * x[k])
+
+
 @njit(cache=True, fastmath=_FM, error_model="numpy")
 def exp_row(x, i, g, out, o, shift=0.0):
     """:func:`exp_scaled` from row ``i`` of ``x`` into row ``o`` of ``out`` without views of the rows
