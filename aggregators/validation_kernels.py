@@ -7,7 +7,7 @@ is in cache (the row kernel :func:`solvers.kernels.floor_row.floor_row`, shared 
 which find and name the offending entry (the error messages live in one place).
 
 Rows are taken in blocks of about :data:`BLOCK` entries so that the exponentials run through the
-vectorised :func:`solvers.kernels.fastexp.exp_scaled` (1.5 ulp) over the whole block, and the
+vectorised :func:`solvers.kernels.fastexp.exp_scaled` (2 ulp) over the whole block, and the
 per-row maxima and sums are vectorised reductions; only one scalar ``log`` per row remains. (The
 previous version called the scalar libm ``exp`` once per entry: about 6 ns an entry, some 20 times
 a read of the data.) A NaN is found because it makes the row's sum of ``a - max`` NaN, a ``+inf``

@@ -19,7 +19,7 @@ NumPy built an ``(n, A, K)`` array of investments agent by agent (ten or so temp
 Python loop over agents): measured at 5-13 ns per belief entry, two to seven times the Newton solve it
 checks (session 43: 100 agents x 1,024 goods 500 µs per item against 390 µs for ``auto``; 1,000 x 256
 660 µs per item against 170). Here each agent's row is two or three passes in cache with the
-vectorised :func:`solvers.kernels.fastexp.exp_scaled_inplace` (1.5 ulp), the items in parallel.
+vectorised :func:`solvers.kernels.fastexp.exp_scaled_inplace` (2 ulp), the items in parallel.
 
 Prices that are NaN or ``+inf`` (a failed solve) give NaN clearing and budget errors and no count of
 negative positions (0), rather than whatever the arithmetic would make of them. A good of price zero

@@ -37,7 +37,7 @@ def refreshes_gram(K, A):
 @njit(cache=True, error_model="numpy")
 def _prices_and_scale(u, c):
     """``c[:K] = exp(u)`` and ``c[K:] = exp(-u / 2)`` (the reciprocal square roots of the prices) by the
-    vectorised :func:`solvers.kernels.fastexp.exp_scaled` (1.5 ulp), with libm's ``exp`` where a price
+    vectorised :func:`solvers.kernels.fastexp.exp_scaled` (2 ulp), with libm's ``exp`` where a price
     flushed to zero below ``exp(-708)`` (:func:`solvers.kernels.fastexp.subnormal_exps`: a subnormal price
     stays one, as before). Until session 49
     these were 2 K libm calls (``exp`` and ``1 / sqrt``); at 10 goods the direction took 951 -> 895 ns

@@ -13,7 +13,7 @@ from solvers.kernels.simplex_log import log_image_with
 from .anderson import MEMORY, anderson_loop
 from .corrector import DEFAULT_CONSTANT, corrector_rhs, small_correction, use_corrector
 from .direction import CHORD_RATIO, REFRESH_RATIO, chord_direction, direction_from_S, refreshes_gram
-from .floor import floor_item
+from .floor import floor_item, floor_powers_item
 from .gram import gram_item, gram_size, rows_pass
 from .isoelastic import (
     iso_gram,
@@ -613,7 +613,7 @@ def _general_fallback(r, L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, 
 
 
 @njit(cache=True, error_model="numpy")
-def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, D, fz):
+def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, D, fz, pg_ready=False):
     """The general path of :func:`solve_item` with the buffers ``bufs`` of
     :func:`_general_buffers` (reused across the items of one market by :func:`solve_items`).
     ``D``: None, or (3, K) where :func:`tracked` (the method is Newton-CG): the diagonal and ``h``
@@ -623,12 +623,14 @@ def general_item(L, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs
     The choice is made by the caller, once per market, and each choice is its own compiled
     specialisation. (Session 39: with both in one function, the branch not taken still cost every
     item about 0.3 us, 64 goods x 2 agents: 1.2x, the fixed point included; likewise a sixth buffer
-    in ``bufs`` in session 38.)"""
+    in ``bufs`` in session 38.) ``pg_ready``: ``bufs``' powers ``Pg`` hold the item's already
+    (:func:`_floored_powers`)."""
     K = L.shape[1]
     if method == GRAM:  # an item the eta = 2 path declined (a good nobody believes in)
         method = 2
     Pg, Q, B, T, cp = bufs
-    powers(L, kind, inv_eta, Pg)
+    if not pg_ready:
+        powers(L, kind, inv_eta, Pg)
     if not warm:
         init_prices(L, kind, inv_eta, W, Pg, u)
     if D is not None:  # a compile-time branch: this specialisation is Newton-CG with the diagonal tracked
@@ -994,6 +996,18 @@ def _floored(L, j, floor, nfl, Lf, e):
 
 
 @njit(cache=True, error_model="numpy")
+def _floored_powers(L, j, floor, nfl, Lf, e, kind, inv_eta, Pg):
+    """:func:`_floored` with the powers ``Pg`` of the general path taken row by row as each row is floored
+    (or copied), while it is in cache (:func:`markets.kernels.floor.floor_powers_item`), for
+    :func:`general_item` with ``pg_ready``. (Session 50: the floor's pass, then :func:`powers` over the
+    floored item from L2 or memory, cost a second read of it.)"""
+    n = floor_powers_item(L[j], Lf, floor, e, kind, inv_eta, Pg)
+    if floor > 0.0:
+        nfl[j] = n
+    return Lf
+
+
+@njit(cache=True, error_model="numpy")
 def _chunk_buffers(arena, c, per, shared, A, K, d_rows):
     """Chunk ``c``'s buffers in :func:`solve_items`: ``(Lf, e, D, bufs)``, the item (floored or copied), a scratch
     of K floats, the tracked evaluation's ``D`` (``d_rows`` rows, 0 where untracked) and the
@@ -1041,10 +1055,10 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl,
     probe = track and n_rows > 0 and n > 1 and frozen_usable(kind, inv_eta)
     if probe:
         Lf, e, D, bufs = _chunk_buffers(arena, 0, per, shared, A, K, 3 + n_rows)
-        Lj = _floored(L, 0, floor, nfl, Lf, e)
+        Lj = _floored_powers(L, 0, floor, nfl, Lf, e, kind, inv_eta, bufs[0])
         u = U[0].copy()
         iters[0], conv[0], res[0], nneg[0] = general_item(
-            Lj, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, D, fz
+            Lj, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, D, fz, True
         )
         U[0] = u
         fz[0] = 1.0 if not (fz[1] > PROBE_RATE) else 0.0  # NaN (no step taken): keep them
@@ -1056,14 +1070,16 @@ def solve_items(L, kind, inv_eta, W, tol, max_iter, method, U, warm, floor, nfl,
         for j in range(c * n // m, (c + 1) * n // m):
             if probe and j == 0:
                 continue
-            Lj = _floored(L, j, floor, nfl, Lf, e)
             u = U[j].copy()
             if lean:  # the items the one-order driver declined: solve_item decides
+                Lj = _floored(L, j, floor, nfl, Lf, e)
                 r = solve_item(Lj, kind, inv_eta, W, tol, max_iter, method, u, warm)
-            elif track:
-                r = general_item(Lj, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, D, fzc)
             else:
-                r = general_item(Lj, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, None, fzc)
+                Lj = _floored_powers(L, j, floor, nfl, Lf, e, kind, inv_eta, bufs[0])
+                if track:
+                    r = general_item(Lj, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, D, fzc, True)
+                else:
+                    r = general_item(Lj, kind, inv_eta, W, Wsum, tol, max_iter, method, u, warm, bufs, None, fzc, True)
             iters[j], conv[j], res[j], nneg[j] = r
             U[j] = u
     return iters, conv, res, nneg

@@ -16,7 +16,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from solvers.kernels.fastexp import exp_scaled
 from solvers.kernels.floor_row import floor_row
+
+from .potential import ISO
 
 
 @njit(cache=True, error_model="numpy")
@@ -53,4 +56,22 @@ def floor_item(L, out, floor, e):
     n = 0
     for r in range(L.shape[0]):
         n += floor_row(L[r], out[r], floor, log_floor, e)
+    return n
+
+
+@njit(cache=True, error_model="numpy")
+def floor_powers_item(L, out, floor, e, kind, inv_eta, Pg):
+    """:func:`floor_item` (``floor`` > 0; else ``out`` = ``L``, a copy) with each isoelastic agent's
+    powers ``Pg[i] = exp(inv_eta_i out[i])`` (:func:`markets.kernels.potential.powers`, the same
+    values bit for bit) taken row by row while the floored row is in cache, instead of a second pass
+    over the item. The general path's drivers call it per item; returns the entries floored."""
+    log_floor = np.log(floor) if floor > 0.0 else 0.0
+    n = 0
+    for r in range(L.shape[0]):
+        if floor > 0.0:
+            n += floor_row(L[r], out[r], floor, log_floor, e)
+        else:
+            out[r] = L[r]
+        if kind[r] == ISO:
+            exp_scaled(out[r], inv_eta[r], Pg[r])
     return n

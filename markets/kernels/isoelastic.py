@@ -42,7 +42,7 @@ def one_order(kind, inv_eta, W):
 def iso_powers(L, g, PgT, flat):
     """``PgT[k, i] = P_ik^g`` (goods-major) from log-beliefs ``L`` (A, K); 0 where ``P_ik = 0``.
     The log-beliefs are first transposed into ``PgT`` (:func:`transpose_rows`), then exponentiated
-    there in place by the vectorised :func:`solvers.kernels.fastexp.exp_scaled_inplace` (within 1.5
+    there in place by the vectorised :func:`solvers.kernels.fastexp.exp_scaled_inplace` (within 2
     ulp of ``exp``; the same numbers bit for bit as exponentiating first). ``flat`` (scratch of
     ``A * K`` floats) is unused since session 47.
 
@@ -115,7 +115,7 @@ def iso_pass(PgT, g, W, Wsum, u, z, s, T, cp, want_phi):
     clearing error; a NaN test in the loop did not survive compilation, the flag does).
 
     The 2 K exponentials (``c^(1-g)`` and ``c``) go through the vectorised
-    :func:`solvers.kernels.fastexp.exp_scaled` (1.5 ulp); until session 43 they were libm calls, about
+    :func:`solvers.kernels.fastexp.exp_scaled` (2 ulp); until session 43 they were libm calls, about
     5 ns a good each, which made the seed's fixed point (a pass per iteration) 1.6-2.3x slower at 10
     agents (256-4,096 goods, eta = 10) and 1.2-1.3x at 100 agents x 10 goods, Newton-CG 1.1-1.4x slower
     at 10 agents (session 43, ``benchmarks/results/session43.md``)."""

@@ -34,7 +34,7 @@ ISO = 1
 @njit(cache=True, error_model="numpy")
 def powers(L, kind, inv_eta, Pg):
     """Pg[i, k] = P_ik^{1/eta_i} for isoelastic agents (0 where P_ik = 0), row by row by the
-    vectorised :func:`solvers.kernels.fastexp.exp_scaled` (within 1.5 ulp of ``exp``)."""
+    vectorised :func:`solvers.kernels.fastexp.exp_scaled` (within 2 ulp of ``exp``)."""
     A, K = L.shape
     for i in range(A):
         if kind[i] == ISO:

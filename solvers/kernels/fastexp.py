@@ -4,16 +4,24 @@ numba compiles ``np.exp`` to a scalar libm call (about 5-6 ns per element here: 
 without SVML), while NumPy's ufunc is vectorised but cannot run inside a ``prange`` loop. This kernel
 is branch-free, so LLVM vectorises it (AVX2: four doubles per instruction), and runs at about
 0.9-1.1 ns per element in cache (NumPy's AVX-512 ufunc: 0.6-0.8), inside the caller's parallel loop.
+(Those figures are from session 26's machine; on session 50's, AVX2 without AVX-512 and NumPy's ufunc
+a scalar 8-11 ns, ``benchmarks/bench_fastexp.py`` gave 2.5-3.3 ns with Horner's rule and 1.6-2.8 with
+Estrin's below, two runs per version alternating.)
 
 Method (textbook Cody-Waite reduction): ``x = t ln 2 + r`` with ``t = round(x / ln 2)`` and
 ``|r| <= ln(2)/2``; ``ln 2`` is split into a head with 32 trailing zero bits (so ``t * LN2_HI`` is
 exact for ``|t| < 2^20``) and a tail; ``exp(r)`` by its Taylor polynomial of degree 12 (truncation
-error ``(ln 2 / 2)^13 / 13! < 2e-16``); ``2^t`` assembled in the exponent bits. The rounding of
+error ``(ln 2 / 2)^13 / 13! < 2e-16``), written ``1 + r (1 + r q(r))`` with ``q`` of degree 10 by
+Estrin's scheme (pairs ``a + b r``, then powers ``r^2``, ``r^4``: five dependent operations where
+Horner's rule has eleven; the loop was bound by that chain's latency) and the last two steps as
+Horner's, so that the final roundings and the error bound stay Horner's; ``2^t`` assembled in the
+exponent bits. The rounding of
 ``x / ln 2`` uses the ``1.5 * 2^52`` shift, whose low mantissa bits then hold ``t`` as an integer,
 so no float-to-int conversion (not vectorised on AVX2) is needed; the bits move between the float and
 the integer by :mod:`solvers.kernels.bitcast`, so the kernel is one loop (it was three, through a
-scratch array: 1.3-2.4x slower, same results bit for bit). Measured error: at most 1.5 ulp
-against NumPy's ``exp`` (tests/solvers/test_fastexp.py).
+scratch array: 1.3-2.4x slower, same results bit for bit). Measured error: at most 2 ulp
+against NumPy's ``exp`` (tests/solvers/test_fastexp.py; 2.0 over 6 million points in [-700, 700] both
+with Horner's rule and with Estrin's, session 50).
 
 The fast-math flags allow contraction to FMA but not re-association, which would break the
 reduction (with ``reassoc`` the error grows to about 100 ulp).
@@ -47,18 +55,20 @@ def _exp1(v0):
     sh = v * LOG2E + _SHIFT
     t = sh - _SHIFT
     r = (v - t * LN2_HI) - t * LN2_LO
-    p = 1.0 / 479001600.0
-    p = p * r + 1.0 / 39916800.0
-    p = p * r + 1.0 / 3628800.0
-    p = p * r + 1.0 / 362880.0
-    p = p * r + 1.0 / 40320.0
-    p = p * r + 1.0 / 5040.0
-    p = p * r + 1.0 / 720.0
-    p = p * r + 1.0 / 120.0
-    p = p * r + 1.0 / 24.0
-    p = p * r + 1.0 / 6.0
-    p = p * r + 0.5
-    p = p * r + 1.0
+    # exp(r) = 1 + r (1 + r q(r)), q = sum_{j=0}^{10} r^j / (j + 2)!: q by Estrin's scheme (a
+    # dependency chain of five operations instead of Horner's eleven), the last two steps as Horner's
+    r2 = r * r
+    r4 = r2 * r2
+    a1 = 1.0 / 2.0 + (1.0 / 6.0) * r
+    a2 = 1.0 / 24.0 + (1.0 / 120.0) * r
+    a3 = 1.0 / 720.0 + (1.0 / 5040.0) * r
+    a4 = 1.0 / 40320.0 + (1.0 / 362880.0) * r
+    a5 = 1.0 / 3628800.0 + (1.0 / 39916800.0) * r
+    b1 = a1 + a2 * r2
+    b2 = a3 + a4 * r2
+    b3 = a5 + (1.0 / 479001600.0) * r2
+    q = b1 + (b2 + b3 * r4) * r4
+    p = q * r + 1.0
     p = p * r + 1.0
     # 2^t in the exponent field (t + 1023 is in [1, 2046] after clamping)
     p = p * as_float64((as_int64(sh) - _SHIFT_BITS + 1023) << 52)

@@ -11,7 +11,7 @@ market's floor (:mod:`markets.kernels.floor`), so the two cannot drift apart.
 
 A row with nothing below the floor costs one compare pass (and the copy, when ``dst`` is not
 ``src``); a floored row takes its masses from one vectorised
-:func:`solvers.kernels.fastexp.exp_scaled` (within 1.5 ulp of ``exp``; a branchy scalar ``exp`` per
+:func:`solvers.kernels.fastexp.exp_scaled` (within 2 ulp of ``exp``; a branchy scalar ``exp`` per
 floored entry was 3x slower) and each round of the rule is a branch-free pass.
 """
 

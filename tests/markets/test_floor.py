@@ -85,3 +85,27 @@ def test_fused_floor_on_the_general_path(rng, market):
             assert res.n_floored == ref.n_floored > 0 and res.all_converged, method
             np.testing.assert_allclose(res.log_prices, exact.log_prices, rtol=0, atol=1e-10)
         assert res.summary()["max_clearing_error"] <= 1e-11, method
+
+
+@pytest.mark.parametrize("floor", [0.0, 1e-9, 1e-3])
+def test_floor_with_powers_is_the_floor_then_the_powers_bit_for_bit(rng, floor):
+    """:func:`markets.kernels.floor.floor_powers_item` (the general path's fused floor and powers) gives
+    exactly :func:`floor_item` (or the copy, without a floor) then :func:`markets.kernels.potential.powers`,
+    with an exponential agent, whose row of powers it must leave alone."""
+    from markets.kernels.floor import floor_item, floor_powers_item
+    from markets.kernels.potential import ISO, powers
+
+    lp = np.ascontiguousarray(as_log_probs(random_beliefs(rng, 1, 7, 40, 0.05)).log_probs[0])
+    kind = np.array([ISO, ISO, 0, ISO, ISO, ISO, ISO], np.int64)
+    inv_eta = np.array([1.0, 0.5, 0.0, 0.1, 1 / 30, 0.77, 1.0])
+    e = np.empty(40)
+    ref = lp.copy()
+    n_ref = floor_item(lp, ref, floor, e) if floor > 0 else 0
+    pg_ref = np.full((7, 40), -1.0)
+    powers(ref, kind, inv_eta, pg_ref)
+    out = np.empty_like(lp)
+    pg = np.full((7, 40), -1.0)
+    n = floor_powers_item(lp, out, floor, e, kind, inv_eta, pg)
+    assert n == n_ref and (floor == 0.0 or n > 0)
+    assert np.array_equal(out, ref) and np.array_equal(pg, pg_ref)
+    assert np.all(pg[2] == -1.0)
