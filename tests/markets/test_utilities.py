@@ -129,3 +129,36 @@ def test_make_agents_builds_one_utility_per_distinct_spec():
     for bad in ([2.0, -1.0], [2.0, "iso3"], [2.0, True], [2.0, float("nan")]):
         with pytest.raises(InputError):
             make_agents(bad, np.ones(2))
+
+
+def test_plain_specs_match_one_make_utility_per_agent():
+    """The vectorised path for lists of names and numbers (:func:`markets.agents._plain_specs`) gives each
+    agent the utility :func:`make_utility` gives its spec (class and eta), one shared object per distinct
+    value, on 1,000 specs of every plain type; a list with a :class:`Utility` in it takes the loop and
+    agrees; a bad spec among them is still named by its agent."""
+    from markets import make_agents
+    from markets.agents import _plain_specs
+    from solvers.errors import InputError
+
+    rng = np.random.default_rng(3)
+    pool = [2, 2.0, np.float64(2.0), np.float32(0.1), 0.1, np.int64(7), 1, 1.0, "log", "LOG", "Exp", "logarithmic"]
+    specs = [pool[i] for i in rng.integers(0, len(pool), 1000)] + list(np.exp(rng.uniform(0, 3, 500)))
+    assert _plain_specs(specs) is not None
+    for with_instance in (False, True):
+        s = specs + [Isoelastic(3.0)] if with_instance else specs
+        agents = make_agents(s)
+        assert _plain_specs(s) is None if with_instance else True
+        for spec, u in zip(s, agents.utilities):
+            ref = make_utility(spec)
+            assert type(u) is type(ref) and (u.eta == ref.eta or np.isinf(ref.eta))
+        key = [
+            (True, x) if type(x) is str else (False, float(x)) if not isinstance(x, Utility) else (None, id(x))
+            for x in s
+        ]
+        for i in rng.integers(0, len(s), (300, 2)):
+            same = key[i[0]] == key[i[1]] and not isinstance(s[i[0]], Utility)
+            assert (agents.utilities[i[0]] is agents.utilities[i[1]]) == same
+    for bad, at in (([2.0] * 5 + [np.bool_(True)], 5), ([2.0, 3.0, 0.0], 2), (["log", "exp", "nope"], 2)):
+        with pytest.raises(InputError) as ei:
+            make_agents(bad)
+        assert ei.value.agent == at
