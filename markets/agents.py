@@ -29,7 +29,7 @@ from aggregators.validation import DEFAULT_FLOOR, Predictions, _check_floor, as_
 from solvers.errors import InputError
 
 from . import kernels
-from .utilities import EXPONENTIAL, GENERIC, ISOELASTIC, Isoelastic, Logarithmic, Utility, make_utility
+from .utilities import EXPONENTIAL, GENERIC, ISOELASTIC, Isoelastic, Logarithmic, Utility, _check_eta, make_utility
 
 
 @dataclass
@@ -99,27 +99,22 @@ def check_wealth(wealth: Any, n_agents: int, kind: np.ndarray | None = None) -> 
 
 def _plain_specs(seq: list) -> dict | None:
     """The distinct specs of ``seq`` mapped to their utilities when every spec is a string or a plain
-    number (not a bool) and every number is a valid eta, else None (the caller's loop then finds the
-    first bad agent). The numbers are checked in one vectorised test and the utilities built once per
-    distinct value without :func:`~markets.utilities.make_utility`'s per-spec dispatch. Equal numbers
-    share one utility (``2`` and ``2.0`` are one key, as a dict has them; ``"2"`` is a name)."""
+    number (not a bool) and every spec is valid, else None (the caller's loop then finds the first bad
+    agent). The utilities are built once per distinct value, numbers without
+    :func:`~markets.utilities.make_utility`'s dispatch. Equal numbers share one utility (``2`` and ``2.0`` are one key, as a dict has them; ``"2"`` is a name)."""
     for t in set(map(type, seq)):
         if not (
             t is str or (issubclass(t, (int, float, np.integer, np.floating)) and not issubclass(t, (bool, np.bool_)))
         ):
             return None
     made: dict[Any, Any] = dict.fromkeys(seq)
-    nums = [k for k in made if type(k) is not str]
-    if nums:
-        etas = np.array(nums, dtype=np.float64)
-        if not (np.isfinite(etas).all() and (etas > 0).all()):
-            return None
-        for k, e in zip(nums, etas.tolist()):
-            made[k] = Logarithmic() if e == 1.0 else Isoelastic(e)
     try:
         for k in made:
             if type(k) is str:
                 made[k] = make_utility(k)
+            else:
+                e = _check_eta(k)
+                made[k] = Logarithmic() if e == 1.0 else Isoelastic(e)
     except InputError:
         return None
     return made
@@ -129,9 +124,10 @@ def _utilities_of(seq: list) -> list[Utility]:
     """One :class:`Utility` per spec, one object per distinct number or name: building a utility
     per agent cost 2-5 µs each, 2-5 ms per call of a 1,000-agent market (session 37: a third of
     the fixed cost of an equilibrium of one item at 1,000 x 1,024, paid by every method). Specs that
-    are all names and numbers take :func:`_plain_specs` (session 51, 1,000 agents: the grid's
-    mixed market 0.36 -> 0.09 ms, 1,000 distinct etas 1.32 -> 0.61 ms); others, and any
-    bad spec, the loop here, which names the first bad agent."""
+    are all names and numbers take :func:`_plain_specs` (session 51, ``make_agents`` of 1,000
+    agents: the grid's mixed market 0.50 -> 0.21 ms, 1,000 distinct etas 1.49 -> 0.76 ms;
+    ``benchmarks/bench_make_agents.py``); others, and any bad spec, the loop here, which names the
+    first bad agent."""
     plain = _plain_specs(seq)
     if plain is not None:
         return list(map(plain.__getitem__, seq))
