@@ -101,7 +101,8 @@ def _plain_specs(seq: list) -> dict | None:
     """The distinct specs of ``seq`` mapped to their utilities when every spec is a string or a plain
     number (not a bool) and every spec is valid, else None (the caller's loop then finds the first bad
     agent). The utilities are built once per distinct value, numbers without
-    :func:`~markets.utilities.make_utility`'s dispatch. Equal numbers share one utility (``2`` and ``2.0`` are one key, as a dict has them; ``"2"`` is a name)."""
+    :func:`~markets.utilities.make_utility`'s dispatch. Equal numbers share one utility (``2`` and
+    ``2.0`` are one key, as a dict has them; ``"2"`` is a name)."""
     for t in set(map(type, seq)):
         if not (
             t is str or (issubclass(t, (int, float, np.integer, np.floating)) and not issubclass(t, (bool, np.bool_)))
