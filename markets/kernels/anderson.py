@@ -31,7 +31,7 @@ from solvers.kernels.anderson import anderson_step, plain_fallback, plain_image,
 
 from .isoelastic import iso_pass
 from .line_search import MAX_LOG_STEP
-from .potential import evaluate
+from .potential import evaluate_spending
 
 MEMORY = 5
 """Steps kept (``m``). Measured on the grid's three families, K 16-1,024, A 2-1,000, eta 2-30:
@@ -48,7 +48,7 @@ def _pass(lean, u, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B):
     evaluation (both fill the spending ``T``)."""
     if lean:
         return iso_pass(PgT, g, W, Wsum, u, z, s, T, cp, False)[1]
-    return evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)[1]
+    return evaluate_spending(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)[1]
 
 
 @njit(cache=True, error_model="numpy")

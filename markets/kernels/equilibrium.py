@@ -33,9 +33,18 @@ from .normaliser import PROBE_RATE, frozen_normaliser_step, frozen_usable, order
 from .normaliser import scratch_size as frozen_scratch_size
 from .order_pcg import MIN_AGENTS as PCG_MIN_AGENTS
 from .order_pcg import order_direction, order_rows, pcg_solve
-from .potential import ISO, evaluate, evaluate_into, init_prices, newton_direction, powers, tracks_diagonal
+from .potential import (
+    ISO,
+    evaluate,
+    evaluate_into,
+    evaluate_spending,
+    init_prices,
+    newton_direction,
+    powers,
+    tracks_diagonal,
+)
 from .start_bound import box_general, box_iso, overpriced, overpriced_general
-from .woodbury import WOODBURY_MAX_ROWS, woodbury_direction, woodbury_resolve, woodbury_rows
+from .woodbury import WOODBURY_MAX_ROWS, woodbury_direction, woodbury_resolve, woodbury_rows, woodbury_scratch_size
 
 
 @njit(cache=True, error_model="numpy")
@@ -721,6 +730,7 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
     wb = rows <= WOODBURY_MAX_ROWS  # few agents: the exact direction by Woodbury (markets.kernels.woodbury)
     V = np.empty((rows + 2, K) if wb else (0, K))
     Ew = np.empty((rows, rows)) if wb else no2
+    Sw = np.empty(woodbury_scratch_size(rows) if wb else 0)
     b = np.empty(K if wb else 0)
     c = np.empty(K if wb else 0)
     can_correct = n_exp == 0  # markets.kernels.corrector: isoelastic and log agents only
@@ -769,7 +779,7 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
         by_wb = False
         if wb:
             newton_rhs(u, T, Wsum, rhs, b, c, tmp)
-            ok = woodbury_direction(kind, inv_eta, W, Q, c, dg, h, reg, b, d, V, Ew)
+            ok = woodbury_direction(kind, inv_eta, W, Q, c, dg, h, reg, b, d, V, Ew, Sw)
             by_wb = ok
         pcg = False
         if D is not None:  # a compile-time branch
@@ -806,9 +816,13 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
         if ok and corr:
             if D is not None:  # a compile-time branch; the correction preconditioned as the direction was
                 Vo = D[3:] if pcg else D[3:3]
-                corrected = _correct(by_wb, kind, inv_eta, W, Wsum, Q, T, u, d, cw, V, Ew, reg, target, scr, dg, h, Vo)
+                corrected = _correct(
+                    by_wb, kind, inv_eta, W, Wsum, Q, T, u, d, cw, V, Ew, Sw, reg, target, scr, dg, h, Vo
+                )
             else:
-                corrected = _correct(by_wb, kind, inv_eta, W, Wsum, Q, T, u, d, cw, V, Ew, reg, target, scr, dg, h, no2)
+                corrected = _correct(
+                    by_wb, kind, inv_eta, W, Wsum, Q, T, u, d, cw, V, Ew, Sw, reg, target, scr, dg, h, no2
+                )
         accepted, phin, resn, nnegn = safeguarded_step(
             ok,
             u,
@@ -937,7 +951,7 @@ def _dense_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, ph
 
 
 @njit(cache=True, error_model="numpy")
-def _correct(by_wb, kind, inv_eta, W, Wsum, Q, T, u, d, cw, V, Ew, reg, target, scr, dg, h, Vo):
+def _correct(by_wb, kind, inv_eta, W, Wsum, Q, T, u, d, cw, V, Ew, Sw, reg, target, scr, dg, h, Vo):
     """The corrected step of :mod:`markets.kernels.corrector` added to the Newton direction ``d``
     (by :func:`markets.kernels.woodbury.woodbury_resolve` after a Woodbury direction, else CG with
     stopping residual ``target``, preconditioned by the orders' rows ``Vo`` if it has any, as
@@ -949,7 +963,7 @@ def _correct(by_wb, kind, inv_eta, W, Wsum, Q, T, u, d, cw, V, Ew, reg, target, 
     if not corrector_rhs(kind, inv_eta, W, Wsum, Q, T, u, d, b2, cw[2 * K :]):
         return False
     if by_wb:
-        ok2 = woodbury_resolve(V, Ew, b2, d2)
+        ok2 = woodbury_resolve(V, Ew, b2, d2, Sw)
     elif Vo.shape[0] > 0:
         ok2 = pcg_solve(b2, reg, target, d2, scr, kind, inv_eta, W, Q, dg, h, Vo, Vo.shape[0])[0]
     else:
@@ -975,7 +989,7 @@ def _fixed_point_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, 
     while res > tol and it < max_iter:
         it += 1
         fixed_point_prices(u, T, x)
-        phi, res, nneg = evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
+        phi, res, nneg = evaluate_spending(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)  # no potential
     return it, res <= tol, res, nneg
 
 

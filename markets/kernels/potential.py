@@ -52,9 +52,9 @@ per distinct order); below it, agent by agent (an array of flags costs more than
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _iso_agent(L, i, g, w, u, Pg, Q, T, cp):
+def _iso_agent(L, i, g, w, u, Pg, Q, T, cp, want_phi):
     """Agent ``i`` (isoelastic of order ``g`` < 1, ``cp = c^(1-g)``): its effective belief ``Q_i``
-    (Eq. 2.35), its spending added to ``T``; returns its term of the potential."""
+    (Eq. 2.35), its spending added to ``T``; returns its term of the potential (``want_phi``), else 0."""
     K = L.shape[1]
     z = 0.0
     for k in range(K):
@@ -66,6 +66,8 @@ def _iso_agent(L, i, g, w, u, Pg, Q, T, cp):
         q = Q[i, k] * iz
         Q[i, k] = q
         T[k] += w * q
+    if not want_phi:
+        return 0.0
     dl = 1.0 - g
     if abs(dl) < 0.1:
         # near the log agent, 1/(1-g) amplifies rounding: log z = log1p(sum P expm1(dl a))
@@ -244,7 +246,18 @@ def evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp):
     """Spending, potential and residual at normalised log-prices ``u``: :func:`_evaluate` without
     the diagonal (the fixed point, Anderson and the dense Newton need none; compiled with the
     diagonal's code left out, so they pay nothing for it)."""
-    return _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, Q, False)  # D unused: any 2-d array
+    return _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, Q, False, True)  # D unused: any 2-d array
+
+
+@njit(cache=True, fastmath=_FM, error_model="numpy")
+def evaluate_spending(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp):
+    """:func:`evaluate` without the potential (returned as 0): for the fixed point and Anderson, which
+    read only the spending and the residual (the lean path's ``iso_pass`` skips it likewise). The
+    potential of an agent within 0.1 of the log agent's order costs a scalar ``exp`` and ``expm1`` per
+    good (``_iso_agent``'s accurate form), so before session 54 the seed's fixed point paid that in
+    every pass where some agent's eta is in (1, 1.11): 6 of the grid's 100 ``spread-low`` agents and
+    88 of its 1,000 (``benchmarks/results/session54.md``)."""
+    return _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, Q, False, False)
 
 
 @njit(cache=True, fastmath=_FM, error_model="numpy")
@@ -254,12 +267,12 @@ def evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D):
     one (:mod:`markets.kernels.order_pcg`, :func:`markets.kernels.order_pcg.order_rows` of them), or,
     for ``D`` of any other shape, :func:`evaluate`."""
     if D.shape[0] >= 3 and D.shape[1] == L.shape[1]:
-        return _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D, True)
+        return _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D, True, True)
     return evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D, track):
+def _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D, track, want_phi):
     """Spending, potential and residual at normalised log-prices ``u``.
 
     Fills ``Q`` (effective beliefs of isoelastic agents, Eq. 2.35), ``B`` (``log(P/c) - S_i`` of
@@ -311,12 +324,18 @@ def _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D, track):
         if kind[i] == ISO:
             g = inv_eta[i]
             if g == 1.0:
-                for k in range(K):
-                    p = Pg[i, k]
-                    Q[i, k] = p
-                    T[k] += w * p
-                    if p > 0.0:
-                        phi += w * p * u[k]
+                if want_phi:
+                    for k in range(K):
+                        p = Pg[i, k]
+                        Q[i, k] = p
+                        T[k] += w * p
+                        if p > 0.0:
+                            phi += w * p * u[k]
+                else:
+                    for k in range(K):
+                        p = Pg[i, k]
+                        Q[i, k] = p
+                        T[k] += w * p
             elif grouped:
                 if not link_head(link, i):
                     continue
@@ -327,7 +346,7 @@ def _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D, track):
                 j = i
                 while j >= 0:  # the agents of order g (order_links)
                     wg += W[j]
-                    phi += _iso_agent(L, j, g, W[j], u, Pg, Q, T, cp)
+                    phi += _iso_agent(L, j, g, W[j], u, Pg, Q, T, cp, want_phi)
                     j = link_next(link, j)
                 if track:
                     if g < 1.0 and 3 + io < D.shape[0]:  # the order's mean-agent row (order_pcg)
@@ -341,7 +360,7 @@ def _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D, track):
                     prev = g
                 if track:
                     D[2, :] = T
-                phi += _iso_agent(L, i, g, w, u, Pg, Q, T, cp)
+                phi += _iso_agent(L, i, g, w, u, Pg, Q, T, cp, want_phi)
                 if track:
                     _added(T, D, 1.0 - g)
         else:
@@ -380,7 +399,7 @@ def _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D, track):
             t = T[k] + n_exp * (c[k] if c.shape[0] == K else np.exp(u[k]))
             D[0, k] = t - D[0, k]
             D[1, k] = t - D[1, k]
-    return phi, res, nneg
+    return (phi if want_phi else 0.0), res, nneg
 
 
 @njit(cache=True, error_model="numpy")

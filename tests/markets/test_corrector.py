@@ -11,7 +11,7 @@ from markets.kernels.corrector import corrector_rhs, newton_steps, predicted_spe
 from markets.kernels.line_search import trial
 from markets.kernels.newton_cg import cg_scratch_size, cg_solve, general_diagonal, newton_rhs
 from markets.kernels.potential import evaluate, newton_direction, powers
-from markets.kernels.woodbury import woodbury_direction, woodbury_resolve, woodbury_rows
+from markets.kernels.woodbury import woodbury_direction, woodbury_resolve, woodbury_rows, woodbury_scratch_size
 from solvers.special import logsumexp
 
 from .conftest import random_beliefs
@@ -83,7 +83,8 @@ def test_woodbury_resolve_is_the_dense_solution_for_another_rhs(K, rng):
     b, c = np.empty(K), np.empty(K)
     newton_rhs(u, T, W.sum(), False, b, c, np.empty(K))
     d = np.empty(K)
-    assert woodbury_direction(kind, inv_eta, W, Q, c, dg, h, reg, b, d, V, Ew)
+    S = np.full(woodbury_scratch_size(rows), np.nan)  # scratch: its contents must not matter
+    assert woodbury_direction(kind, inv_eta, W, Q, c, dg, h, reg, b, d, V, Ew, S)
     dense = np.empty(K)
     assert newton_direction(
         kind, inv_eta, W, u, Q, B, T, W.sum(), dense, np.empty((K, K)), np.empty((K, K)), np.empty(K)
@@ -93,7 +94,8 @@ def test_woodbury_resolve_is_the_dense_solution_for_another_rhs(K, rng):
     T2 = T * np.exp(rng.normal(0.0, 0.1, K))
     b2 = T2 - W.sum() * c
     x = np.empty(K)
-    assert woodbury_resolve(V, Ew, b2, x)
+    S[:] = np.nan
+    assert woodbury_resolve(V, Ew, b2, x, S)
     x_dense = np.empty(K)
     assert newton_direction(
         kind, inv_eta, W, u, Q, B, T2, W.sum(), x_dense, np.empty((K, K)), np.empty((K, K)), np.empty(K)

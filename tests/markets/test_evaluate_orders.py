@@ -17,6 +17,7 @@ from markets.kernels.potential import (
     FEW_ORDERS,
     GROUP_MIN_GOODS,
     evaluate,
+    evaluate_spending,
     link_head,
     link_next,
     order_links,
@@ -92,6 +93,34 @@ def test_evaluate_equals_a_numpy_evaluation_with_alternating_orders(K, rng):
     np.testing.assert_allclose(T2, T, rtol=1e-13, atol=0)
     np.testing.assert_allclose(Q2[np.argsort(perm)], Q, rtol=1e-13, atol=1e-300)
     assert phi2 == pytest.approx(phi, rel=1e-12, abs=1e-13) and nneg2 == nneg
+
+
+@pytest.mark.parametrize("K", [5, GROUP_MIN_GOODS, 200])
+def test_the_fixed_points_evaluation_without_the_potential_fills_the_same_buffers(K, rng):
+    """:func:`evaluate_spending` (the fixed point's and Anderson's pass, session 54) skips only the
+    potential: the spending, effective beliefs, exponential agents' rows, residual and short count are
+    :func:`evaluate`'s to rounding (each compiled function vectorises its sums its own way: 1 ulp seen),
+    with log, near-log (the potential's log1p form) and exponential agents."""
+    A = len(SPECS)
+    ag = make_agents(SPECS, rng.uniform(0.3, 2.0, A))
+    kinds, g, W = ag.kind.astype(np.int64), ag.inv_eta.astype(np.float64), ag.wealth.astype(np.float64)
+    lp = random_beliefs(rng, 1, A, K, conc=1.5)[0]
+    u = rng.normal(0.0, 1.0, K)
+    u -= logsumexp(u)
+    Pg = np.zeros((A, K))
+    powers(lp, kinds, g, Pg)
+    out = []
+    for f in (evaluate, evaluate_spending):
+        Q, B, T, cp = np.full((A, K), np.nan), np.full((A, K), np.nan), np.full(K, np.nan), np.full(K, np.nan)
+        phi, res, nneg = f(lp, kinds, g, W, W.sum(), u, Pg, Q, B, T, cp)
+        out.append((phi, res, nneg, T, Q, B))
+    (phi, res, nneg, T, Q, B), (phi0, res0, nneg0, T0, Q0, B0) = out
+    assert phi0 == 0.0 and phi != 0.0
+    assert res0 == pytest.approx(res, rel=1e-13) and nneg0 == nneg
+    np.testing.assert_allclose(T0, T, rtol=1e-14, atol=0)
+    iso, ex = kinds == ISOELASTIC, kinds == EXPONENTIAL
+    np.testing.assert_allclose(Q0[iso], Q[iso], rtol=1e-14, atol=0)
+    np.testing.assert_allclose(B0[ex], B[ex], rtol=1e-13, atol=1e-16)
 
 
 @pytest.mark.parametrize("method", ["fixed_point", "anderson", "newton", "newton_cg", "auto"])

@@ -7,16 +7,20 @@ import pytest
 
 from markets import equilibrium
 from markets.kernels.newton_cg import general_diagonal
-from markets.kernels.woodbury import WOODBURY_MAX_ROWS, _gram, woodbury_direction, woodbury_rows
+from markets.kernels.woodbury import WOODBURY_MAX_ROWS, _gram, woodbury_direction, woodbury_rows, woodbury_scratch_size
 
 from .conftest import random_beliefs
 from .test_newton_cg import MIXES, general_point
 
+OWN_ORDERS = [1.01, 1.3, 1.7, 2.2, 2.9, 1.1, 1.5, 2.5, 1.2, 2.0]
+"""Ten agents each of its own eta in 1.01-3 (the grid's ``spread-low``): the largest Woodbury system."""
 
-@pytest.mark.parametrize("mix", list(MIXES))
+
+@pytest.mark.parametrize("mix", [*MIXES, "own_orders"])
 @pytest.mark.parametrize("K", [2, 3, 20, 70])
 def test_woodbury_direction_is_the_dense_newton_direction(mix, K, rng):
-    utils = MIXES[mix] if isinstance(MIXES[mix], list) else [MIXES[mix]] * 5
+    spec = OWN_ORDERS if mix == "own_orders" else MIXES[mix]
+    utils = spec if isinstance(spec, list) else [spec] * 5
     kind, inv_eta, W, u, Q, T, d = general_point(utils, K, rng)
     dg, h = np.empty(K), np.empty(K)
     n_exp = general_diagonal(kind, inv_eta, W, Q, u, dg, h)
@@ -25,10 +29,13 @@ def test_woodbury_direction_is_the_dense_newton_direction(mix, K, rng):
     rows = woodbury_rows(kind, inv_eta, W)
     assert rows == 2 + sum(1 for k, g in zip(kind, inv_eta) if k == 1 and g != 1.0)
     d_w = np.full(K, np.nan)
-    assert woodbury_direction(
-        kind, inv_eta, W, Q, np.exp(u), dg, h, reg, b, d_w, np.empty((rows + 2, K)), np.empty((0, 0))
-    )
+    S = np.full(woodbury_scratch_size(rows), np.nan)  # scratch: its contents must not matter
+    V = np.full((rows + 2, K), np.nan)
+    assert woodbury_direction(kind, inv_eta, W, Q, np.exp(u), dg, h, reg, b, d_w, V, np.empty((0, 0)), S)
     np.testing.assert_allclose(d_w, d, rtol=1e-9, atol=1e-10 * np.abs(d).max())
+    d_2 = np.full(K, np.nan)  # the same scratch again, as a Newton loop's next step reuses it
+    assert woodbury_direction(kind, inv_eta, W, Q, np.exp(u), dg, h, reg, b, d_2, V, np.empty((0, 0)), S)
+    np.testing.assert_array_equal(d_2, d_w)
 
 
 def test_woodbury_declines_a_non_positive_diagonal(rng):
@@ -38,8 +45,21 @@ def test_woodbury_declines_a_non_positive_diagonal(rng):
     dg = np.ones(K)
     dg[2] = 0.0
     d = np.empty(K)
+    S = np.empty(woodbury_scratch_size(A + 2))
     assert not woodbury_direction(
-        kind, inv_eta, W, Q, np.full(K, 1 / K), dg, Q.sum(0), 3.0, np.ones(K), d, np.empty((A + 4, K)), np.empty((0, 0))
+        kind,
+        inv_eta,
+        W,
+        Q,
+        np.full(K, 1 / K),
+        dg,
+        Q.sum(0),
+        3.0,
+        np.ones(K),
+        d,
+        np.empty((A + 4, K)),
+        np.empty((0, 0)),
+        S,
     )
 
 
@@ -59,9 +79,9 @@ def test_equilibrium_with_woodbury_steps_is_the_fixed_points(utils, K, rng):
         np.testing.assert_allclose(r.log_prices, fp.log_prices, atol=1e-9)
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 6, 7, 11])
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6, 7, 11, 12, 13])
 def test_gram_pass_adds_v_v_transpose(n, rng):
-    """``_gram`` (two rows at a time since session 40, with a last odd row) adds ``V[:n] V[:n]^T`` to
+    """``_gram`` (blocks of two rows by two since session 54, with a last odd row) adds ``V[:n] V[:n]^T`` to
     ``E`` and leaves the rows of ``V`` it is not given alone."""
     K = 37
     V = rng.standard_normal((n + 1, K))
