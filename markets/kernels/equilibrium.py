@@ -27,7 +27,7 @@ from .isoelastic import (
     transpose_rows,
 )
 from .jacobi import JACOBI_RATE, JACOBI_UNTIL, jacobi_log_step
-from .line_search import safeguarded_step, trial
+from .line_search import first_step, safeguarded_step, trial
 from .newton_cg import UNDER_PRICED_LOG_RHS, cg_direction, cg_scratch_size, cg_solve, general_diagonal, newton_rhs
 from .normaliser import PROBE_RATE, frozen_normaliser_step, frozen_usable, order_groups, take_frozen_step
 from .normaliser import scratch_size as frozen_scratch_size
@@ -37,7 +37,9 @@ from .potential import (
     ISO,
     evaluate,
     evaluate_into,
+    evaluate_into_spending,
     evaluate_spending,
+    has_near_log,
     init_prices,
     newton_direction,
     powers,
@@ -520,6 +522,24 @@ def _eval(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D):
     return evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _eval_spending(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D):
+    """:func:`_eval` without the potential (:func:`markets.kernels.potential.evaluate_spending`)."""
+    if D is None:
+        return evaluate_spending(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
+    return evaluate_into_spending(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
+
+
+FAST_ACCEPT = 0.5
+"""In markets with an agent of order within 0.1 of the log agent's (:func:`markets.kernels.potential.has_near_log`),
+:func:`_newton_loop` first takes each Newton step whole (capped as the line search's first trial) from an
+evaluation without the potential and keeps it if it multiplies the clearing residual by at most this;
+the first step that does not ends the phase: the potential is evaluated at the current point and
+every later step is :func:`markets.kernels.line_search.safeguarded_step`'s (the lean one-order path's
+fast phase, ``_iso_newton_pg``, does the same). Each such agent's potential term costs a scalar ``exp``
+and ``expm1`` per good in every evaluation; only the line search reads it (session 54)."""
+
+
 SLOW_STEP = 0.5
 """With exponential agents, a Newton step that lowers the clearing residual by less than this factor triggers
 the test of :func:`at_rounding_floor` (an extra pass over the exponential agents' rows, on slow steps only)."""
@@ -742,6 +762,7 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
     cw = np.empty(6 * K) if can_correct else tmp
     Cq = DEFAULT_CONSTANT  # the last plain step's res_new / res^2, and a corrected one's / res^3
     Cc = DEFAULT_CONSTANT
+    fast = has_near_log(kind, inv_eta)  # whole steps kept by their residual, no potential (FAST_ACCEPT)
     it = 0
     frozen = False
     if D is not None:  # a compile-time branch: the order spendings come with the tracked evaluation
@@ -823,34 +844,44 @@ def _newton_loop(L, kind, inv_eta, W, Wsum, tol, max_iter, u, Pg, Q, B, T, cp, p
                 corrected = _correct(
                     by_wb, kind, inv_eta, W, Wsum, Q, T, u, d, cw, V, Ew, Sw, reg, target, scr, dg, h, no2
                 )
-        accepted, phin, resn, nnegn = safeguarded_step(
-            ok,
-            u,
-            d,
-            un,
-            phi,
-            res,
-            False,
-            W,
-            Wsum,
-            T,
-            cp,
-            no2,
-            0.0,
-            no1,
-            no1,
-            L,
-            kind,
-            inv_eta,
-            Pg,
-            Q,
-            B,
-            tmp,
-            D,
-        )
-        if not accepted:
-            phi, res, nneg = phin, resn, nnegn
-            break
+        taken = False
+        if fast:
+            if ok:
+                trial(u, d, first_step(d), un, tmp)
+                phin, resn, nnegn = _eval_spending(L, kind, inv_eta, W, Wsum, un, Pg, Q, B, T, cp, D)
+                taken = resn <= FAST_ACCEPT * res
+            if not taken:  # the line search from here on: the potential (and the buffers) at u
+                fast = False
+                phi, res, nneg = _eval(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D)
+        if not taken:
+            accepted, phin, resn, nnegn = safeguarded_step(
+                ok,
+                u,
+                d,
+                un,
+                phi,
+                res,
+                False,
+                W,
+                Wsum,
+                T,
+                cp,
+                no2,
+                0.0,
+                no1,
+                no1,
+                L,
+                kind,
+                inv_eta,
+                Pg,
+                Q,
+                B,
+                tmp,
+                D,
+            )
+            if not accepted:
+                phi, res, nneg = phin, resn, nnegn
+                break
         if corrected:
             Cc = max(resn / (res * res * res), 1e-6)
         elif can_correct:

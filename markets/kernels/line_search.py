@@ -45,7 +45,7 @@ answer Newton steps are far shorter, so the local quadratic rate is unchanged.""
 
 
 @njit(cache=True, error_model="numpy")
-def _first_step(d):
+def first_step(d):
     """The line search's first trial step: 1, or less so that no log-price moves by more than
     :data:`MAX_LOG_STEP`."""
     m = vmax_abs(d)
@@ -90,7 +90,7 @@ def _eval_at(lean, u, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B, 
 def safeguarded_step(ok, u, d, un, phi, res, lean, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B, x, D):
     """One iteration of the safeguarded phase shared by both Newton drivers: the Newton direction
     ``d`` if ``ok`` (else, or if its line search fails, the mirror-gradient direction), Armijo
-    backtracking on Phi from the capped first trial :func:`_first_step`. Returns
+    backtracking on Phi from the capped first trial :func:`first_step`. Returns
     ``(accepted, phi, res, n_negative)``: at the trial point ``un`` if accepted (the caller moves
     ``u`` there), else at ``u`` (buffers restored; no progress is possible at working precision). ``x``: a scratch of
     K floats; ``D``: (3, K) for the diagonal and ``h`` of the general path at the point returned
@@ -106,7 +106,7 @@ def safeguarded_step(ok, u, d, un, phi, res, lean, W, Wsum, T, cp, PgT, g, z, s,
             if attempt == 0:
                 continue
             break
-        t = _first_step(d)
+        t = first_step(d)
         for _ls in range(60):
             trial(u, d, t, un, x)
             phin, resn, nn = _eval_at(lean, un, W, Wsum, T, cp, PgT, g, z, s, L, kind, inv_eta, Pg, Q, B, D)

@@ -271,6 +271,25 @@ def evaluate_into(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D):
     return evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
 
 
+@njit(cache=True, fastmath=_FM, error_model="numpy")
+def evaluate_into_spending(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D):
+    """:func:`evaluate_into` without the potential (returned as 0), as :func:`evaluate_spending`."""
+    if D.shape[0] >= 3 and D.shape[1] == L.shape[1]:
+        return _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D, True, False)
+    return evaluate_spending(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp)
+
+
+@njit(cache=True, error_model="numpy")
+def has_near_log(kind, inv_eta):
+    """Whether some isoelastic agent's order is within 0.1 of the log agent's (and not 1): its term
+    of the potential then takes the accurate form of ``_iso_agent``, a scalar ``exp`` and ``expm1``
+    per good, the dearest part of an evaluation where such agents are many."""
+    for i in range(kind.shape[0]):
+        if kind[i] == ISO and inv_eta[i] != 1.0 and abs(1.0 - inv_eta[i]) < 0.1:
+            return True
+    return False
+
+
 @njit(cache=True, error_model="numpy", inline="always")
 def _evaluate(L, kind, inv_eta, W, Wsum, u, Pg, Q, B, T, cp, D, track, want_phi):
     """Spending, potential and residual at normalised log-prices ``u``.
