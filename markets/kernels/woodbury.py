@@ -37,8 +37,9 @@ WOODBURY_MAX_ROWS = 12
 def woodbury_scratch_size(rows):
     """Floats of the scratch ``S`` of :func:`woodbury_direction` and :func:`woodbury_resolve` for
     ``rows`` (:func:`woodbury_rows`): the bordered ``E`` and the small solve's right-hand side, so that
-    a step allocates nothing (session 54: six small arrays a step were about 0.4 us of a 4.5 us
-    direction at 10 agents x 256 goods)."""
+    a step allocates nothing (until session 54 it allocated six small arrays; their share of the
+    direction's time was not measured apart from the Gram pass's change,
+    ``benchmarks/results/session54.md`` §2)."""
     return (rows + 1) * (rows + 1) + rows
 
 
