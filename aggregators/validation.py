@@ -107,9 +107,19 @@ def _first(mask: np.ndarray) -> tuple[int, int] | tuple[None, None]:
     return int(idx[0][0]), int(idx[0][1])
 
 
-FAST_PATH_MIN_SIZE = 1 << 16
-"""Log-probability inputs with at least this many entries are normalised by the compiled pass of
-:mod:`aggregators.validation_kernels` (small ones stay in NumPy: no thread start-up per request)."""
+FAST_PATH_MIN_SIZE = 1
+"""Log-probability inputs with at least this many entries are normalised (and floored) by the compiled
+pass of :mod:`aggregators.validation_kernels`: every input. The NumPy checks run only to name a row the
+pass refuses (tests set this above any size to compare the pass with the NumPy path).
+
+Until session 55 this was ``1 << 16`` and smaller inputs were normalised and floored in NumPy, which
+rounds differently from the pass in the last bit (8.9e-16 in log-probability): the same item gave a
+different market equilibrium (by 1e-15, and by 2-5e-12 where Anderson then took another path) alone and
+in a call of 300 items. Now an item's validated row does not depend on what it was sent with."""
+
+PARALLEL_MIN_SIZE = 1 << 16
+"""From this many entries the compiled pass runs in parallel; below, its serial twin (the same result
+bit for bit, no thread pool to wake per request)."""
 
 
 def _as_float_array(x: Any, field: str) -> np.ndarray:
@@ -209,7 +219,7 @@ def as_log_probs(
 
         flat = np.ascontiguousarray(arr, dtype=np.float64).reshape(-1, arr.shape[2])
         out = np.empty_like(flat)
-        if normalise_log_rows(flat, out) == 0:
+        if normalise_log_rows(flat, out, parallel=arr.size >= PARALLEL_MIN_SIZE) == 0:
             return Predictions(out.reshape(arr.shape))
     _reject_nan_and_posinf(arr, field)
     allneg = np.isneginf(arr).all(axis=2)
@@ -239,13 +249,18 @@ def _check_floor(floor: Any, n_classes: int) -> float:
 
 
 def _floor_compiled(
-    arr: np.ndarray, floor: float, overwrite: bool = False, order: np.ndarray | None = None
+    arr: np.ndarray,
+    floor: float,
+    overwrite: bool = False,
+    order: np.ndarray | None = None,
+    normalise: bool = True,
 ) -> Predictions | None:
     """Normalise and floor ``arr`` (3-D) in one compiled pass into one new array (``overwrite``: into
     ``arr`` itself when it is a writeable C-contiguous float64 array; ``order``: a permutation of the
     items, taken in that order, never in place); ``None`` if a row is refused (the NumPy checks then
-    name it: the kernel leaves a refused row as it was)."""
-    from .validation_kernels import normalise_floor_rows
+    name it: the kernel leaves a refused row as it was); ``normalise=False``: ``arr`` is normalised
+    already, and is floored only (a row with nothing to floor is copied bit for bit)."""
+    from .validation_kernels import normalise_floor_rows, normalise_floor_rows_serial
 
     in_place = (
         order is None and overwrite and arr.dtype == np.float64 and arr.flags.c_contiguous and arr.flags.writeable
@@ -253,7 +268,8 @@ def _floor_compiled(
     flat = (arr if in_place else np.ascontiguousarray(arr, dtype=np.float64)).reshape(-1, arr.shape[2])
     out = flat if in_place else np.empty_like(flat)
     perm = np.empty(0, np.int64) if order is None else np.asarray(order, dtype=np.int64)
-    bad, n = normalise_floor_rows(flat, out, floor, perm, max(1, arr.shape[1]))
+    kernel = normalise_floor_rows if arr.size >= PARALLEL_MIN_SIZE else normalise_floor_rows_serial
+    bad, n = kernel(flat, out, floor, perm, max(1, arr.shape[1]), normalise)
     if bad:
         return None
     return Predictions(out.reshape(arr.shape), int(n), floor, order)
@@ -270,7 +286,7 @@ def as_floored_log_probs(
 ) -> Predictions:
     """:func:`as_log_probs` then :func:`apply_floor`: the input of the log and Rényi pools.
 
-    Large log-probability inputs are validated, normalised and floored in one compiled pass over
+    Log-probability inputs are validated, normalised and floored in one compiled pass over
     the data writing one new array (:func:`aggregators.validation_kernels.normalise_floor_rows`);
     on a refused row, or for other inputs, the two steps run in turn (and name any bad entry).
 
@@ -324,7 +340,7 @@ def apply_floor(preds: Predictions, floor: float | None = DEFAULT_FLOOR, *, fiel
     if preds.floor is not None and preds.floor >= floor:  # every probability is >= preds.floor >= floor:
         return replace(preds, n_floored=0)  # flooring changes nothing (no pass, no copy)
     if lp.size >= FAST_PATH_MIN_SIZE:  # one compiled pass, one output array
-        compiled = _floor_compiled(lp, floor)
+        compiled = _floor_compiled(lp, floor, normalise=False)
         if compiled is not None:
             return compiled
     log_floor = np.log(floor)

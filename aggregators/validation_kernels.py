@@ -55,10 +55,11 @@ def _src(r, order, A):
 
 
 @njit(cache=True, error_model="numpy")
-def _rows(a, out, r0, r1, log_floor, floor, d, e, lse, re, order, A):
+def _rows(a, out, r0, r1, log_floor, floor, d, e, lse, re, order, A, norm):
     """Normalise (and floor, when ``log_floor > -inf``) rows ``r0 .. r1-1`` of ``out`` from their rows
     of ``a`` (:func:`_src`); ``(r1 - r0) K`` entries of scratch in ``e``, ``r1 - r0`` in ``lse`` and
-    ``d``, K in ``re``. Returns ``(refused, floored)``.
+    ``d``, K in ``re``. Returns ``(refused, floored)``. ``norm`` False: rows already normalised (a
+    floor on validated data) are checked and floored only, a row with nothing to floor copied as it is.
 
     Rows of at least :data:`ROW_EXP_MIN` entries take their exponentials row by row, shifted in the
     call (:func:`solvers.kernels.fastexp.exp_scaled`'s ``shift``); shorter ones are written shifted
@@ -74,13 +75,15 @@ def _rows(a, out, r0, r1, log_floor, floor, d, e, lse, re, order, A):
         lse[r - r0] = m
         d[r - r0] = _sum(ar)
         j = (r - r0) * K
+        if not norm:
+            continue
         if short:
             for k in range(K):
                 e[j + k] = ar[k] - m
         elif np.isfinite(m):
             exp_scaled(ar, 1.0, e[j : j + K], m)
     # -inf and NaN entries: exp_scaled gives 0 and something finite; NaN rows are refused below
-    if short:
+    if short and norm:
         exp_scaled_inplace(e[:n], 1.0)
     bad = 0
     floored = 0
@@ -92,7 +95,7 @@ def _rows(a, out, r0, r1, log_floor, floor, d, e, lse, re, order, A):
         if not (np.isfinite(m) and t == t):
             bad += 1
             continue
-        c = m + np.log(_sum(e[j : j + K]))
+        c = m + np.log(_sum(e[j : j + K])) if norm else 0.0
         if not np.isfinite(c):
             bad += 1
             continue
@@ -106,8 +109,28 @@ def _rows(a, out, r0, r1, log_floor, floor, d, e, lse, re, order, A):
     return bad, floored
 
 
+@njit(cache=True, error_model="numpy")
+def _blocks(a, out, log_floor, floor, order, A, rows, b0, b1, norm):
+    """Blocks ``b0 .. b1-1`` of ``rows`` rows each of :func:`normalise_floor_rows` (its scratch
+    allocated once). Returns ``(refused, floored)``. A row's result depends on that row alone, so the
+    serial and the parallel pass give the same array bit for bit."""
+    R, K = a.shape
+    d = np.empty(rows)
+    e = np.empty(rows * K)
+    lse = np.empty(rows)
+    re = np.empty(K)
+    bad = 0
+    floored = 0
+    for b in range(b0, b1):
+        r0 = b * rows
+        nb, nf = _rows(a, out, r0, min(R, r0 + rows), log_floor, floor, d, e, lse, re, order, A, norm)
+        bad += nb
+        floored += nf
+    return bad, floored
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
-def normalise_floor_rows(a, out, floor, order, A):
+def normalise_floor_rows(a, out, floor, order, A, norm=True):
     """The fused validate + normalise + floor pass: ``out[r] = a[r] - logsumexp(a[r])`` for every
     row of ``a`` (R, K), then floored with the mass-preserving rule of
     :func:`aggregators.validation.apply_floor` (``floor`` in (0, 1/K); ``floor = 0``: no floor).
@@ -119,6 +142,9 @@ def normalise_floor_rows(a, out, floor, order, A):
     Returns ``(refused, floored)``: the number of rows it refused (a NaN or ``+inf`` entry, every
     entry ``-inf``, or a log-sum-exp that overflows; those rows of ``out`` are left unset) and the
     number of entries raised to the floor. Without ``order``, ``a`` and ``out`` may be the same array.
+    ``norm=False``: the rows are normalised already (the floor of validated data): checked and floored
+    only, not normalised again (which would move them by an ulp).
+    :func:`normalise_floor_rows_serial` is the same pass in one thread, with the same result bit for bit.
     """
     R, K = a.shape
     log_floor = np.log(floor) if floor > 0 else -np.inf
@@ -128,27 +154,31 @@ def normalise_floor_rows(a, out, floor, order, A):
     bad = 0
     floored = 0
     for s in prange(nseg):
-        d = np.empty(rows)
-        e = np.empty(rows * K)
-        lse = np.empty(rows)
-        re = np.empty(K)
-        b0 = s * nblocks // nseg
-        b1 = (s + 1) * nblocks // nseg
-        for b in range(b0, b1):
-            r0 = b * rows
-            nb, nf = _rows(a, out, r0, min(R, r0 + rows), log_floor, floor, d, e, lse, re, order, A)
-            bad += nb
-            floored += nf
+        nb, nf = _blocks(a, out, log_floor, floor, order, A, rows, s * nblocks // nseg, (s + 1) * nblocks // nseg, norm)
+        bad += nb
+        floored += nf
     return bad, floored
 
 
-def normalise_log_rows(a, out):
+@njit(cache=True, error_model="numpy")
+def normalise_floor_rows_serial(a, out, floor, order, A, norm=True):
+    """:func:`normalise_floor_rows` in the calling thread (small inputs: no thread pool to wake), the
+    same result bit for bit (session 55: small inputs were normalised in NumPy, which differs from this
+    pass in the last bit, so the same item validated alone and in a large call differed by 8.9e-16)."""
+    R, K = a.shape
+    log_floor = np.log(floor) if floor > 0 else -np.inf
+    rows = max(1, BLOCK // K)
+    return _blocks(a, out, log_floor, floor, order, A, rows, 0, (R + rows - 1) // rows, norm)
+
+
+def normalise_log_rows(a, out, parallel=True):
     """``out[r] = a[r] - logsumexp(a[r])`` for every row of ``a`` (R, K) (the pass of
-    :func:`normalise_floor_rows` without a floor). Returns the number of rows it refused; those rows
-    of ``out`` are left unset.
+    :func:`normalise_floor_rows` without a floor; ``parallel=False``: its serial twin, the same result).
+    Returns the number of rows it refused; those rows of ``out`` are left unset.
 
     A Python function, not a compiled one: a cached compiled function that calls a ``parallel=True``
     one was loaded from numba's cache as code that crashed (a segmentation fault in session 12's CI;
     most likely the entry was written while a test had replaced the callee in this module), and the
     call costs nothing next to the pass."""
-    return int(normalise_floor_rows(a, out, 0.0, np.empty(0, np.int64), 1)[0])
+    f = normalise_floor_rows if parallel else normalise_floor_rows_serial
+    return int(f(a, out, 0.0, np.empty(0, np.int64), 1)[0])

@@ -95,7 +95,7 @@ def _calls() -> Iterator[tuple[str, Callable[[], Any]]]:
     probs = rng.dirichlet(np.ones(4), size=(8, 3))  # 8 items, 3 agents, 4 classes
     log_probs = np.log(probs)
     labels = rng.integers(0, 4, 8)
-    # arrays of at least aggregators.validation.FAST_PATH_MIN_SIZE numbers take the compiled
+    # arrays of at least aggregators.validation.PARALLEL_MIN_SIZE numbers take the parallel compiled
     # validation pass, and a log pool over more than 40 agents Newton's working set: warm them too
     big = rng.dirichlet(np.ones(16), size=(6, 700))  # 6 items, 700 agents, 16 classes = 67,200 numbers
     big_labels = rng.integers(0, 16, 6)

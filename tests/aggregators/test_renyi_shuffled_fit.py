@@ -37,8 +37,11 @@ def test_the_floor_pass_writes_the_items_in_the_order_it_reports():
     )
     assert np.array_equal(shuffled.log_probs, plain.log_probs[shuffled.order])  # bit for bit
     assert shuffled.n_floored == plain.n_floored > 0
-    small = as_floored_log_probs(lp[:20], shuffle=5)  # below the compiled pass's size: as given
-    assert small.order is None
+    # a small input takes the same compiled pass (serial since session 55): shuffled too, bit for bit
+    small = as_floored_log_probs(lp[:20], shuffle=5)
+    assert small.order is not None and np.array_equal(np.sort(small.order), np.arange(20))
+    assert np.array_equal(small.log_probs, as_floored_log_probs(lp[:20]).log_probs[small.order])
+    assert np.array_equal(small.log_probs, plain.log_probs[:20][small.order])  # alone = in the large call
 
 
 @pytest.mark.parametrize("gamma,sample_weight", [(0.5, False), (0.5, True), ("per_agent", False)])
