@@ -148,7 +148,7 @@ def normalise_floor_rows(a, out, floor, order, A, norm=True):
     """
     R, K = a.shape
     log_floor = np.log(floor) if floor > 0 else -np.inf
-    rows = max(1, BLOCK // K)
+    rows = max(1, min(BLOCK // K, R))  # a small input: scratch of its own size, not a whole block
     nblocks = (R + rows - 1) // rows
     nseg = min(nblocks, SEGMENTS)
     bad = 0
@@ -167,7 +167,7 @@ def normalise_floor_rows_serial(a, out, floor, order, A, norm=True):
     pass in the last bit, so the same item validated alone and in a large call differed by 8.9e-16)."""
     R, K = a.shape
     log_floor = np.log(floor) if floor > 0 else -np.inf
-    rows = max(1, BLOCK // K)
+    rows = max(1, min(BLOCK // K, R))  # a small input: scratch of its own size, not a whole block
     return _blocks(a, out, log_floor, floor, order, A, rows, 0, (R + rows - 1) // rows, norm)
 
 
