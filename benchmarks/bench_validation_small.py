@@ -46,7 +46,9 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     rng = np.random.default_rng(0)
     limit = V.FAST_PATH_MIN_SIZE
-    print("| items x agents x classes | numbers | NumPy path µs | compiled pass µs | compiled / NumPy | same to 1e-13 |")
+    print(
+        "| items x agents x classes | numbers | NumPy path µs | compiled pass µs | compiled / NumPy | same to 1e-13 |"
+    )
     print("|---|---|---|---|---|---|")
     for shape in args.shapes.split(","):
         x = 3.0 * rng.standard_normal(tuple(int(v) for v in shape.split("x")))
