@@ -1,6 +1,7 @@
-"""Compiled fast path of :func:`aggregators.validation.as_log_probs` and of the floor for large inputs.
+"""Compiled path of :func:`aggregators.validation.as_log_probs` and of the floor, for inputs of every size
+(in parallel from :data:`aggregators.validation.PARALLEL_MIN_SIZE` numbers, serially below: the same bits).
 
-One parallel pass over the rows of log-probabilities ``a`` (R, K): reject NaN, ``+inf`` and
+One pass over the rows of log-probabilities ``a`` (R, K): reject NaN, ``+inf`` and
 all-``-inf`` rows, write each row normalised by its max-shifted log-sum-exp and, when a floor is
 given, floor it with the mass-preserving rule of :func:`aggregators.validation.apply_floor` while it
 is in cache (the row kernel :func:`solvers.kernels.floor_row.floor_row`, shared with the market). Any row it cannot take makes it report failure, and the caller runs the NumPy checks,
