@@ -131,7 +131,7 @@ def _blocks(a, out, log_floor, floor, order, A, rows, b0, b1, norm):
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def normalise_floor_rows(a, out, floor, order, A, norm=True):
+def normalise_floor_rows(a, out, floor, order, A, norm):
     """The fused validate + normalise + floor pass: ``out[r] = a[r] - logsumexp(a[r])`` for every
     row of ``a`` (R, K), then floored with the mass-preserving rule of
     :func:`aggregators.validation.apply_floor` (``floor`` in (0, 1/K); ``floor = 0``: no floor).
@@ -162,7 +162,7 @@ def normalise_floor_rows(a, out, floor, order, A, norm=True):
 
 
 @njit(cache=True, error_model="numpy")
-def normalise_floor_rows_serial(a, out, floor, order, A, norm=True):
+def normalise_floor_rows_serial(a, out, floor, order, A, norm):
     """:func:`normalise_floor_rows` in the calling thread (small inputs: no thread pool to wake), the
     same result bit for bit (session 55: small inputs were normalised in NumPy, which differs from this
     pass in the last bit, so the same item validated alone and in a large call differed by 8.9e-16)."""
@@ -182,4 +182,4 @@ def normalise_log_rows(a, out, parallel=True):
     most likely the entry was written while a test had replaced the callee in this module), and the
     call costs nothing next to the pass."""
     f = normalise_floor_rows if parallel else normalise_floor_rows_serial
-    return int(f(a, out, 0.0, np.empty(0, np.int64), 1)[0])
+    return int(f(a, out, 0.0, np.empty(0, np.int64), 1, True)[0])
