@@ -62,18 +62,13 @@ def _init(N, L, kind, ie, W, Pg, u):
 
 
 @njit
-def _eval(N, L, kind, ie, W, Ws, u, Pg, Q, B, T, cp):
+def _eval(N, spending, L, kind, ie, W, Ws, u, Pg, Q, B, T, cp):
     s = 0.0
     for _ in range(N):
-        s += evaluate(L, kind, ie, W, Ws, u, Pg, Q, B, T, cp)[1]
-    return s
-
-
-@njit
-def _eval_spending(N, L, kind, ie, W, Ws, u, Pg, Q, B, T, cp):
-    s = 0.0
-    for _ in range(N):
-        s += evaluate_spending(L, kind, ie, W, Ws, u, Pg, Q, B, T, cp)[1]
+        if spending:  # without the potential
+            s += evaluate_spending(L, kind, ie, W, Ws, u, Pg, Q, B, T, cp)[1]
+        else:
+            s += evaluate(L, kind, ie, W, Ws, u, Pg, Q, B, T, cp)[1]
     return s
 
 
@@ -148,8 +143,8 @@ def main(argv=None) -> None:
         out = {
             "floor+powers": best_us(_floor_powers, (lp, Lf, e, kind, ie, Pg), n),
             "init_prices": best_us(_init, (Lf, kind, ie, W, Pg, u.copy()), n),
-            "evaluate": best_us(_eval, (Lf, kind, ie, W, Ws, u, Pg, Q, B, T, cp), n),
-            "evaluate_spending": best_us(_eval_spending, (Lf, kind, ie, W, Ws, u, Pg, Q, B, T, cp), n),
+            "evaluate": best_us(_eval, (False, Lf, kind, ie, W, Ws, u, Pg, Q, B, T, cp), n),
+            "evaluate_spending": best_us(_eval, (True, Lf, kind, ie, W, Ws, u, Pg, Q, B, T, cp), n),
         }
         u[:] = u0
         evaluate(Lf, kind, ie, W, Ws, u, Pg, Q, B, T, cp)
