@@ -122,6 +122,17 @@ PARALLEL_MIN_SIZE = 1 << 16
 bit for bit, no thread pool to wake per request)."""
 
 
+def _pass_input(arr: np.ndarray) -> np.ndarray:
+    """``arr`` (3-D) as the compiled pass reads it: C-contiguous float64 rows. A read-only array is a
+    type of its own to numba, compiled apart (seconds, on a first call the warm-up did not cover), so a
+    small one (pandas' ``to_numpy()`` under copy-on-write, ``np.load(..., mmap_mode="r")``) is copied;
+    a large one is read where it is (no copy of a large input; it compiles once into the cache)."""
+    flat = np.ascontiguousarray(arr, dtype=np.float64).reshape(-1, arr.shape[2])
+    if not flat.flags.writeable and flat.size < PARALLEL_MIN_SIZE:
+        flat = flat.copy()
+    return flat
+
+
 def _as_float_array(x: Any, field: str) -> np.ndarray:
     if isinstance(x, Predictions):
         return x.log_probs
@@ -217,7 +228,7 @@ def as_log_probs(
     if arr.size >= FAST_PATH_MIN_SIZE:  # one compiled pass; on any refusal the checks below name it
         from .validation_kernels import normalise_log_rows
 
-        flat = np.ascontiguousarray(arr, dtype=np.float64).reshape(-1, arr.shape[2])
+        flat = _pass_input(arr)
         out = np.empty_like(flat)
         if normalise_log_rows(flat, out, parallel=arr.size >= PARALLEL_MIN_SIZE) == 0:
             return Predictions(out.reshape(arr.shape))
@@ -265,7 +276,7 @@ def _floor_compiled(
     in_place = (
         order is None and overwrite and arr.dtype == np.float64 and arr.flags.c_contiguous and arr.flags.writeable
     )
-    flat = (arr if in_place else np.ascontiguousarray(arr, dtype=np.float64)).reshape(-1, arr.shape[2])
+    flat = arr.reshape(-1, arr.shape[2]) if in_place else _pass_input(arr)
     out = flat if in_place else np.empty_like(flat)
     perm = np.empty(0, np.int64) if order is None else np.asarray(order, dtype=np.int64)
     kernel = normalise_floor_rows if arr.size >= PARALLEL_MIN_SIZE else normalise_floor_rows_serial

@@ -55,3 +55,24 @@ def test_the_compiled_pass_agrees_with_the_numpy_checks_to_rounding(monkeypatch)
     assert got.n_floored == ref.n_floored > 0
     np.testing.assert_allclose(got.log_probs, ref.log_probs, rtol=0, atol=1e-13)
     assert not np.array_equal(got.log_probs, ref.log_probs)  # the rounding that used to split the sizes
+
+
+def test_a_read_only_small_input_takes_the_warmed_signature():
+    """A read-only array is a numba type of its own; a small one (pandas' ``to_numpy()`` under
+    copy-on-write) is copied rather than compiled for, so a first call after the warm-up compiles nothing."""
+    import aggregators.validation_kernels as vk
+
+    x = _items(5)
+    V.as_floored_log_probs(x, floor=1e-9)
+    V.as_log_probs(x)
+    before = len(vk.normalise_floor_rows_serial.signatures)
+    ro = x.copy()
+    ro.setflags(write=False)
+    a = V.as_floored_log_probs(ro, floor=1e-9)
+    b = V.as_log_probs(ro)
+    c = V.apply_floor(b, 1e-6)
+    assert len(vk.normalise_floor_rows_serial.signatures) == before
+    assert np.array_equal(a.log_probs, V.as_floored_log_probs(x, floor=1e-9).log_probs)
+    assert np.array_equal(b.log_probs, V.as_log_probs(x).log_probs)
+    assert np.array_equal(c.log_probs, V.apply_floor(V.as_log_probs(x), 1e-6).log_probs)
+    assert not ro.flags.writeable and np.array_equal(ro, x)  # the input untouched
