@@ -18,7 +18,10 @@ is within about ``tol * eta`` of the equilibrium). Items per shape: about
 Families: ``dirichlet`` (agents scatter around a latent truth: ``P_i ~ Dirichlet(s_i p*)``,
 ``s_i`` in [2, 50], as in bench_markets.py), ``logit`` (Gaussian logits of varied sharpness:
 ``softmax(b_i * N(0, 1))``, ``b_i`` in [0.3, 3]) and ``dups`` (near-duplicates: five base agents,
-each copied with logit noise of 1e-3).
+each copied with logit noise of 1e-3), and one family of real predictions, ``pixels``: the demo competition's
+22 agents (:mod:`evaluation.demo_task`: linear predictors, LOCO-I's median edge detector, context histograms,
+nearest neighbours on scikit-image's bundled photographs), the first A of them, predicting a pixel's grey level
+quantised to K levels (K <= 256, A <= 22; the grid skips the cells it cannot fill; session 56).
 
 With ``--bound`` (one-order markets): *bound / FP*, the call that validates, floors, exponentiates every
 belief and makes ONE clearing-residual pass (:func:`lower_bound`): what any method must at least do, so
@@ -44,6 +47,7 @@ output.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 
@@ -106,8 +110,30 @@ def _normalise(x):
     return x - np.log(np.exp(x).sum(axis=2, keepdims=True))
 
 
+PIXEL_AGENTS = 22
+"""Agents of the ``pixels`` family (the demo competition's field)."""
+PIXEL_MAX_LEVELS = 256
+
+
+@functools.lru_cache(maxsize=4)
+def _pixel_field(n, k, seed):
+    from evaluation.demo_task import make_demo_data
+
+    _, _, field = make_demo_data(n_train=30000, n_test=n, secret=1 + seed, levels=k)
+    return np.stack([a[2] for a in field], axis=1)  # (n, 22, k), unnormalised
+
+
+def fills(name, a, k):
+    """Whether family ``name`` has beliefs of ``a`` agents over ``k`` classes (``pixels``: a <= 22, k <= 256)."""
+    return name != "pixels" or (a <= PIXEL_AGENTS and 2 <= k <= PIXEL_MAX_LEVELS)
+
+
 def family(name, n, a, k, seed=0):
     """Log-beliefs (n, a, k) of one data family (module docstring)."""
+    if name == "pixels":
+        if not fills(name, a, k):
+            raise ValueError(f"the pixels family has at most {PIXEL_AGENTS} agents and {PIXEL_MAX_LEVELS} classes")
+        return _normalise(np.ascontiguousarray(_pixel_field(n, k, seed)[:, :a]))
     rng = np.random.default_rng(seed)
     if name == "dirichlet":
         truth = rng.dirichlet(np.ones(k), size=n)
@@ -200,6 +226,8 @@ def main(argv=None) -> None:
     for fam in args.families.split(","):
         for k in ks:
             for a in As:
+                if not fills(fam, a, k):
+                    continue
                 n = int(max(1, min(args.max_items, args.budget // (a * k))))
                 lp = as_log_probs(family(fam, n, a, k))
                 w = np.random.default_rng(1).uniform(0.2, 1.0, a)

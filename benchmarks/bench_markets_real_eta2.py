@@ -8,7 +8,14 @@ of ``equilibrium(beliefs, 2.0, method=m, tol=1e-10, check=False)`` for ``auto`` 
 the fixed point; the largest log-price difference between auto and the fixed point; and the same for five
 epochs of batch market training (``train_market(..., mode="batch", max_epochs=5, wealth_tol=0)``) on the
 test pixels' labels. ``--utilities mix``: the same agents as a mixed market (η = 2, 10, 30 and log, interleaved
-agent by agent, as ``bench_markets_grid.py`` lists them; ``auto`` then takes Newton-CG on the general path).
+agent by agent, as ``bench_markets_grid.py`` lists them; ``auto`` then takes Newton-CG on the general path);
+``--utilities spread-low``: every agent its own eta, log-uniform in 1.01-3 (the grid's ``spread-low``); ``10``:
+one order, eta = 10. ``--levels 256``: the same task and field over 256 grey levels (the photographs' own 8
+bits, :mod:`evaluation.demo_task`'s ``levels``), the one real data set here with K >= 256 classes (session 56).
+``--calls equilibrium`` leaves out the training. ``--validated``: the beliefs are validated once
+(:func:`aggregators.validation.as_log_probs`) outside the timed calls, as ``bench_markets_grid.py`` does; without
+it every timed call validates its raw array (a cost both sides share, which pulls the ratios towards 1; the
+default, as in sessions 35-39).
 
     PYTHONPATH=$PWD NUMBA_CACHE_DIR=$PWD/.numba_cache OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \\
         .venv/bin/python benchmarks/bench_markets_real_eta2.py
@@ -24,8 +31,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from aggregators.validation import as_log_probs  # noqa: E402
+from benchmarks.bench_markets_grid import utilities  # noqa: E402
 from benchmarks.harness import against_last, interleaved  # noqa: E402
-from evaluation.demo_task import make_demo_data  # noqa: E402
+from evaluation.demo_task import K, make_demo_data  # noqa: E402
 from markets import equilibrium, train_market  # noqa: E402
 
 METHODS = ("auto", "newton_cg", "anderson", "fixed_point")
@@ -36,10 +45,13 @@ def main(argv=None) -> None:
     ap.add_argument("--agents", default="2,4,8,16")
     ap.add_argument("--n-test", type=int, default=4000)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--utilities", choices=("2", "mix"), default="2")
+    ap.add_argument("--utilities", choices=("2", "10", "mix", "spread-low"), default="2")
+    ap.add_argument("--levels", type=int, default=K, help="grey levels = classes (64: the demo's task)")
+    ap.add_argument("--calls", default="equilibrium,training")
+    ap.add_argument("--validated", action="store_true", help="validate once, outside the timed calls")
     args = ap.parse_args(argv)
-    _, te, field = make_demo_data(n_train=30000, n_test=args.n_test, secret=1)
-    logp = np.stack([a[2] for a in field], axis=1)  # (n, all agents, 64)
+    _, te, field = make_demo_data(n_train=30000, n_test=args.n_test, secret=1, levels=args.levels)
+    logp = np.stack([a[2] for a in field], axis=1)  # (n, all agents, levels)
     logp = logp - np.log(np.exp(logp).sum(axis=2, keepdims=True))
     y = np.asarray(te.y, dtype=np.int64)
     for m in METHODS:  # load the compiled kernels before any timing
@@ -58,7 +70,9 @@ def main(argv=None) -> None:
     print("|---" * (4 + 2 * len(METHODS)) + "|", flush=True)
     for a in (int(v) for v in args.agents.split(",")):
         lp = np.ascontiguousarray(logp[:, :a])
-        u = 2.0 if args.utilities == "2" else [[2.0, 10.0, 30.0, "log"][i % 4] for i in range(a)]
+        if args.validated:
+            lp = as_log_probs(lp)
+        u = float(args.utilities) if args.utilities in ("2", "10") else utilities(args.utilities, a)
         calls = {
             "equilibrium": [(lambda m=m: equilibrium(lp, u, method=m, tol=1e-10, check=False)) for m in METHODS],
             "training": [
@@ -67,13 +81,15 @@ def main(argv=None) -> None:
             ],
         }
         for name, fns in calls.items():
+            if name not in args.calls.split(","):
+                continue
             _, cpu, outs = interleaved(fns, args.reps, args.reps)
             if name == "equilibrium":
                 how = outs[0].method
                 diff = float(np.abs(outs[0].log_prices - outs[-1].log_prices).max())
                 assert all(o.all_converged for o in outs)
             else:
-                how = equilibrium(lp[:2], u, check=False).method
+                how = equilibrium(logp[:2, :a], u, check=False).method
                 diff = float(np.abs(outs[0].wealth - outs[-1].wealth).max())
                 assert all(o.all_equilibria_converged for o in outs)
             times, rel = against_last(cpu)

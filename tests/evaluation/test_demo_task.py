@@ -99,3 +99,30 @@ def test_make_demo_data_labels_depend_on_the_secret():
     np.testing.assert_array_equal(te1.y, te1b.y)  # reproducible from (seed, secret)
     assert not np.array_equal(te1.x, te2.x)
     assert len(tr1) == 500
+
+
+# -- the same task over another number of classes (session 56: real predictions at K = 256) ----------
+def test_levels_give_the_same_task_over_more_classes():
+    _, te64, field64 = make_demo_data(n_train=3000, n_test=600, seed=3, secret=1)
+    _, te256, field256 = make_demo_data(n_train=3000, n_test=600, seed=3, secret=1, levels=256)
+    assert te256.y.max() <= 255 and len(np.unique(te256.y)) > 64
+    # the same pixels, quantised four times as finely: the labels and patches agree to about one coarse level
+    assert np.mean(np.abs(te256.y / 4.0 - te64.y)) < 1.0
+    assert np.mean(np.abs(te256.x / 4.0 - te64.x)) < 1.0
+    assert len(field256) == len(field64)
+    for (who, what, lp64), (who2, what2, lp256) in zip(field64, field256):
+        assert (who, what) == (who2, what2) and lp256.shape == (600, 256)
+        lp = lp256 - logsumexp(lp256, axis=1, keepdims=True)
+        assert np.all(np.isfinite(lp))
+        loss256 = -lp[np.arange(600), te256.y].mean()
+        loss64 = -(lp64 - logsumexp(lp64, axis=1, keepdims=True))[np.arange(600), te64.y].mean()
+        assert loss256 < np.log(256.0) - 0.2, what  # every agent beats the uniform prediction
+        if "linear" in what or "median" in what:
+            # a parametric agent predicts the pixel as well at either grain: the finer grid costs it
+            # about log 4 nats (counting agents, 4x sparser counts from 3,000 pixels, lose more)
+            assert abs(loss256 - loss64 - np.log(4.0)) < 0.35, (what, loss64, loss256)
+
+
+def test_levels_out_of_range_are_refused():
+    with pytest.raises(ValueError, match="levels"):
+        load_images(levels=300)
