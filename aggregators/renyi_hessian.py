@@ -22,8 +22,8 @@ eigenvalues at most ``(1 - γ)/γ``. Three ways to solve ``H x = b``:
     ``D`` plus the agents' mean rank-one term (:func:`_cg`), which removes the outlier along the mean
     (one to two products fewer measured, ``tests/aggregators/test_renyi_hessian.py``).
 
-Which one is cheapest depends only on ``(A, K, γ)``; :func:`choose` holds the rule, measured with
-``benchmarks/bench_renyi_grid.py`` (see ``docs/renyi.md``).
+Which one is cheapest depends on ``(A, K)`` (CG's product count barely on γ: :data:`CG_PRODUCTS`);
+:func:`choose` holds the rule, measured with ``benchmarks/bench_renyi_grid.py`` (see ``docs/renyi.md``).
 """
 
 from __future__ import annotations
@@ -38,45 +38,42 @@ DENSE = 0
 WOODBURY = 1
 CG = 2
 MODES = {"dense": DENSE, "woodbury": WOODBURY, "cg": CG}
-CG_GAMMA_FLOOR = 0.1
-""":func:`choose` counts CG's products at ``max(γ, CG_GAMMA_FLOOR)`` (measured: no more below it)."""
+CG_PRODUCTS = 8.0
+"""CG's products per Newton step as :func:`choose` counts them (at most ``A + 1``), whatever γ.
+
+Until session 56 the count was the spectral bound ``3 sqrt(1/γ) + 5`` (14.5 at γ = 0.1, 9.2 at 0.5;
+not raised below γ = 0.1). At the fixed point the tilted agents gather around ``Q`` (one outlying
+eigenvalue of ``D⁻¹H``, the rest clustered near 1, the outlier removed by the preconditioner), so the
+count barely depends on γ: 3-5 products to rtol 1e-3 and 6-15 to 1e-12 at γ = 0.1, 2-3 and 6-9 at
+γ = 0.01 (session 20). With the bound, shapes between 12 and 99 agents, which the grid (A = 2, 10, 100,
+1,000) never sampled, went to Woodbury or the dense solve where CG was faster: 1.1-1.8x at 22 agents on
+every family. Timed with ``bench_renyi_grid.py --hessian all`` (three synthetic families and the real
+``pixels`` predictions; K 16-256, A 10-70, γ 0.1 / 0.5 / per agent; 225 shapes) and compared by
+``benchmarks/renyi_choice_regret.py`` (each solve's time over the NumPy peer's of the same rounds): the
+old rule's pick took on average 1.12x the best of the three solves (pixels 1.13x), with 8 1.06x (pixels
+1.03x). A count of 6.5-7 fitted those shapes slightly better, but on a second run (seed 1, 90 shapes)
+6.5 made 12 changed shapes 1.1-2.45x slower and 7 one (1.14x); with 8 its 21 changed shapes took
+0.62-1.01x the old pick's time to solve (median 0.84) and 0.71-0.98x for the gradient (median 0.81). At
+γ = 0.01 and 30-50 agents, where the bound had kept Woodbury, CG took 0.31-0.87x its time
+(``benchmarks/results/session56.md`` §3). No shape of the grid's (A in {2, 10, 100, 1,000}) changes."""
 
 
 def choose(n_agents: int, n_classes: int, gamma_min: float) -> int:
     """The cheapest solve for this shape (flop model, constants fitted on the grid benchmark).
 
-    Dense costs ``A K² + K³/3`` per Newton step, Woodbury ``A² K + A³/3``; CG costs about
-    ``2 A K`` per product times ``min(A + 1, 3 sqrt(1/γ) + 5)`` products (rtol ~1e-3, the typical
-    forcing term), plus the Hessian's diagonal. Dense is kept for ``K <= 8``, where it is exact
-    and its overheads are smallest.
-
-    Against dense, below γ = :data:`CG_GAMMA_FLOOR` the count is not raised further: the ``sqrt(1/γ)``
-    bound holds for a spectrum spread over ``[1, 1/γ]``, but at the fixed point the tilted agents
-    ``Q_i ∝ P_i^γ Q^{1-γ}`` gather around ``Q`` as γ falls, so ``D⁻¹H`` is one outlying eigenvalue
-    (about ``1/γ``, along ``√Q``) and a cluster near 1 that CG takes in a few products. Counted on
-    solved items (session 20, ``hsolve(CG, ...)`` on the aggregate, five families incl. near one-hot
-    agents, A 10-1,000, K 16-1,024): at γ = 0.01 2-3 products to rtol 1e-3 and 6-9 to 1e-12, never
-    more than at γ = 0.1 (3-5 and 6-15), against 35 by the bound. Against Woodbury the bound stays:
-    with the floor, 21 shapes at A = 30 would move from Woodbury to CG, and timed they were a toss-up
-    (0.62-1.69× the fixed point's time on three families; the exact solve's certified and chord steps
-    save evaluations that CG cannot). The floor moves shapes with K 32-512, A >= 50 and γ < 0.1 from
-    dense to CG; timed on 23 of them × three families, CG took 0.05-1.05× dense's time for the fixed
-    point and 0.07-1.31× for the gradient (medians 0.67 / 0.79; 0.05-0.08× at K = 512, A = 1,000,
-    γ = 0.003), ``benchmarks/results/choice-and-check-session20.md``.
+    Dense costs ``A K² + K³/3`` per Newton step, Woodbury ``A² K + A³/3`` (plus ``4 A K``); CG costs
+    ``2 A K`` per product times ``min(A + 1, CG_PRODUCTS) + 1.5`` (the products, then the diagonal and
+    the preconditioner's set-up), :data:`CG_PRODUCTS` measured. Dense is kept for ``K <= 8``, where it
+    is exact and its overheads are smallest. ``gamma_min`` no longer enters (see :data:`CG_PRODUCTS`):
+    the parameter stays for the callers, which pass the smallest γ.
     """
     A, K = n_agents, n_classes
     if K <= 8:
         return DENSE
     dense = A * K * K + K**3 / 3.0
     wood = A * A * K + A**3 / 3.0 + 4.0 * A * K
-    products = 2.0 * A * K
-
-    def cg(g: float) -> float:
-        return products * (min(A + 1.0, 3.0 * np.sqrt(1.0 / g) + 5.0) + 1.5)
-
-    cg_bound = cg(max(gamma_min, 1e-4))
-    cg_dense = cg(max(gamma_min, CG_GAMMA_FLOOR))  # = cg_bound for γ >= 0.1
-    if cg_dense < dense and cg_bound < wood:
+    cg = 2.0 * A * K * (min(A + 1.0, CG_PRODUCTS) + 1.5)
+    if cg < dense and cg < wood:
         return CG
     return DENSE if dense <= wood else WOODBURY
 

@@ -31,6 +31,9 @@ compiled kernel (``method="plain", max_iter=1`` from the peer's first iterate: t
 "read" is one NumPy pass that merely reads the data (``L.sum()``); "ours/sweep" and "np/sweep" say
 how many such sweeps each side costs (a method reaching 0.2x must cost at most 0.2 np/sweep sweeps).
 Items per cell shrink with ``K A`` (``--budget`` probabilities per cell, at least ``--min-items``).
+Families: ``dirichlet``, ``gauss_logit``, ``near_dup`` (:func:`make_family`) and, off any generator,
+``pixels``: real predictions of a pixel's grey level by the demo competition's 22 agents at K <= 256 levels
+(``bench_markets_grid.family``; cells beyond 22 agents or 256 classes are skipped; session 56).
 
 Timing (``benchmarks.harness.interleaved``): the peer, ours and the floor are called in turn, at
 least three rounds, up to 15 while the rounds took under a second; the table gives median CPU
@@ -63,6 +66,7 @@ from aggregators.renyi_fixed_point import mixture_weights, solve_fixed_point  # 
 from aggregators.renyi_gradient import renyi_loglik_grad  # noqa: E402
 from aggregators.renyi_hessian import MODES, choose  # noqa: E402
 from aggregators.renyi_kernels import ADJOINT_RTOL as LIBRARY_ADJOINT_RTOL  # noqa: E402
+from benchmarks.bench_markets_grid import fills  # noqa: E402
 from benchmarks.harness import interleaved  # noqa: E402
 
 TOL = 1e-10
@@ -85,6 +89,10 @@ def make_family(family: str, n: int, A: int, K: int, seed: int) -> np.ndarray:
     elif family == "near_dup":  # a few base agents, each copied with tiny perturbations
         base = rng.normal(size=(n, max(1, A // 10), K)) * 2.0
         L = base[:, rng.integers(0, base.shape[1], A), :] + 0.01 * rng.normal(size=(n, A, K))
+    elif family == "pixels":  # real predictions: the demo competition's agents (bench_markets_grid.family)
+        from benchmarks.bench_markets_grid import family as market_family
+
+        L = market_family("pixels", n, A, K, seed)
     else:
         raise ValueError(family)
     L = L - _lse(L, 2)
@@ -242,6 +250,8 @@ def main(argv=None) -> None:
         for g in a.gammas:
             for K in a.K:
                 for A in a.A:
+                    if fam == "pixels" and not fills(fam, A, K):
+                        continue
                     n = int(np.clip(a.budget / (A * K), a.min_items, a.max_items))
                     for h in hs:
                         gmin = 0.1 if g == "per_agent" else float(g)

@@ -123,6 +123,13 @@ def test_choice_by_shape_and_bad_name():
     assert choose(1000, 4096, 0.1) == CG
     # CG's product count does not grow below γ = 0.1 (the weight fit's sweep: 156 agents x 64 classes)
     assert choose(156, 64, 0.01) == CG and choose(156, 64, 0.1) == CG and choose(100, 16, 0.01) == DENSE
+    # session 56: CG's count is a constant (CG_PRODUCTS), not the spectral bound, so the agents between the
+    # grid's 10 and 100 go to CG where it was timed faster (22 agents: 1.1-1.8x; 30-50 agents at γ = 0.01:
+    # Woodbury took 1.15-3.1x CG's time), while a dozen agents keep Woodbury (timed faster there at γ = 0.5)
+    for g in (0.01, 0.1, 0.5):
+        assert choose(22, 16, g) == CG and choose(22, 64, g) == CG and choose(50, 256, g) == CG
+        assert choose(12, 256, g) == WOODBURY and choose(10, 1024, g) == WOODBURY
+    assert choose(30, 64, 0.01) == CG  # the bound (35 products at γ = 0.01) kept Woodbury here
     lp = agents(2, 3, 5, 0)
     with pytest.raises(InputError) as e:
         solve_fixed_point(lp, np.ones(3) / 3, np.full(3, 0.5), hessian="qr")

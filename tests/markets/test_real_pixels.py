@@ -7,7 +7,7 @@ the same equilibrium as the seed's fixed point, and clear the market, on the mix
 import numpy as np
 import pytest
 
-from benchmarks.bench_markets_grid import fills, family, utilities
+from benchmarks.bench_markets_grid import family, fills, utilities
 from markets import equilibrium
 
 
