@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import solvers  # noqa: E402
 from aggregators.logpool import LogPool  # noqa: E402
 from aggregators.validation import as_floored_log_probs  # noqa: E402
-from benchmarks.logpool_families import FAMILIES, make_family  # noqa: E402
+from benchmarks.logpool_families import FAMILIES, REAL_FAMILIES, make_family  # noqa: E402
 from solvers.problems.loglinear import ConditionalLogLinear  # noqa: E402
 from tests.references import slsqp_simplex  # noqa: E402
 
@@ -142,7 +142,9 @@ def main() -> None:
     ap.add_argument("--n-agents", type=int, default=269)
     ap.add_argument("--n-classes", type=int, default=64)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--family", choices=FAMILIES, default="competition", help="data family (logpool_families)")
+    ap.add_argument(
+        "--family", choices=FAMILIES + REAL_FAMILIES, default="competition", help="data family (logpool_families)"
+    )
     ap.add_argument("--reps", type=int, default=3, help="repetitions of our solver (median reported)")
     ap.add_argument("--slsqp-reps", type=int, default=1)
     ap.add_argument("--skip-slsqp", action="store_true")

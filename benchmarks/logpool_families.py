@@ -20,6 +20,13 @@ item chunks (no array-sized temporaries beyond the output). Items have latent lo
 ``near-duplicate``
     sixteen base Gaussian-logit agents, each copied with a small perturbation of its logits
     (standard deviation 0.01): a nearly singular Hessian.
+
+Off any generator (:data:`REAL_FAMILIES`, not in :data:`FAMILIES`, whose every member takes any shape):
+
+``pixels``
+    real predictions and real labels: the demo competition's 22 agents predicting a pixel's grey level over
+    ``n_classes`` levels (2-256; :mod:`evaluation.demo_task` with ``levels``), the first ``n_agents`` (at most 22)
+    of them, on ``n_items`` test pixels (session 56).
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 FAMILIES = ("competition", "gaussian-logit", "many-active", "noise", "near-duplicate")
+REAL_FAMILIES = ("pixels",)
 
 _CHUNK = 256
 
@@ -46,6 +54,8 @@ def make_family(
         from benchmarks.competition_data import make_competition_predictions
 
         return make_competition_predictions(n_items, n_agents, n_classes, seed)
+    if family == "pixels":
+        return _pixels(n_items, n_agents, n_classes, seed)
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}; got {family!r}")
     rng = np.random.default_rng(seed)
@@ -103,3 +113,16 @@ def print_sweep(
         n, a, k = (int(v) for v in shape.split("x"))
         for fam in families:
             print(row(fam, n, a, k), flush=True)
+
+
+def _pixels(n_items: int, n_agents: int, n_classes: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``pixels`` family: real predictions and labels (module docstring)."""
+    from evaluation.demo_task import make_demo_data
+
+    if not (1 <= n_agents <= 22 and 2 <= n_classes <= 256):
+        raise ValueError(f"the pixels family has at most 22 agents and 2-256 classes; got {n_agents}, {n_classes}")
+    _, te, field = make_demo_data(n_train=30000, n_test=n_items, secret=1 + seed, levels=n_classes)
+    out = np.ascontiguousarray(np.stack([a[2] for a in field[:n_agents]], axis=1), dtype=np.float64)
+    for s in range(0, n_items, _CHUNK):
+        _log_softmax_inplace(out[s : s + _CHUNK])
+    return out, np.asarray(te.y, dtype=np.int64)
