@@ -39,31 +39,44 @@ WOODBURY = 1
 CG = 2
 MODES = {"dense": DENSE, "woodbury": WOODBURY, "cg": CG}
 CG_PRODUCTS = 8.0
-"""CG's products per Newton step as :func:`choose` counts them (at most ``A + 1``), whatever γ.
+"""CG's products per Newton step as :func:`choose` counts them against the dense solve (at most ``A + 1``),
+whatever γ; against Woodbury :data:`CG_PRODUCTS_WOODBURY`.
 
 Until session 56 the count was the spectral bound ``3 sqrt(1/γ) + 5`` (14.5 at γ = 0.1, 9.2 at 0.5;
-not raised below γ = 0.1). At the fixed point the tilted agents gather around ``Q`` (one outlying
-eigenvalue of ``D⁻¹H``, the rest clustered near 1, the outlier removed by the preconditioner), so the
-count barely depends on γ: 3-5 products to rtol 1e-3 and 6-15 to 1e-12 at γ = 0.1, 2-3 and 6-9 at
+not raised below γ = 0.1 against dense). At the fixed point the tilted agents gather around ``Q`` (one
+outlying eigenvalue of ``D⁻¹H``, the rest clustered near 1, the outlier removed by the preconditioner), so
+the count barely depends on γ: 3-5 products to rtol 1e-3 and 6-15 to 1e-12 at γ = 0.1, 2-3 and 6-9 at
 γ = 0.01 (session 20). With the bound, shapes between 12 and 99 agents, which the grid (A = 2, 10, 100,
 1,000) never sampled, went to Woodbury or the dense solve where CG was faster: 1.1-1.8x at 22 agents on
 every family. Timed with ``bench_renyi_grid.py --hessian all`` (three synthetic families and the real
-``pixels`` predictions; K 16-256, A 10-70, γ 0.1 / 0.5 / per agent; 225 shapes) and compared by
-``benchmarks/renyi_choice_regret.py`` (each solve's time over the NumPy peer's of the same rounds): the
-old rule's pick took on average 1.12x the best of the three solves (pixels 1.13x), with 8 1.06x (pixels
-1.03x). A count of 6.5-7 fitted those shapes slightly better, but on a second run (seed 1, 90 shapes)
-6.5 made 12 changed shapes 1.1-2.45x slower and 7 one (1.14x); with 8 its 21 changed shapes took
-0.62-1.01x the old pick's time to solve (median 0.84) and 0.71-0.98x for the gradient (median 0.81). At
-γ = 0.01 and 30-50 agents, where the bound had kept Woodbury, CG took 0.31-0.87x its time
-(``benchmarks/results/session56.md`` §3). No shape of the grid's (A in {2, 10, 100, 1,000}) changes."""
+``pixels`` predictions; K 16-256, A 10-70, γ 0.1 / 0.5 / per agent) and compared by
+``benchmarks/renyi_choice_regret.py`` (each solve's time over the NumPy peer's of the same rounds), and
+with Woodbury and CG alone at K 1,024-4,096 and 16-50 agents (``benchmarks/results/session56.md`` §3):
+
+- 225 shapes (seed 0): the old rule's pick took on average 1.12x the best solve's time (pixels 1.13x),
+  the new one 1.06x; its 40 changed shapes 0.56-1.01x the old pick's time (median 0.76);
+- 90 shapes (seed 1, timed after the first choice of constants): 1.07x -> 1.03x; 21 changed, solves
+  0.62-1.01x (median 0.84), gradients 0.71-0.98x (median 0.81);
+- γ = 0.01 at 30-50 agents, where the bound had kept Woodbury: 0.31-0.87x;
+- K 1,024-4,096, 16-50 agents: 4 of 24 shapes change, solves 0.78-0.98x, gradients 0.76-0.98x.
+
+One count for both comparisons fits worse: 8 (the first choice) made 16 agents at K >= 1,024 go to CG,
+1.1-1.27x slower than Woodbury there (found by the large-K check, then split); 9 sends 22 agents x 16
+classes back to the dense solve, 1.1-1.4x slower than CG. Woodbury's capacitance is one Gram pass per
+step, as cheap per flop as CG's products are not. No shape of the grid's (A in {2, 10, 100, 1,000})
+changes."""
+CG_PRODUCTS_WOODBURY = 10.0
+"""CG's products per Newton step as :func:`choose` counts them against Woodbury (see :data:`CG_PRODUCTS`):
+Woodbury from CG's point of view up to 18 agents at many classes."""
 
 
 def choose(n_agents: int, n_classes: int, gamma_min: float) -> int:
     """The cheapest solve for this shape (flop model, constants fitted on the grid benchmark).
 
     Dense costs ``A K² + K³/3`` per Newton step, Woodbury ``A² K + A³/3`` (plus ``4 A K``); CG costs
-    ``2 A K`` per product times ``min(A + 1, CG_PRODUCTS) + 1.5`` (the products, then the diagonal and
-    the preconditioner's set-up), :data:`CG_PRODUCTS` measured. Dense is kept for ``K <= 8``, where it
+    ``2 A K`` per product times ``min(A + 1, count) + 1.5`` (the products, then the diagonal and the
+    preconditioner's set-up), the count measured: :data:`CG_PRODUCTS` against dense,
+    :data:`CG_PRODUCTS_WOODBURY` against Woodbury. Dense is kept for ``K <= 8``, where it
     is exact and its overheads are smallest. ``gamma_min`` no longer enters (see :data:`CG_PRODUCTS`):
     the parameter stays for the callers, which pass the smallest γ.
     """
@@ -72,8 +85,11 @@ def choose(n_agents: int, n_classes: int, gamma_min: float) -> int:
         return DENSE
     dense = A * K * K + K**3 / 3.0
     wood = A * A * K + A**3 / 3.0 + 4.0 * A * K
-    cg = 2.0 * A * K * (min(A + 1.0, CG_PRODUCTS) + 1.5)
-    if cg < dense and cg < wood:
+    product = 2.0 * A * K
+    if (
+        product * (min(A + 1.0, CG_PRODUCTS) + 1.5) < dense
+        and product * (min(A + 1.0, CG_PRODUCTS_WOODBURY) + 1.5) < wood
+    ):
         return CG
     return DENSE if dense <= wood else WOODBURY
 

@@ -123,12 +123,14 @@ def test_choice_by_shape_and_bad_name():
     assert choose(1000, 4096, 0.1) == CG
     # CG's product count does not grow below γ = 0.1 (the weight fit's sweep: 156 agents x 64 classes)
     assert choose(156, 64, 0.01) == CG and choose(156, 64, 0.1) == CG and choose(100, 16, 0.01) == DENSE
-    # session 56: CG's count is a constant (CG_PRODUCTS), not the spectral bound, so the agents between the
-    # grid's 10 and 100 go to CG where it was timed faster (22 agents: 1.1-1.8x; 30-50 agents at γ = 0.01:
-    # Woodbury took 1.15-3.1x CG's time), while a dozen agents keep Woodbury (timed faster there at γ = 0.5)
+    # session 56: CG's count is a constant (CG_PRODUCTS against dense, CG_PRODUCTS_WOODBURY against Woodbury),
+    # not the spectral bound, so the agents between the grid's 10 and 100 go to CG where it was timed faster
+    # (22 agents: 1.1-1.8x; 30-50 agents at γ = 0.01: Woodbury took 1.15-3.2x CG's time), while up to 18 agents
+    # at many classes keep Woodbury (timed 1.1-1.27x faster than CG at 16 agents x 1,024-4,096 classes)
     for g in (0.01, 0.1, 0.5):
         assert choose(22, 16, g) == CG and choose(22, 64, g) == CG and choose(50, 256, g) == CG
         assert choose(12, 256, g) == WOODBURY and choose(10, 1024, g) == WOODBURY
+        assert choose(16, 1024, g) == WOODBURY and choose(16, 4096, g) == WOODBURY and choose(22, 4096, g) == CG
     assert choose(30, 64, 0.01) == CG  # the bound (35 products at γ = 0.01) kept Woodbury here
     lp = agents(2, 3, 5, 0)
     with pytest.raises(InputError) as e:
