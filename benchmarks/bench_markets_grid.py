@@ -21,7 +21,12 @@ Families: ``dirichlet`` (agents scatter around a latent truth: ``P_i ~ Dirichlet
 each copied with logit noise of 1e-3), and one family of real predictions, ``pixels``: the demo competition's
 22 agents (:mod:`evaluation.demo_task`: linear predictors, LOCO-I's median edge detector, context histograms,
 nearest neighbours on scikit-image's bundled photographs), the first A of them, predicting a pixel's grey level
-quantised to K levels (K <= 256, A <= 22; the grid skips the cells it cannot fill; session 56).
+quantised to K levels (K <= 256, A <= 22; the grid skips the cells it cannot fill; session 56). Above 256
+classes, ``pixel-pairs`` (session 57): the same agents predicting two test pixels at once over
+``K = L**2`` classes (L grey levels each: 1,024 = 32 x 32, 4,096 = 64 x 64). The pixels of a pair are drawn
+independently (from any photograph, anywhere), so an agent's joint belief is the product of its two
+marginals: real predictions, not a generator's, whose structure (a product of two peaked, heavy-floored
+marginals) none of the synthetic families has. No bundled data set has more than 256 classes of its own.
 
 With ``--bound`` (one-order markets): *bound / FP*, the call that validates, floors, exponentiates every
 belief and makes ONE clearing-residual pass (:func:`lower_bound`): what any method must at least do, so
@@ -123,9 +128,31 @@ def _pixel_field(n, k, seed):
     return np.stack([a[2] for a in field], axis=1)  # (n, 22, k), unnormalised
 
 
+@functools.lru_cache(maxsize=2)
+def _pixel_pairs(n, levels, seed):
+    """(n, 22, levels**2) normalised log-beliefs of the ``pixel-pairs`` family (module docstring): item j
+    is the pair of test pixels 2j and 2j + 1 (each drawn independently from the photographs,
+    :func:`evaluation.demo_task.sample_pixels`), each agent's joint belief the product of its two
+    marginals, class ``y1 * levels + y2``."""
+    lp = _normalise(_pixel_field(2 * n, levels, seed))
+    first, second = lp[0::2], lp[1::2]
+    return (first[:, :, :, None] + second[:, :, None, :]).reshape(n, lp.shape[1], levels * levels)
+
+
+def pair_levels(k):
+    """The grey levels L of a ``pixel-pairs`` shape of ``k = L**2`` classes (0 if ``k`` is no such square)."""
+    r = int(round(k**0.5))
+    return r if r * r == k and 2 <= r <= PIXEL_MAX_LEVELS else 0
+
+
 def fills(name, a, k):
-    """Whether family ``name`` has beliefs of ``a`` agents over ``k`` classes (``pixels``: a <= 22, k <= 256)."""
-    return name != "pixels" or (a <= PIXEL_AGENTS and 2 <= k <= PIXEL_MAX_LEVELS)
+    """Whether family ``name`` has beliefs of ``a`` agents over ``k`` classes (``pixels``: a <= 22, k <= 256;
+    ``pixel-pairs``: a <= 22, k = L**2 for L in 2..256)."""
+    if name == "pixels":
+        return a <= PIXEL_AGENTS and 2 <= k <= PIXEL_MAX_LEVELS
+    if name == "pixel-pairs":
+        return a <= PIXEL_AGENTS and pair_levels(k) > 0
+    return True
 
 
 def family(name, n, a, k, seed=0):
@@ -134,6 +161,10 @@ def family(name, n, a, k, seed=0):
         if not fills(name, a, k):
             raise ValueError(f"the pixels family has at most {PIXEL_AGENTS} agents and {PIXEL_MAX_LEVELS} classes")
         return _normalise(np.ascontiguousarray(_pixel_field(n, k, seed)[:, :a]))
+    if name == "pixel-pairs":
+        if not fills(name, a, k):
+            raise ValueError(f"the pixel-pairs family has at most {PIXEL_AGENTS} agents and L**2 classes, L in 2..256")
+        return np.ascontiguousarray(_pixel_pairs(n, pair_levels(k), seed)[:, :a])
     rng = np.random.default_rng(seed)
     if name == "dirichlet":
         truth = rng.dirichlet(np.ones(k), size=n)

@@ -33,7 +33,9 @@ how many such sweeps each side costs (a method reaching 0.2x must cost at most 0
 Items per cell shrink with ``K A`` (``--budget`` probabilities per cell, at least ``--min-items``).
 Families: ``dirichlet``, ``gauss_logit``, ``near_dup`` (:func:`make_family`) and, off any generator,
 ``pixels``: real predictions of a pixel's grey level by the demo competition's 22 agents at K <= 256 levels
-(``bench_markets_grid.family``; cells beyond 22 agents or 256 classes are skipped; session 56).
+(``bench_markets_grid.family``; cells beyond 22 agents or 256 classes are skipped; session 56), and
+``pixel-pairs``: the same agents' joint predictions of two independent pixels, K = L**2 classes
+(1,024 and 4,096 at 32 and 64 levels; session 57).
 
 Timing (``benchmarks.harness.interleaved``): the peer, ours and the floor are called in turn, at
 least three rounds, up to 15 while the rounds took under a second; the table gives median CPU
@@ -89,10 +91,10 @@ def make_family(family: str, n: int, A: int, K: int, seed: int) -> np.ndarray:
     elif family == "near_dup":  # a few base agents, each copied with tiny perturbations
         base = rng.normal(size=(n, max(1, A // 10), K)) * 2.0
         L = base[:, rng.integers(0, base.shape[1], A), :] + 0.01 * rng.normal(size=(n, A, K))
-    elif family == "pixels":  # real predictions: the demo competition's agents (bench_markets_grid.family)
+    elif family in ("pixels", "pixel-pairs"):  # real predictions: the demo's agents (bench_markets_grid.family)
         from benchmarks.bench_markets_grid import family as market_family
 
-        L = market_family("pixels", n, A, K, seed)
+        L = market_family(family, n, A, K, seed)
     else:
         raise ValueError(family)
     L = L - _lse(L, 2)
@@ -218,7 +220,9 @@ def main(argv=None) -> None:
     ap.add_argument("--budget", type=float, default=4e5, help="about n * A * K per cell")
     ap.add_argument("--min-items", type=int, default=1)
     ap.add_argument("--max-items", type=int, default=500)
-    ap.add_argument("--hessian", default="auto", help="auto, or all to time every solve")
+    ap.add_argument(
+        "--hessian", default="auto", help="auto, all to time every solve, or a comma-separated list (woodbury,cg)"
+    )
     ap.add_argument("--no-grad", action="store_true")
     ap.add_argument("--check", action="store_true", help="our solve also tests L for -inf (one read of L)")
     ap.add_argument("--seed", type=int, default=0)
@@ -233,7 +237,7 @@ def main(argv=None) -> None:
         f"# load: {os.getloadavg()}; tol {TOL}; adjoint rtol {ADJOINT_RTOL:g}; budget {a.budget:g};"
         f" numba threads {os.environ.get('NUMBA_NUM_THREADS')}"
     )
-    hs = list(MODES) if a.hessian == "all" else [a.hessian]
+    hs = list(MODES) if a.hessian == "all" else a.hessian.split(",")
     for h in MODES:  # compile (or load from the cache) every kernel before timing
         cell("dirichlet", 3, 3, 12, "0.5", 0, h, True)
         cell("dirichlet", 3, 3, 12, "per_agent", 0, h, True)
@@ -250,7 +254,7 @@ def main(argv=None) -> None:
         for g in a.gammas:
             for K in a.K:
                 for A in a.A:
-                    if fam == "pixels" and not fills(fam, A, K):
+                    if not fills(fam, A, K):
                         continue
                     n = int(np.clip(a.budget / (A * K), a.min_items, a.max_items))
                     for h in hs:
