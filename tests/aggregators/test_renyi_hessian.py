@@ -266,3 +266,28 @@ def test_cg_known_sums_from_the_exponential_pass_give_the_same_solve():
     np.testing.assert_allclose(mix, wp @ Qi, rtol=1e-13)
     H, _, _ = _hessian_at(lp, w, gamma, r)
     np.testing.assert_allclose(H @ known, b, atol=1e-11 * np.abs(b).max())
+
+
+@pytest.mark.parametrize("gkind", ["0.1", "0.5", "per_agent"])
+@pytest.mark.parametrize("k,a", [(300, 22), (1024, 12)])
+def test_cg_at_the_default_tol_is_within_a_hundredth_of_it(k, a, gkind):
+    """With CG the closing Newton step is skipped when the plain step's error bound
+    ``residual (1/γ_min - 1)`` is at most ``tol / 100`` (session 57, :data:`POLISH_CG_FRACTION`): the
+    answer must still be that close to the fixed point, solved to 1e-13 by the dense Newton and by
+    the plain iteration."""
+    from aggregators.renyi_kernels import POLISH_CG_FRACTION
+
+    seed = 7 * k + a
+    lp = agents(6, a, k, seed, scale=2.5)
+    rng = np.random.default_rng(seed)
+    w = rng.dirichlet(np.ones(a))
+    gamma = rng.uniform(0.1, 0.6, a) if gkind == "per_agent" else np.full(a, float(gkind))
+    ref = solve_fixed_point(lp, w, gamma, hessian="dense", tol=1e-13)
+    plain = solve_fixed_point(lp, w, gamma, method="plain", tol=1e-14, max_iter=200_000)
+    assert ref.all_converged and plain.all_converged
+    np.testing.assert_allclose(ref.log_q, plain.log_q, atol=1e-12, rtol=0)
+    for tol in (1e-8, 1e-10):
+        out = solve_fixed_point(lp, w, gamma, hessian="cg", method="newton", tol=tol)
+        assert out.all_converged and np.all(out.residual <= tol)
+        err = np.abs(out.log_q - ref.log_q).max()
+        assert err <= POLISH_CG_FRACTION * tol + 2e-14, (tol, err)
