@@ -11,6 +11,18 @@ from benchmarks.bench_markets_grid import family, fills, utilities
 from markets import equilibrium
 
 
+def _every_method_matches_the_fixed_point(lp, u, w):
+    """``auto``, ``newton_cg`` and ``anderson`` converge, clear to 1e-12 and give the fixed point's prices."""
+    ref = equilibrium(lp, u, w, method="fixed_point", tol=1e-12)
+    assert ref.all_converged
+    for m in ("auto", "newton_cg", "anderson"):
+        r = equilibrium(lp, u, w, method=m, tol=1e-12)
+        assert r.all_converged, m
+        assert np.max(r.clearing_error) <= 1e-12 and np.max(r.budget_error) <= 1e-12, m
+        # both within about tol * eta of the equilibrium (log-prices; eta <= 30 in these markets)
+        assert np.max(np.abs(r.log_prices - ref.log_prices)) <= 1e-9, m
+
+
 @pytest.fixture(scope="module")
 def pixels():
     return family("pixels", 12, 22, 256)
@@ -23,14 +35,7 @@ def test_every_method_reaches_the_fixed_point_on_real_predictions(pixels, spec, 
     assert (lp < np.log(1e-9)).mean() > 0.2  # the floor is at work on this data
     u = float(spec) if spec == "10" else utilities(spec, a)
     w = np.random.default_rng(1).uniform(0.2, 1.0, a)
-    ref = equilibrium(lp, u, w, method="fixed_point", tol=1e-12)
-    assert ref.all_converged
-    for m in ("auto", "newton_cg", "anderson"):
-        r = equilibrium(lp, u, w, method=m, tol=1e-12)
-        assert r.all_converged, m
-        assert np.max(r.clearing_error) <= 1e-12 and np.max(r.budget_error) <= 1e-12, m
-        # both within about tol * eta of the equilibrium (log-prices; eta <= 30 in these markets)
-        assert np.max(np.abs(r.log_prices - ref.log_prices)) <= 1e-9, m
+    _every_method_matches_the_fixed_point(lp, u, w)
     if spec != "10":  # the general path's Newton-CG is what auto takes on these markets
         assert equilibrium(lp, u, w, method="auto", tol=1e-12).method == "newton_cg"
 
@@ -77,10 +82,4 @@ def test_every_method_reaches_the_fixed_point_at_1024_real_classes(pairs, spec, 
     assert (lp < np.log(1e-9)).mean() > 0.3  # products of floored tails: over half below the floor
     u = utilities(spec, a)
     w = np.random.default_rng(2).uniform(0.2, 1.0, a)
-    ref = equilibrium(lp, u, w, method="fixed_point", tol=1e-12)
-    assert ref.all_converged
-    for m in ("auto", "newton_cg", "anderson"):
-        r = equilibrium(lp, u, w, method=m, tol=1e-12)
-        assert r.all_converged, m
-        assert np.max(r.clearing_error) <= 1e-12 and np.max(r.budget_error) <= 1e-12, m
-        assert np.max(np.abs(r.log_prices - ref.log_prices)) <= 1e-9, m
+    _every_method_matches_the_fixed_point(lp, u, w)
