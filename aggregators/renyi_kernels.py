@@ -79,8 +79,9 @@ on the grid benchmark's families; ``tests/aggregators/test_renyi_binary.py`` mea
 
 POLISH_CG_FRACTION = 1e-2
 """The closing Newton step at the accepted point (:func:`_solve_item`) reuses the last factor when the
-solve is exact (dense, Woodbury), but with CG it is a fresh solve of three to five products: about a
-fifth of an item's time at 4,096 classes x 22 agents, γ = 0.5 (``benchmarks/results/session57.md``). With
+solve is exact (dense, Woodbury), but with CG it is a fresh solve of three to five products (skipping it
+where allowed below took 0.88-1.05x the time an item, median 0.94, over seven CG shapes of 22-50 agents;
+``benchmarks/results/session57.md`` §4). With
 CG it is skipped for the plain step when that step's error bound ``residual * (1/γ_min - 1)`` is at most
 this fraction of ``tol`` (so the answer is within ``tol / 100`` of the fixed point); the exact solves keep
 the bound 1e-14 (as CG does when ``tol`` is 1e-12 or finer)."""
